@@ -1,0 +1,3 @@
+/** @postback/cli — the `postback` command, also callable in-process. */
+export { type Command, main } from './main.ts';
+export type { CommandIo } from './io.ts';

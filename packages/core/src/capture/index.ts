@@ -1,0 +1,2 @@
+/** Click capture: token parsing, signed cookie, attribution, consent, the Fetch API handler. */
+export {};

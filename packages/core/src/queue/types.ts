@@ -1,0 +1,204 @@
+/**
+ * The job model and the `Outbox` interface: the contract between the code that says "confirm this order"
+ * (or "reverse it"), the stores that keep the jobs durable (memory, SQLite, Postgres, SQS), and the
+ * `Dispatcher` that delivers them. Retry logic is written once, in the Dispatcher, against this interface;
+ * each backend only implements storage and state transitions.
+ *
+ * Job states (see DESIGN.md):
+ * ```
+ * pending ──claim──► inflight ──ok──────────► delivered
+ *    ▲                  │ ──transient──► pending (next attempt ≤ deadline)
+ *    │                  │ ──permanent──► dead      (reason kept; replayable)
+ *    └──replay── dead   │ ──deadline passed──► expired
+ *  pending ──refund before send──► cancelled
+ * ```
+ */
+import type { ClickStamp } from '../click.ts';
+import type { EpochMs } from '../policy.ts';
+
+/** The two things a shop asks the service to do with an order. */
+export type JobKind = 'confirm' | 'refund';
+
+/** Where a job is in its life. `delivered`, `expired` and `cancelled` are final; `dead` can be replayed. */
+export type JobState = 'pending' | 'inflight' | 'delivered' | 'dead' | 'expired' | 'cancelled';
+
+/** Every job state, in lifecycle order. */
+export const JOB_STATES: readonly JobState[] = ['pending', 'inflight', 'delivered', 'dead', 'expired', 'cancelled'];
+
+/** Fields every job has, whatever its kind. */
+export interface JobFields {
+  /** Store-assigned unique id (opaque string). */
+  id: string;
+  /** The advertiser's order id: the idempotency key at the service. One confirm and one refund per order. */
+  orderId: string;
+  state: JobState;
+  /** Delivery attempts begun (incremented durably at claim; undone when an attempt is not the job's fault). */
+  attempts: number;
+  createdAt: EpochMs;
+  updatedAt: EpochMs;
+  /** Earliest time the job may be claimed again. */
+  nextAttemptAt: EpochMs;
+  /**
+   * Last moment the job may be sent. Never null for a confirm; null for a refund still waiting for its
+   * confirmation to be delivered (its return window starts at that delivery).
+   */
+  deadline: EpochMs | null;
+  /** Last error, or for `dead`/`expired` jobs the reason (the service's `detail`). Never holds secrets. */
+  lastError: string | null;
+  /** Set while `inflight`: who holds the job and until when. A transition with a stale lease is refused. */
+  lease: { token: string; expiresAt: EpochMs } | null;
+  /** When the service accepted the job. */
+  deliveredAt: EpochMs | null;
+  /**
+   * Confirm: the campaign the service attributed the conversion to (from its response), once delivered.
+   * Refund: the campaign to reverse in (given by the caller, or copied from the delivered confirmation).
+   */
+  campaignId: string | null;
+}
+
+/** A confirmation of a sale: POST /v1/conversions/s2s. */
+export interface ConfirmJob extends JobFields {
+  kind: 'confirm';
+  clickToken: string;
+  /** Order value in integer micros. */
+  valueMicros: number;
+  clickedAt: EpochMs;
+}
+
+/** A reversal of a confirmed sale: POST /v1/conversions/s2s/refund. */
+export interface RefundJob extends JobFields {
+  kind: 'refund';
+}
+
+/** Any job. Narrow on `kind`. */
+export type Job = ConfirmJob | RefundJob;
+
+/** What the app passes to confirm an order. Validated at enqueue; nothing malformed reaches a store. */
+export interface ConfirmInput {
+  orderId: string;
+  /** Order value: a non-negative safe integer of micros (use `toMicros("12.34")` for decimal strings). */
+  valueMicros: number;
+  /** The click the order is attributed to. */
+  click: ClickStamp;
+}
+
+/** What the app passes to reverse an order. */
+export interface RefundInput {
+  orderId: string;
+  /**
+   * The campaign to reverse in. Optional when this outbox delivered (or will deliver) the confirmation,
+   * whose response carries it; required otherwise.
+   */
+  campaignId?: string;
+}
+
+/** Result of enqueueing a confirmation: `created: false` means the order was already there (a no-op). */
+export interface EnqueueResult<J extends Job = Job> {
+  created: boolean;
+  /** The job as stored (the existing one when `created` is false). */
+  job: J;
+}
+
+/**
+ * Result of a refund request:
+ * - `enqueued`: a reversal job was created; it is sent after its confirmation is delivered.
+ * - `duplicate`: a reversal for this order already exists (returned as `job`); nothing changed.
+ * - `cancelled`: the confirmation had not been sent (pending or dead): it is now `cancelled`, nothing was
+ *   charged and nothing needs reversing.
+ * - `not-charged`: the confirmation had already ended without charge (`expired` or `cancelled`).
+ */
+export type RefundOutcome =
+  | { outcome: 'enqueued'; job: RefundJob }
+  | { outcome: 'duplicate'; job: RefundJob }
+  | { outcome: 'cancelled'; job: ConfirmJob }
+  | { outcome: 'not-charged'; job: ConfirmJob };
+
+/** Options of {@link Outbox.claim}. */
+export interface ClaimOptions {
+  /** Current time (injected so tests control it). */
+  now: EpochMs;
+  /** At most this many jobs. */
+  limit: number;
+  /** How long the claim holds before another worker may take the job. */
+  leaseMs: number;
+}
+
+/** Counts of jobs by state. */
+export type StateCounts = Record<JobState, number>;
+
+/** What operators look at: `postback status`, metrics. */
+export interface OutboxStats {
+  counts: StateCounts;
+  /** Creation time of the oldest pending job, or null. */
+  oldestPendingAt: EpochMs | null;
+  /** The pending or inflight job with the nearest deadline, or null. */
+  nearestDeadline: { id: string; orderId: string; kind: JobKind; deadline: EpochMs } | null;
+}
+
+/** Page through dead jobs (with their reasons), oldest first. */
+export interface ListDeadOptions {
+  limit?: number;
+  /** Opaque cursor: the `id` of the last job of the previous page. */
+  after?: string;
+}
+
+/**
+ * A durable store of postback jobs. Implementations: memory (core), SQLite, Postgres, SQS. All pass the
+ * conformance suite `describeOutbox` from `@postback/core/testing`.
+ *
+ * Rules every implementation keeps:
+ * - `confirm` of an order already confirmed is a no-op (`created: false`), whatever its state.
+ * - A refund never overtakes its confirmation: a refund job is not claimable while the same order's
+ *   confirm job is `pending` or `inflight`. When that confirm is delivered, the refund's `campaignId`
+ *   (unless given) and `deadline` are set from it; when it ends undelivered (`dead`, `expired`), the
+ *   waiting refund is `cancelled`.
+ * - `claim` returns due jobs (`pending` with `nextAttemptAt <= now`, or `inflight` whose lease ran out),
+ *   marks them `inflight` with a fresh lease token and increments `attempts`, durably, before returning.
+ *   Two concurrent claims never return the same job with the same lease.
+ * - Transitions (`complete`, `retry`, `fail`, `release`, `extendLease`) take the job as claimed and apply
+ *   only if its lease token still matches; they return false (and change nothing) otherwise.
+ */
+export interface Outbox {
+  /** Enqueue a confirmation (validated; throws `JobValidationError` naming the field). */
+  confirm(input: ConfirmInput): Promise<EnqueueResult<ConfirmJob>>;
+  /** Reverse an order: cancels an unsent confirmation, or enqueues a reversal. See {@link RefundOutcome}. */
+  refund(input: RefundInput): Promise<RefundOutcome>;
+
+  /** Claim due jobs for delivery. */
+  claim(options: ClaimOptions): Promise<Job[]>;
+  /** The service accepted the job. For a confirm, `campaignId` is the one its response returned. */
+  complete(job: Job, result: { now: EpochMs; campaignId?: string | null }): Promise<boolean>;
+  /**
+   * A transient failure: back to `pending` until `nextAttemptAt` (which the caller has capped by the
+   * deadline). `countAttempt: false` undoes the attempt counted at claim (auth pauses, shutdown).
+   */
+  retry(
+    job: Job,
+    result: { now: EpochMs; nextAttemptAt: EpochMs; error: string; countAttempt?: boolean },
+  ): Promise<boolean>;
+  /** A permanent failure (`dead`, replayable) or a passed deadline (`expired`), with its reason. */
+  fail(job: Job, result: { now: EpochMs; state: 'dead' | 'expired'; reason: string }): Promise<boolean>;
+  /** Give claimed jobs back (graceful shutdown): `pending`, due now, the attempt not counted. */
+  release(jobs: readonly Job[], now: EpochMs): Promise<void>;
+  /** Extend a lease while a send is still in flight. */
+  extendLease(job: Job, options: { now: EpochMs; leaseMs: number }): Promise<boolean>;
+
+  /** One job by id, or null. */
+  get(id: string): Promise<Job | null>;
+  /** The jobs of one order (at most a confirm and a refund). */
+  getByOrder(orderId: string): Promise<Job[]>;
+  /** Counts by state, oldest pending, nearest deadline. */
+  stats(now: EpochMs): Promise<OutboxStats>;
+  /** Dead jobs with their reasons. */
+  listDead(options?: ListDeadOptions): Promise<Job[]>;
+  /**
+   * Put dead jobs back to `pending`, due now, attempts reset. Only jobs whose deadline has not passed are
+   * replayed; the others become `expired`. Returns how many were replayed.
+   */
+  replay(options: { ids: readonly string[] } | { all: true }, now: EpochMs): Promise<number>;
+  /** Delete dead jobs (all, or the given ids). Returns how many were deleted. */
+  purgeDead(options?: { ids?: readonly string[] }): Promise<number>;
+
+  /** Release resources (file handles, connections). */
+  close(): Promise<void>;
+}

@@ -1,0 +1,5 @@
+/**
+ * Conformance suites for backend authors (`@postback/core/testing`): every `Outbox` and `ClickStore`
+ * implementation runs the same suite. Requires vitest.
+ */
+export {};

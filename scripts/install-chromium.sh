@@ -1,0 +1,10 @@
+#!/usr/bin/env bash
+# Installs Debian's Chromium for the end-to-end tests, if it is not already there. playwright-core drives
+# it (executablePath /usr/bin/chromium); no browser is downloaded by npm.
+set -euo pipefail
+if [ -x /usr/bin/chromium ]; then exit 0; fi
+if [ "$(id -u)" != "0" ]; then echo "install-chromium: not root; install Debian's chromium package yourself" >&2; exit 0; fi
+echo "install-chromium: apt-get install chromium"
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -qq
+apt-get install -y -qq --no-install-recommends chromium >/dev/null
