@@ -16,7 +16,14 @@ export interface Command {
 }
 
 const commands: Record<string, () => Promise<{ command: Command }>> = {
+  worker: () => import('./commands/worker.ts'),
+  status: () => import('./commands/status.ts'),
+  dlq: () => import('./commands/dlq.ts'),
+  confirm: () => import('./commands/confirm.ts'),
+  refund: () => import('./commands/refund.ts'),
+  enqueue: () => import('./commands/enqueue.ts'),
   sandbox: () => import('./commands/sandbox.ts'),
+  migrate: () => import('./commands/migrate.ts'),
 };
 
 function usage(): string {
