@@ -1,9 +1,159 @@
+/**
+ * `postback enqueue --from JOBS.ndjson`: enqueue many confirmations and refunds from a file (or stdin),
+ * one JSON object per line. The file is streamed, so memory stays bounded whatever its size; each bad
+ * line is reported by number and field and skipped, and the good ones are all enqueued.
+ */
+import { existsSync } from 'node:fs';
+import type { Readable } from 'node:stream';
+import type { Outbox } from '@postback/core';
+import { BACKEND_OPTIONS, EXIT, HELP_OPTION, UsageError, backendFlags, parseFlags, runGuarded, validationField } from '../args.ts';
+import { type CommandContext, defaultContext, openFromFlags } from '../context.ts';
 import type { Command } from '../main.ts';
+import { type JobLine, type LineError, parseJobLine, readLines } from '../ndjson.ts';
 
-export const command: Command = {
-  summary: 'enqueue (being built)',
-  async run(_args, io) {
-    io.stderr('postback enqueue: being built\n');
-    return 1;
-  },
+const HELP = `Usage: postback enqueue (--db FILE | --pg URL | --sqs URL) --from FILE|- [--json]
+
+Enqueues jobs from a file of JSON lines ('-' reads stdin), one object per line:
+  {"kind":"confirm","click_token":"...","order_id":"...","value_micros":1990000,"clicked_at":"2026-01-02T03:04:05Z"}
+  {"kind":"refund","order_id":"...","campaign_id":"cmp_..."}        (campaign_id optional)
+clicked_at is ISO 8601 with a zone, or epoch milliseconds. Blank lines are ignored.
+
+Each bad line is reported on stderr as 'line N: FIELD: reason' and skipped; the rest are enqueued.
+--json prints one summary object instead (the first ${100} errors in "errors").
+
+Exit codes: 0 all lines enqueued (or already there), 1 some line was bad, 2 usage error or missing file,
+3 backend unreachable.
+`;
+
+/** How many errors the JSON summary keeps (text mode streams every one to stderr). */
+export const MAX_REPORTED_ERRORS = 100;
+/** How many enqueues may be awaited at once: lets a group-committing store batch writes. */
+const WINDOW = 64;
+
+const NDJSON_FIELD_OF: Readonly<Record<string, string>> = {
+  orderId: 'order_id',
+  valueMicros: 'value_micros',
+  click: 'click_token',
+  'click.token': 'click_token',
+  token: 'click_token',
+  'click.clickedAt': 'clicked_at',
+  clickedAt: 'clicked_at',
+  campaignId: 'campaign_id',
 };
+
+/** The summary `enqueue --json` prints. */
+export interface EnqueueSummary {
+  lines: number;
+  confirms: { created: number; existing: number };
+  refunds: { enqueued: number; duplicate: number; cancelled: number; 'not-charged': number };
+  invalid: number;
+  errors: Array<{ line: number } & LineError>;
+}
+
+async function enqueueOne(outbox: Outbox, job: JobLine, summary: EnqueueSummary): Promise<void> {
+  if (job.kind === 'confirm') {
+    const { created } = await outbox.confirm(job.input);
+    summary.confirms[created ? 'created' : 'existing'] += 1;
+  } else {
+    const { outcome } = await outbox.refund(job.input);
+    summary.refunds[outcome] += 1;
+  }
+}
+
+/**
+ * Builds the `enqueue` command with its dependencies.
+ *
+ * @example
+ * ```ts
+ * await createEnqueueCommand().run(['--db', 'a.db', '--from', 'jobs.ndjson'], io);
+ * ```
+ */
+export function createEnqueueCommand(ctx: CommandContext = defaultContext, stdin: Readable = process.stdin): Command {
+  return {
+    summary: 'Enqueue many jobs from a JSON-lines file or stdin',
+    run: (args, io) =>
+      runGuarded('enqueue', io, async () => {
+        const { values } = parseFlags(args, {
+          ...BACKEND_OPTIONS,
+          ...HELP_OPTION,
+          json: { type: 'boolean' },
+          from: { type: 'string' },
+        });
+        if (values.help) {
+          io.stdout(HELP);
+          return EXIT.ok;
+        }
+        const from = values.from;
+        if (from === undefined) throw new UsageError('--from FILE (or - for stdin) is required');
+        if (from !== '-' && !existsSync(from)) throw new UsageError(`--from: no such file: ${from}`);
+        const backend = await openFromFlags(ctx, backendFlags(values), io.env);
+        const summary: EnqueueSummary = {
+          lines: 0,
+          confirms: { created: 0, existing: 0 },
+          refunds: { enqueued: 0, duplicate: 0, cancelled: 0, 'not-charged': 0 },
+          invalid: 0,
+          errors: [],
+        };
+        const report = (line: number, error: LineError) => {
+          summary.invalid += 1;
+          if (summary.errors.length < MAX_REPORTED_ERRORS) summary.errors.push({ line, ...error });
+          if (!values.json) io.stderr(`line ${line}: ${error.field === null ? '' : `${error.field}: `}${error.message}\n`);
+        };
+        // In-flight enqueues by order id: a second line for the same order waits for the first, so a
+        // refund never races ahead of the confirmation it reverses.
+        const inflight = new Map<string, Promise<void>>();
+        // A store failure (not a bad line) stops the run; kept here rather than thrown from the promise,
+        // which nobody awaits until the window settles.
+        let fatal: Error | null = null;
+        const settle = async () => {
+          await Promise.all(inflight.values());
+          inflight.clear();
+          if (fatal !== null) throw fatal;
+        };
+        try {
+          let lineNo = 0;
+          for await (const text of readLines(from, stdin)) {
+            lineNo += 1;
+            const parsed = parseJobLine(text);
+            if (parsed.ok === 'skip') continue;
+            summary.lines += 1;
+            if (parsed.ok === false) {
+              report(lineNo, parsed.error);
+              continue;
+            }
+            const job = parsed.job;
+            if (inflight.size >= WINDOW || inflight.has(job.input.orderId)) await settle();
+            const at = lineNo;
+            inflight.set(
+              job.input.orderId,
+              enqueueOne(backend.outbox, job, summary).catch((error: unknown) => {
+                const field = validationField(error);
+                if (field === null) {
+                  fatal ??= new Error(`line ${at}: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
+                  return;
+                }
+                report(at, { field: NDJSON_FIELD_OF[field] ?? field, message: (error as Error).message });
+              }),
+            );
+          }
+          await settle();
+        } finally {
+          await Promise.allSettled(inflight.values());
+          await backend.outbox.close();
+        }
+        if (values.json) {
+          io.stdout(`${JSON.stringify(summary)}\n`);
+        } else {
+          const r = summary.refunds;
+          io.stdout(
+            `${summary.lines} line(s): confirms ${summary.confirms.created} created, ${summary.confirms.existing} already there; ` +
+              `refunds ${r.enqueued} enqueued, ${r.duplicate} already there, ${r.cancelled} cancelled unsent, ${r['not-charged']} not charged; ` +
+              `${summary.invalid} invalid\n`,
+          );
+        }
+        return summary.invalid > 0 ? EXIT.failed : EXIT.ok;
+      }),
+  };
+}
+
+export const command: Command = createEnqueueCommand();

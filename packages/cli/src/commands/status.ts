@@ -1,9 +1,92 @@
+/**
+ * `postback status`: what an operator looks at first — jobs by state, the oldest pending job, the
+ * nearest deadline, and the first dead jobs with their reasons.
+ */
+import { JOB_STATES } from '@postback/core';
+import { BACKEND_OPTIONS, EXIT, HELP_OPTION, backendFlags, parseFlags, positiveInt, runGuarded } from '../args.ts';
+import { type CommandContext, defaultContext, openFromFlags } from '../context.ts';
+import { iso, jobLine, jobView, when } from '../format.ts';
 import type { Command } from '../main.ts';
 
-export const command: Command = {
-  summary: 'status (being built)',
-  async run(_args, io) {
-    io.stderr('postback status: being built\n');
-    return 1;
-  },
-};
+const HELP = `Usage: postback status (--db FILE | --pg URL | --sqs URL) [--json] [--dead N]
+
+Shows jobs by state, the oldest pending job, the nearest deadline and the first dead jobs.
+
+Options:
+  --db FILE     SQLite outbox file (must exist)
+  --pg URL      PostgreSQL connection URL
+  --sqs URL     SQS queue URL
+  --dead N      how many dead jobs to show (default 5)
+  --json        print one JSON object (shape in the README)
+  -h, --help    show this help
+
+Exit codes: 0 ok, 2 usage error, 3 backend unreachable.
+`;
+
+/**
+ * Builds the `status` command with its dependencies (tests inject an outbox or a clock).
+ *
+ * @example
+ * ```ts
+ * await createStatusCommand().run(['--db', 'postback.db', '--json'], io);
+ * ```
+ */
+export function createStatusCommand(ctx: CommandContext = defaultContext): Command {
+  return {
+    summary: 'Show jobs by state, oldest pending, nearest deadline, dead jobs',
+    run: (args, io) =>
+      runGuarded('status', io, async () => {
+        const { values } = parseFlags(args, {
+          ...BACKEND_OPTIONS,
+          ...HELP_OPTION,
+          json: { type: 'boolean' },
+          dead: { type: 'string' },
+        });
+        if (values.help) {
+          io.stdout(HELP);
+          return EXIT.ok;
+        }
+        const deadLimit = positiveInt('--dead', values.dead, 5);
+        const backend = await openFromFlags(ctx, backendFlags(values), io.env, { mustExist: true });
+        try {
+          const now = ctx.now();
+          const stats = await backend.outbox.stats(now);
+          const dead = stats.counts.dead > 0 ? await backend.outbox.listDead({ limit: deadLimit }) : [];
+          const total = JOB_STATES.reduce((sum, state) => sum + stats.counts[state], 0);
+          if (values.json) {
+            io.stdout(
+              `${JSON.stringify({
+                backend: backend.describe,
+                counts: stats.counts,
+                total,
+                oldestPendingAt: iso(stats.oldestPendingAt),
+                nearestDeadline:
+                  stats.nearestDeadline === null
+                    ? null
+                    : { ...stats.nearestDeadline, deadline: iso(stats.nearestDeadline.deadline) },
+                dead: dead.map(jobView),
+              })}\n`,
+            );
+            return EXIT.ok;
+          }
+          const lines = [`backend: ${backend.describe}`, `jobs: ${total}`];
+          for (const state of JOB_STATES) lines.push(`  ${state.padEnd(10)} ${stats.counts[state]}`);
+          lines.push(`oldest pending: ${stats.oldestPendingAt === null ? '-' : when(stats.oldestPendingAt, now)}`);
+          const nearest = stats.nearestDeadline;
+          lines.push(
+            `nearest deadline: ${nearest === null ? '-' : `${when(nearest.deadline, now)}  ${nearest.kind} order ${nearest.orderId} (${nearest.id})`}`,
+          );
+          if (dead.length > 0) {
+            lines.push(`dead jobs (first ${dead.length} of ${stats.counts.dead}; see 'postback dlq list'):`);
+            for (const job of dead) lines.push(`  ${jobLine(job)}`);
+          }
+          io.stdout(`${lines.join('\n')}\n`);
+          return EXIT.ok;
+        } finally {
+          await backend.outbox.close();
+        }
+      }),
+  };
+}
+
+export const command: Command = createStatusCommand();

@@ -1,0 +1,140 @@
+/**
+ * Flag parsing and exit codes shared by the queue commands. Every command parses its flags with
+ * `node:util` `parseArgs` in strict mode through {@link parseFlags}, so an unknown or malformed flag is a
+ * usage error (exit 2) with the same wording everywhere, and {@link runGuarded} turns the few error
+ * families into the documented exit codes.
+ */
+import { type ParseArgsOptionsConfig, parseArgs } from 'node:util';
+import { type BackendFlags, BackendFlagError } from './backends/index.ts';
+import type { CommandIo } from './io.ts';
+
+/**
+ * The exit codes of every command, stable for shell scripts.
+ *
+ * @example
+ * ```ts
+ * if (code === EXIT.unreachable) console.error('is the database up?');
+ * ```
+ */
+export const EXIT = Object.freeze({
+  /** The command did what was asked. */
+  ok: 0,
+  /** The command ran but the operation failed (a bad input line, a job not found, a failed shutdown). */
+  failed: 1,
+  /** Bad flags or bad input: nothing was done. */
+  usage: 2,
+  /** The backend (database file, Postgres, SQS) or the ad service could not be reached. */
+  unreachable: 3,
+});
+
+/** A usage error: a bad flag or a bad value. Reported as `postback <command>: <message>`, exit 2. */
+export class UsageError extends Error {
+  override name = 'UsageError';
+}
+
+/** The backend could not be opened or reached. Exit 3. */
+export class UnreachableError extends Error {
+  override name = 'UnreachableError';
+}
+
+/** The flags every queue command takes to choose its backend. */
+export const BACKEND_OPTIONS = {
+  db: { type: 'string' },
+  pg: { type: 'string' },
+  sqs: { type: 'string' },
+} as const satisfies ParseArgsOptionsConfig;
+
+/** The `--help` flag every command takes. */
+export const HELP_OPTION = { help: { type: 'boolean', short: 'h' } } as const satisfies ParseArgsOptionsConfig;
+
+/**
+ * Parses `args` strictly against `options`; unknown flags, missing values and stray positionals become a
+ * {@link UsageError}.
+ *
+ * @example
+ * ```ts
+ * const { values } = parseFlags(['--db', 'a.db', '--json'], { db: { type: 'string' }, json: { type: 'boolean' } });
+ * ```
+ */
+export function parseFlags<T extends ParseArgsOptionsConfig>(
+  args: string[],
+  options: T,
+  allowPositionals = false,
+): ReturnType<typeof parseArgs<{ args: string[]; options: T; strict: true; allowPositionals: boolean }>> {
+  try {
+    return parseArgs({ args, options, strict: true, allowPositionals });
+  } catch (error) {
+    // parseArgs' own messages name the flag ("Unknown option '--x'"); keep them, drop the stack.
+    throw new UsageError(error instanceof Error ? error.message.split('. To specify')[0] ?? error.message : String(error));
+  }
+}
+
+/** Picks the backend flags out of parsed values. */
+export function backendFlags(values: { db?: string | undefined; pg?: string | undefined; sqs?: string | undefined }): BackendFlags {
+  const flags: BackendFlags = {};
+  if (values.db !== undefined) flags.db = values.db;
+  if (values.pg !== undefined) flags.pg = values.pg;
+  if (values.sqs !== undefined) flags.sqs = values.sqs;
+  return flags;
+}
+
+/**
+ * Parses a flag value that must be a positive integer (counts, milliseconds).
+ *
+ * @example
+ * ```ts
+ * positiveInt('--concurrency', '8'); // 8
+ * ```
+ */
+export function positiveInt(flag: string, value: string | undefined, fallback?: number): number {
+  if (value === undefined) {
+    if (fallback === undefined) throw new UsageError(`${flag} is required`);
+    return fallback;
+  }
+  if (!/^\d+$/.test(value) || !Number.isSafeInteger(Number(value)) || Number(value) < 1) {
+    throw new UsageError(`${flag} must be a positive integer, got '${value}'`);
+  }
+  return Number(value);
+}
+
+/**
+ * Runs a command body and maps what it throws to an exit code and one line on stderr:
+ * usage errors → 2, backend errors → 3, anything else → 1.
+ *
+ * @example
+ * ```ts
+ * return runGuarded('status', io, async () => { ...; return EXIT.ok; });
+ * ```
+ */
+export async function runGuarded(name: string, io: CommandIo, body: () => Promise<number>): Promise<number> {
+  try {
+    return await body();
+  } catch (error) {
+    const message = error instanceof Error ? error.message : String(error);
+    if (error instanceof UsageError || error instanceof BackendFlagError) {
+      io.stderr(`postback ${name}: ${message}\nRun 'postback ${name} --help' for usage.\n`);
+      return EXIT.usage;
+    }
+    if (error instanceof UnreachableError) {
+      io.stderr(`postback ${name}: ${message}\n`);
+      return EXIT.unreachable;
+    }
+    io.stderr(`postback ${name}: ${message}\n`);
+    return EXIT.failed;
+  }
+}
+
+/**
+ * The field named by a job validation error (`JobValidationError` from `@postback/core`, or any error
+ * carrying a string `field`), or null for any other error.
+ *
+ * @example
+ * ```ts
+ * const field = validationField(error); // 'valueMicros'
+ * ```
+ */
+export function validationField(error: unknown): string | null {
+  if (!(error instanceof Error) || error.name !== 'JobValidationError') return null;
+  const field = (error as { field?: unknown }).field;
+  return typeof field === 'string' ? field : '';
+}

@@ -1,0 +1,115 @@
+/**
+ * The job-file format of `postback enqueue`: one JSON object per line, either
+ * `{"kind":"confirm","click_token":"…","order_id":"…","value_micros":123,"clicked_at":"2026-01-02T03:04:05Z"}`
+ * or `{"kind":"refund","order_id":"…","campaign_id":"cmp_…"}` (`campaign_id` optional).
+ *
+ * {@link parseJobLine} is a pure function that never throws: a bad line yields the field at fault and why,
+ * so the command can report it by line number and go on. {@link readLines} streams a file line by line so
+ * memory stays bounded whatever the file size.
+ */
+import { createReadStream } from 'node:fs';
+import { createInterface } from 'node:readline';
+import type { Readable } from 'node:stream';
+import type { ConfirmInput, RefundInput } from '@postback/core';
+
+/** A good line: what to enqueue. */
+export type JobLine = { kind: 'confirm'; input: ConfirmInput } | { kind: 'refund'; input: RefundInput };
+
+/** A bad line: the field at fault (null when the line is not a JSON object at all) and why. */
+export interface LineError {
+  field: string | null;
+  message: string;
+}
+
+/** Outcome of parsing one line. Blank lines are `skip`. */
+export type ParsedLine = { ok: true; job: JobLine } | { ok: false; error: LineError } | { ok: 'skip' };
+
+const CONFIRM_KEYS = new Set(['kind', 'click_token', 'order_id', 'value_micros', 'clicked_at']);
+const REFUND_KEYS = new Set(['kind', 'order_id', 'campaign_id']);
+/** ISO 8601 with an explicit zone: a click time without one would depend on the machine's time zone. */
+const ISO_WITH_ZONE = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:\d{2})$/;
+
+function bad(field: string | null, message: string): ParsedLine {
+  return { ok: false, error: { field, message } };
+}
+
+/**
+ * Parses a click time: an ISO 8601 string with a zone (`Z` or `±hh:mm`) or epoch milliseconds.
+ * Returns null when the value is neither.
+ *
+ * @example
+ * ```ts
+ * parseClickedAt('2026-01-02T03:04:05Z'); // 1767323045000
+ * ```
+ */
+export function parseClickedAt(value: unknown): number | null {
+  if (typeof value === 'number') return Number.isSafeInteger(value) && value >= 0 ? value : null;
+  if (typeof value !== 'string' || !ISO_WITH_ZONE.test(value)) return null;
+  const ms = Date.parse(value);
+  return Number.isNaN(ms) || ms < 0 ? null : ms;
+}
+
+function nonEmptyString(value: unknown): value is string {
+  return typeof value === 'string' && value.trim() !== '';
+}
+
+/**
+ * Parses one line of a job file. Never throws. Checks shape and types (kind, required fields, unknown
+ * keys, integer micros, click time); the outbox checks the rest (token format, id lengths) at enqueue.
+ *
+ * @example
+ * ```ts
+ * const parsed = parseJobLine('{"kind":"refund","order_id":"o-1"}');
+ * if (parsed.ok === true) await outbox.refund(parsed.job.input);
+ * ```
+ */
+export function parseJobLine(line: string): ParsedLine {
+  if (line.trim() === '') return { ok: 'skip' };
+  let value: unknown;
+  try {
+    value = JSON.parse(line);
+  } catch {
+    return bad(null, 'not valid JSON');
+  }
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) return bad(null, 'not a JSON object');
+  const record = value as Record<string, unknown>;
+  const kind = record.kind;
+  if (kind !== 'confirm' && kind !== 'refund') return bad('kind', "must be 'confirm' or 'refund'");
+  const allowed = kind === 'confirm' ? CONFIRM_KEYS : REFUND_KEYS;
+  const unknown = Object.keys(record).find((key) => !allowed.has(key));
+  if (unknown !== undefined) return bad(unknown, `unknown field for a ${kind} line`);
+  if (!nonEmptyString(record.order_id)) return bad('order_id', 'must be a non-empty string');
+  const orderId = record.order_id;
+
+  if (kind === 'refund') {
+    if (record.campaign_id === undefined) return { ok: true, job: { kind, input: { orderId } } };
+    if (!nonEmptyString(record.campaign_id)) return bad('campaign_id', 'must be a non-empty string');
+    return { ok: true, job: { kind, input: { orderId, campaignId: record.campaign_id } } };
+  }
+
+  if (!nonEmptyString(record.click_token)) return bad('click_token', 'must be a non-empty string');
+  const valueMicros = record.value_micros;
+  if (typeof valueMicros !== 'number' || !Number.isSafeInteger(valueMicros) || valueMicros < 0) {
+    return bad('value_micros', 'must be a non-negative integer number of micros');
+  }
+  if (record.clicked_at === undefined) return bad('clicked_at', 'is required');
+  const clickedAt = parseClickedAt(record.clicked_at);
+  if (clickedAt === null) {
+    return bad('clicked_at', 'must be an ISO 8601 time with a zone (e.g. 2026-01-02T03:04:05Z) or epoch milliseconds');
+  }
+  return { ok: true, job: { kind, input: { orderId, valueMicros, click: { token: record.click_token, clickedAt } } } };
+}
+
+/**
+ * Streams the lines of a file (or of `stdin` when `path` is `-`), one at a time, without reading the
+ * whole file into memory. Handles `\n` and `\r\n`.
+ *
+ * @example
+ * ```ts
+ * for await (const line of readLines('jobs.ndjson')) console.log(line);
+ * ```
+ */
+export function readLines(path: string, stdin: Readable = process.stdin): AsyncIterable<string> {
+  const input = path === '-' ? stdin : createReadStream(path, { encoding: 'utf8' });
+  return createInterface({ input, crlfDelay: Number.POSITIVE_INFINITY });
+}

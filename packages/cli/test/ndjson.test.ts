@@ -1,0 +1,152 @@
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { parseClickedAt, parseJobLine } from '../src/ndjson.ts';
+
+const text = fc.string({ minLength: 1, maxLength: 40 }).filter((s) => s.trim() !== '');
+const micros = fc.integer({ min: 0, max: Number.MAX_SAFE_INTEGER });
+// 1970..2100, whole milliseconds.
+const epochMs = fc.integer({ min: 0, max: 4_102_444_800_000 });
+
+const confirmLine = fc.record({
+  kind: fc.constant('confirm' as const),
+  click_token: text,
+  order_id: text,
+  value_micros: micros,
+  clicked_at: epochMs.map((ms) => new Date(ms).toISOString()),
+});
+const refundLine = fc.record(
+  { kind: fc.constant('refund' as const), order_id: text, campaign_id: text },
+  { requiredKeys: ['kind', 'order_id'] },
+);
+
+describe('parseJobLine', () => {
+  it('reads back every field of any well-formed confirm line', () => {
+    fc.assert(
+      fc.property(confirmLine, (line) => {
+        const parsed = parseJobLine(JSON.stringify(line));
+        expect(parsed).toEqual({
+          ok: true,
+          job: {
+            kind: 'confirm',
+            input: {
+              orderId: line.order_id,
+              valueMicros: line.value_micros,
+              click: { token: line.click_token, clickedAt: Date.parse(line.clicked_at) },
+            },
+          },
+        });
+      }),
+    );
+  });
+
+  it('reads back any well-formed refund line, with or without a campaign', () => {
+    fc.assert(
+      fc.property(refundLine, (line) => {
+        const parsed = parseJobLine(JSON.stringify(line));
+        const input = line.campaign_id === undefined ? { orderId: line.order_id } : { orderId: line.order_id, campaignId: line.campaign_id };
+        expect(parsed).toEqual({ ok: true, job: { kind: 'refund', input } });
+      }),
+    );
+  });
+
+  it('never throws on arbitrary text and reports non-JSON lines without a field', () => {
+    fc.assert(
+      fc.property(fc.string(), (line) => {
+        const parsed = parseJobLine(line);
+        if (parsed.ok === false && parsed.error.field === null) expect(parsed.error.message).toMatch(/JSON/);
+      }),
+    );
+  });
+
+  it('names the field when one field of a confirm line has a wrong value', () => {
+    const wrong = fc.oneof(fc.constant(null), fc.boolean(), fc.constant(''), fc.constant('  '), fc.double(), fc.constant([]), fc.constant({}));
+    fc.assert(
+      fc.property(
+        confirmLine,
+        fc.constantFrom('click_token', 'order_id', 'value_micros', 'clicked_at'),
+        wrong,
+        (line, field, value) => {
+          // A number is a valid clicked_at (epoch ms) when it is a non-negative integer; doubles mostly are not.
+          fc.pre(!(field === 'clicked_at' && typeof value === 'number' && Number.isSafeInteger(value) && value >= 0));
+          fc.pre(!(field === 'value_micros' && typeof value === 'number' && Number.isSafeInteger(value) && value >= 0));
+          const parsed = parseJobLine(JSON.stringify({ ...line, [field]: value }));
+          expect(parsed).toMatchObject({ ok: false, error: { field } });
+        },
+      ),
+    );
+  });
+
+  it('rejects value_micros that is negative, fractional, beyond 2^53 or a string', () => {
+    fc.assert(
+      fc.property(
+        confirmLine,
+        fc.oneof(
+          fc.integer({ max: -1 }),
+          fc.double({ noNaN: true, noDefaultInfinity: true }).filter((d) => !Number.isInteger(d)),
+          fc.constant(2 ** 53),
+          micros.map(String),
+        ),
+        (line, value) => {
+          expect(parseJobLine(JSON.stringify({ ...line, value_micros: value }))).toMatchObject({
+            ok: false,
+            error: { field: 'value_micros' },
+          });
+        },
+      ),
+    );
+  });
+
+  it('names an unknown key instead of ignoring it', () => {
+    fc.assert(
+      fc.property(
+        fc.oneof(confirmLine, refundLine),
+        fc.string({ minLength: 1, maxLength: 12 }).filter((k) => !['kind', 'click_token', 'order_id', 'value_micros', 'clicked_at', 'campaign_id', '__proto__'].includes(k)),
+        (line, key) => {
+          expect(parseJobLine(JSON.stringify({ ...line, [key]: 1 }))).toMatchObject({ ok: false, error: { field: key } });
+        },
+      ),
+    );
+  });
+
+  it('refuses a kind other than confirm or refund and a missing kind', () => {
+    expect(parseJobLine('{"order_id":"o"}')).toMatchObject({ ok: false, error: { field: 'kind' } });
+    expect(parseJobLine('{"kind":"charge","order_id":"o"}')).toMatchObject({ ok: false, error: { field: 'kind' } });
+  });
+
+  it('refuses JSON that is not an object', () => {
+    for (const line of ['[]', '1', '"x"', 'null', 'true']) {
+      expect(parseJobLine(line)).toEqual({ ok: false, error: { field: null, message: 'not a JSON object' } });
+    }
+  });
+
+  it('skips blank lines rather than counting them as bad', () => {
+    fc.assert(
+      fc.property(fc.stringMatching(/^[ \t\r]*$/), (line) => {
+        expect(parseJobLine(line)).toEqual({ ok: 'skip' });
+      }),
+    );
+  });
+});
+
+describe('parseClickedAt', () => {
+  it('accepts ISO times with Z or an offset, and epoch milliseconds, to the same instant', () => {
+    fc.assert(
+      fc.property(epochMs, fc.integer({ min: -12, max: 14 }), (ms, offsetHours) => {
+        const shifted = new Date(ms + offsetHours * 3_600_000).toISOString().slice(0, 23);
+        const sign = offsetHours < 0 ? '-' : '+';
+        const zone = `${sign}${String(Math.abs(offsetHours)).padStart(2, '0')}:00`;
+        expect(parseClickedAt(`${shifted}${zone}`)).toBe(ms);
+        expect(parseClickedAt(new Date(ms).toISOString())).toBe(ms);
+        expect(parseClickedAt(ms)).toBe(ms);
+      }),
+    );
+  });
+
+  it('refuses a time without a zone, which would depend on the machine', () => {
+    expect(parseClickedAt('2026-01-02T03:04:05')).toBeNull();
+    expect(parseClickedAt('2026-01-02')).toBeNull();
+    expect(parseClickedAt('yesterday')).toBeNull();
+    expect(parseClickedAt(-1)).toBeNull();
+    expect(parseClickedAt(1.5)).toBeNull();
+  });
+});
