@@ -1,2 +1,5 @@
-/** The durable postback queue: job model, Outbox interface, memory outbox, Dispatcher. */
+/** The durable postback queue: job model, Outbox interface, job rules, memory outbox, Dispatcher. */
 export * from './types.ts';
+export * from './validation.ts';
+export * from './jobs.ts';
+export * from './backoff.ts';

@@ -1,0 +1,308 @@
+/**
+ * Job factories and state transitions, written once as pure functions so every store (memory, SQLite,
+ * Postgres, SQS) applies the same rules and only has to persist the result. A store that speaks SQL may
+ * express a transition as an UPDATE instead, but must produce the same fields as these functions.
+ */
+import type { ConfirmInput, ConfirmJob, Job, JobState, RefundInput, RefundJob, RefundOutcome } from './types.ts';
+import { deadlineOf, DEFAULT_WINDOW_POLICY, refundDeadlineOf, type EpochMs, type WindowPolicy } from '../policy.ts';
+import { JobValidationError, validateConfirmInput, validateRefundInput } from './validation.ts';
+
+/**
+ * Longest `lastError` kept on a job. Reasons come from the service's `detail`; a cap keeps a misbehaving
+ * server from bloating every row.
+ * @defaultValue 1000
+ */
+export const MAX_REASON_LENGTH = 1000;
+
+/** What a factory needs besides the input: the clock, the windows, and the id the store assigns. */
+export interface JobContext {
+  now: EpochMs;
+  /** Store-assigned unique id for the new job. */
+  id: string;
+  /** @defaultValue {@link DEFAULT_WINDOW_POLICY} */
+  policy?: WindowPolicy;
+  /** @defaultValue `DEFAULT_MAX_CLOCK_SKEW_MS` */
+  maxClockSkewMs?: number;
+}
+
+/** Cuts a reason to {@link MAX_REASON_LENGTH} characters. */
+export function truncateReason(reason: string): string {
+  return reason.length <= MAX_REASON_LENGTH ? reason : `${reason.slice(0, MAX_REASON_LENGTH - 1)}…`;
+}
+
+/** A fresh, unguessable lease token (Web Crypto, so it works on the edge). */
+export function newLeaseToken(): string {
+  return crypto.randomUUID();
+}
+
+/**
+ * Validates a confirmation request and builds its `pending` job, due now, with its deadline
+ * (click time + confirmation window − safety margin). A click already past its deadline is still stored:
+ * the Dispatcher turns it `expired` without sending, so operators see it.
+ *
+ * @example
+ * ```ts
+ * const job = newConfirmJob(input, { now: Date.now(), id: 'job_1', policy });
+ * await db.insert(job);
+ * ```
+ */
+export function newConfirmJob(input: unknown, context: JobContext): ConfirmJob {
+  const checked: ConfirmInput = validateConfirmInput(input, {
+    now: context.now,
+    ...(context.maxClockSkewMs === undefined ? {} : { maxClockSkewMs: context.maxClockSkewMs }),
+  });
+  const policy = context.policy ?? DEFAULT_WINDOW_POLICY;
+  return {
+    kind: 'confirm',
+    id: context.id,
+    orderId: checked.orderId,
+    state: 'pending',
+    attempts: 0,
+    createdAt: context.now,
+    updatedAt: context.now,
+    nextAttemptAt: context.now,
+    deadline: deadlineOf(checked.click.clickedAt, policy),
+    lastError: null,
+    lease: null,
+    deliveredAt: null,
+    campaignId: null,
+    clickToken: checked.click.token,
+    valueMicros: checked.valueMicros,
+    clickedAt: checked.click.clickedAt,
+  };
+}
+
+/** What the store found for the order when a refund is requested. */
+export interface RefundContext extends JobContext {
+  /** The order's confirm job in this outbox, if any. */
+  confirm: ConfirmJob | null;
+  /** The order's refund job in this outbox, if any. */
+  refund: RefundJob | null;
+}
+
+/**
+ * Decides what a refund request does, given the order's jobs, and returns the outcome to persist:
+ * - `duplicate`: a refund job exists; write nothing.
+ * - `cancelled`: the confirm was `pending` or `dead` (never accepted); UPDATE the confirm to the returned job.
+ * - `not-charged`: the confirm ended `expired` or `cancelled`; write nothing.
+ * - `enqueued`: INSERT the returned refund job. It waits (deadline null) while the confirm is `pending`
+ *   or `inflight`; after a delivered confirm it takes the confirm's campaign and return-window deadline.
+ *
+ * Throws {@link JobValidationError} (`campaignId`) when no campaign is given and none can be known.
+ *
+ * @example
+ * ```ts
+ * const outcome = planRefund(input, { now, id: newId(), policy, confirm, refund });
+ * if (outcome.outcome === 'enqueued') await db.insert(outcome.job);
+ * if (outcome.outcome === 'cancelled') await db.update(outcome.job);
+ * ```
+ */
+export function planRefund(input: unknown, context: RefundContext): RefundOutcome {
+  const checked: RefundInput = validateRefundInput(input);
+  const { confirm, refund, now } = context;
+  const policy = context.policy ?? DEFAULT_WINDOW_POLICY;
+  if (confirm !== null && confirm.orderId !== checked.orderId) throw new Error('planRefund: confirm of another order');
+  if (refund !== null) return { outcome: 'duplicate', job: refund };
+
+  if (confirm !== null) {
+    switch (confirm.state) {
+      case 'pending':
+      case 'dead':
+        return {
+          outcome: 'cancelled',
+          job: {
+            ...confirm,
+            state: 'cancelled',
+            updatedAt: now,
+            lease: null,
+            lastError: confirm.state === 'dead' ? confirm.lastError : 'cancelled by a refund before it was sent',
+          },
+        };
+      case 'expired':
+      case 'cancelled':
+        return { outcome: 'not-charged', job: confirm };
+      case 'inflight':
+      case 'delivered':
+        break;
+    }
+  }
+
+  const base: RefundJob = {
+    kind: 'refund',
+    id: context.id,
+    orderId: checked.orderId,
+    state: 'pending',
+    attempts: 0,
+    createdAt: now,
+    updatedAt: now,
+    nextAttemptAt: now,
+    deadline: null,
+    lastError: null,
+    lease: null,
+    deliveredAt: null,
+    campaignId: checked.campaignId ?? null,
+  };
+
+  if (confirm === null) {
+    if (checked.campaignId === undefined) {
+      throw new JobValidationError(
+        'campaignId',
+        'is required: this outbox holds no confirmation for the order, so the campaign cannot be known',
+      );
+    }
+    // The confirmation happened elsewhere, at some time before now: now + return window is the latest
+    // its window can end, so we bound by it and let the service refuse a reversal that is too late.
+    return { outcome: 'enqueued', job: { ...base, deadline: refundDeadlineOf(now, policy) } };
+  }
+  if (confirm.state === 'delivered') return { outcome: 'enqueued', job: followDeliveredConfirm(base, confirm, policy) };
+  // inflight: the confirm may or may not reach the service; the refund waits for its outcome.
+  return { outcome: 'enqueued', job: base };
+}
+
+/**
+ * A confirm just became `delivered`: the order's refund (if `pending`) takes the confirm's campaign
+ * (unless the caller gave one) and the return-window deadline counted from the delivery.
+ * Returns the refund unchanged when it is not pending.
+ */
+export function followDeliveredConfirm(refund: RefundJob, confirm: ConfirmJob, policy: WindowPolicy = DEFAULT_WINDOW_POLICY): RefundJob {
+  if (refund.state !== 'pending' || confirm.state !== 'delivered' || confirm.deliveredAt === null) return refund;
+  return {
+    ...refund,
+    campaignId: refund.campaignId ?? confirm.campaignId,
+    deadline: refundDeadlineOf(confirm.deliveredAt, policy),
+    updatedAt: Math.max(refund.updatedAt, confirm.deliveredAt),
+  };
+}
+
+/**
+ * A confirm ended without being accepted (`dead` or `expired`): nothing was charged, so the order's
+ * waiting refund (if `pending`) is `cancelled`. Returns the refund unchanged otherwise.
+ */
+export function cancelWaitingRefund(refund: RefundJob, confirmState: 'dead' | 'expired', now: EpochMs): RefundJob {
+  if (refund.state !== 'pending') return refund;
+  return {
+    ...refund,
+    state: 'cancelled',
+    updatedAt: now,
+    lastError: `cancelled: the confirmation ended ${confirmState} without being accepted, so nothing was charged`,
+  };
+}
+
+/** Whether a confirm in this state keeps its order's refund from being claimed. */
+export function blocksRefund(confirm: ConfirmJob | null): boolean {
+  return confirm !== null && (confirm.state === 'pending' || confirm.state === 'inflight');
+}
+
+/**
+ * Whether `claim` may take the job at `now`: `pending` and due, or `inflight` with a lease that ran out;
+ * a refund additionally needs a deadline and no `pending`/`inflight` confirm of the same order.
+ *
+ * @example
+ * ```ts
+ * const due = jobs.filter((job) => isClaimable(job, now, confirmOf(job.orderId)));
+ * ```
+ */
+export function isClaimable(job: Job, now: EpochMs, confirmOfOrder: ConfirmJob | null): boolean {
+  const due =
+    (job.state === 'pending' && job.nextAttemptAt <= now) ||
+    (job.state === 'inflight' && job.lease !== null && job.lease.expiresAt <= now);
+  if (!due) return false;
+  if (job.kind === 'refund') return job.deadline !== null && !blocksRefund(confirmOfOrder);
+  return true;
+}
+
+/** The job as claimed: `inflight` with a fresh lease, one more attempt counted. */
+export function claimJob<J extends Job>(job: J, options: { now: EpochMs; leaseMs: number; token: string }): J {
+  return {
+    ...job,
+    state: 'inflight',
+    attempts: job.attempts + 1,
+    updatedAt: options.now,
+    lease: { token: options.token, expiresAt: options.now + options.leaseMs },
+  };
+}
+
+/**
+ * Whether `claimed` (the job as a worker holds it) still owns the stored job: the stored job is
+ * `inflight` with the same lease token. Every transition checks this first (fencing).
+ */
+export function holdsLease(stored: Job, claimed: Job): boolean {
+  return stored.state === 'inflight' && stored.lease !== null && claimed.lease !== null && stored.lease.token === claimed.lease.token;
+}
+
+/** `delivered`; a confirm records the campaign the service attributed it to. */
+export function completeJob<J extends Job>(stored: J, result: { now: EpochMs; campaignId?: string | null }): J {
+  return {
+    ...stored,
+    state: 'delivered',
+    updatedAt: result.now,
+    deliveredAt: result.now,
+    lease: null,
+    lastError: null,
+    campaignId: stored.kind === 'confirm' ? (result.campaignId ?? stored.campaignId) : stored.campaignId,
+  };
+}
+
+/** Back to `pending` until `nextAttemptAt`; `countAttempt: false` gives back the attempt counted at claim. */
+export function retryJob<J extends Job>(
+  stored: J,
+  result: { now: EpochMs; nextAttemptAt: EpochMs; error: string; countAttempt?: boolean },
+): J {
+  return {
+    ...stored,
+    state: 'pending',
+    attempts: result.countAttempt === false ? Math.max(0, stored.attempts - 1) : stored.attempts,
+    updatedAt: result.now,
+    nextAttemptAt: result.nextAttemptAt,
+    lastError: truncateReason(result.error),
+    lease: null,
+  };
+}
+
+/** `dead` (replayable) or `expired` (final), with its reason. */
+export function failJob<J extends Job>(stored: J, result: { now: EpochMs; state: 'dead' | 'expired'; reason: string }): J {
+  return { ...stored, state: result.state, updatedAt: result.now, lastError: truncateReason(result.reason), lease: null };
+}
+
+/** Given back at shutdown: `pending`, due now, the attempt not counted. */
+export function releaseJob<J extends Job>(stored: J, now: EpochMs): J {
+  return {
+    ...stored,
+    state: 'pending',
+    attempts: Math.max(0, stored.attempts - 1),
+    updatedAt: now,
+    nextAttemptAt: now,
+    lease: null,
+  };
+}
+
+/** The same lease, valid for `leaseMs` from `now`. */
+export function extendJobLease<J extends Job>(stored: J, options: { now: EpochMs; leaseMs: number }): J {
+  if (stored.lease === null) return stored;
+  return { ...stored, updatedAt: options.now, lease: { token: stored.lease.token, expiresAt: options.now + options.leaseMs } };
+}
+
+/**
+ * What `replay` does to one dead job:
+ * - its deadline has passed → `expired`;
+ * - a confirm whose order has a refund → `cancelled` (the customer returned the order while the confirm
+ *   was dead; sending it now would charge a sale nobody will reverse);
+ * - otherwise → `pending`, due now, attempts reset.
+ * Returns the job unchanged when it is not `dead`.
+ */
+export function replayJob<J extends Job>(stored: J, options: { now: EpochMs; orderHasRefund: boolean }): J {
+  if (stored.state !== 'dead') return stored;
+  const { now } = options;
+  if (stored.deadline !== null && stored.deadline < now) {
+    return { ...stored, state: 'expired', updatedAt: now, lastError: truncateReason(`deadline passed before replay; was: ${stored.lastError ?? 'dead'}`) };
+  }
+  if (stored.kind === 'confirm' && options.orderHasRefund) {
+    return { ...stored, state: 'cancelled', updatedAt: now, lastError: 'cancelled at replay: the order was refunded meanwhile' };
+  }
+  return { ...stored, state: 'pending', attempts: 0, updatedAt: now, nextAttemptAt: now, lease: null };
+}
+
+/** Whether a state is final (nothing will ever change it). `dead` is not: it can be replayed. */
+export function isFinalState(state: JobState): boolean {
+  return state === 'delivered' || state === 'expired' || state === 'cancelled';
+}
