@@ -5,6 +5,7 @@
  * families into the documented exit codes.
  */
 import { type ParseArgsOptionsConfig, parseArgs } from 'node:util';
+import { JobValidationError } from '@postback/core';
 import { type BackendFlags, BackendFlagError } from './backends/index.ts';
 import type { CommandIo } from './io.ts';
 
@@ -125,16 +126,16 @@ export async function runGuarded(name: string, io: CommandIo, body: () => Promis
 }
 
 /**
- * The field named by a job validation error (`JobValidationError` from `@postback/core`, or any error
- * carrying a string `field`), or null for any other error.
+ * The field and reason of a job validation error (`JobValidationError` from `@postback/core`), or null
+ * for any other error. The reason drops the error's own "Invalid <field>: " prefix, so the command can
+ * name the field the way its user wrote it (a flag, an ndjson key).
  *
  * @example
  * ```ts
- * const field = validationField(error); // 'valueMicros'
+ * validationProblem(error); // { field: 'valueMicros', reason: 'must be a non-negative safe integer' }
  * ```
  */
-export function validationField(error: unknown): string | null {
-  if (!(error instanceof Error) || error.name !== 'JobValidationError') return null;
-  const field = (error as { field?: unknown }).field;
-  return typeof field === 'string' ? field : '';
+export function validationProblem(error: unknown): { field: string; reason: string } | null {
+  if (!(error instanceof JobValidationError)) return null;
+  return { field: error.field, reason: error.message.replace(/^Invalid [^:]*: /, '') };
 }

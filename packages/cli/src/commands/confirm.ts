@@ -3,7 +3,7 @@
  * The outbox validates the job exactly as it does for the app; a bad value is a usage error naming the
  * flag, and an order that already has a confirmation is reported, not duplicated.
  */
-import { BACKEND_OPTIONS, EXIT, HELP_OPTION, UsageError, backendFlags, parseFlags, runGuarded, validationField } from '../args.ts';
+import { BACKEND_OPTIONS, EXIT, HELP_OPTION, UsageError, backendFlags, parseFlags, runGuarded, validationProblem } from '../args.ts';
 import { type CommandContext, defaultContext, openFromFlags } from '../context.ts';
 import { iso, jobView } from '../format.ts';
 import type { Command } from '../main.ts';
@@ -32,9 +32,7 @@ export const CONFIRM_FLAG_OF_FIELD: Readonly<Record<string, string>> = {
   valueMicros: '--value-micros',
   click: '--click-token',
   'click.token': '--click-token',
-  token: '--click-token',
   'click.clickedAt': '--clicked-at',
-  clickedAt: '--clicked-at',
 };
 
 /**
@@ -86,10 +84,9 @@ export function createConfirmCommand(ctx: CommandContext = defaultContext): Comm
           try {
             result = await backend.outbox.confirm({ orderId, valueMicros: Number(micros), click: { token, clickedAt } });
           } catch (error) {
-            const field = validationField(error);
-            if (field === null) throw error;
-            const flag = CONFIRM_FLAG_OF_FIELD[field] ?? field;
-            throw new UsageError(`${flag}: ${(error as Error).message}`);
+            const problem = validationProblem(error);
+            if (problem === null) throw error;
+            throw new UsageError(`${CONFIRM_FLAG_OF_FIELD[problem.field] ?? problem.field}: ${problem.reason}`);
           }
           const { created, job } = result;
           if (values.json) {

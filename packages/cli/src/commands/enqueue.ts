@@ -6,7 +6,7 @@
 import { existsSync } from 'node:fs';
 import type { Readable } from 'node:stream';
 import type { Outbox } from '@postback/core';
-import { BACKEND_OPTIONS, EXIT, HELP_OPTION, UsageError, backendFlags, parseFlags, runGuarded, validationField } from '../args.ts';
+import { BACKEND_OPTIONS, EXIT, HELP_OPTION, UsageError, backendFlags, parseFlags, runGuarded, validationProblem } from '../args.ts';
 import { type CommandContext, defaultContext, openFromFlags } from '../context.ts';
 import type { Command } from '../main.ts';
 import { type JobLine, type LineError, parseJobLine, readLines } from '../ndjson.ts';
@@ -35,9 +35,7 @@ const NDJSON_FIELD_OF: Readonly<Record<string, string>> = {
   valueMicros: 'value_micros',
   click: 'click_token',
   'click.token': 'click_token',
-  token: 'click_token',
   'click.clickedAt': 'clicked_at',
-  clickedAt: 'clicked_at',
   campaignId: 'campaign_id',
 };
 
@@ -127,12 +125,12 @@ export function createEnqueueCommand(ctx: CommandContext = defaultContext, stdin
             inflight.set(
               job.input.orderId,
               enqueueOne(backend.outbox, job, summary).catch((error: unknown) => {
-                const field = validationField(error);
-                if (field === null) {
+                const problem = validationProblem(error);
+                if (problem === null) {
                   fatal ??= new Error(`line ${at}: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
                   return;
                 }
-                report(at, { field: NDJSON_FIELD_OF[field] ?? field, message: (error as Error).message });
+                report(at, { field: NDJSON_FIELD_OF[problem.field] ?? problem.field, message: problem.reason });
               }),
             );
           }

@@ -3,7 +3,7 @@
  * enqueues a reversal that the worker sends once the confirmation is delivered.
  */
 import type { RefundOutcome } from '@postback/core';
-import { BACKEND_OPTIONS, EXIT, HELP_OPTION, UsageError, backendFlags, parseFlags, runGuarded, validationField } from '../args.ts';
+import { BACKEND_OPTIONS, EXIT, HELP_OPTION, UsageError, backendFlags, parseFlags, runGuarded, validationProblem } from '../args.ts';
 import { type CommandContext, defaultContext, openFromFlags } from '../context.ts';
 import { jobView } from '../format.ts';
 import type { Command } from '../main.ts';
@@ -70,9 +70,9 @@ export function createRefundCommand(ctx: CommandContext = defaultContext): Comma
           try {
             result = await backend.outbox.refund(campaignId === undefined ? { orderId } : { orderId, campaignId });
           } catch (error) {
-            const field = validationField(error);
-            if (field === null) throw error;
-            throw new UsageError(`${FLAG_OF_FIELD[field] ?? field}: ${(error as Error).message}`);
+            const problem = validationProblem(error);
+            if (problem === null) throw error;
+            throw new UsageError(`${FLAG_OF_FIELD[problem.field] ?? problem.field}: ${problem.reason}`);
           }
           if (values.json) {
             io.stdout(`${JSON.stringify({ outcome: result.outcome, job: jobView(result.job) })}\n`);
