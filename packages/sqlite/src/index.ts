@@ -1,1 +1,18 @@
-export {};
+/**
+ * @postback/sqlite — the embedded default backend: a durable `Outbox` and `ClickStore` on one SQLite file
+ * (`node:sqlite`, WAL, `synchronous=FULL`, group commit).
+ */
+export { createSqliteOutbox, OutboxClosedError, type SqliteOutbox } from './outbox.ts';
+export { createSqliteClickStore, type SqliteClickStore } from './click-store.ts';
+export {
+  DEFAULT_BUSY_TIMEOUT_MS,
+  DEFAULT_LIST_DEAD_LIMIT,
+  DEFAULT_MAX_BATCH_SIZE,
+  DEFAULT_SYNCHRONOUS,
+  MAX_LIST_DEAD_LIMIT,
+  type SqliteClickStoreOptions,
+  type SqliteOutboxOptions,
+  sqliteClickStoreOptionsSchema,
+  sqliteOutboxOptionsSchema,
+} from './options.ts';
+export { SCHEMA_VERSION, SchemaVersionError } from './schema.ts';

@@ -1,0 +1,207 @@
+/**
+ * The `jobs` table seen from TypeScript: the row shape, its conversion to and from the core `Job` model,
+ * and the prepared statements the outbox runs. Transitions are computed by the pure functions of
+ * `@postback/core` (the same ones the memory outbox uses) and written back whole by {@link JobStatements.write},
+ * so every store produces exactly the same fields; only claim is expressed in SQL, because it must be one
+ * atomic `UPDATE … RETURNING`.
+ */
+import type { ConfirmJob, Job, JobKind, JobState } from '@postback/core';
+import type { DatabaseSync, StatementSync } from 'node:sqlite';
+
+/** One row of `jobs`, as node:sqlite returns it. */
+export interface JobRow {
+  id: number;
+  kind: JobKind;
+  order_id: string;
+  state: JobState;
+  attempts: number;
+  created_at: number;
+  updated_at: number;
+  next_attempt_at: number;
+  deadline: number | null;
+  last_error: string | null;
+  lease_token: string | null;
+  lease_expires_at: number | null;
+  delivered_at: number | null;
+  campaign_id: string | null;
+  click_token: string | null;
+  value_micros: number | null;
+  clicked_at: number | null;
+}
+
+/**
+ * A row as a `Job`. Ids are the table's integer keys as decimal strings.
+ *
+ * @example
+ * ```ts
+ * const job = jobFromRow(statements.byId.get({ id: 1 }) as JobRow);
+ * ```
+ */
+export function jobFromRow(row: JobRow): Job {
+  const fields = {
+    id: String(row.id),
+    orderId: row.order_id,
+    state: row.state,
+    attempts: row.attempts,
+    createdAt: row.created_at,
+    updatedAt: row.updated_at,
+    nextAttemptAt: row.next_attempt_at,
+    deadline: row.deadline,
+    lastError: row.last_error,
+    lease: row.lease_token === null || row.lease_expires_at === null ? null : { token: row.lease_token, expiresAt: row.lease_expires_at },
+    deliveredAt: row.delivered_at,
+    campaignId: row.campaign_id,
+  };
+  if (row.kind === 'confirm') {
+    return {
+      kind: 'confirm',
+      ...fields,
+      clickToken: row.click_token as string,
+      valueMicros: row.value_micros as number,
+      clickedAt: row.clicked_at as number,
+    };
+  }
+  return { kind: 'refund', ...fields };
+}
+
+/**
+ * A job id as the table's integer key, or null when the string is not one of ours (so `get('nope')` is
+ * simply not found).
+ */
+export function rowIdOf(id: string): number | null {
+  if (typeof id !== 'string' || !/^[1-9][0-9]{0,15}$/.test(id)) return null;
+  const n = Number(id);
+  return Number.isSafeInteger(n) ? n : null;
+}
+
+/** The mutable columns of a job, as named parameters. */
+function mutableParams(job: Job) {
+  return {
+    state: job.state,
+    attempts: job.attempts,
+    updated_at: job.updatedAt,
+    next_attempt_at: job.nextAttemptAt,
+    deadline: job.deadline,
+    last_error: job.lastError,
+    lease_token: job.lease?.token ?? null,
+    lease_expires_at: job.lease?.expiresAt ?? null,
+    delivered_at: job.deliveredAt,
+    campaign_id: job.campaignId,
+  };
+}
+
+const COLUMNS =
+  'kind, order_id, state, attempts, created_at, updated_at, next_attempt_at, deadline, last_error, ' +
+  'lease_token, lease_expires_at, delivered_at, campaign_id, click_token, value_micros, clicked_at';
+
+/**
+ * The claim, in one statement: up to `limit` due jobs — pending ones whose `next_attempt_at` has come (the
+ * partial index `jobs_due` holds only those with a deadline, so refunds waiting for their confirmation
+ * are never even read), and inflight ones whose lease ran out — oldest due first, become inflight with a
+ * fresh random lease token and one more attempt. The NOT EXISTS re-checks the refund-ordering rule at the
+ * moment of the claim, whatever the deadline says.
+ */
+const CLAIM_SQL = `
+  UPDATE jobs
+     SET state = 'inflight',
+         attempts = attempts + 1,
+         updated_at = :now,
+         lease_token = lower(hex(randomblob(16))),
+         lease_expires_at = :expires_at
+   WHERE id IN (
+     SELECT id FROM (
+       SELECT id, due FROM (
+         SELECT j.id, j.next_attempt_at AS due
+           FROM jobs AS j INDEXED BY jobs_due
+          WHERE j.state = 'pending' AND j.deadline IS NOT NULL AND j.next_attempt_at <= :now
+            AND (j.kind = 'confirm' OR NOT EXISTS (
+                  SELECT 1 FROM jobs AS c
+                   WHERE c.order_id = j.order_id AND c.kind = 'confirm' AND c.state IN ('pending', 'inflight')))
+          ORDER BY j.next_attempt_at
+          LIMIT :limit)
+       UNION ALL
+       SELECT id, due FROM (
+         SELECT id, lease_expires_at AS due
+           FROM jobs INDEXED BY jobs_lease
+          WHERE state = 'inflight' AND lease_expires_at <= :now
+          ORDER BY lease_expires_at
+          LIMIT :limit)
+       ORDER BY due
+       LIMIT :limit))
+  RETURNING *`;
+
+/** Prepared statements of the outbox, prepared once per connection. */
+export interface JobStatements {
+  insert: StatementSync;
+  byId: StatementSync;
+  byOrderKind: StatementSync;
+  byOrder: StatementSync;
+  write: StatementSync;
+  claim: StatementSync;
+  countByState: StatementSync;
+  oldestPending: StatementSync;
+  nearestDeadline: StatementSync;
+  deadPage: StatementSync;
+  deleteDead: StatementSync;
+  deleteDeadById: StatementSync;
+}
+
+/**
+ * Prepares every statement of the outbox.
+ *
+ * @example
+ * ```ts
+ * const statements = prepareJobStatements(db);
+ * ```
+ */
+export function prepareJobStatements(db: DatabaseSync): JobStatements {
+  return {
+    insert: db.prepare(
+      `INSERT INTO jobs (${COLUMNS}) VALUES (:kind, :order_id, :state, :attempts, :created_at, :updated_at, ` +
+        ':next_attempt_at, :deadline, :last_error, :lease_token, :lease_expires_at, :delivered_at, :campaign_id, ' +
+        ':click_token, :value_micros, :clicked_at) ON CONFLICT (order_id, kind) DO NOTHING RETURNING id',
+    ),
+    byId: db.prepare('SELECT * FROM jobs WHERE id = ?'),
+    byOrderKind: db.prepare('SELECT * FROM jobs WHERE order_id = ? AND kind = ?'),
+    byOrder: db.prepare('SELECT * FROM jobs WHERE order_id = ? ORDER BY kind'),
+    // The lease token in the WHERE clause is the fencing check at the storage level, in addition to the
+    // check the caller made on the row it read in the same transaction.
+    write: db.prepare(
+      'UPDATE jobs SET state = :state, attempts = :attempts, updated_at = :updated_at, next_attempt_at = :next_attempt_at, ' +
+        'deadline = :deadline, last_error = :last_error, lease_token = :lease_token, lease_expires_at = :lease_expires_at, ' +
+        'delivered_at = :delivered_at, campaign_id = :campaign_id WHERE id = :id AND lease_token IS :expected_token',
+    ),
+    claim: db.prepare(CLAIM_SQL),
+    countByState: db.prepare('SELECT state, COUNT(*) AS n FROM jobs INDEXED BY jobs_state_created GROUP BY state'),
+    oldestPending: db.prepare("SELECT MIN(created_at) AS at FROM jobs WHERE state = 'pending'"),
+    nearestDeadline: db.prepare(
+      "SELECT id, order_id, kind, deadline FROM jobs INDEXED BY jobs_open_deadline WHERE state IN ('pending', 'inflight') " +
+        'AND deadline IS NOT NULL ORDER BY deadline LIMIT 1',
+    ),
+    deadPage: db.prepare("SELECT * FROM jobs INDEXED BY jobs_dead WHERE state = 'dead' AND id > ? ORDER BY id LIMIT ?"),
+    deleteDead: db.prepare("DELETE FROM jobs WHERE state = 'dead'"),
+    deleteDeadById: db.prepare("DELETE FROM jobs WHERE state = 'dead' AND id = ?"),
+  };
+}
+
+/** Named parameters inserting a new job (its `id` is assigned by the table). */
+export function insertParams(job: Job) {
+  const confirm = job.kind === 'confirm' ? (job as ConfirmJob) : null;
+  return {
+    kind: job.kind,
+    order_id: job.orderId,
+    created_at: job.createdAt,
+    click_token: confirm?.clickToken ?? null,
+    value_micros: confirm?.valueMicros ?? null,
+    clicked_at: confirm?.clickedAt ?? null,
+    ...mutableParams(job),
+  };
+}
+
+/**
+ * Named parameters writing a job back after a transition; applies only while the stored lease token is
+ * still `expectedToken` (null for jobs that were not inflight).
+ */
+export function writeParams(job: Job, expectedToken: string | null) {
+  return { id: Number(job.id), expected_token: expectedToken, ...mutableParams(job) };
+}

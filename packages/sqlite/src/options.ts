@@ -1,0 +1,121 @@
+/**
+ * Options of the SQLite outbox and click store: one zod schema per options object is the single source of
+ * truth for their types, defaults and validation. Unknown keys are rejected (a typo such as `synchronus`
+ * must not silently fall back to a default), and every error names the offending option.
+ */
+import { OptionsError, type WindowPolicy } from '@postback/core';
+import type { DatabaseSync } from 'node:sqlite';
+import { z } from 'zod';
+
+/**
+ * SQLite `synchronous` level. `full` (default): WAL is fsynced at every commit, so an enqueue that resolved
+ * survives power loss. `extra`: also fsyncs the directory after the journal is deleted (belt and braces on
+ * file systems that need it). `normal`: WAL is fsynced only at checkpoints — several times faster per commit,
+ * never corrupts the file, but the last commits before a power cut (not a process crash) can be lost.
+ * @defaultValue `'full'`
+ */
+export const DEFAULT_SYNCHRONOUS = 'full' as const;
+
+/**
+ * How long a statement waits for another connection's write lock (another worker process on the same file)
+ * before failing with `SQLITE_BUSY`. The wait blocks the event loop of this process: keep it short.
+ * @defaultValue 5_000
+ */
+export const DEFAULT_BUSY_TIMEOUT_MS = 5_000;
+
+/**
+ * Most operations group-committed in one transaction. Calls beyond it wait for the next transaction of the
+ * same flush; the cap bounds how long one transaction holds the write lock.
+ * @defaultValue 1_000
+ */
+export const DEFAULT_MAX_BATCH_SIZE = 1_000;
+
+/**
+ * Page size of `listDead` when the caller gives no `limit`.
+ * @defaultValue 100
+ */
+export const DEFAULT_LIST_DEAD_LIMIT = 100;
+
+/** Largest page `listDead` returns, whatever the caller asks (bounded memory). */
+export const MAX_LIST_DEAD_LIMIT = 10_000;
+
+const nonNegativeMs = z.number().int().nonnegative().max(Number.MAX_SAFE_INTEGER);
+
+const connectionShape = {
+  /** @defaultValue {@link DEFAULT_SYNCHRONOUS} */
+  synchronous: z.enum(['full', 'extra', 'normal']).default(DEFAULT_SYNCHRONOUS),
+  /** @defaultValue {@link DEFAULT_BUSY_TIMEOUT_MS} */
+  busyTimeoutMs: z.number().int().nonnegative().max(2_147_483_647).default(DEFAULT_BUSY_TIMEOUT_MS),
+  /** @defaultValue {@link DEFAULT_MAX_BATCH_SIZE} */
+  maxBatchSize: z.number().int().positive().max(100_000).default(DEFAULT_MAX_BATCH_SIZE),
+};
+
+const policySchema = z
+  .strictObject({
+    confirmWindowMs: nonNegativeMs.optional(),
+    safetyMarginMs: nonNegativeMs.optional(),
+    returnWindowMs: nonNegativeMs.optional(),
+  })
+  .optional();
+
+const clockSchema = z
+  .custom<() => number>((value) => typeof value === 'function', { message: 'expected a function returning epoch milliseconds' })
+  .optional();
+
+const filenameSchema = z.string().min(1, 'expected a file path (or ":memory:")');
+
+/** Schema of {@link SqliteOutboxOptions}. */
+export const sqliteOutboxOptionsSchema = z.strictObject({
+  /** Path of the database file; created (with its schema) when missing. */
+  filename: filenameSchema,
+  /** Windows used to stamp deadlines; defaults from `@postback/core`. */
+  policy: policySchema,
+  /** Clock for `createdAt`/`updatedAt` of enqueued jobs. @defaultValue `Date.now` */
+  now: clockSchema,
+  ...connectionShape,
+});
+
+/** Schema of {@link SqliteClickStoreOptions}. */
+export const sqliteClickStoreOptionsSchema = z
+  .strictObject({
+    /** Path of the database file (may be the outbox's file). Give this or `database`. */
+    filename: filenameSchema.optional(),
+    /** An open `DatabaseSync` to share; the store neither changes its pragmas nor closes it. */
+    database: z.custom<DatabaseSync>((value) => typeof value === 'object' && value !== null && 'prepare' in value, {
+      message: 'expected a node:sqlite DatabaseSync',
+    }).optional(),
+    /** The confirmation window decides when a click expires; defaults from `@postback/core`. */
+    policy: policySchema,
+    ...connectionShape,
+  })
+  .refine((o) => (o.filename === undefined) !== (o.database === undefined), {
+    message: 'give exactly one of filename or database',
+    path: ['filename'],
+  });
+
+/** Options of `createSqliteOutbox` (input form: defaults may be omitted). */
+export type SqliteOutboxOptions = z.input<typeof sqliteOutboxOptionsSchema> & { policy?: Partial<WindowPolicy> };
+/** Options of `createSqliteClickStore` (input form: defaults may be omitted). */
+export type SqliteClickStoreOptions = z.input<typeof sqliteClickStoreOptionsSchema> & { policy?: Partial<WindowPolicy> };
+
+/**
+ * Parses an options object with its schema, turning the first zod issue into an `OptionsError` that names
+ * the option by its dotted path.
+ *
+ * @example
+ * ```ts
+ * const options = parseOptions(sqliteOutboxOptionsSchema, { filename: 'postback.db' });
+ * ```
+ */
+export function parseOptions<S extends z.ZodType>(schema: S, input: unknown): z.output<S> {
+  const result = schema.safeParse(input ?? {});
+  if (result.success) return result.data;
+  const issue = result.error.issues[0];
+  if (issue === undefined) throw new OptionsError('(root)', 'invalid options');
+  if (issue.code === 'unrecognized_keys') {
+    const key = issue.keys[0] ?? '?';
+    const field = [...issue.path, key].join('.');
+    throw new OptionsError(field, 'unknown option');
+  }
+  throw new OptionsError(issue.path.length > 0 ? issue.path.join('.') : '(root)', issue.message);
+}

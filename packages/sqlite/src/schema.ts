@@ -1,0 +1,99 @@
+/**
+ * The database schema and its migrations, versioned with `PRAGMA user_version`. One schema per file holds
+ * both tables (jobs and clicks), so an outbox and a click store may share one file and either may migrate it.
+ *
+ * Indexes are chosen so that no operation reads more than it returns (a worker's memory and each claim's
+ * time must not grow with a backlog of a million jobs):
+ * - `jobs_order_kind` (UNIQUE order_id, kind): idempotent enqueue, one confirm and one refund per order.
+ * - `jobs_due` (next_attempt_at) over claimable pending jobs only: a claim reads `limit` index entries.
+ *   Refunds waiting for their confirmation have no deadline yet and stay out of this index, so a pile of
+ *   waiting refunds is never scanned by claims.
+ * - `jobs_lease` (lease_expires_at) over inflight jobs: reclaiming jobs of a worker that died.
+ * - `jobs_state_created` (state, created_at): counts by state and the oldest pending job.
+ * - `jobs_open_deadline` (deadline) over pending and inflight jobs: the nearest deadline.
+ * - `jobs_dead` (id) over dead jobs: `listDead` pages by id, replay, purge.
+ */
+import type { DatabaseSync } from 'node:sqlite';
+import { inTransaction } from './transaction.ts';
+
+const MIGRATIONS: readonly string[] = [
+  // 1: jobs and clicks.
+  `
+  CREATE TABLE jobs (
+    id               INTEGER PRIMARY KEY AUTOINCREMENT,
+    kind             TEXT    NOT NULL CHECK (kind IN ('confirm', 'refund')),
+    order_id         TEXT    NOT NULL,
+    state            TEXT    NOT NULL CHECK (state IN ('pending', 'inflight', 'delivered', 'dead', 'expired', 'cancelled')),
+    attempts         INTEGER NOT NULL DEFAULT 0 CHECK (attempts >= 0),
+    created_at       INTEGER NOT NULL,
+    updated_at       INTEGER NOT NULL,
+    next_attempt_at  INTEGER NOT NULL,
+    deadline         INTEGER,
+    last_error       TEXT,
+    lease_token      TEXT,
+    lease_expires_at INTEGER,
+    delivered_at     INTEGER,
+    campaign_id      TEXT,
+    click_token      TEXT,
+    value_micros     INTEGER,
+    clicked_at       INTEGER,
+    CHECK (kind = 'refund' OR (click_token IS NOT NULL AND value_micros IS NOT NULL AND clicked_at IS NOT NULL AND deadline IS NOT NULL)),
+    CHECK ((state = 'inflight') = (lease_token IS NOT NULL AND lease_expires_at IS NOT NULL))
+  );
+  CREATE UNIQUE INDEX jobs_order_kind ON jobs (order_id, kind);
+  CREATE INDEX jobs_due ON jobs (next_attempt_at) WHERE state = 'pending' AND deadline IS NOT NULL;
+  CREATE INDEX jobs_lease ON jobs (lease_expires_at) WHERE state = 'inflight';
+  CREATE INDEX jobs_state_created ON jobs (state, created_at);
+  CREATE INDEX jobs_open_deadline ON jobs (deadline) WHERE state IN ('pending', 'inflight');
+  CREATE INDEX jobs_dead ON jobs (id) WHERE state = 'dead';
+
+  CREATE TABLE clicks (
+    key        TEXT    NOT NULL PRIMARY KEY,
+    token      TEXT    NOT NULL,
+    clicked_at INTEGER NOT NULL
+  ) WITHOUT ROWID;
+  CREATE INDEX clicks_clicked_at ON clicks (clicked_at);
+  `,
+];
+
+/** The schema version this code writes (`PRAGMA user_version`). */
+export const SCHEMA_VERSION = MIGRATIONS.length;
+
+/** The file was written by a newer version of `@postback/sqlite`; this one refuses to touch it. */
+export class SchemaVersionError extends Error {
+  override name = 'SchemaVersionError';
+  readonly found: number;
+  constructor(found: number) {
+    super(`database schema version ${found} is newer than this @postback/sqlite understands (${SCHEMA_VERSION}); upgrade the package`);
+    this.found = found;
+  }
+}
+
+function userVersion(db: DatabaseSync): number {
+  const row = db.prepare('PRAGMA user_version').get() as { user_version: number };
+  return row.user_version;
+}
+
+/**
+ * Brings the file to {@link SCHEMA_VERSION}. The version is read again inside `BEGIN IMMEDIATE`, so two
+ * processes opening a fresh file at once migrate it once.
+ *
+ * @example
+ * ```ts
+ * migrate(new DatabaseSync('postback.db'));
+ * ```
+ */
+export function migrate(db: DatabaseSync): void {
+  const seen = userVersion(db);
+  if (seen === SCHEMA_VERSION) return;
+  if (seen > SCHEMA_VERSION) throw new SchemaVersionError(seen);
+  inTransaction(db, () => {
+    const current = userVersion(db);
+    if (current > SCHEMA_VERSION) throw new SchemaVersionError(current);
+    for (let version = current; version < SCHEMA_VERSION; version++) {
+      db.exec(MIGRATIONS[version] as string);
+    }
+    // PRAGMA does not take parameters; the value is our own integer.
+    db.exec(`PRAGMA user_version = ${SCHEMA_VERSION}`);
+  });
+}
