@@ -1,0 +1,138 @@
+/**
+ * A small typed client of the control API (`/_sandbox/`), for tests and demos: the same requests a
+ * user would make with curl, with the answers typed. It speaks real HTTP via `fetch`.
+ */
+
+/** The keys of a sandbox account, one per scope and one with every scope. Secrets: do not log them. */
+export interface SandboxKeys {
+  read: string;
+  write: string;
+  conversions: string;
+  all: string;
+}
+
+export interface SandboxAccount {
+  account_id: string;
+  keys: SandboxKeys;
+}
+
+export interface SandboxClick {
+  click_token: string;
+  clicked_at: string;
+  landing_url: string;
+}
+
+export interface SandboxConversion {
+  order_id: string;
+  campaign_id: string;
+  value_micros: number;
+  state: 'confirmed' | 'reversed';
+  clicked_at: string;
+  confirmed_at: string;
+  reversed_at: string | null;
+}
+
+export interface SandboxConversionReport {
+  conversions: SandboxConversion[];
+  counts: { requests: number; duplicates: number; rejections: number; late: number };
+}
+
+export interface SandboxFaults {
+  error_rate?: number;
+  error_status?: number;
+  reset_rate?: number;
+  reset_after_rate?: number;
+  latency_ms?: number;
+  retry_after_s?: number;
+  fail_next?: number;
+}
+
+/** A non-2xx answer of the control API. */
+export class SandboxControlError extends Error {
+  override name = 'SandboxControlError';
+  readonly status: number;
+  readonly detail: string;
+  constructor(status: number, detail: string) {
+    super(`sandbox control API answered ${status}: ${detail}`);
+    this.status = status;
+    this.detail = detail;
+  }
+}
+
+/** Methods of the control API; see the README for each route. */
+export interface SandboxControl {
+  createAccount(body?: { balance_micros?: number; credit_micros?: number }): Promise<SandboxAccount>;
+  account(
+    accountId: string,
+  ): Promise<{ account_id: string; balance_micros: number; held_micros: number; credit_micros: number }>;
+  click(campaignId: string): Promise<SandboxClick>;
+  advanceClock(seconds: number): Promise<{ now: string }>;
+  clock(): Promise<{ now: string }>;
+  conversions(accountId?: string): Promise<SandboxConversionReport>;
+  setFaults(faults: SandboxFaults): Promise<Required<SandboxFaults>>;
+  clearFaults(): Promise<unknown>;
+  reset(): Promise<unknown>;
+  recordPageviews(
+    label: string,
+    count?: number,
+  ): Promise<{ label: string; recorded: number; at: string; listed: boolean }>;
+  recordPlacementRequest(placementId: string): Promise<{ placement_id: string; last_request_at: string }>;
+  recordDomainProof(domain: string, method: 'dns_txt' | 'file' | 'meta_tag', token: string): Promise<unknown>;
+  recordRefund(
+    campaignId: string,
+    reason: string,
+    amountMicros?: number,
+  ): Promise<{ id: string; campaign_id: string; reason: string; amount_micros: number; created_at: string }>;
+  setCampaignStatus(campaignId: string, status: string): Promise<unknown>;
+  firePixel(body: {
+    click_token: string;
+    order_id: string;
+  }): Promise<{ campaign_id: string; order_id: string; billed: boolean; charged_micros: number }>;
+}
+
+/**
+ * Creates a control-API client for a sandbox at `baseUrl`.
+ *
+ * @example
+ * ```ts
+ * const control = createSandboxControl('http://127.0.0.1:4010');
+ * const { keys } = await control.createAccount({ balance_micros: 50_000_000 });
+ * ```
+ */
+export function createSandboxControl(baseUrl: string, fetchImpl: typeof fetch = fetch): SandboxControl {
+  const base = baseUrl.replace(/\/+$/, '');
+  async function call<T>(method: string, path: string, body?: unknown): Promise<T> {
+    const res = await fetchImpl(`${base}/_sandbox/${path}`, {
+      method,
+      headers: body === undefined ? {} : { 'content-type': 'application/json' },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    const json = (await res.json()) as T & { detail?: string };
+    if (!res.ok) throw new SandboxControlError(res.status, json.detail ?? `HTTP ${res.status}`);
+    return json;
+  }
+  return {
+    createAccount: (body = {}) => call('POST', 'accounts', body),
+    account: (id) => call('GET', `accounts/${encodeURIComponent(id)}`),
+    click: (campaignId) => call('POST', 'clicks', { campaign_id: campaignId }),
+    advanceClock: (seconds) => call('POST', 'clock', { advance_seconds: seconds }),
+    clock: () => call('GET', 'clock'),
+    conversions: (accountId) =>
+      call(
+        'GET',
+        accountId === undefined ? 'conversions' : `conversions?account_id=${encodeURIComponent(accountId)}`,
+      ),
+    setFaults: (faults) => call('POST', 'faults', faults),
+    clearFaults: () => call('DELETE', 'faults'),
+    reset: () => call('POST', 'reset', {}),
+    recordPageviews: (label, count = 1) => call('POST', 'pageviews', { label, count }),
+    recordPlacementRequest: (placementId) =>
+      call('POST', 'placement-requests', { placement_id: placementId }),
+    recordDomainProof: (domain, method, token) => call('POST', 'domain-proofs', { domain, method, token }),
+    recordRefund: (campaignId, reason, amountMicros) =>
+      call('POST', 'refunds', { campaign_id: campaignId, reason, amount_micros: amountMicros }),
+    setCampaignStatus: (campaignId, status) =>
+      call('POST', `campaigns/${encodeURIComponent(campaignId)}/status`, { status }),
+    firePixel: (body) => call('POST', 'pixel', body),
+  };
+}

@@ -1,0 +1,121 @@
+/**
+ * The request handler: `/v1` (fault injection → authentication → route → scope → body → handler) and
+ * `/_sandbox/` (no authentication, no faults). Errors thrown as `HttpProblem` become `{ detail }` answers;
+ * anything else is a 500 without internals.
+ */
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { SandboxCore } from '../context.ts';
+import type { ControlRoute } from '../control/routes.ts';
+import { CONTROL_ROUTES } from '../control/routes.ts';
+import { HttpProblem } from '../problem.ts';
+import type { Account, Scope } from '../state.ts';
+import type { V1Route } from '../v1/routes.ts';
+import { routeMatcher, V1_ROUTES } from '../v1/routes.ts';
+import type { Body } from '../validate.ts';
+import { readJsonBody, sendJson, sendProblem } from './io.ts';
+
+const matchV1 = routeMatcher<V1Route>(V1_ROUTES);
+const matchControl = routeMatcher<ControlRoute>(CONTROL_ROUTES);
+const NO_QUERY = new URLSearchParams();
+const EMPTY_BODY: Body = Object.freeze({}) as Body;
+
+const UNAUTHORIZED = { 'www-authenticate': 'Bearer realm="sandbox"' };
+
+/** Resolves the Bearer key to its account and scopes (401 when missing or unknown). */
+function authenticate(
+  core: SandboxCore,
+  header: string | undefined,
+): { account: Account; scopes: readonly Scope[] } {
+  if (header === undefined || header === '')
+    throw new HttpProblem(401, 'missing API key: send Authorization: Bearer <key>', UNAUTHORIZED);
+  const space = header.indexOf(' ');
+  const scheme = space === -1 ? header : header.slice(0, space);
+  if (scheme.toLowerCase() !== 'bearer')
+    throw new HttpProblem(401, 'Authorization must use the Bearer scheme', UNAUTHORIZED);
+  const key = core.state.keys.get(header.slice(space + 1).trim());
+  const account = key === undefined ? undefined : core.state.accounts.get(key.accountId);
+  // The detail never echoes the key: it is a secret even when it is wrong.
+  if (key === undefined || account === undefined) throw new HttpProblem(401, 'invalid API key', UNAUTHORIZED);
+  return { account, scopes: key.scopes };
+}
+
+function splitUrl(url: string): { path: string; query: URLSearchParams } {
+  const q = url.indexOf('?');
+  return q === -1
+    ? { path: url, query: NO_QUERY }
+    : { path: url.slice(0, q), query: new URLSearchParams(url.slice(q + 1)) };
+}
+
+function fail(res: ServerResponse, err: unknown): void {
+  if (res.headersSent || res.destroyed) return;
+  if (err instanceof HttpProblem) return sendProblem(res, err);
+  console.error('[postback sandbox] internal error:', err);
+  sendJson(res, 500, { detail: 'internal sandbox error' });
+}
+
+async function handleV1(
+  core: SandboxCore,
+  req: IncomingMessage,
+  res: ServerResponse,
+  url: string,
+): Promise<void> {
+  const fault = core.faults.decide();
+  if (fault.latencyMs > 0) await sleep(fault.latencyMs);
+  if (fault.resetBefore) {
+    req.socket.destroy();
+    return;
+  }
+  if (fault.error !== null) throw fault.error;
+  const { account, scopes } = authenticate(core, req.headers.authorization);
+  const { path, query } = splitUrl(url);
+  const { route, params } = matchV1(req.method ?? 'GET', path);
+  if (!scopes.includes(route.scope)) {
+    throw new HttpProblem(
+      403,
+      `this key lacks the '${route.scope}' scope needed for ${route.method} ${route.path}`,
+    );
+  }
+  const body = route.method === 'POST' ? await readJsonBody(req) : EMPTY_BODY;
+  const answer = route.handler({ core, body, query, params, now: core.clock.now(), account, scopes });
+  if (fault.resetAfter) {
+    // Applied, answer lost: what a client sees when the service crashes after committing.
+    req.socket.destroy();
+    return;
+  }
+  sendJson(res, answer.status, answer.body);
+}
+
+async function handleControl(
+  core: SandboxCore,
+  req: IncomingMessage,
+  res: ServerResponse,
+  url: string,
+): Promise<void> {
+  const { path, query } = splitUrl(url);
+  const { route, params } = matchControl(req.method ?? 'GET', path);
+  const body = route.method === 'GET' ? EMPTY_BODY : await readJsonBody(req);
+  const answer = route.handler({ core, body, query, params, now: core.clock.now() });
+  sendJson(res, answer.status, answer.body);
+}
+
+/**
+ * Builds the `node:http` request listener of a sandbox.
+ *
+ * @example
+ * ```ts
+ * const server = http.createServer(createRequestListener(core));
+ * ```
+ */
+export function createRequestListener(
+  core: SandboxCore,
+): (req: IncomingMessage, res: ServerResponse) => void {
+  return (req, res) => {
+    const url = req.url ?? '/';
+    let work: Promise<void>;
+    if (url.startsWith('/v1/')) work = handleV1(core, req, res, url);
+    else if (url.startsWith('/_sandbox/')) work = handleControl(core, req, res, url);
+    else work = Promise.reject(new HttpProblem(404, `no such endpoint: ${req.method} ${url.split('?')[0]}`));
+    work.catch((err: unknown) => fail(res, err));
+  };
+}

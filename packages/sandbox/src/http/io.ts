@@ -1,0 +1,73 @@
+/**
+ * Reading JSON request bodies and writing JSON answers on plain `node:http`, with the sandbox's limits:
+ * bodies up to 1 MiB (413 beyond), invalid JSON is a 400, an empty body is an empty object.
+ */
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { HttpProblem } from '../problem.ts';
+import type { Body } from '../validate.ts';
+
+/** Largest request body accepted (the spec gives no bound: our choice). */
+export const MAX_BODY_BYTES = 1_048_576;
+
+const EMPTY: Body = Object.freeze({}) as Body;
+
+/** Reads the whole body and parses it as JSON; an empty body is `{}`. */
+export function readJsonBody(req: IncomingMessage): Promise<Body> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    let failed = false;
+    req.on('data', (chunk: Buffer) => {
+      if (failed) return;
+      size += chunk.length;
+      if (size > MAX_BODY_BYTES) {
+        failed = true;
+        reject(new HttpProblem(413, `request body larger than ${MAX_BODY_BYTES} bytes`));
+        return;
+      }
+      chunks.push(chunk);
+    });
+    req.on('end', () => {
+      if (failed) return;
+      if (size === 0) return resolve({ ...EMPTY });
+      const text =
+        chunks.length === 1 ? (chunks[0] as Buffer).toString('utf8') : Buffer.concat(chunks).toString('utf8');
+      let value: unknown;
+      try {
+        value = JSON.parse(text);
+      } catch {
+        return reject(new HttpProblem(400, 'body: request body is not valid JSON'));
+      }
+      if (value === null || typeof value !== 'object' || Array.isArray(value)) {
+        return reject(new HttpProblem(400, 'body: must be a JSON object'));
+      }
+      resolve(value as Body);
+    });
+    req.on('error', (err) => {
+      failed = true;
+      reject(err);
+    });
+  });
+}
+
+/** Writes a JSON answer with an exact `content-length` (keeps keep-alive connections cheap). */
+export function sendJson(
+  res: ServerResponse,
+  status: number,
+  body: unknown,
+  headers?: Readonly<Record<string, string>>,
+): void {
+  const text = JSON.stringify(body);
+  const head: Record<string, string | number> = {
+    'content-type': 'application/json; charset=utf-8',
+    'content-length': Buffer.byteLength(text),
+  };
+  if (headers !== undefined) Object.assign(head, headers);
+  res.writeHead(status, head);
+  res.end(text);
+}
+
+/** Answers an error as `{ detail }`. */
+export function sendProblem(res: ServerResponse, problem: HttpProblem): void {
+  sendJson(res, problem.status, { detail: problem.detail }, problem.headers);
+}

@@ -1,0 +1,119 @@
+/**
+ * Options of `startSandbox`: one hand-written schema that is the single source of truth for their types,
+ * defaults and validation. Hand-written (not zod) so the package stays light and the errors name the field.
+ */
+
+/**
+ * Port the sandbox listens on; 0 picks a free one.
+ * @defaultValue 0
+ */
+export const DEFAULT_PORT = 0;
+
+/**
+ * Interface the sandbox binds to. Loopback only by default: the sandbox has no real authentication.
+ * @defaultValue '127.0.0.1'
+ */
+export const DEFAULT_HOST = '127.0.0.1';
+
+/**
+ * Name of the query parameter that carries the click token on landing URLs (not in the spec).
+ * @defaultValue 'click_token'
+ */
+export const DEFAULT_CLICK_PARAM = 'click_token';
+
+/**
+ * Days after a confirmation during which it may be reversed. Matches `DEFAULT_RETURN_WINDOW_MS` of
+ * `@postback/core` (30 days); the spec does not give the length.
+ * @defaultValue 30
+ */
+export const DEFAULT_RETURN_WINDOW_DAYS = 30;
+
+/** Options of {@link startSandbox}. */
+export interface SandboxOptions {
+  /** @defaultValue {@link DEFAULT_PORT} */
+  port?: number;
+  /** @defaultValue {@link DEFAULT_HOST} */
+  host?: string;
+  /** @defaultValue {@link DEFAULT_CLICK_PARAM} */
+  clickParam?: string;
+  /** @defaultValue {@link DEFAULT_RETURN_WINDOW_DAYS} */
+  returnWindowDays?: number;
+  /**
+   * The real clock the sandbox clock starts from (`POST /_sandbox/clock` moves it forward from there).
+   * @defaultValue `Date.now`
+   */
+  now?: () => number;
+  /**
+   * Random source in [0, 1) for fault injection, so tests of fault rates can be deterministic.
+   * @defaultValue `Math.random`
+   */
+  random?: () => number;
+}
+
+/** {@link SandboxOptions} with every default filled in. */
+export type ResolvedSandboxOptions = Required<SandboxOptions>;
+
+/** An option of {@link startSandbox} is unknown or invalid. `field` names it. */
+export class SandboxOptionsError extends TypeError {
+  override name = 'SandboxOptionsError';
+  /** The offending option. */
+  readonly field: string;
+  constructor(field: string, message: string) {
+    super(`Invalid sandbox option '${field}': ${message}`);
+    this.field = field;
+  }
+}
+
+type Check = (value: unknown) => string | null;
+
+const isPort: Check = (v) =>
+  Number.isInteger(v) && (v as number) >= 0 && (v as number) <= 65_535 ? null : 'must be an integer 0..65535';
+const isHost: Check = (v) => (typeof v === 'string' && v.length > 0 ? null : 'must be a non-empty string');
+const isParamName: Check = (v) =>
+  typeof v === 'string' && /^[A-Za-z0-9_.~-]{1,64}$/.test(v)
+    ? null
+    : 'must be 1-64 URL-safe characters [A-Za-z0-9_.~-]';
+const isDays: Check = (v) =>
+  typeof v === 'number' && Number.isFinite(v) && v > 0 && v <= 3650
+    ? null
+    : 'must be a number of days in (0, 3650]';
+const isFunction: Check = (v) => (typeof v === 'function' ? null : 'must be a function');
+
+/** The schema: every option with its check and default. Adding an option means adding one row here. */
+const schema: { [K in keyof SandboxOptions]-?: { check: Check; default: ResolvedSandboxOptions[K] } } = {
+  port: { check: isPort, default: DEFAULT_PORT },
+  host: { check: isHost, default: DEFAULT_HOST },
+  clickParam: { check: isParamName, default: DEFAULT_CLICK_PARAM },
+  returnWindowDays: { check: isDays, default: DEFAULT_RETURN_WINDOW_DAYS },
+  now: { check: isFunction, default: Date.now },
+  random: { check: isFunction, default: Math.random },
+};
+
+/**
+ * Validates options and fills in defaults. Unknown keys are rejected, so a typo never goes unnoticed.
+ *
+ * @throws {@link SandboxOptionsError} naming the first bad or unknown option
+ * @example
+ * ```ts
+ * resolveSandboxOptions({ returnWindowDays: 14 }).clickParam; // 'click_token'
+ * ```
+ */
+export function resolveSandboxOptions(options: SandboxOptions = {}): ResolvedSandboxOptions {
+  if (options === null || typeof options !== 'object')
+    throw new SandboxOptionsError('options', 'must be an object');
+  for (const key of Object.keys(options)) {
+    if (!Object.hasOwn(schema, key)) throw new SandboxOptionsError(key, 'unknown option');
+  }
+  const resolved: Record<string, unknown> = {};
+  for (const [key, row] of Object.entries(schema)) {
+    const value = (options as Record<string, unknown>)[key];
+    if (value === undefined) {
+      resolved[key] = row.default;
+      continue;
+    }
+    const problem = row.check(value);
+    if (problem !== null) throw new SandboxOptionsError(key, problem);
+    resolved[key] = value;
+  }
+  return resolved as ResolvedSandboxOptions;
+}

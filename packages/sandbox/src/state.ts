@@ -1,0 +1,188 @@
+/**
+ * Everything the sandbox remembers, in memory: accounts and their keys, campaigns, clicks, conversions,
+ * sites, placements, traffic (pageviews, placement requests, domain proofs), refunds and credits.
+ * Records are stored in their wire shape where one exists, so answering is a lookup, not a mapping.
+ */
+
+/** The scopes an API key can carry (spec, "Authentication"). */
+export type Scope = 'read' | 'write' | 'conversions';
+
+/** Every scope, in the order `/v1/me` lists them. */
+export const ALL_SCOPES: readonly Scope[] = ['read', 'write', 'conversions'];
+
+/** Pricing models of the spec. */
+export const PRICING_MODELS = ['cpc', 'cpm', 'cpa', 'affiliate', 'guaranteed', 'cross_promo'] as const;
+export type PricingModel = (typeof PRICING_MODELS)[number];
+
+/** Campaign statuses. The spec names only `review`; the others are the sandbox's (set by the control API). */
+export const CAMPAIGN_STATUSES = ['review', 'active', 'paused', 'rejected', 'completed'] as const;
+export type CampaignStatus = (typeof CAMPAIGN_STATUSES)[number];
+
+export const VERIFICATION_METHODS = ['dns_txt', 'file', 'meta_tag'] as const;
+export type VerificationMethod = (typeof VERIFICATION_METHODS)[number];
+
+export interface CreativeWire {
+  headline: string;
+  body: string;
+  cta: string;
+  landing_url: string;
+  format: 'card';
+}
+
+export interface CampaignWire {
+  id: string;
+  name: string;
+  pricing_model: PricingModel;
+  status: CampaignStatus;
+  bid_micros: number;
+  total_budget_micros: number | null;
+  daily_cap_micros: number | null;
+  spend_micros: number;
+  conversion_source: 'pixel' | 's2s';
+  target_categories: string[];
+  target_segments: string[];
+  exclude_segments: string[];
+  creatives: CreativeWire[];
+  created_at: string;
+}
+
+export interface SiteWire {
+  id: string;
+  domain: string;
+  verified: boolean;
+  verification: { method: VerificationMethod; token: string };
+  created_at: string;
+}
+
+export interface PlacementWire {
+  id: string;
+  site_id: string;
+  name: string;
+  format: 'card';
+  created_at: string;
+}
+
+export interface RefundWire {
+  id: string;
+  campaign_id: string;
+  reason: string;
+  amount_micros: number;
+  created_at: string;
+}
+
+export interface CreditActivity {
+  at: string;
+  amount_micros: number;
+  reason: string;
+}
+
+/** Per-account counters of `POST /v1/conversions/s2s`, reported by `GET /_sandbox/conversions`. */
+export interface ConversionCounts {
+  requests: number;
+  duplicates: number;
+  rejections: number;
+  late: number;
+}
+
+export interface Account {
+  id: string;
+  /** Prepaid cash not yet held by a campaign. */
+  balanceMicros: number;
+  /** Cash held for campaign budgets. */
+  heldMicros: number;
+  creditMicros: number;
+  creditActivity: CreditActivity[];
+  boost: { campaignId: string; claimedAt: number; expiresAt: number } | null;
+  counts: ConversionCounts;
+  /** Orders by `order_id`: the idempotency key of a conversion is per account. */
+  orders: Map<string, Conversion>;
+  /** Orders billed through the pixel (control API), by `order_id`, with what each charged. */
+  pixelOrders: Map<string, number>;
+}
+
+export interface Campaign {
+  accountId: string;
+  wire: CampaignWire;
+}
+
+export interface Click {
+  token: string;
+  campaign: Campaign;
+  clickedAt: number;
+}
+
+export interface Conversion {
+  orderId: string;
+  campaign: Campaign;
+  clickToken: string;
+  valueMicros: number;
+  /** What the confirmation charged (given back by the reversal). */
+  chargeMicros: number;
+  clickedAt: number;
+  confirmedAt: number;
+  reversedAt: number | null;
+  /** The confirmation answer, kept so a duplicate gets the same result. */
+  confirmAnswer: ConfirmAnswer;
+  reverseAnswer: ReverseAnswer | null;
+}
+
+export interface ConfirmAnswer {
+  order_id: string;
+  campaign_id: string;
+  value_micros: number;
+  status: 'confirmed';
+  confirmed_at: string;
+  duplicate: boolean;
+}
+
+export interface ReverseAnswer {
+  order_id: string;
+  campaign_id: string;
+  status: 'reversed';
+  reversed_at: string;
+  duplicate: boolean;
+}
+
+export interface Site {
+  accountId: string;
+  wire: SiteWire;
+}
+
+export interface Placement {
+  accountId: string;
+  wire: PlacementWire;
+  lastRequestAt: number | null;
+}
+
+export interface Refund {
+  accountId: string;
+  wire: RefundWire;
+}
+
+/** The whole in-memory state; `reset()` empties it. */
+export class SandboxState {
+  accounts = new Map<string, Account>();
+  /** API key → owner and scopes. */
+  keys = new Map<string, { accountId: string; scopes: readonly Scope[] }>();
+  campaigns = new Map<string, Campaign>();
+  clicks = new Map<string, Click>();
+  sites = new Map<string, Site>();
+  placements = new Map<string, Placement>();
+  refunds: Refund[] = [];
+  /** Pageviews per segment label, as (time, count) entries; segments are marketplace-wide. */
+  pageviews: Array<{ label: string; at: number; count: number }> = [];
+  /** Published ownership proofs: (domain, method, token) seen at a time. */
+  domainProofs: Array<{ domain: string; method: VerificationMethod; token: string; at: number }> = [];
+
+  reset(): void {
+    this.accounts.clear();
+    this.keys.clear();
+    this.campaigns.clear();
+    this.clicks.clear();
+    this.sites.clear();
+    this.placements.clear();
+    this.refunds = [];
+    this.pageviews = [];
+    this.domainProofs = [];
+  }
+}

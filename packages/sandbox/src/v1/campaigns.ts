@@ -1,0 +1,180 @@
+/**
+ * `/v1/campaigns`: list, create (starts in `review`, budget held from the prepaid balance, 402 when too
+ * low, cross_promo paid in credit) and plan (starting bid, reach forecast and reserve for a budget).
+ */
+import type { Answer, V1Context } from '../context.ts';
+import { iso, newId } from '../ids.ts';
+import { badField, HttpProblem } from '../problem.ts';
+import type { Campaign, CampaignWire, CreativeWire, PricingModel } from '../state.ts';
+import { PRICING_MODELS } from '../state.ts';
+import { listedSegments } from '../traffic.ts';
+import type { Body } from '../validate.ts';
+import {
+  asObject,
+  readEnum,
+  readHttpUrl,
+  readMicros,
+  readOptionalMicros,
+  readString,
+  readStringArray,
+} from '../validate.ts';
+
+/** Most creatives a campaign may carry (the spec gives no bound: our choice). */
+export const MAX_CREATIVES = 20;
+
+/** Starting bid per pricing model (micros), returned by plan. Sandbox figures, not the service's. */
+export const STARTING_BID_MICROS: Readonly<Record<PricingModel, number>> = Object.freeze({
+  cpc: 500_000,
+  cpm: 2_000_000,
+  cpa: 5_000_000,
+  affiliate: 3_000_000,
+  guaranteed: 4_000_000,
+  cross_promo: 300_000,
+});
+
+function readCreative(value: unknown, i: number): CreativeWire {
+  const path = `creatives.${i}`;
+  const c = asObject(value, path);
+  const format = c.format;
+  if (format !== undefined && format !== 'card') throw badField(`${path}.format`, 'must be card');
+  return {
+    headline: readString(c, 'headline', `${path}.headline`, 200),
+    body: readString(c, 'body', `${path}.body`, 1000),
+    cta: readString(c, 'cta', `${path}.cta`, 60),
+    landing_url: readHttpUrl(c, 'landing_url', `${path}.landing_url`),
+    format: 'card',
+  };
+}
+
+function readPositiveMicros(body: Body, field: string): number {
+  const v = readMicros(body, field);
+  if (v === 0) throw badField(field, 'must be greater than 0');
+  return v;
+}
+
+/** GET /v1/campaigns — the caller's campaigns, oldest first. */
+export function listCampaigns(ctx: V1Context): Answer {
+  const campaigns: CampaignWire[] = [];
+  for (const c of ctx.core.state.campaigns.values())
+    if (c.accountId === ctx.account.id) campaigns.push(c.wire);
+  return { status: 200, body: { campaigns } };
+}
+
+/** POST /v1/campaigns */
+export function createCampaign(ctx: V1Context): Answer {
+  const body = ctx.body;
+  const account = ctx.account;
+  const name = readString(body, 'name', 'name', 200);
+  const pricing = readEnum(body, 'pricing_model', PRICING_MODELS);
+  const bid = readPositiveMicros(body, 'bid_micros');
+  const conversionSource = readEnum(body, 'conversion_source', ['pixel', 's2s'] as const, 'pixel');
+  const targetCategories = readStringArray(body, 'target_categories');
+  const targetSegments = readStringArray(body, 'target_segments');
+  const excludeSegments = readStringArray(body, 'exclude_segments');
+  if (!Array.isArray(body.creatives) || body.creatives.length === 0) {
+    throw badField('creatives', 'must be a non-empty array of creatives');
+  }
+  if (body.creatives.length > MAX_CREATIVES)
+    throw badField('creatives', `must hold at most ${MAX_CREATIVES} creatives`);
+  const creatives = body.creatives.map(readCreative);
+
+  const listed = new Set(listedSegments(ctx.core.state, ctx.now).map((s) => s.label));
+  for (const [field, labels] of [
+    ['target_segments', targetSegments],
+    ['exclude_segments', excludeSegments],
+  ] as const) {
+    labels.forEach((label, i) => {
+      if (!listed.has(label)) {
+        throw new HttpProblem(422, `${field}.${i}: segment '${label}' is not listed by GET /v1/segments`);
+      }
+    });
+  }
+  const both = targetSegments.find((label) => excludeSegments.includes(label));
+  if (both !== undefined) throw new HttpProblem(422, `segment '${both}' is both targeted and excluded`);
+
+  let totalBudget: number | null;
+  let dailyCap: number | null;
+  if (pricing === 'cross_promo') {
+    if (body.total_budget_micros != null || body.daily_cap_micros != null) {
+      throw new HttpProblem(
+        422,
+        'total_budget_micros: cross_promo campaigns are paid in credit and have no cash budget or daily cap',
+      );
+    }
+    if (account.creditMicros < bid) {
+      throw new HttpProblem(
+        402,
+        `cross-promotion credit too low: ${account.creditMicros} micros available, bid is ${bid}`,
+      );
+    }
+    totalBudget = null;
+    dailyCap = null;
+  } else {
+    if (body.total_budget_micros == null)
+      throw badField('total_budget_micros', `is required for pricing model ${pricing}`);
+    totalBudget = readPositiveMicros(body, 'total_budget_micros');
+    dailyCap = readOptionalMicros(body, 'daily_cap_micros');
+    if (dailyCap !== null && dailyCap > totalBudget) {
+      throw new HttpProblem(422, 'daily_cap_micros: must not exceed total_budget_micros');
+    }
+    if (totalBudget > account.balanceMicros) {
+      throw new HttpProblem(
+        402,
+        `available balance too low: ${account.balanceMicros} micros available, budget is ${totalBudget}`,
+      );
+    }
+    account.balanceMicros -= totalBudget;
+    account.heldMicros += totalBudget;
+  }
+
+  const wire: CampaignWire = {
+    id: newId('cmp'),
+    name,
+    pricing_model: pricing,
+    status: 'review',
+    bid_micros: bid,
+    total_budget_micros: totalBudget,
+    daily_cap_micros: dailyCap,
+    spend_micros: 0,
+    conversion_source: conversionSource,
+    target_categories: targetCategories,
+    target_segments: targetSegments,
+    exclude_segments: excludeSegments,
+    creatives,
+    created_at: iso(ctx.now),
+  };
+  const campaign: Campaign = { accountId: account.id, wire };
+  ctx.core.state.campaigns.set(wire.id, campaign);
+  return { status: 201, body: wire };
+}
+
+/**
+ * POST /v1/campaigns/plan — deterministic sandbox figures: the starting bid of the model, a forecast at a
+ * 2% click-through rate (5% conversion rate for cpa/affiliate), and the reserve = what creation would hold
+ * from the prepaid balance (the whole budget; 0 for cross_promo, paid in credit).
+ */
+export function planCampaign(ctx: V1Context): Answer {
+  const budget = readPositiveMicros(ctx.body, 'total_budget_micros');
+  const pricing = readEnum(ctx.body, 'pricing_model', PRICING_MODELS, 'cpc');
+  const bid = STARTING_BID_MICROS[pricing];
+  let impressions: number;
+  let clicks: number;
+  if (pricing === 'cpm' || pricing === 'guaranteed') {
+    impressions = Math.floor((budget * 1000) / bid);
+    clicks = Math.floor(impressions / 50);
+  } else if (pricing === 'cpa' || pricing === 'affiliate') {
+    clicks = Math.floor(budget / bid) * 20;
+    impressions = clicks * 50;
+  } else {
+    clicks = Math.floor(budget / bid);
+    impressions = clicks * 50;
+  }
+  return {
+    status: 200,
+    body: {
+      starting_bid_micros: bid,
+      reach_forecast: { impressions, clicks },
+      reserve_micros: pricing === 'cross_promo' ? 0 : budget,
+    },
+  };
+}

@@ -1,0 +1,173 @@
+/**
+ * The s2s endpoints: confirmation (7 days after the click, s2s campaigns only, idempotent by `order_id`,
+ * never charged twice) and reversal (confirmed orders only, inside the return window, idempotent).
+ * This is the hot path of the benchmark: plain field checks, map lookups, no allocation beyond the answer.
+ */
+import type { Answer, V1Context } from '../context.ts';
+import { iso } from '../ids.ts';
+import { badField, HttpProblem, notFound } from '../problem.ts';
+import type { Account, Campaign, ConfirmAnswer, Conversion, ReverseAnswer } from '../state.ts';
+import { CONFIRM_WINDOW_MS, DAY_MS } from '../traffic.ts';
+import { readMicros, readString } from '../validate.ts';
+
+/** Longest `order_id` accepted (the spec gives no bound: our choice). */
+export const MAX_ORDER_ID_LENGTH = 256;
+
+/** Models whose conversions are billed (their bid is a price per conversion); others record them free. */
+const BILLS_CONVERSIONS = new Set(['cpa', 'affiliate', 'cross_promo']);
+
+function requireS2s(campaign: Campaign): void {
+  if (campaign.wire.conversion_source !== 's2s') {
+    throw new HttpProblem(
+      422,
+      `campaign ${campaign.wire.id} has conversion source pixel; the s2s endpoints apply only to s2s campaigns`,
+    );
+  }
+}
+
+/** Charges the campaign for one conversion: its bid, capped by what is left of its budget (or credit). */
+function charge(account: Account, campaign: Campaign, now: number, orderId: string): number {
+  const w = campaign.wire;
+  if (!BILLS_CONVERSIONS.has(w.pricing_model)) return 0;
+  if (w.total_budget_micros === null) {
+    const amount = Math.min(w.bid_micros, account.creditMicros);
+    if (amount > 0) {
+      account.creditMicros -= amount;
+      account.creditActivity.push({ at: iso(now), amount_micros: -amount, reason: `conversion ${orderId}` });
+    }
+    w.spend_micros += amount;
+    return amount;
+  }
+  const amount = Math.min(w.bid_micros, w.total_budget_micros - w.spend_micros);
+  w.spend_micros += amount;
+  account.heldMicros -= amount;
+  return amount;
+}
+
+function giveBack(account: Account, conversion: Conversion, now: number): void {
+  const amount = conversion.chargeMicros;
+  if (amount === 0) return;
+  const w = conversion.campaign.wire;
+  w.spend_micros -= amount;
+  if (w.total_budget_micros === null) {
+    account.creditMicros += amount;
+    account.creditActivity.push({
+      at: iso(now),
+      amount_micros: amount,
+      reason: `reversal ${conversion.orderId}`,
+    });
+  } else {
+    account.heldMicros += amount;
+  }
+}
+
+/** POST /v1/conversions/s2s */
+export function confirmConversion(ctx: V1Context): Answer {
+  const account = ctx.account;
+  const counts = account.counts;
+  counts.requests += 1;
+  try {
+    return confirm(ctx, account);
+  } catch (err) {
+    counts.rejections += 1;
+    throw err;
+  }
+}
+
+function confirm(ctx: V1Context, account: Account): Answer {
+  const body = ctx.body;
+  const token = readString(body, 'click_token', 'click_token', 256);
+  const orderId = readString(body, 'order_id', 'order_id', MAX_ORDER_ID_LENGTH);
+  const value = readMicros(body, 'value_micros');
+  const now = ctx.now;
+
+  const click = ctx.core.state.clicks.get(token);
+  if (click === undefined || click.campaign.accountId !== account.id)
+    throw new HttpProblem(404, 'click_token not found');
+  const late = now - click.clickedAt > CONFIRM_WINDOW_MS;
+  if (late) account.counts.late += 1;
+
+  const existing = account.orders.get(orderId);
+  if (existing !== undefined) {
+    if (existing.clickToken !== token || existing.valueMicros !== value) {
+      throw new HttpProblem(
+        409,
+        `order_id ${orderId} was already confirmed with a different click_token or value_micros`,
+      );
+    }
+    if (existing.reversedAt !== null) {
+      throw new HttpProblem(
+        409,
+        `order_id ${orderId} was reversed at ${iso(existing.reversedAt)}; it cannot be confirmed again`,
+      );
+    }
+    account.counts.duplicates += 1;
+    return { status: 200, body: { ...existing.confirmAnswer, duplicate: true } };
+  }
+
+  requireS2s(click.campaign);
+  if (late) {
+    throw new HttpProblem(
+      422,
+      `click is older than 7 days (clicked at ${iso(click.clickedAt)}); confirmations are accepted for 7 days after the click`,
+    );
+  }
+
+  const campaign = click.campaign;
+  const answer: ConfirmAnswer = {
+    order_id: orderId,
+    campaign_id: campaign.wire.id,
+    value_micros: value,
+    status: 'confirmed',
+    confirmed_at: iso(now),
+    duplicate: false,
+  };
+  account.orders.set(orderId, {
+    orderId,
+    campaign,
+    clickToken: token,
+    valueMicros: value,
+    chargeMicros: charge(account, campaign, now, orderId),
+    clickedAt: click.clickedAt,
+    confirmedAt: now,
+    reversedAt: null,
+    confirmAnswer: answer,
+    reverseAnswer: null,
+  });
+  return { status: 200, body: answer };
+}
+
+/** POST /v1/conversions/s2s/refund */
+export function reverseConversion(ctx: V1Context): Answer {
+  const account = ctx.account;
+  const campaignId = readString(ctx.body, 'campaign_id', 'campaign_id', 64);
+  if (!campaignId.startsWith('cmp_')) throw badField('campaign_id', 'must have the form cmp_<id>');
+  const orderId = readString(ctx.body, 'order_id', 'order_id', MAX_ORDER_ID_LENGTH);
+  const campaign = ctx.core.state.campaigns.get(campaignId);
+  if (campaign === undefined || campaign.accountId !== account.id) throw notFound('campaign', campaignId);
+  requireS2s(campaign);
+  const conversion = account.orders.get(orderId);
+  if (conversion === undefined || conversion.campaign !== campaign) {
+    throw new HttpProblem(404, `no confirmed order ${orderId} for campaign ${campaignId}`);
+  }
+  if (conversion.reverseAnswer !== null)
+    return { status: 200, body: { ...conversion.reverseAnswer, duplicate: true } };
+  const windowMs = ctx.core.options.returnWindowDays * DAY_MS;
+  if (ctx.now - conversion.confirmedAt > windowMs) {
+    throw new HttpProblem(
+      422,
+      `return window closed: order ${orderId} was confirmed at ${iso(conversion.confirmedAt)} and may be reversed for ${ctx.core.options.returnWindowDays} days`,
+    );
+  }
+  conversion.reversedAt = ctx.now;
+  giveBack(account, conversion, ctx.now);
+  const answer: ReverseAnswer = {
+    order_id: orderId,
+    campaign_id: campaignId,
+    status: 'reversed',
+    reversed_at: iso(ctx.now),
+    duplicate: false,
+  };
+  conversion.reverseAnswer = answer;
+  return { status: 200, body: answer };
+}
