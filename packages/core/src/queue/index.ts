@@ -3,3 +3,4 @@ export * from './types.ts';
 export * from './validation.ts';
 export * from './jobs.ts';
 export * from './backoff.ts';
+export * from './memory-outbox.ts';

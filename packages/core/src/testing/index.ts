@@ -2,4 +2,4 @@
  * Conformance suites for backend authors (`@postback/core/testing`): every `Outbox` and `ClickStore`
  * implementation runs the same suite. Requires vitest.
  */
-export {};
+export * from './outbox-conformance.ts';

@@ -1,0 +1,288 @@
+/**
+ * An in-memory `Outbox`: the reference implementation of the contract (it passes `describeOutbox`), and
+ * the store for tests, demos and edge functions that deliver within one process. Nothing survives a
+ * restart: production uses SQLite, Postgres or SQS.
+ */
+import { z } from 'zod';
+import { OptionsError } from '../errors.ts';
+import { parseOptions } from './parse-options.ts';
+import { resolvePolicy, type EpochMs, type WindowPolicy } from '../policy.ts';
+import {
+  cancelWaitingRefund,
+  claimJob,
+  completeJob,
+  extendJobLease,
+  failJob,
+  followDeliveredConfirm,
+  holdsLease,
+  isClaimable,
+  newConfirmJob,
+  newLeaseToken,
+  planRefund,
+  releaseJob,
+  replayJob,
+  retryJob,
+} from './jobs.ts';
+import type {
+  ClaimOptions,
+  ConfirmInput,
+  ConfirmJob,
+  EnqueueResult,
+  Job,
+  ListDeadOptions,
+  Outbox,
+  OutboxStats,
+  RefundInput,
+  RefundJob,
+  RefundOutcome,
+} from './types.ts';
+import { JOB_STATES } from './types.ts';
+
+/**
+ * Prefix of the ids the memory outbox assigns.
+ * @defaultValue "job_"
+ */
+export const DEFAULT_MEMORY_ID_PREFIX = 'job_';
+
+/**
+ * Page size of `listDead` when none is given.
+ * @defaultValue 100
+ */
+export const DEFAULT_LIST_DEAD_LIMIT = 100;
+
+const memoryOutboxOptionsSchema = z.strictObject({
+  /** Windows used to stamp deadlines. @defaultValue DEFAULT_WINDOW_POLICY */
+  policy: z
+    .strictObject({
+      confirmWindowMs: z.number().optional(),
+      safetyMarginMs: z.number().optional(),
+      returnWindowMs: z.number().optional(),
+    })
+    .optional(),
+  /** Clock for `createdAt` and validation. @defaultValue Date.now */
+  now: z.custom<() => EpochMs>((v) => typeof v === 'function', 'must be a function returning epoch ms').optional(),
+  /** @defaultValue {@link DEFAULT_MEMORY_ID_PREFIX} */
+  idPrefix: z.string().max(32).optional(),
+});
+
+/** Options of {@link createMemoryOutbox}. */
+export type MemoryOutboxOptions = z.input<typeof memoryOutboxOptionsSchema>;
+
+function copy<J extends Job>(job: J): J {
+  return { ...job, lease: job.lease === null ? null : { ...job.lease } };
+}
+
+/**
+ * Creates an in-memory {@link Outbox}. Returned jobs are copies: mutating them changes nothing stored.
+ *
+ * @example
+ * ```ts
+ * const outbox = createMemoryOutbox();
+ * await outbox.confirm({ orderId: 'ord_1', valueMicros: 12_340_000, click });
+ * const dispatcher = createDispatcher({ outbox, client });
+ * ```
+ */
+export function createMemoryOutbox(options: MemoryOutboxOptions = {}): Outbox {
+  const parsed = parseOptions(memoryOutboxOptionsSchema, options);
+  let policy: WindowPolicy;
+  try {
+    policy = resolvePolicy(Object.fromEntries(Object.entries(parsed.policy ?? {}).filter(([, v]) => v !== undefined)));
+  } catch (err) {
+    throw new OptionsError('policy', (err as Error).message);
+  }
+  const now = parsed.now ?? Date.now;
+  const idPrefix = parsed.idPrefix ?? DEFAULT_MEMORY_ID_PREFIX;
+
+  // Insertion order of `jobs` is creation order, which `listDead` pages by.
+  const jobs = new Map<string, Job>();
+  const byOrder = new Map<string, { confirm?: string; refund?: string }>();
+  let sequence = 0;
+  let closed = false;
+
+  const nextId = () => `${idPrefix}${(++sequence).toString().padStart(12, '0')}`;
+  const confirmOf = (orderId: string): ConfirmJob | null => {
+    const id = byOrder.get(orderId)?.confirm;
+    return id === undefined ? null : ((jobs.get(id) as ConfirmJob | undefined) ?? null);
+  };
+  const refundOf = (orderId: string): RefundJob | null => {
+    const id = byOrder.get(orderId)?.refund;
+    return id === undefined ? null : ((jobs.get(id) as RefundJob | undefined) ?? null);
+  };
+  const index = (job: Job) => {
+    const entry = byOrder.get(job.orderId) ?? {};
+    entry[job.kind] = job.id;
+    byOrder.set(job.orderId, entry);
+  };
+  const assertOpen = () => {
+    if (closed) throw new Error('This outbox is closed');
+  };
+
+  /** Applies a transition to the stored job only when `claimed` still holds its lease. */
+  const transition = (claimed: Job, apply: (stored: Job) => Job): boolean => {
+    assertOpen();
+    const stored = jobs.get(claimed.id);
+    if (stored === undefined || !holdsLease(stored, claimed)) return false;
+    const next = apply(stored);
+    jobs.set(next.id, next);
+    followConfirm(next);
+    return true;
+  };
+
+  /** Keeps the "refund follows its confirm" rule after a confirm changes state. */
+  const followConfirm = (job: Job) => {
+    if (job.kind !== 'confirm') return;
+    const refund = refundOf(job.orderId);
+    if (refund === null) return;
+    let next = refund;
+    if (job.state === 'delivered') next = followDeliveredConfirm(refund, job, policy);
+    else if (job.state === 'dead' || job.state === 'expired') next = cancelWaitingRefund(refund, job.state, job.updatedAt);
+    if (next !== refund) jobs.set(next.id, next);
+  };
+
+  const outbox: Outbox = {
+    async confirm(input: ConfirmInput): Promise<EnqueueResult<ConfirmJob>> {
+      assertOpen();
+      const at = now();
+      const orderId = (input as { orderId?: unknown } | null)?.orderId;
+      const existing = typeof orderId === 'string' ? confirmOf(orderId) : null;
+      // Validate even a duplicate, so a malformed retry of a good request is still reported.
+      const job = newConfirmJob(input, { now: at, id: existing?.id ?? nextId(), policy });
+      if (existing !== null) return { created: false, job: copy(existing) };
+      jobs.set(job.id, job);
+      index(job);
+      return { created: true, job: copy(job) };
+    },
+
+    async refund(input: RefundInput): Promise<RefundOutcome> {
+      assertOpen();
+      const orderId = (input as { orderId?: unknown } | null)?.orderId;
+      const confirm = typeof orderId === 'string' ? confirmOf(orderId) : null;
+      const refund = typeof orderId === 'string' ? refundOf(orderId) : null;
+      const outcome = planRefund(input, { now: now(), id: `${idPrefix}pending`, policy, confirm, refund });
+      switch (outcome.outcome) {
+        case 'enqueued': {
+          const job: RefundJob = { ...outcome.job, id: nextId() };
+          jobs.set(job.id, job);
+          index(job);
+          return { outcome: 'enqueued', job: copy(job) };
+        }
+        case 'cancelled':
+          jobs.set(outcome.job.id, outcome.job);
+          return { outcome: 'cancelled', job: copy(outcome.job) };
+        default:
+          return { ...outcome, job: copy(outcome.job) } as RefundOutcome;
+      }
+    },
+
+    async claim({ now: at, limit, leaseMs }: ClaimOptions): Promise<Job[]> {
+      assertOpen();
+      if (!Number.isSafeInteger(limit) || limit < 1) throw new RangeError(`claim limit must be a positive integer, got ${limit}`);
+      if (!(leaseMs > 0)) throw new RangeError(`claim leaseMs must be positive, got ${leaseMs}`);
+      const due = [...jobs.values()]
+        .filter((job) => isClaimable(job, at, confirmOf(job.orderId)))
+        .sort((a, b) => a.nextAttemptAt - b.nextAttemptAt || a.createdAt - b.createdAt)
+        .slice(0, limit);
+      // No await between the scan and the writes: two concurrent claims cannot interleave here.
+      return due.map((job) => {
+        const claimed = claimJob(job, { now: at, leaseMs, token: newLeaseToken() });
+        jobs.set(claimed.id, claimed);
+        return copy(claimed);
+      });
+    },
+
+    async complete(job, result) {
+      return transition(job, (stored) => completeJob(stored, result));
+    },
+
+    async retry(job, result) {
+      return transition(job, (stored) => retryJob(stored, result));
+    },
+
+    async fail(job, result) {
+      return transition(job, (stored) => failJob(stored, result));
+    },
+
+    async release(claimed, at) {
+      for (const job of claimed) transition(job, (stored) => releaseJob(stored, at));
+    },
+
+    async extendLease(job, options) {
+      return transition(job, (stored) => extendJobLease(stored, options));
+    },
+
+    async get(id) {
+      assertOpen();
+      const job = jobs.get(id);
+      return job === undefined ? null : copy(job);
+    },
+
+    async getByOrder(orderId) {
+      assertOpen();
+      return [confirmOf(orderId), refundOf(orderId)].filter((job): job is Job => job !== null).map(copy);
+    },
+
+    async stats(): Promise<OutboxStats> {
+      assertOpen();
+      const counts = Object.fromEntries(JOB_STATES.map((state) => [state, 0])) as OutboxStats['counts'];
+      let oldestPendingAt: EpochMs | null = null;
+      let nearest: OutboxStats['nearestDeadline'] = null;
+      for (const job of jobs.values()) {
+        counts[job.state] += 1;
+        if (job.state === 'pending' && (oldestPendingAt === null || job.createdAt < oldestPendingAt)) oldestPendingAt = job.createdAt;
+        if ((job.state === 'pending' || job.state === 'inflight') && job.deadline !== null) {
+          if (nearest === null || job.deadline < nearest.deadline) {
+            nearest = { id: job.id, orderId: job.orderId, kind: job.kind, deadline: job.deadline };
+          }
+        }
+      }
+      return { counts, oldestPendingAt, nearestDeadline: nearest };
+    },
+
+    async listDead(options: ListDeadOptions = {}) {
+      assertOpen();
+      const limit = options.limit ?? DEFAULT_LIST_DEAD_LIMIT;
+      if (!Number.isSafeInteger(limit) || limit < 1) throw new RangeError(`listDead limit must be a positive integer, got ${limit}`);
+      const dead = [...jobs.values()].filter((job) => job.state === 'dead');
+      // Ids are zero-padded sequence numbers, so comparing them compares creation order, and a cursor
+      // still works after its job was replayed or purged.
+      const after = options.after;
+      const start = after === undefined ? dead : dead.filter((job) => job.id > after);
+      return start.slice(0, limit).map(copy);
+    },
+
+    async replay(selection, at) {
+      assertOpen();
+      const targets = 'all' in selection ? [...jobs.values()] : selection.ids.map((id) => jobs.get(id));
+      let replayed = 0;
+      for (const job of targets) {
+        if (job === undefined || job.state !== 'dead') continue;
+        const next = replayJob(job, { now: at, orderHasRefund: refundOf(job.orderId) !== null });
+        jobs.set(next.id, next);
+        if (next.state === 'pending') replayed += 1;
+      }
+      return replayed;
+    },
+
+    async purgeDead(options = {}) {
+      assertOpen();
+      const targets = options.ids === undefined ? [...jobs.values()] : options.ids.map((id) => jobs.get(id));
+      let purged = 0;
+      for (const job of targets) {
+        if (job === undefined || job.state !== 'dead') continue;
+        jobs.delete(job.id);
+        const entry = byOrder.get(job.orderId);
+        if (entry !== undefined) {
+          delete entry[job.kind];
+          if (entry.confirm === undefined && entry.refund === undefined) byOrder.delete(job.orderId);
+        }
+        purged += 1;
+      }
+      return purged;
+    },
+
+    async close() {
+      closed = true;
+    },
+  };
+  return outbox;
+}
