@@ -193,7 +193,9 @@ export interface Outbox {
   listDead(options?: ListDeadOptions): Promise<Job[]>;
   /**
    * Put dead jobs back to `pending`, due now, attempts reset. Only jobs whose deadline has not passed are
-   * replayed; the others become `expired`. Returns how many were replayed.
+   * replayed; the others become `expired`. A dead confirm whose order has a refund job becomes `cancelled`
+   * instead (the order was returned while the confirm was dead: sending it would charge a sale nobody
+   * reverses). Returns how many were replayed (put back to `pending`).
    */
   replay(options: { ids: readonly string[] } | { all: true }, now: EpochMs): Promise<number>;
   /** Delete dead jobs (all, or the given ids). Returns how many were deleted. */
