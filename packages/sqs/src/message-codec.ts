@@ -1,0 +1,125 @@
+/**
+ * How a job travels in an SQS message, and back. The body is JSON holding everything a worker needs to send
+ * the job (kind, order, click, value, deadline); the job's state, attempts and lease are not in the body
+ * because SQS keeps them (visibility, `ApproximateReceiveCount`, receipt handle). The deadline is also a
+ * message attribute so it shows in the AWS console and can be read without parsing the body.
+ *
+ * FIFO identifiers are derived from the order id: SQS allows 1–128 printable ASCII characters there, and an
+ * order id may be longer or hold anything, so such ids are replaced by their SHA-256.
+ */
+import { createHash } from 'node:crypto';
+import type { Job, JobKind } from '@postback/core';
+import { z } from 'zod';
+import { MalformedMessageError } from './errors.ts';
+
+/** Version of the body format; a worker refuses (dead-letters) bodies of other versions. */
+export const JOB_BODY_VERSION = 1;
+
+/** Message attribute holding the job's kind. */
+export const KIND_ATTRIBUTE = 'postback-kind';
+/** Message attribute holding the job's deadline (epoch ms), absent for a refund whose deadline is not known yet. */
+export const DEADLINE_ATTRIBUTE = 'postback-deadline';
+
+const epochMs = z.number().int().nonnegative();
+const common = {
+  v: z.literal(JOB_BODY_VERSION),
+  id: z.string().min(1),
+  orderId: z.string().min(1),
+  createdAt: epochMs,
+  deadline: epochMs.nullable(),
+  campaignId: z.string().min(1).nullable(),
+};
+
+/** The body schema: one source of truth for encoding and decoding. */
+export const jobBodySchema = z.discriminatedUnion('kind', [
+  z.strictObject({
+    ...common,
+    kind: z.literal('confirm'),
+    clickToken: z.string().min(1),
+    valueMicros: z.number().int().nonnegative().max(Number.MAX_SAFE_INTEGER),
+    clickedAt: epochMs,
+  }),
+  z.strictObject({ ...common, kind: z.literal('refund') }),
+]);
+
+/** A decoded message body. */
+export type JobBody = z.infer<typeof jobBodySchema>;
+
+/**
+ * The body to send for a job: only what the job needs to be delivered.
+ *
+ * @example
+ * ```ts
+ * const body = encodeJobBody(job); // '{"v":1,"id":"…","kind":"confirm",…}'
+ * ```
+ */
+export function encodeJobBody(job: Job): string {
+  const common = {
+    v: JOB_BODY_VERSION,
+    id: job.id,
+    orderId: job.orderId,
+    createdAt: job.createdAt,
+    deadline: job.deadline,
+    campaignId: job.campaignId,
+  };
+  const body =
+    job.kind === 'confirm'
+      ? { ...common, kind: job.kind, clickToken: job.clickToken, valueMicros: job.valueMicros, clickedAt: job.clickedAt }
+      : { ...common, kind: job.kind };
+  return JSON.stringify(body);
+}
+
+/**
+ * Parses a message body. Throws {@link MalformedMessageError} naming the first bad field.
+ *
+ * @example
+ * ```ts
+ * const body = decodeJobBody(message.Body ?? '');
+ * ```
+ */
+export function decodeJobBody(text: string): JobBody {
+  let raw: unknown;
+  try {
+    raw = JSON.parse(text);
+  } catch {
+    throw new MalformedMessageError('body', 'not JSON');
+  }
+  const parsed = jobBodySchema.safeParse(raw);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    const field = issue && issue.path.length > 0 ? issue.path.join('.') : 'body';
+    throw new MalformedMessageError(field, issue?.message ?? 'invalid');
+  }
+  return parsed.data;
+}
+
+/** Longest order id used as is in a FIFO id (so `c:` + it stays within SQS's 128 characters). */
+const MAX_RAW_ORDER_KEY = 124;
+const FIFO_ID_CHARS = /^[\x21-\x7e]+$/;
+
+/**
+ * The FIFO `MessageGroupId` of an order: `o:<orderId>` when the order id is short printable ASCII, else
+ * `h:<sha256 hex>`. Deterministic, so a refund lands in its confirmation's group.
+ *
+ * @example
+ * ```ts
+ * messageGroupIdOf('A-1001'); // 'o:A-1001'
+ * ```
+ */
+export function messageGroupIdOf(orderId: string): string {
+  if (orderId.length <= MAX_RAW_ORDER_KEY && FIFO_ID_CHARS.test(orderId)) return `o:${orderId}`;
+  return `h:${createHash('sha256').update(orderId, 'utf8').digest('hex')}`;
+}
+
+/**
+ * The FIFO `MessageDeduplicationId` of a job: its kind and order, so a second confirm (or refund) of the
+ * same order sent within SQS's 5-minute deduplication interval is dropped by SQS itself.
+ *
+ * @example
+ * ```ts
+ * deduplicationIdOf('confirm', 'A-1001'); // 'c:o:A-1001'
+ * ```
+ */
+export function deduplicationIdOf(kind: JobKind, orderId: string): string {
+  return `${kind === 'confirm' ? 'c' : 'r'}:${messageGroupIdOf(orderId)}`;
+}

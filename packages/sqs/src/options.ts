@@ -1,0 +1,156 @@
+/**
+ * Options of the SQS outbox: one zod schema is the single source of truth for their types, defaults and
+ * validation. Unknown keys are rejected, and every error is an `OptionsError` naming the option.
+ * Nothing AWS-specific is invented here: credentials and region come from the SDK's own provider chain,
+ * or from the `SQSClient` / `clientConfig` you pass.
+ */
+import type { SQSClient, SQSClientConfig } from '@aws-sdk/client-sqs';
+import { DAY_MS, OptionsError, type WindowPolicy } from '@postback/core';
+import { z } from 'zod';
+import type { ConfirmationStore } from './confirmation-store.ts';
+
+/**
+ * Long-poll wait of a claim's `ReceiveMessage` (SQS allows 0–20). A claim on an empty queue blocks this
+ * long; `close()` aborts it.
+ * @defaultValue 20
+ */
+export const DEFAULT_WAIT_TIME_SECONDS = 20;
+
+/**
+ * How long `complete()` waits for more completions to share one `DeleteMessageBatch` (up to 10 entries).
+ * @defaultValue 5
+ */
+export const DEFAULT_DELETE_BATCH_WINDOW_MS = 5;
+
+/**
+ * Largest `SendMessageBatch` request payload, in bytes (SQS's limit for a message and for a batch).
+ * @defaultValue 262_144 (256 KiB)
+ */
+export const DEFAULT_MAX_BATCH_BYTES = 262_144;
+
+/**
+ * How many times one entry of a `SendMessageBatch` is sent before its failure is reported. Entries SQS
+ * blames on the sender (`SenderFault: true`) are not retried. The SDK's own retries of a whole request
+ * (throttling, 5xx, network) come on top of this.
+ * @defaultValue 3
+ */
+export const DEFAULT_SEND_ATTEMPTS = 3;
+
+/**
+ * Most dead-letter messages one `listDead`/`replay`/`purgeDead` call looks at (SQS has no listing: the
+ * outbox receives messages with a short visibility timeout and gives them back).
+ * @defaultValue 1_000
+ */
+export const DEFAULT_DEAD_LETTER_SCAN_LIMIT = 1_000;
+
+/**
+ * Visibility timeout of dead-letter messages while `listDead`/`replay`/`purgeDead` holds them; they are
+ * given back (visibility 0) when the call ends.
+ * @defaultValue 30
+ */
+export const DEFAULT_PEEK_VISIBILITY_SECONDS = 30;
+
+/**
+ * Long-poll wait of each dead-letter receive. Short polling (0) samples only some SQS servers and can miss
+ * messages; 1 second queries them all.
+ * @defaultValue 1
+ */
+export const DEFAULT_DEAD_LETTER_WAIT_SECONDS = 1;
+
+/**
+ * Margin the queue's `MessageRetentionPeriod` must exceed the confirmation window by, or `checkQueues()`
+ * warns (a message still retrying near its deadline must not be dropped by SQS first).
+ * @defaultValue 86_400_000 (1 day)
+ */
+export const DEFAULT_RETENTION_MARGIN_MS = DAY_MS;
+
+const nonNegativeMs = z.number().int().nonnegative().max(Number.MAX_SAFE_INTEGER);
+
+const queueUrl = z.url({ protocol: /^https?$/, error: 'expected a queue URL (https://sqs.<region>.amazonaws.com/<account>/<name>)' });
+
+/** Schema of {@link SqsOutboxOptions}. */
+export const sqsOutboxOptionsSchema = z
+  .strictObject({
+    /** URL of the queue holding the jobs. A name ending in `.fifo` makes it a FIFO queue. */
+    queueUrl,
+    /** URL of the dead-letter queue: where `fail()` moves jobs, and what `listDead`/`replay`/`purgeDead` read. */
+    deadLetterQueueUrl: queueUrl.optional(),
+    /** An `SQSClient` to use (not destroyed by `close()`). Default: one built from `clientConfig`. */
+    client: z
+      .custom<SQSClient>((v) => typeof v === 'object' && v !== null && typeof (v as { send?: unknown }).send === 'function', {
+        message: 'expected an SQSClient',
+      })
+      .optional(),
+    /** Configuration of the `SQSClient` built when `client` is not given (region, endpoint, credentials…). */
+    clientConfig: z
+      .custom<SQSClientConfig>((v) => typeof v === 'object' && v !== null && !Array.isArray(v), { message: 'expected an SQSClientConfig object' })
+      .optional(),
+    /** Whether the queue is FIFO. @defaultValue inferred from the `.fifo` suffix of `queueUrl` */
+    fifo: z.boolean().optional(),
+    /** @defaultValue {@link DEFAULT_WAIT_TIME_SECONDS} */
+    waitTimeSeconds: z.number().int().min(0).max(20).default(DEFAULT_WAIT_TIME_SECONDS),
+    /** @defaultValue {@link DEFAULT_DELETE_BATCH_WINDOW_MS} */
+    deleteBatchWindowMs: z.number().int().min(0).max(1_000).default(DEFAULT_DELETE_BATCH_WINDOW_MS),
+    /** @defaultValue {@link DEFAULT_MAX_BATCH_BYTES} */
+    maxBatchBytes: z.number().int().min(1_024).max(1_048_576).default(DEFAULT_MAX_BATCH_BYTES),
+    /** @defaultValue {@link DEFAULT_SEND_ATTEMPTS} */
+    sendAttempts: z.number().int().min(1).max(10).default(DEFAULT_SEND_ATTEMPTS),
+    /** @defaultValue {@link DEFAULT_DEAD_LETTER_SCAN_LIMIT} */
+    deadLetterScanLimit: z.number().int().min(1).max(100_000).default(DEFAULT_DEAD_LETTER_SCAN_LIMIT),
+    /** @defaultValue {@link DEFAULT_PEEK_VISIBILITY_SECONDS} */
+    peekVisibilitySeconds: z.number().int().min(1).max(43_200).default(DEFAULT_PEEK_VISIBILITY_SECONDS),
+    /** @defaultValue {@link DEFAULT_DEAD_LETTER_WAIT_SECONDS} */
+    deadLetterWaitSeconds: z.number().int().min(0).max(20).default(DEFAULT_DEAD_LETTER_WAIT_SECONDS),
+    /** @defaultValue {@link DEFAULT_RETENTION_MARGIN_MS} */
+    retentionMarginMs: nonNegativeMs.default(DEFAULT_RETENTION_MARGIN_MS),
+    /** Windows used to stamp deadlines; defaults from `@postback/core`. */
+    policy: z
+      .strictObject({
+        confirmWindowMs: nonNegativeMs.optional(),
+        safetyMarginMs: nonNegativeMs.optional(),
+        returnWindowMs: nonNegativeMs.optional(),
+      })
+      .optional(),
+    /**
+     * Where delivered confirmations are recorded, so refunds may omit `campaignId`. Without it, `refund()`
+     * requires `campaignId`.
+     */
+    confirmationStore: z
+      .custom<ConfirmationStore>(
+        (v) => typeof v === 'object' && v !== null && typeof (v as ConfirmationStore).get === 'function' && typeof (v as ConfirmationStore).put === 'function',
+        { message: 'expected a ConfirmationStore { get(orderId), put(orderId, record) }' },
+      )
+      .optional(),
+    /** Clock for `createdAt` of enqueued jobs. @defaultValue `Date.now` */
+    now: z.custom<() => number>((v) => typeof v === 'function', { message: 'expected a function returning epoch milliseconds' }).optional(),
+    /** Where non-fatal problems go (malformed messages, queue misconfiguration). @defaultValue `console.warn` */
+    onWarning: z.custom<(message: string) => void>((v) => typeof v === 'function', { message: 'expected a function' }).optional(),
+  })
+  .refine((o) => o.client === undefined || o.clientConfig === undefined, {
+    message: 'give client or clientConfig, not both',
+    path: ['clientConfig'],
+  });
+
+/** Options of `createSqsOutbox` (input form: defaults may be omitted). */
+export type SqsOutboxOptions = z.input<typeof sqsOutboxOptionsSchema> & { policy?: Partial<WindowPolicy> };
+/** Options after defaults are applied. */
+export type ResolvedSqsOutboxOptions = z.output<typeof sqsOutboxOptionsSchema>;
+
+/**
+ * Parses the options, turning the first zod issue into an `OptionsError` that names the option.
+ *
+ * @example
+ * ```ts
+ * const options = parseSqsOutboxOptions({ queueUrl: 'https://sqs.us-east-1.amazonaws.com/123/jobs.fifo' });
+ * ```
+ */
+export function parseSqsOutboxOptions(input: unknown): ResolvedSqsOutboxOptions {
+  const result = sqsOutboxOptionsSchema.safeParse(input ?? {});
+  if (result.success) return result.data;
+  const issue = result.error.issues[0];
+  if (issue === undefined) throw new OptionsError('(root)', 'invalid options');
+  if (issue.code === 'unrecognized_keys') {
+    throw new OptionsError([...issue.path, issue.keys[0] ?? '?'].join('.'), 'unknown option');
+  }
+  throw new OptionsError(issue.path.length > 0 ? issue.path.join('.') : '(root)', issue.message);
+}

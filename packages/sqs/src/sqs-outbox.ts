@@ -1,0 +1,555 @@
+/**
+ * The Outbox on Amazon SQS. The job lives in the message; SQS keeps its state:
+ *
+ * | Outbox        | SQS                                                                                  |
+ * |---------------|--------------------------------------------------------------------------------------|
+ * | confirm/refund| `SendMessage` (FIFO: group = order, deduplication id = kind + order)                 |
+ * | claim         | `ReceiveMessage`, long poll; the receipt handle is the lease token, visibility the lease |
+ * | complete      | `DeleteMessageBatch` (completions of a few ms are coalesced)                         |
+ * | retry         | `ChangeMessageVisibility` to the next attempt, capped by the deadline and SQS's 12 h |
+ * | fail          | `SendMessage` to the dead-letter queue with state and reason, then delete            |
+ * | extendLease   | `ChangeMessageVisibility` (heart-beat)                                               |
+ * | release       | `ChangeMessageVisibilityBatch` to 0                                                  |
+ * | stats         | `GetQueueAttributes` (approximate counts)                                            |
+ *
+ * What SQS cannot do, and so this outbox does not claim to: look a job up (`get`, `getByOrder` throw),
+ * cancel a confirmation already in the queue (a refund is always enqueued behind it instead), know
+ * whether a confirm is a duplicate after SQS's 5-minute deduplication interval (`created` is always
+ * true; the service's `order_id` idempotency makes the re-send harmless), give back an attempt
+ * (`ApproximateReceiveCount` only grows), or keep a retry's error text (SQS stores no per-message state).
+ */
+import { randomUUID } from 'node:crypto';
+import {
+  ChangeMessageVisibilityCommand,
+  GetQueueAttributesCommand,
+  type Message,
+  type MessageAttributeValue,
+  ReceiveMessageCommand,
+  SQSClient,
+} from '@aws-sdk/client-sqs';
+import {
+  type ConfirmJob,
+  type EnqueueResult,
+  type EpochMs,
+  type Job,
+  JobValidationError,
+  newConfirmJob,
+  type Outbox,
+  type OutboxStats,
+  planRefund,
+  type RefundJob,
+  type RefundOutcome,
+  refundDeadlineOf,
+  resolvePolicy,
+  type StateCounts,
+  validateRefundInput,
+} from '@postback/core';
+import { changeVisibility, deleteMessages, type EntryOutcome, isStaleHandleError } from './sqs-calls.ts';
+import type { ConfirmationStore } from './confirmation-store.ts';
+import { type DeadLetter, type DeadLetterState, failureAttributes, peekDeadLetters } from './dead-letter.ts';
+import { MalformedMessageError, SqsOutboxError, SqsUnsupportedError } from './errors.ts';
+import {
+  DEADLINE_ATTRIBUTE,
+  decodeJobBody,
+  deduplicationIdOf,
+  encodeJobBody,
+  type JobBody,
+  KIND_ATTRIBUTE,
+  messageGroupIdOf,
+} from './message-codec.ts';
+import { createMicroBatcher } from './micro-batcher.ts';
+import { parseSqsOutboxOptions, type SqsOutboxOptions } from './options.ts';
+import { type OutgoingMessage, sendMessage, sendMessageBatch } from './producer.ts';
+import { checkQueueAttributes } from './queue-checks.ts';
+import { leaseVisibilitySeconds, remainingVisibilitySeconds, retryVisibilitySeconds } from './visibility.ts';
+
+/** The outcome of one input of {@link SqsOutbox.confirmMany}, in input order. */
+export type ConfirmManyResult = { ok: true; job: ConfirmJob; messageId: string } | { ok: false; error: Error };
+
+/** What an SQS outbox can and cannot do, for the conformance suite and for callers that adapt. */
+export const SQS_OUTBOX_LIMITS = Object.freeze({
+  lookup: 'SQS has no lookup by id or order: get() and getByOrder() throw SqsUnsupportedError',
+  cancelPending: 'a message cannot be taken out of an SQS queue by order: a refund is enqueued behind its confirmation instead of cancelling it',
+  duplicateDetection: 'SQS does not report FIFO deduplication and forgets after 5 minutes: confirm() always reports created: true',
+  uncountedAttempts: 'ApproximateReceiveCount only grows: release() and retry({ countAttempt: false }) still count the receive',
+  retryError: 'SQS keeps no per-message state: the error of a retry is not stored',
+  exactStats: 'GetQueueAttributes counts are approximate; delayed retries count as inflight; delivered and cancelled jobs are not counted',
+});
+
+/** An {@link Outbox} on SQS, plus batch enqueueing and queue checks. */
+export interface SqsOutbox extends Outbox {
+  /** The queue holding the jobs. */
+  readonly queueUrl: string;
+  /** Whether it is a FIFO queue (ordering per order, deduplication). */
+  readonly fifo: boolean;
+  /**
+   * Enqueues many confirmations with `SendMessageBatch`. Each input gets its own result: invalid inputs
+   * fail with `JobValidationError` without being sent; entries SQS refused fail with its reason.
+   */
+  confirmMany(inputs: readonly unknown[]): Promise<ConfirmManyResult[]>;
+  /** Reads the queues' attributes and returns (and reports through `onWarning`) what is misconfigured. */
+  checkQueues(): Promise<string[]>;
+}
+
+function isAbort(err: unknown): boolean {
+  return err instanceof Error && (err.name === 'AbortError' || err.name === 'RequestAbortedError');
+}
+
+function jobAttributes(job: Job): Record<string, MessageAttributeValue> {
+  const attributes: Record<string, MessageAttributeValue> = { [KIND_ATTRIBUTE]: { DataType: 'String', StringValue: job.kind } };
+  if (job.deadline !== null) attributes[DEADLINE_ATTRIBUTE] = { DataType: 'Number', StringValue: String(job.deadline) };
+  return attributes;
+}
+
+/**
+ * Opens an outbox on an SQS queue. Credentials and region come from the AWS SDK's provider chain unless
+ * you pass a configured `client` (or `clientConfig`).
+ *
+ * @example
+ * ```ts
+ * const outbox = createSqsOutbox({
+ *   queueUrl: 'https://sqs.us-east-1.amazonaws.com/123456789012/postback.fifo',
+ *   deadLetterQueueUrl: 'https://sqs.us-east-1.amazonaws.com/123456789012/postback-dlq.fifo',
+ * });
+ * await outbox.confirm({ orderId: 'A-1001', valueMicros: 12_340_000, click });
+ * ```
+ */
+export function createSqsOutbox(input: SqsOutboxOptions): SqsOutbox {
+  const options = parseSqsOutboxOptions(input);
+  const policy = resolvePolicy(options.policy);
+  const now = options.now ?? Date.now;
+  const warn = options.onWarning ?? ((message: string) => console.warn(`[postback/sqs] ${message}`));
+  const ownsClient = options.client === undefined;
+  const client = options.client ?? new SQSClient(options.clientConfig ?? {});
+  const queueUrl = options.queueUrl;
+  const fifo = options.fifo ?? queueUrl.endsWith('.fifo');
+  const dlqUrl = options.deadLetterQueueUrl;
+  const dlqFifo = dlqUrl?.endsWith('.fifo') ?? false;
+  const store: ConfirmationStore | undefined = options.confirmationStore;
+  const receives = new AbortController();
+  // When each held receipt handle was received: SQS's 12-hour visibility cap counts from there.
+  const receivedAt = new Map<string, EpochMs>();
+  let closed = false;
+
+  const deletes = createMicroBatcher<string, EntryOutcome>((handles) => deleteMessages(client, queueUrl, handles), {
+    maxSize: 10,
+    windowMs: options.deleteBatchWindowMs,
+  });
+
+  function messageFor(job: Job, deduplicationId?: string): OutgoingMessage {
+    return {
+      body: encodeJobBody(job),
+      attributes: jobAttributes(job),
+      ...(fifo ? { groupId: messageGroupIdOf(job.orderId), deduplicationId: deduplicationId ?? deduplicationIdOf(job.kind, job.orderId) } : {}),
+    };
+  }
+
+  function requireDeadLetterQueue(operation: string): string {
+    if (dlqUrl === undefined) {
+      throw new SqsOutboxError('configuration', `${operation} needs the deadLetterQueueUrl option (the queue dead jobs are moved to)`);
+    }
+    return dlqUrl;
+  }
+
+  /** Sends a message body to the dead-letter queue with its failure, then deletes it from `fromUrl`. */
+  async function moveToDeadLetter(
+    message: { body: string; attributes: Record<string, MessageAttributeValue>; orderId: string | null; sourceId: string },
+    failure: { state: DeadLetterState; reason: string; failedAt: EpochMs; attempts: number },
+    receiptHandle: string,
+    fromUrl: string,
+  ): Promise<EntryOutcome> {
+    const target = requireDeadLetterQueue('dead-lettering');
+    await sendMessage(client, target, {
+      body: message.body,
+      attributes: { ...message.attributes, ...failureAttributes(failure) },
+      ...(dlqFifo
+        ? {
+            groupId: message.orderId === null ? 'malformed' : messageGroupIdOf(message.orderId),
+            deduplicationId: `d:${message.sourceId}:${failure.attempts}`.slice(0, 128),
+          }
+        : {}),
+    });
+    const [outcome] = await deleteMessages(client, fromUrl, [receiptHandle]);
+    return outcome ?? 'ok';
+  }
+
+  /** Turns a received message into a claimed job, or handles it here (malformed, cancelled refund) and returns null. */
+  async function admit(message: Message, at: EpochMs, leaseMs: number): Promise<Job | null> {
+    const handle = message.ReceiptHandle ?? '';
+    const receiveCount = Number(message.Attributes?.ApproximateReceiveCount ?? 1);
+    const attempts = Number.isSafeInteger(receiveCount) && receiveCount > 0 ? receiveCount : 1;
+    let body: JobBody;
+    try {
+      body = decodeJobBody(message.Body ?? '');
+    } catch (err) {
+      if (!(err instanceof MalformedMessageError)) throw err;
+      if (dlqUrl === undefined) {
+        warn(`message ${message.MessageId ?? '?'} is not a postback job (${err.message}); no deadLetterQueueUrl to move it to, so it is hidden for 12 hours`);
+        await changeVisibility(client, queueUrl, [handle], remainingVisibilitySeconds(at, at));
+        return null;
+      }
+      warn(`message ${message.MessageId ?? '?'} is not a postback job (${err.message}); moved to the dead-letter queue`);
+      await moveToDeadLetter(
+        { body: message.Body ?? '', attributes: {}, orderId: null, sourceId: message.MessageId ?? randomUUID() },
+        { state: 'dead', reason: err.message, failedAt: at, attempts },
+        handle,
+        queueUrl,
+      );
+      return null;
+    }
+    let campaignId = body.campaignId;
+    let deadline = body.deadline;
+    if (body.kind === 'refund' && store !== undefined) {
+      const record = await store.get(body.orderId);
+      if (record !== null) {
+        campaignId ??= record.campaignId;
+        deadline = refundDeadlineOf(record.deliveredAt, policy);
+      }
+    }
+    if (body.kind === 'refund' && campaignId === null) {
+      // FIFO order put this refund behind its confirmation, which has left the queue without a recorded
+      // delivery: it went dead or expired, so nothing was charged and nothing is to be reversed.
+      await moveToDeadLetter(
+        { body: message.Body ?? '', attributes: message.MessageAttributes ?? {}, orderId: body.orderId, sourceId: message.MessageId ?? body.id },
+        {
+          state: 'cancelled',
+          reason: 'cancelled: no delivered confirmation is recorded for this order, so nothing was charged',
+          failedAt: at,
+          attempts,
+        },
+        handle,
+        queueUrl,
+      );
+      return null;
+    }
+    receivedAt.set(handle, at);
+    const fields = {
+      id: body.id,
+      orderId: body.orderId,
+      state: 'inflight' as const,
+      attempts,
+      createdAt: body.createdAt,
+      updatedAt: at,
+      nextAttemptAt: at,
+      deadline,
+      lastError: null,
+      lease: { token: handle, expiresAt: at + leaseVisibilitySeconds(leaseMs, at, at) * 1000 },
+      deliveredAt: null,
+      campaignId,
+    };
+    return body.kind === 'confirm'
+      ? { ...fields, kind: 'confirm', clickToken: body.clickToken, valueMicros: body.valueMicros, clickedAt: body.clickedAt }
+      : { ...fields, kind: 'refund' };
+  }
+
+  function receivedAtOf(job: Job, at: EpochMs): EpochMs {
+    return (job.lease && receivedAt.get(job.lease.token)) ?? at;
+  }
+
+  async function changeOne(job: Job, visibilityTimeout: number): Promise<boolean> {
+    if (job.lease === null) return false;
+    try {
+      await client.send(
+        new ChangeMessageVisibilityCommand({ QueueUrl: queueUrl, ReceiptHandle: job.lease.token, VisibilityTimeout: visibilityTimeout }),
+      );
+      return true;
+    } catch (err) {
+      if (isStaleHandleError(err)) return false;
+      throw err;
+    }
+  }
+
+  function forget(job: Job): void {
+    if (job.lease !== null) receivedAt.delete(job.lease.token);
+  }
+
+  async function scanDeadLetters(): Promise<{ url: string; letters: DeadLetter[] }> {
+    const url = requireDeadLetterQueue('reading dead jobs');
+    const letters = await peekDeadLetters(client, url, {
+      scanLimit: options.deadLetterScanLimit,
+      visibilitySeconds: options.peekVisibilitySeconds,
+      waitSeconds: options.deadLetterWaitSeconds,
+    });
+    return { url, letters };
+  }
+
+  async function giveBack(url: string, letters: readonly DeadLetter[]): Promise<void> {
+    if (letters.length > 0) await changeVisibility(client, url, letters.map((l) => l.receiptHandle), 0);
+  }
+
+  const outbox: SqsOutbox = {
+    queueUrl,
+    fifo,
+
+    async confirm(confirmInput) {
+      const job = newConfirmJob(confirmInput, { now: now(), id: randomUUID(), policy });
+      await sendMessage(client, queueUrl, messageFor(job));
+      return { created: true, job } satisfies EnqueueResult<ConfirmJob>;
+    },
+
+    async confirmMany(inputs) {
+      const results: Array<ConfirmManyResult | undefined> = new Array(inputs.length);
+      const jobs: Array<{ index: number; job: ConfirmJob }> = [];
+      const at = now();
+      inputs.forEach((entry, index) => {
+        try {
+          jobs.push({ index, job: newConfirmJob(entry, { now: at, id: randomUUID(), policy }) });
+        } catch (err) {
+          results[index] = { ok: false, error: err instanceof Error ? err : new Error(String(err)) };
+        }
+      });
+      const outcomes = await sendMessageBatch(
+        client,
+        queueUrl,
+        jobs.map(({ job }) => messageFor(job)),
+        { maxBatchBytes: options.maxBatchBytes, attempts: options.sendAttempts },
+      );
+      jobs.forEach(({ index, job }, i) => {
+        const outcome = outcomes[i];
+        results[index] =
+          outcome?.ok === true
+            ? { ok: true, job, messageId: outcome.messageId }
+            : { ok: false, error: new SqsOutboxError('send-failed', `order ${job.orderId}: ${outcome?.error ?? 'not sent'}`) };
+      });
+      return results as ConfirmManyResult[];
+    },
+
+    async refund(refundInput): Promise<RefundOutcome> {
+      if (!fifo) {
+        throw new SqsOutboxError(
+          'configuration',
+          'refunds need a FIFO queue: a standard SQS queue does not keep order, so a reversal could overtake its confirmation',
+        );
+      }
+      const checked = validateRefundInput(refundInput);
+      const at = now();
+      const id = randomUUID();
+      const record = store === undefined ? null : await store.get(checked.orderId);
+      let job: RefundJob;
+      if (store !== undefined && record === null) {
+        // The confirmation is still queued (or never came through this queue): the refund waits behind it in
+        // its FIFO group, and the worker fills campaign and deadline from the store when it gets there.
+        job = {
+          kind: 'refund', id, orderId: checked.orderId, state: 'pending', attempts: 0, createdAt: at, updatedAt: at,
+          nextAttemptAt: at, deadline: null, lastError: null, lease: null, deliveredAt: null, campaignId: checked.campaignId ?? null,
+        };
+      } else {
+        const campaignId = checked.campaignId ?? record?.campaignId ?? undefined;
+        if (campaignId === undefined) {
+          throw new JobValidationError(
+            'campaignId',
+            store === undefined
+              ? 'is required on SQS unless a confirmationStore is configured: SQS cannot look up the confirmation'
+              : 'is required: the delivered confirmation of this order did not return a campaign',
+          );
+        }
+        const planned = planRefund({ orderId: checked.orderId, campaignId }, { now: at, id, policy, confirm: null, refund: null });
+        if (planned.outcome !== 'enqueued') return planned;
+        job = record === null ? planned.job : { ...planned.job, deadline: refundDeadlineOf(record.deliveredAt, policy) };
+      }
+      await sendMessage(client, queueUrl, messageFor(job));
+      return { outcome: 'enqueued', job };
+    },
+
+    async claim({ now: at, limit, leaseMs }) {
+      if (closed || limit <= 0) return [];
+      const jobs: Job[] = [];
+      const seenOrders = new Set<string>();
+      const handBack: string[] = [];
+      let wait = options.waitTimeSeconds;
+      while (jobs.length < limit && !closed) {
+        const want = Math.min(10, limit - jobs.length);
+        let messages: Message[];
+        try {
+          const output = await client.send(
+            new ReceiveMessageCommand({
+              QueueUrl: queueUrl,
+              MaxNumberOfMessages: want,
+              VisibilityTimeout: leaseVisibilitySeconds(leaseMs, at, at),
+              WaitTimeSeconds: wait,
+              MessageAttributeNames: ['All'],
+              MessageSystemAttributeNames: ['ApproximateReceiveCount', 'SentTimestamp'],
+            }),
+            { abortSignal: receives.signal },
+          );
+          messages = output.Messages ?? [];
+        } catch (err) {
+          if (isAbort(err) || closed) break;
+          throw err;
+        }
+        for (const message of messages) {
+          const job = await admit(message, at, leaseMs);
+          if (job === null) continue;
+          // FIFO may hand out a confirm and its refund in one receive; the refund must wait until the
+          // confirm is done, so every job after the first of an order goes back (SQS keeps it behind).
+          if (fifo && seenOrders.has(job.orderId)) {
+            handBack.push(job.lease?.token ?? '');
+            forget(job);
+            continue;
+          }
+          seenOrders.add(job.orderId);
+          jobs.push(job);
+        }
+        if (messages.length < want) break;
+        wait = 0;
+      }
+      if (handBack.length > 0) await changeVisibility(client, queueUrl, handBack, 0);
+      return jobs;
+    },
+
+    async complete(job, result) {
+      if (job.lease === null) return false;
+      if (job.kind === 'confirm' && store !== undefined) {
+        // Recorded before the delete: the refund behind this confirm becomes receivable only after it.
+        await store.put(job.orderId, { campaignId: result.campaignId ?? job.campaignId, deliveredAt: result.now });
+      }
+      const outcome = await deletes.add(job.lease.token);
+      forget(job);
+      if (outcome === 'ok') return true;
+      if (outcome === 'stale') return false;
+      throw new SqsOutboxError('send-failed', `DeleteMessage failed: ${outcome.error}`);
+    },
+
+    async retry(job, result) {
+      const seconds = retryVisibilitySeconds({
+        now: result.now,
+        nextAttemptAt: result.nextAttemptAt,
+        deadline: job.deadline,
+        receivedAt: receivedAtOf(job, result.now),
+      });
+      const changed = await changeOne(job, seconds);
+      forget(job);
+      return changed;
+    },
+
+    async fail(job, result) {
+      requireDeadLetterQueue('fail()');
+      if (job.lease === null) return false;
+      // Make sure we still hold the message (and keep holding it while we copy it) before copying it.
+      const held = await changeOne(job, Math.min(60, remainingVisibilitySeconds(result.now, receivedAtOf(job, result.now))));
+      if (!held) {
+        forget(job);
+        return false;
+      }
+      const outcome = await moveToDeadLetter(
+        { body: encodeJobBody(job), attributes: jobAttributes(job), orderId: job.orderId, sourceId: job.id },
+        { state: result.state, reason: result.reason, failedAt: result.now, attempts: job.attempts },
+        job.lease.token,
+        queueUrl,
+      );
+      forget(job);
+      if (typeof outcome === 'object') throw new SqsOutboxError('send-failed', `DeleteMessage failed: ${outcome.error}`);
+      return outcome === 'ok';
+    },
+
+    async release(jobs) {
+      const handles = jobs.flatMap((job) => (job.lease === null ? [] : [job.lease.token]));
+      for (const job of jobs) forget(job);
+      if (handles.length > 0) await changeVisibility(client, queueUrl, handles, 0);
+    },
+
+    async extendLease(job, { now: at, leaseMs }) {
+      return changeOne(job, leaseVisibilitySeconds(leaseMs, at, receivedAtOf(job, at)));
+    },
+
+    async get() {
+      throw new SqsUnsupportedError('get()', 'SQS has no lookup by id; use listDead() for dead jobs');
+    },
+
+    async getByOrder() {
+      throw new SqsUnsupportedError('getByOrder()', 'SQS has no lookup by order');
+    },
+
+    async stats(): Promise<OutboxStats> {
+      const names = ['ApproximateNumberOfMessages', 'ApproximateNumberOfMessagesNotVisible', 'ApproximateNumberOfMessagesDelayed'] as const;
+      const source = await client.send(new GetQueueAttributesCommand({ QueueUrl: queueUrl, AttributeNames: [...names] }));
+      const read = (attrs: Record<string, string> | undefined, name: string) => Number(attrs?.[name] ?? 0) || 0;
+      let dead = 0;
+      if (dlqUrl !== undefined) {
+        const dlq = await client.send(new GetQueueAttributesCommand({ QueueUrl: dlqUrl, AttributeNames: [...names] }));
+        dead = names.reduce((sum, name) => sum + read(dlq.Attributes, name), 0);
+      }
+      const counts: StateCounts = {
+        pending: read(source.Attributes, names[0]) + read(source.Attributes, names[2]),
+        inflight: read(source.Attributes, names[1]),
+        delivered: 0,
+        dead,
+        expired: 0,
+        cancelled: 0,
+      };
+      return { counts, oldestPendingAt: null, nearestDeadline: null };
+    },
+
+    async listDead(listOptions = {}) {
+      const { url, letters } = await scanDeadLetters();
+      try {
+        const dead = letters
+          .flatMap((letter) => (letter.job !== null && letter.state === 'dead' ? [letter.job] : []))
+          .sort((a, b) => a.updatedAt - b.updatedAt || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+        const start = listOptions.after === undefined ? 0 : dead.findIndex((job) => job.id === listOptions.after) + 1;
+        return dead.slice(start, start + (listOptions.limit ?? 100));
+      } finally {
+        await giveBack(url, letters);
+      }
+    },
+
+    async replay(target, at) {
+      const { url, letters } = await scanDeadLetters();
+      const wanted = 'ids' in target ? new Set(target.ids) : null;
+      const untouched: DeadLetter[] = [];
+      let replayed = 0;
+      try {
+        for (const letter of letters) {
+          const job = letter.job;
+          if (job === null || letter.state !== 'dead' || (wanted !== null && !wanted.has(job.id))) {
+            untouched.push(letter);
+            continue;
+          }
+          if (job.deadline !== null && job.deadline < at) {
+            await moveToDeadLetter(
+              { body: encodeJobBody(job), attributes: jobAttributes(job), orderId: job.orderId, sourceId: `${letter.messageId}:expired` },
+              { state: 'expired', reason: `deadline passed before replay; was: ${letter.reason}`, failedAt: at, attempts: job.attempts },
+              letter.receiptHandle,
+              url,
+            );
+            continue;
+          }
+          await sendMessage(client, queueUrl, messageFor(job, `p:${letter.messageId}`));
+          await deleteMessages(client, url, [letter.receiptHandle]);
+          replayed += 1;
+        }
+      } finally {
+        await giveBack(url, untouched);
+      }
+      return replayed;
+    },
+
+    async purgeDead(purgeOptions = {}) {
+      const { url, letters } = await scanDeadLetters();
+      const wanted = purgeOptions.ids === undefined ? null : new Set(purgeOptions.ids);
+      const doomed = letters.filter((l) => wanted === null || (l.job !== null && wanted.has(l.job.id)));
+      const kept = letters.filter((l) => !doomed.includes(l));
+      try {
+        const outcomes = doomed.length === 0 ? [] : await deleteMessages(client, url, doomed.map((l) => l.receiptHandle));
+        return outcomes.filter((o) => o === 'ok').length;
+      } finally {
+        await giveBack(url, kept);
+      }
+    },
+
+    async checkQueues() {
+      const warnings = await checkQueueAttributes(client, { queueUrl, deadLetterQueueUrl: dlqUrl, fifo, policy, retentionMarginMs: options.retentionMarginMs });
+      for (const warning of warnings) warn(warning);
+      return warnings;
+    },
+
+    async close() {
+      if (closed) return;
+      closed = true;
+      receives.abort();
+      await deletes.flush();
+      if (ownsClient) client.destroy();
+    },
+  };
+  return outbox;
+}
