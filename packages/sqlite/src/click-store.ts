@@ -4,11 +4,11 @@
  * window (it could no longer be confirmed); `sweep` deletes expired clicks in bounded chunks. Puts are
  * group-committed like the outbox's writes (landing pages put on every ad click).
  */
-import { type ClickStamp, type ClickStore, type EpochMs, resolvePolicy, validateClickToken } from '@postback/core';
+import { type ClickStamp, type ClickStore, type EpochMs, validateClickToken } from '@postback/core';
 import type { DatabaseSync } from 'node:sqlite';
 import { openDatabase } from './database.ts';
 import { createGroupCommit } from './group-commit.ts';
-import { parseOptions, type SqliteClickStoreOptions, sqliteClickStoreOptionsSchema } from './options.ts';
+import { parseOptions, policyOption, type SqliteClickStoreOptions, sqliteClickStoreOptionsSchema } from './options.ts';
 import { migrate } from './schema.ts';
 
 /** Longest key accepted (a visitor id, customer id or hash of one). */
@@ -51,7 +51,7 @@ function checkEpoch(value: unknown, field: string): number {
  */
 export function createSqliteClickStore(options: SqliteClickStoreOptions): SqliteClickStore {
   const parsed = parseOptions(sqliteClickStoreOptionsSchema, options);
-  const windowMs = resolvePolicy(parsed.policy ?? {}).confirmWindowMs;
+  const windowMs = policyOption(parsed.policy).confirmWindowMs;
   const owned = parsed.database === undefined;
   let db: DatabaseSync;
   if (parsed.database === undefined) {

@@ -38,3 +38,24 @@ export function openDatabase(filename: string, options: OpenDatabaseOptions): Da
     throw error;
   }
 }
+
+/** What the connection actually runs with, read back from SQLite (not from our options). */
+export interface Durability {
+  journalMode: string;
+  synchronous: 'off' | 'normal' | 'full' | 'extra';
+}
+
+/**
+ * Reads the journal mode and `synchronous` level of a connection back from SQLite.
+ *
+ * @example
+ * ```ts
+ * readDurability(db); // { journalMode: 'wal', synchronous: 'full' }
+ * ```
+ */
+export function readDurability(db: DatabaseSync): Durability {
+  const { journal_mode } = db.prepare('PRAGMA journal_mode').get() as { journal_mode: string };
+  const { synchronous } = db.prepare('PRAGMA synchronous').get() as { synchronous: number };
+  const levels = ['off', 'normal', 'full', 'extra'] as const;
+  return { journalMode: journal_mode, synchronous: levels[synchronous] ?? 'off' };
+}

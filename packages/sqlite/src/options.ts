@@ -3,7 +3,7 @@
  * truth for their types, defaults and validation. Unknown keys are rejected (a typo such as `synchronus`
  * must not silently fall back to a default), and every error names the offending option.
  */
-import { OptionsError, type WindowPolicy } from '@postback/core';
+import { OptionsError, resolvePolicy, type WindowPolicy } from '@postback/core';
 import type { DatabaseSync } from 'node:sqlite';
 import { z } from 'zod';
 
@@ -118,4 +118,22 @@ export function parseOptions<S extends z.ZodType>(schema: S, input: unknown): z.
     throw new OptionsError(field, 'unknown option');
   }
   throw new OptionsError(issue.path.length > 0 ? issue.path.join('.') : '(root)', issue.message);
+}
+
+/**
+ * Fills in the window defaults of a partial policy option, reporting a bad combination (a safety margin
+ * not shorter than the window) as an `OptionsError` on `policy`.
+ *
+ * @example
+ * ```ts
+ * const policy = policyOption({ returnWindowMs: 14 * DAY_MS });
+ * ```
+ */
+export function policyOption(partial: Partial<WindowPolicy> | undefined): WindowPolicy {
+  const given = Object.fromEntries(Object.entries(partial ?? {}).filter(([, value]) => value !== undefined));
+  try {
+    return resolvePolicy(given);
+  } catch (error) {
+    throw new OptionsError('policy', (error as Error).message);
+  }
 }

@@ -17,7 +17,6 @@ import {
   planRefund,
   releaseJob,
   replayJob,
-  resolvePolicy,
   retryJob,
   validateRefundInput,
   type ClaimOptions,
@@ -36,10 +35,10 @@ import {
   type WindowPolicy,
 } from '@postback/core';
 import type { DatabaseSync } from 'node:sqlite';
-import { openDatabase } from './database.ts';
+import { type Durability, openDatabase, readDurability } from './database.ts';
 import { CallError, createGroupCommit } from './group-commit.ts';
 import { insertParams, jobFromRow, type JobRow, prepareJobStatements, rowIdOf, writeParams } from './job-rows.ts';
-import { DEFAULT_LIST_DEAD_LIMIT, MAX_LIST_DEAD_LIMIT, parseOptions, type SqliteOutboxOptions, sqliteOutboxOptionsSchema } from './options.ts';
+import { DEFAULT_LIST_DEAD_LIMIT, MAX_LIST_DEAD_LIMIT, parseOptions, policyOption, type SqliteOutboxOptions, sqliteOutboxOptionsSchema } from './options.ts';
 
 /** A SQLite outbox: the `Outbox` interface plus what operators of a file need. */
 export interface SqliteOutbox extends Outbox {
@@ -49,6 +48,8 @@ export interface SqliteOutbox extends Outbox {
   readonly policy: Readonly<WindowPolicy>;
   /** Transactions committed by this outbox so far (each is one fsync with `synchronous=full`). */
   readonly commits: number;
+  /** Journal mode and `synchronous` level as SQLite reports them for this connection. */
+  readonly durability: Durability;
 }
 
 /** The outbox was closed; no more calls are accepted. */
@@ -61,13 +62,13 @@ export class OutboxClosedError extends Error {
 
 function checkEpoch(value: unknown, field: string): void {
   if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 0) {
-    throw new TypeError(`${field} must be a non-negative integer of epoch milliseconds, got ${String(value)}`);
+    throw new RangeError(`${field} must be a non-negative integer of epoch milliseconds, got ${String(value)}`);
   }
 }
 
 function checkPositiveInt(value: unknown, field: string): void {
   if (typeof value !== 'number' || !Number.isSafeInteger(value) || value <= 0) {
-    throw new TypeError(`${field} must be a positive integer, got ${String(value)}`);
+    throw new RangeError(`${field} must be a positive integer, got ${String(value)}`);
   }
 }
 
@@ -84,11 +85,12 @@ function checkPositiveInt(value: unknown, field: string): void {
  */
 export function createSqliteOutbox(options: SqliteOutboxOptions): SqliteOutbox {
   const parsed = parseOptions(sqliteOutboxOptionsSchema, options);
-  const policy = Object.freeze(resolvePolicy(parsed.policy ?? {}));
+  const policy = Object.freeze(policyOption(parsed.policy));
   const clock = parsed.now ?? Date.now;
   const filename = parsed.filename;
   const db: DatabaseSync = openDatabase(filename, parsed);
   const sql = prepareJobStatements(db);
+  const durability = Object.freeze(readDurability(db));
   const writes = createGroupCommit(db, parsed.maxBatchSize);
   let closed = false;
 
@@ -159,6 +161,7 @@ export function createSqliteOutbox(options: SqliteOutboxOptions): SqliteOutbox {
   const outbox: SqliteOutbox = {
     filename,
     policy,
+    durability,
     get commits() {
       return writes.commits;
     },

@@ -1,0 +1,233 @@
+import { DAY_MS, DEFAULT_SAFETY_MARGIN_MS, type Job, OptionsError, refundDeadlineOf } from '@postback/core';
+import { DatabaseSync } from 'node:sqlite';
+import { afterEach, describe, expect, it } from 'vitest';
+import { tempDatabase, type TempDatabase } from '../test/temp-files.ts';
+import { createSqliteOutbox, type SqliteOutbox } from './outbox.ts';
+import { SCHEMA_VERSION, SchemaVersionError } from './schema.ts';
+
+const T0 = Date.UTC(2026, 0, 15, 12, 0, 0);
+let t = T0;
+const now = () => t;
+const click = (token = 'tok_abc') => ({ token, clickedAt: t - 60_000 });
+const LEASE = 30_000;
+
+let temp: TempDatabase | undefined;
+const opened: SqliteOutbox[] = [];
+
+function open(extra: Partial<Parameters<typeof createSqliteOutbox>[0]> = {}): SqliteOutbox {
+  temp ??= tempDatabase();
+  const outbox = createSqliteOutbox({ filename: temp.filename, now, ...extra });
+  opened.push(outbox);
+  return outbox;
+}
+
+afterEach(async () => {
+  for (const outbox of opened.splice(0)) await outbox.close();
+  temp?.cleanup();
+  temp = undefined;
+  t = T0;
+});
+
+describe('the file', () => {
+  it('is in WAL mode with synchronous=FULL by default, so a resolved enqueue is fsynced', () => {
+    const outbox = open();
+    expect(outbox.durability).toEqual({ journalMode: 'wal', synchronous: 'full' });
+    const raw = new DatabaseSync(outbox.filename);
+    expect(raw.prepare('PRAGMA journal_mode').get()).toEqual({ journal_mode: 'wal' });
+    expect(raw.prepare('PRAGMA user_version').get()).toEqual({ user_version: SCHEMA_VERSION });
+    raw.close();
+  });
+
+  it('applies synchronous=normal when asked (faster commits, last ones lost on power cut)', () => {
+    expect(open({ synchronous: 'normal' }).durability.synchronous).toBe('normal');
+  });
+
+  it('keeps every resolved enqueue across close and reopen', async () => {
+    const first = open();
+    await Promise.all([1, 2, 3].map((i) => first.confirm({ orderId: `ord_${i}`, valueMicros: i, click: click() })));
+    await first.close();
+    const second = open();
+    expect((await second.stats(t)).counts.pending).toBe(3);
+    expect((await second.getByOrder('ord_2'))[0]).toMatchObject({ kind: 'confirm', valueMicros: 2, state: 'pending' });
+  });
+
+  it('refuses a file written by a newer schema version instead of guessing', async () => {
+    temp = tempDatabase();
+    const db = new DatabaseSync(temp.filename);
+    db.exec(`PRAGMA user_version = ${SCHEMA_VERSION + 1}`);
+    db.close();
+    expect(() => createSqliteOutbox({ filename: (temp as TempDatabase).filename })).toThrow(SchemaVersionError);
+  });
+
+  it('lets an outbox and a second connection migrate the same fresh file without conflict', async () => {
+    const a = open();
+    const b = open();
+    await a.confirm({ orderId: 'ord_shared', valueMicros: 1, click: click() });
+    expect(await b.getByOrder('ord_shared')).toHaveLength(1);
+  });
+});
+
+describe('options', () => {
+  it('rejects an unknown option, naming it', () => {
+    temp = tempDatabase();
+    const options = { filename: temp.filename, synchronus: 'off' } as unknown as Parameters<typeof createSqliteOutbox>[0];
+    expect(() => createSqliteOutbox(options)).toThrow(OptionsError);
+    expect(() => createSqliteOutbox(options)).toThrow(/synchronus/);
+  });
+
+  it('rejects synchronous=off, which could corrupt the file on power loss', () => {
+    temp = tempDatabase();
+    const options = { filename: temp.filename, synchronous: 'off' } as unknown as Parameters<typeof createSqliteOutbox>[0];
+    expect(() => createSqliteOutbox(options)).toThrow(expect.objectContaining({ field: 'synchronous' }));
+  });
+
+  it('rejects a safety margin not shorter than the window, naming policy', () => {
+    temp = tempDatabase();
+    expect(() => createSqliteOutbox({ filename: temp!.filename, policy: { confirmWindowMs: 1000, safetyMarginMs: 1000 } })).toThrow(
+      expect.objectContaining({ field: 'policy' }),
+    );
+  });
+
+  it('stamps confirm deadlines with the configured policy', async () => {
+    const outbox = open({ policy: { confirmWindowMs: 2 * DAY_MS, safetyMarginMs: 60_000 } });
+    const { job } = await outbox.confirm({ orderId: 'ord_policy', valueMicros: 1, click: click() });
+    expect(job.deadline).toBe(job.clickedAt + 2 * DAY_MS - 60_000);
+  });
+});
+
+describe('claims and leases', () => {
+  it('claims due jobs oldest first, at most limit, never a job not yet due, counting an attempt', async () => {
+    const outbox = open();
+    for (const i of [1, 2, 3]) {
+      await outbox.confirm({ orderId: `ord_${i}`, valueMicros: i, click: click() });
+      t += 1000;
+    }
+    const [first] = await outbox.claim({ now: t, limit: 1, leaseMs: LEASE });
+    const [retried] = await outbox.claim({ now: t, limit: 1, leaseMs: LEASE });
+    // Push ord_2 into the future: only ord_3 is due now.
+    await outbox.retry(retried as Job, { now: t, nextAttemptAt: t + 60_000, error: 'HTTP 503' });
+    const rest = await outbox.claim({ now: t, limit: 10, leaseMs: LEASE });
+    expect(first?.orderId).toBe('ord_1');
+    expect(first).toMatchObject({ state: 'inflight', attempts: 1, lease: { expiresAt: t + LEASE } });
+    expect(rest.map((j) => j.orderId)).toEqual(['ord_3']);
+    expect((await outbox.get(retried!.id))?.attempts).toBe(1);
+  });
+
+  it('refuses transitions with a stale lease token once another claim took the job over', async () => {
+    const outbox = open();
+    await outbox.confirm({ orderId: 'ord_lease', valueMicros: 1, click: click() });
+    const [stale] = await outbox.claim({ now: t, limit: 1, leaseMs: LEASE });
+    t += LEASE; // the first worker's lease ran out
+    const [fresh] = await outbox.claim({ now: t, limit: 1, leaseMs: LEASE });
+    expect(fresh?.id).toBe(stale?.id);
+    expect(fresh?.lease?.token).not.toBe(stale?.lease?.token);
+    expect(fresh?.attempts).toBe(2);
+    expect(await outbox.complete(stale as Job, { now: t, campaignId: 'cmp_1' })).toBe(false);
+    expect(await outbox.extendLease(stale as Job, { now: t, leaseMs: LEASE })).toBe(false);
+    expect(await outbox.fail(stale as Job, { now: t, state: 'dead', reason: 'x' })).toBe(false);
+    expect((await outbox.get(fresh!.id))?.state).toBe('inflight');
+    expect(await outbox.complete(fresh as Job, { now: t, campaignId: 'cmp_1' })).toBe(true);
+    expect(await outbox.get(fresh!.id)).toMatchObject({ state: 'delivered', campaignId: 'cmp_1', lease: null, deliveredAt: t });
+  });
+
+  it('release gives claimed jobs back due now without counting the attempt', async () => {
+    const outbox = open();
+    await outbox.confirm({ orderId: 'ord_release', valueMicros: 1, click: click() });
+    const claimed = await outbox.claim({ now: t, limit: 5, leaseMs: LEASE });
+    await outbox.release(claimed, t + 5);
+    expect(await outbox.get(claimed[0]!.id)).toMatchObject({ state: 'pending', attempts: 0, nextAttemptAt: t + 5, lease: null });
+  });
+
+  it('rejects a claim with a non-positive limit, naming limit', async () => {
+    const outbox = open();
+    await expect(outbox.claim({ now: t, limit: 0, leaseMs: LEASE })).rejects.toThrow(/limit/);
+  });
+});
+
+describe('a refund never overtakes its confirmation', () => {
+  it('waits while the confirm is inflight, then takes its campaign and return-window deadline at delivery', async () => {
+    const outbox = open();
+    await outbox.confirm({ orderId: 'ord_r', valueMicros: 10, click: click() });
+    const [confirm] = await outbox.claim({ now: t, limit: 10, leaseMs: LEASE });
+    const refunded = await outbox.refund({ orderId: 'ord_r' });
+    expect(refunded).toMatchObject({ outcome: 'enqueued', job: { kind: 'refund', deadline: null, campaignId: null } });
+    t += LEASE * 2; // even with the confirm's lease expired, only the confirm is claimable
+    const again = await outbox.claim({ now: t, limit: 10, leaseMs: LEASE });
+    expect(again.map((j) => j.kind)).toEqual(['confirm']);
+    expect(await outbox.complete(again[0] as Job, { now: t, campaignId: 'cmp_77' })).toBe(true);
+    const refund = await outbox.get(refunded.job.id);
+    expect(refund).toMatchObject({ state: 'pending', campaignId: 'cmp_77', deadline: refundDeadlineOf(t) });
+    const claimed = await outbox.claim({ now: t, limit: 10, leaseMs: LEASE });
+    expect(claimed.map((j) => j.kind)).toEqual(['refund']);
+    expect(confirm?.kind).toBe('confirm');
+  });
+
+  it('is cancelled when its confirmation ends dead', async () => {
+    const outbox = open();
+    await outbox.confirm({ orderId: 'ord_dead', valueMicros: 10, click: click() });
+    const [confirm] = await outbox.claim({ now: t, limit: 1, leaseMs: LEASE });
+    const { job: refund } = await outbox.refund({ orderId: 'ord_dead' });
+    await outbox.fail(confirm as Job, { now: t, state: 'dead', reason: 'invalid click token' });
+    expect((await outbox.get(refund.id))?.state).toBe('cancelled');
+    expect(await outbox.claim({ now: t + DAY_MS, limit: 10, leaseMs: LEASE })).toEqual([]);
+  });
+
+  it('cancels a confirmation that was not sent yet instead of enqueueing a reversal', async () => {
+    const outbox = open();
+    await outbox.confirm({ orderId: 'ord_unsent', valueMicros: 10, click: click() });
+    const result = await outbox.refund({ orderId: 'ord_unsent' });
+    expect(result).toMatchObject({ outcome: 'cancelled', job: { kind: 'confirm', state: 'cancelled' } });
+    expect(await outbox.claim({ now: t, limit: 10, leaseMs: LEASE })).toEqual([]);
+    expect(await outbox.refund({ orderId: 'ord_unsent' })).toMatchObject({ outcome: 'not-charged' });
+  });
+});
+
+describe('operators', () => {
+  async function makeDead(outbox: SqliteOutbox, orderId: string, clickedAt = t - 60_000): Promise<Job> {
+    await outbox.confirm({ orderId, valueMicros: 1, click: { token: 'tok_d', clickedAt } });
+    const [job] = await outbox.claim({ now: t, limit: 1, leaseMs: LEASE });
+    await outbox.fail(job as Job, { now: t, state: 'dead', reason: `HTTP 422: bad order ${orderId}` });
+    return job as Job;
+  }
+
+  it('pages through dead jobs with their reasons by cursor', async () => {
+    const outbox = open();
+    for (let i = 0; i < 5; i++) await makeDead(outbox, `ord_dead_${i}`);
+    const first = await outbox.listDead({ limit: 2 });
+    const second = await outbox.listDead({ limit: 2, after: first[1]!.id });
+    const third = await outbox.listDead({ limit: 2, after: second[1]!.id });
+    expect([...first, ...second, ...third].map((j) => j.orderId)).toEqual([0, 1, 2, 3, 4].map((i) => `ord_dead_${i}`));
+    expect(first[0]?.lastError).toBe('HTTP 422: bad order ord_dead_0');
+  });
+
+  it('replays dead jobs whose deadline has not passed and expires the others', async () => {
+    const outbox = open();
+    const old = await makeDead(outbox, 'ord_old', t - 7 * DAY_MS + DEFAULT_SAFETY_MARGIN_MS + 1000);
+    const fresh = await makeDead(outbox, 'ord_fresh');
+    t += 2000; // ord_old's deadline has now passed
+    expect(await outbox.replay({ all: true }, t)).toBe(1);
+    expect(await outbox.get(old.id)).toMatchObject({ state: 'expired' });
+    expect(await outbox.get(fresh.id)).toMatchObject({ state: 'pending', attempts: 0, nextAttemptAt: t });
+  });
+
+  it('purges only dead jobs', async () => {
+    const outbox = open();
+    const dead = await makeDead(outbox, 'ord_purge');
+    await outbox.confirm({ orderId: 'ord_keep', valueMicros: 1, click: click() });
+    expect(await outbox.purgeDead({ ids: [dead.id, 'not-an-id'] })).toBe(1);
+    expect(await outbox.get(dead.id)).toBeNull();
+    expect(await outbox.purgeDead()).toBe(0);
+    expect(await outbox.getByOrder('ord_keep')).toHaveLength(1);
+  });
+
+  it('reports counts, the oldest pending job and the nearest deadline', async () => {
+    const outbox = open();
+    await outbox.confirm({ orderId: 'ord_late', valueMicros: 1, click: { token: 'tok_a', clickedAt: t - 1000 } });
+    t += 10;
+    const { job: soon } = await outbox.confirm({ orderId: 'ord_soon', valueMicros: 1, click: { token: 'tok_b', clickedAt: t - DAY_MS } });
+    const stats = await outbox.stats(t);
+    expect(stats.counts).toEqual({ pending: 2, inflight: 0, delivered: 0, dead: 0, expired: 0, cancelled: 0 });
+    expect(stats.oldestPendingAt).toBe(T0);
+    expect(stats.nearestDeadline).toEqual({ id: soon.id, orderId: 'ord_soon', kind: 'confirm', deadline: soon.deadline });
+  });
+});

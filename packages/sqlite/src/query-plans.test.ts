@@ -1,0 +1,44 @@
+/**
+ * Bounded memory and time with a large backlog depend on every statement reading an index range, never the
+ * whole table. These tests read SQLite's own query plans, so an index dropped or a query rewritten so that
+ * it no longer matches a partial index fails here rather than in production with a million jobs.
+ */
+import { DatabaseSync, type StatementSync } from 'node:sqlite';
+import { describe, expect, it } from 'vitest';
+import { prepareJobStatements } from './job-rows.ts';
+import { migrate } from './schema.ts';
+
+function planOf(db: DatabaseSync, statement: StatementSync): string[] {
+  const rows = db.prepare(`EXPLAIN QUERY PLAN ${statement.sourceSQL}`).all() as Array<{ detail: string }>;
+  return rows.map((row) => row.detail);
+}
+
+/** A plan line that reads every row of the jobs table (a SCAN not over an index). */
+const fullTableScan = (line: string) => /^SCAN (jobs|j|c)\b/.test(line) && !line.includes('INDEX');
+
+describe('query plans of the outbox', () => {
+  const db = new DatabaseSync(':memory:');
+  migrate(db);
+  const sql = prepareJobStatements(db);
+
+  it('claim reads the due-jobs and expired-lease indexes, never the table', () => {
+    const plan = planOf(db, sql.claim);
+    expect(plan.some((line) => line.includes('USING INDEX jobs_due'))).toBe(true);
+    expect(plan.some((line) => line.includes('jobs_lease'))).toBe(true);
+    expect(plan.some((line) => line.includes('jobs_order_kind'))).toBe(true); // the refund-ordering check
+    expect(plan.filter(fullTableScan)).toEqual([]);
+  });
+
+  it('stats count on a covering index and find the oldest pending and nearest deadline by index search', () => {
+    expect(planOf(db, sql.countByState)).toEqual(['SCAN jobs USING COVERING INDEX jobs_state_created']);
+    expect(planOf(db, sql.oldestPending).join()).toContain('SEARCH jobs USING COVERING INDEX jobs_state_created (state=?)');
+    expect(planOf(db, sql.nearestDeadline).join()).toContain('SEARCH jobs USING INDEX jobs_open_deadline');
+  });
+
+  it('listDead, purge and lookups by order search indexes', () => {
+    expect(planOf(db, sql.deadPage).join()).toContain('SEARCH jobs USING INDEX jobs_dead (id>?)');
+    expect(planOf(db, sql.deleteDead).filter(fullTableScan)).toEqual([]);
+    expect(planOf(db, sql.byOrder).join()).toContain('jobs_order_kind');
+    expect(planOf(db, sql.byOrderKind).join()).toContain('jobs_order_kind');
+  });
+});
