@@ -1,9 +1,151 @@
+/**
+ * `postback worker`: delivers the outbox's jobs to the ad service until SIGTERM/SIGINT, then shuts down
+ * gracefully — no new claims, in-flight sends finish or are released within the shutdown timeout, so
+ * nothing is left `inflight`. One log line per Dispatcher event; the API key (from `POSTBACK_API_KEY`)
+ * is never printed.
+ */
+import { BACKEND_OPTIONS, EXIT, HELP_OPTION, UsageError, backendFlags, parseFlags, positiveInt, runGuarded } from '../args.ts';
+import { type CommandContext, defaultContext, openFromFlags } from '../context.ts';
+import { createLogger, type LogFormat, safeFields } from '../log.ts';
 import type { Command } from '../main.ts';
+import { type DispatcherHandle, type WorkerFactories, realFactories } from '../worker-factories.ts';
 
-export const command: Command = {
-  summary: 'worker (being built)',
-  async run(_args, io) {
-    io.stderr('postback worker: being built\n');
-    return 1;
-  },
-};
+/**
+ * How long a graceful shutdown waits for in-flight sends before releasing them.
+ * @defaultValue 30_000
+ */
+export const DEFAULT_SHUTDOWN_TIMEOUT_MS = 30_000;
+
+const HELP = `Usage: postback worker (--db FILE | --pg URL | --sqs URL) [--base-url URL] [options]
+
+Delivers queued confirmations and refunds to the ad service until SIGTERM or SIGINT, then stops
+gracefully (in-flight sends finish or are given back; nothing is left inflight).
+
+Environment:
+  POSTBACK_API_KEY        the API key (required; never printed)
+  POSTBACK_API_URL        the service's base URL, when --base-url is not given
+
+Options:
+  --base-url URL          the service's base URL (http or https)
+  --concurrency N         sends in flight at once (default: the Dispatcher's)
+  --lease-ms N            how long a claim holds before another worker may take the job
+  --poll-ms N             how often to look for due jobs when idle
+  --backoff-base-ms N     first retry delay ceiling (doubles per attempt, full jitter)
+  --backoff-max-ms N      largest retry delay ceiling
+  --request-timeout-ms N  timeout of one HTTP request
+  --shutdown-timeout-ms N how long a graceful stop waits for in-flight sends (default ${DEFAULT_SHUTDOWN_TIMEOUT_MS})
+  --drain                 exit 0 once no job is due, instead of waiting for a signal
+  --log text|json         log format: text lines (default) or JSON lines
+  -h, --help              show this help
+
+Exit codes: 0 stopped gracefully, 1 the shutdown timed out or the worker failed, 2 usage error
+(bad flag, missing POSTBACK_API_KEY or base URL), 3 backend unreachable.
+`;
+
+const OPTIONS = {
+  ...BACKEND_OPTIONS,
+  ...HELP_OPTION,
+  'base-url': { type: 'string' },
+  concurrency: { type: 'string' },
+  'lease-ms': { type: 'string' },
+  'poll-ms': { type: 'string' },
+  'backoff-base-ms': { type: 'string' },
+  'backoff-max-ms': { type: 'string' },
+  'request-timeout-ms': { type: 'string' },
+  'shutdown-timeout-ms': { type: 'string' },
+  drain: { type: 'boolean' },
+  log: { type: 'string' },
+} as const;
+
+function optionalInt(flag: string, value: string | undefined): number | undefined {
+  return value === undefined ? undefined : positiveInt(flag, value);
+}
+
+function parseBaseUrl(value: string | undefined): string {
+  if (value === undefined || value === '') throw new UsageError('give --base-url URL or set POSTBACK_API_URL');
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    throw new UsageError(`--base-url must be an http(s) URL, got '${value}'`);
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new UsageError(`--base-url must be an http(s) URL, got '${value}'`);
+  if (url.username !== '' || url.password !== '') throw new UsageError('--base-url must not carry credentials; use POSTBACK_API_KEY');
+  return url.toString().replace(/\/$/, '');
+}
+
+/** Waits until the signal aborts. */
+function aborted(signal: AbortSignal): Promise<void> {
+  if (signal.aborted) return Promise.resolve();
+  return new Promise((resolve) => signal.addEventListener('abort', () => resolve(), { once: true }));
+}
+
+/**
+ * Builds the `worker` command with its dependencies (tests may inject the clock the Dispatcher uses).
+ *
+ * @example
+ * ```ts
+ * process.exitCode = await createWorkerCommand().run(['--db', 'postback.db'], io);
+ * ```
+ */
+export function createWorkerCommand(ctx: CommandContext = defaultContext, factories: WorkerFactories = realFactories): Command {
+  return {
+    summary: 'Deliver queued jobs to the ad service until SIGTERM/SIGINT',
+    run: (args, io) =>
+      runGuarded('worker', io, async () => {
+        const { values } = parseFlags(args, OPTIONS);
+        if (values.help) {
+          io.stdout(HELP);
+          return EXIT.ok;
+        }
+        const format = (values.log ?? 'text') as LogFormat;
+        if (format !== 'text' && format !== 'json') throw new UsageError(`--log must be text or json, got '${values.log}'`);
+        const apiKey = io.env.POSTBACK_API_KEY;
+        if (apiKey === undefined || apiKey.trim() === '') throw new UsageError('set POSTBACK_API_KEY to the API key');
+        const baseUrl = parseBaseUrl(values['base-url'] ?? io.env.POSTBACK_API_URL);
+        const tuning = {
+          concurrency: optionalInt('--concurrency', values.concurrency),
+          leaseMs: optionalInt('--lease-ms', values['lease-ms']),
+          pollMs: optionalInt('--poll-ms', values['poll-ms']),
+          backoffBaseMs: optionalInt('--backoff-base-ms', values['backoff-base-ms']),
+          backoffMaxMs: optionalInt('--backoff-max-ms', values['backoff-max-ms']),
+          requestTimeoutMs: optionalInt('--request-timeout-ms', values['request-timeout-ms']),
+        };
+        const shutdownTimeoutMs = positiveInt('--shutdown-timeout-ms', values['shutdown-timeout-ms'], DEFAULT_SHUTDOWN_TIMEOUT_MS);
+        const logger = createLogger(format, (line) => io.stdout(line), [apiKey]);
+
+        const backend = await openFromFlags(ctx, backendFlags(values), io.env);
+        let dispatcher: DispatcherHandle;
+        try {
+          dispatcher = await factories.createDispatcher({ outbox: backend.outbox, baseUrl, apiKey, now: ctx.now, ...tuning });
+        } catch (error) {
+          await backend.outbox.close();
+          throw error;
+        }
+        for (const event of factories.events) {
+          dispatcher.on(event.name, (payload: unknown) => logger.log(event.level, event.name, safeFields(payload)));
+        }
+        try {
+          dispatcher.start();
+          logger.log('info', 'worker.started', {
+            backend: backend.describe,
+            baseUrl,
+            ...Object.fromEntries(Object.entries(tuning).filter(([, v]) => v !== undefined)),
+          });
+          if (values.drain) {
+            await Promise.race([dispatcher.drain(), aborted(io.signal)]);
+          } else {
+            await aborted(io.signal);
+          }
+          logger.log('info', 'worker.stopping', { timeoutMs: shutdownTimeoutMs });
+          const result = await dispatcher.stop({ timeoutMs: shutdownTimeoutMs });
+          logger.log(result.released > 0 ? 'warn' : 'info', 'worker.stopped', { ...result });
+          return result.timedOut ? EXIT.failed : EXIT.ok;
+        } finally {
+          await backend.outbox.close();
+        }
+      }),
+  };
+}
+
+export const command: Command = createWorkerCommand();
