@@ -1,0 +1,169 @@
+/**
+ * Versioned migrations of postback's tables, in a schema of the caller's choice. The whole upgrade is one
+ * script of statements sent in one round trip, so it runs in one transaction (Postgres wraps a
+ * multi-statement query in an implicit transaction, or joins the caller's open one) and works through any
+ * {@link Queryable}, including the adapter of an app's own migration tool. A transaction-scoped advisory
+ * lock serialises concurrent runs (two deploys starting at once); each version is applied only if its
+ * row is missing from `<schema>.migrations`, so running it again is a no-op.
+ */
+import { run, type Queryable } from './queryable.ts';
+import { DEFAULT_SCHEMA, quoteIdent, validateSchemaName } from './schema-name.ts';
+
+/** One schema version: its number, a name for the history table, and its DDL (`{s}` is the schema). */
+interface Migration {
+  version: number;
+  name: string;
+  sql: string;
+}
+
+// Times are epoch milliseconds (bigint) rather than timestamptz because the clock is injected: tests and
+// the Dispatcher pass `now`, and the database's own clock must not disagree with it.
+// `due_at` is derived by Postgres itself, so no code path can forget to maintain it: when `claim` may
+// take the row — `next_attempt_at` for a sendable pending job (a refund is sendable once it has a
+// deadline, i.e. its confirmation was delivered), the lease expiry for an inflight one, never otherwise.
+const MIGRATIONS: readonly Migration[] = [
+  {
+    version: 1,
+    name: 'jobs, lease tokens and clicks',
+    sql: `
+CREATE TABLE {s}.jobs (
+  id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+  kind text NOT NULL CHECK (kind IN ('confirm', 'refund')),
+  order_id text NOT NULL,
+  state text NOT NULL CHECK (state IN ('pending', 'inflight', 'delivered', 'dead', 'expired', 'cancelled')),
+  attempts integer NOT NULL DEFAULT 0 CHECK (attempts >= 0),
+  created_at bigint NOT NULL,
+  updated_at bigint NOT NULL,
+  next_attempt_at bigint NOT NULL,
+  deadline bigint,
+  last_error text,
+  lease_token bigint,
+  lease_expires_at bigint,
+  delivered_at bigint,
+  campaign_id text,
+  click_token text,
+  value_micros bigint,
+  clicked_at bigint,
+  due_at bigint GENERATED ALWAYS AS (
+    CASE
+      WHEN state = 'pending' AND deadline IS NOT NULL THEN next_attempt_at
+      WHEN state = 'inflight' THEN lease_expires_at
+    END
+  ) STORED,
+  CONSTRAINT jobs_one_per_order_and_kind UNIQUE (order_id, kind),
+  CONSTRAINT jobs_confirm_fields CHECK (
+    kind <> 'confirm' OR (click_token IS NOT NULL AND value_micros IS NOT NULL AND clicked_at IS NOT NULL AND deadline IS NOT NULL)
+  ),
+  CONSTRAINT jobs_lease_while_inflight CHECK ((state = 'inflight') = (lease_token IS NOT NULL AND lease_expires_at IS NOT NULL))
+);
+CREATE INDEX jobs_due ON {s}.jobs (due_at, id) WHERE due_at IS NOT NULL;
+CREATE INDEX jobs_dead ON {s}.jobs (id) WHERE state = 'dead';
+CREATE INDEX jobs_open_deadline ON {s}.jobs (deadline) WHERE state IN ('pending', 'inflight');
+CREATE INDEX jobs_pending_created ON {s}.jobs (created_at) WHERE state = 'pending';
+CREATE SEQUENCE {s}.lease_tokens;
+CREATE TABLE {s}.clicks (
+  key text PRIMARY KEY,
+  token text NOT NULL,
+  clicked_at bigint NOT NULL
+);
+CREATE INDEX clicks_clicked_at ON {s}.clicks (clicked_at);
+`,
+  },
+];
+
+/** The newest schema version this release knows. */
+export const LATEST_SCHEMA_VERSION: number = MIGRATIONS.at(-1)?.version ?? 0;
+
+// Advisory-lock class id for migrations ("pb" in ASCII); the second key is hashtext(schema), so
+// migrations of different schemas do not wait for each other.
+const MIGRATION_LOCK_CLASS = 0x7062;
+
+/**
+ * The SQL that brings `schema` to {@link LATEST_SCHEMA_VERSION}: for apps whose migration tool takes SQL
+ * files (Flyway, dbmate, node-pg-migrate). Safe to run twice and concurrently.
+ *
+ * @example
+ * ```ts
+ * await writeFile('migrations/20260101_postback.sql', migrationScript('postback'));
+ * ```
+ */
+export function migrationScript(schema: string = DEFAULT_SCHEMA): string {
+  const name = validateSchemaName(schema);
+  const s = quoteIdent(name);
+  const lockKey = `hashtext(${quoteLiteral(name)})`;
+  const steps = MIGRATIONS.map(
+    (m) => `DO $postback$
+BEGIN
+  IF NOT EXISTS (SELECT 1 FROM ${s}.migrations WHERE version = ${m.version}) THEN
+${m.sql.replaceAll('{s}', s).trim()}
+    INSERT INTO ${s}.migrations (version, name) VALUES (${m.version}, ${quoteLiteral(m.name)});
+  END IF;
+END
+$postback$;`,
+  );
+  return [
+    `SELECT pg_advisory_xact_lock(${MIGRATION_LOCK_CLASS}, ${lockKey});`,
+    `CREATE SCHEMA IF NOT EXISTS ${s};`,
+    `CREATE TABLE IF NOT EXISTS ${s}.migrations (version integer PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now());`,
+    ...steps,
+  ].join('\n');
+}
+
+function quoteLiteral(text: string): string {
+  return `'${text.replaceAll("'", "''")}'`;
+}
+
+/** Options of {@link migrate}. */
+export interface MigrateOptions {
+  /** @defaultValue {@link DEFAULT_SCHEMA} */
+  schema?: string;
+}
+
+/** What {@link migrate} did. */
+export interface MigrateResult {
+  schema: string;
+  /** Version before the run (0 for a fresh schema). */
+  from: number;
+  /** Version after the run. */
+  to: number;
+}
+
+/**
+ * Creates or upgrades postback's tables in `schema`. Takes a `pg` Pool or Client, or any
+ * {@link Queryable} (an adapter of the app's own migration tool, inside its transaction). Safe to run
+ * twice and from several processes at once.
+ *
+ * @example
+ * ```ts
+ * import pg from 'pg';
+ * import { migrate } from '@postback/postgres';
+ * const pool = new pg.Pool({ connectionString: process.env.DATABASE_URL });
+ * const { from, to } = await migrate(pool, { schema: 'postback' });
+ * ```
+ */
+export async function migrate(db: Queryable, options: MigrateOptions = {}): Promise<MigrateResult> {
+  const schema = validateSchemaName(options.schema ?? DEFAULT_SCHEMA);
+  const from = await currentVersion(db, schema);
+  await db.query(migrationScript(schema));
+  const to = await currentVersion(db, schema);
+  return { schema, from, to };
+}
+
+/**
+ * The schema's current version: 0 when it was never migrated.
+ *
+ * @example
+ * ```ts
+ * if ((await schemaVersion(pool, 'postback')) < LATEST_SCHEMA_VERSION) await migrate(pool);
+ * ```
+ */
+export async function schemaVersion(db: Queryable, schema: string = DEFAULT_SCHEMA): Promise<number> {
+  return currentVersion(db, validateSchemaName(schema));
+}
+
+async function currentVersion(db: Queryable, schema: string): Promise<number> {
+  const exists = await db.query('SELECT to_regclass($1) IS NOT NULL AS present', [`${quoteIdent(schema)}.migrations`]);
+  if (exists.rows[0]?.present !== true) return 0;
+  const result = await run(db, schema, `SELECT coalesce(max(version), 0)::int AS version FROM ${quoteIdent(schema)}.migrations`);
+  return Number(result.rows[0]?.version ?? 0);
+}

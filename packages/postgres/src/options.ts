@@ -1,0 +1,148 @@
+/**
+ * The options of the Postgres outbox and click store: one zod schema each, the single source of truth for
+ * their types, defaults and validation (unknown keys rejected, bad values named by an `OptionsError`).
+ */
+import { OptionsError, resolvePolicy, type EpochMs, type WindowPolicy } from '@postback/core';
+import pg from 'pg';
+import { z } from 'zod';
+import type { PoolLike } from './queryable.ts';
+import { DEFAULT_SCHEMA, validateSchemaName } from './schema-name.ts';
+
+/**
+ * Connections of the pool the outbox opens itself (from `connectionString`). One more is held while
+ * anybody `subscribe`s (the LISTEN connection).
+ * @defaultValue 10
+ */
+export const DEFAULT_POOL_SIZE = 10;
+
+/**
+ * Delay before re-opening a lost LISTEN connection (polling keeps delivering meanwhile).
+ * @defaultValue 1000
+ */
+export const DEFAULT_RECONNECT_MS = 1000;
+
+/**
+ * Page size of `listDead` when none is given.
+ * @defaultValue 100
+ */
+export const DEFAULT_LIST_DEAD_LIMIT = 100;
+
+const policySchema = z
+  .strictObject({
+    confirmWindowMs: z.number().optional(),
+    safetyMarginMs: z.number().optional(),
+    returnWindowMs: z.number().optional(),
+  })
+  .optional();
+
+const poolSchema = z.custom<PoolLike>(
+  (v) =>
+    typeof v === 'object' &&
+    v !== null &&
+    typeof (v as PoolLike).query === 'function' &&
+    typeof (v as PoolLike).connect === 'function',
+  'must be a pg.Pool (an object with query() and connect())',
+);
+
+const connectionSchema = {
+  /** A `pg.Pool` the app already has. The outbox never ends it. One of `pool` / `connectionString`. */
+  pool: poolSchema.optional(),
+  /** A `postgres://` URL; the outbox opens (and on `close` ends) its own pool. */
+  connectionString: z.string().min(1).optional(),
+  /** @defaultValue {@link DEFAULT_POOL_SIZE} (only with `connectionString`) */
+  poolSize: z.number().int().min(1).max(1000).optional(),
+  /** @defaultValue {@link DEFAULT_SCHEMA} */
+  schema: z.string().optional(),
+};
+
+const outboxOptionsSchema = z.strictObject({
+  ...connectionSchema,
+  /** Windows used to stamp deadlines. @defaultValue DEFAULT_WINDOW_POLICY */
+  policy: policySchema,
+  /** Clock for `createdAt` and validation. @defaultValue Date.now */
+  now: z.custom<() => EpochMs>((v) => typeof v === 'function', 'must be a function returning epoch ms').optional(),
+  /** Errors of the LISTEN connection (it reconnects by itself). @defaultValue console.error */
+  onError: z.custom<(err: unknown) => void>((v) => typeof v === 'function', 'must be a function').optional(),
+  /** @defaultValue {@link DEFAULT_RECONNECT_MS} */
+  reconnectMs: z.number().int().min(1).optional(),
+});
+
+/** Options of `createPostgresOutbox`. Give exactly one of `pool` and `connectionString`. */
+export type PostgresOutboxOptions = z.input<typeof outboxOptionsSchema>;
+
+const clickStoreOptionsSchema = z.strictObject({
+  ...connectionSchema,
+  /** How long a click may be confirmed (clicks older are never returned). @defaultValue DEFAULT_CONFIRM_WINDOW_MS */
+  confirmWindowMs: z.number().int().min(1).optional(),
+});
+
+/** Options of `createPostgresClickStore`. Give exactly one of `pool` and `connectionString`. */
+export type PostgresClickStoreOptions = z.input<typeof clickStoreOptionsSchema>;
+
+function parse<S extends z.ZodType>(schema: S, input: unknown): z.output<S> {
+  const result = schema.safeParse(input ?? {});
+  if (result.success) return result.data;
+  const issue = result.error.issues[0];
+  const path = issue?.path.map(String).join('.') ?? '';
+  if (issue?.code === 'unrecognized_keys') throw new OptionsError([path, issue.keys[0]].filter(Boolean).join('.'), 'unknown option');
+  throw new OptionsError(path || 'options', issue?.message ?? 'invalid value');
+}
+
+/** The connection a store uses, and whether it owns (and so ends) the pool. */
+export interface ResolvedConnection {
+  pool: PoolLike;
+  ownsPool: boolean;
+  schema: string;
+}
+
+function resolveConnection(options: { pool?: PoolLike; connectionString?: string; poolSize?: number; schema?: string }): ResolvedConnection {
+  const schema = validateSchemaName(options.schema ?? DEFAULT_SCHEMA);
+  if ((options.pool === undefined) === (options.connectionString === undefined)) {
+    throw new OptionsError('pool', 'give exactly one of pool and connectionString');
+  }
+  if (options.pool !== undefined) {
+    if (options.poolSize !== undefined) throw new OptionsError('poolSize', 'only applies with connectionString');
+    return { pool: options.pool, ownsPool: false, schema };
+  }
+  const pool = new pg.Pool({ connectionString: options.connectionString, max: options.poolSize ?? DEFAULT_POOL_SIZE });
+  // An idle client losing its connection must not crash the process; the next query reconnects.
+  pool.on('error', () => {});
+  return { pool, ownsPool: true, schema };
+}
+
+/** Validated outbox options with defaults applied. */
+export interface ResolvedOutboxOptions extends ResolvedConnection {
+  policy: WindowPolicy;
+  now: () => EpochMs;
+  onError: (err: unknown) => void;
+  reconnectMs: number;
+}
+
+/** Validates outbox options (throws `OptionsError`) and opens the pool when given a URL. */
+export function resolveOutboxOptions(input: PostgresOutboxOptions): ResolvedOutboxOptions {
+  const options = parse(outboxOptionsSchema, input);
+  let policy: WindowPolicy;
+  try {
+    policy = resolvePolicy(Object.fromEntries(Object.entries(options.policy ?? {}).filter(([, v]) => v !== undefined)));
+  } catch (err) {
+    throw new OptionsError('policy', (err as Error).message);
+  }
+  return {
+    ...resolveConnection(options),
+    policy,
+    now: options.now ?? Date.now,
+    onError: options.onError ?? ((err) => console.error('postback: LISTEN connection error:', err)),
+    reconnectMs: options.reconnectMs ?? DEFAULT_RECONNECT_MS,
+  };
+}
+
+/** Validated click store options with defaults applied. */
+export interface ResolvedClickStoreOptions extends ResolvedConnection {
+  confirmWindowMs: number;
+}
+
+/** Validates click store options (throws `OptionsError`) and opens the pool when given a URL. */
+export function resolveClickStoreOptions(input: PostgresClickStoreOptions, defaultWindowMs: number): ResolvedClickStoreOptions {
+  const options = parse(clickStoreOptionsSchema, input);
+  return { ...resolveConnection(options), confirmWindowMs: options.confirmWindowMs ?? defaultWindowMs };
+}

@@ -1,0 +1,437 @@
+/**
+ * The transactional outbox on PostgreSQL. An order and its confirmation job commit (or roll back)
+ * together: `confirm(tx, input)` / `refund(tx, input)` run inside the app's own transaction through any
+ * {@link Queryable}. Workers on any number of machines claim with one `UPDATE ... WHERE id IN (SELECT ...
+ * FOR UPDATE SKIP LOCKED LIMIT n) RETURNING` statement, so no job is handed to two of them; each claim
+ * takes a fresh fencing token from a sequence, and every later transition applies only while the row
+ * still carries that token. Enqueueing sends `pg_notify`, so idle workers that `subscribe` wake at once.
+ *
+ * The rules themselves (validation, deadlines, what a refund does) are core's pure functions; this module
+ * only persists their results, or states the same transition as one SQL statement.
+ */
+import {
+  newConfirmJob,
+  planRefund,
+  truncateReason,
+  validateRefundInput,
+  type ClaimOptions,
+  type ConfirmInput,
+  type ConfirmJob,
+  type EnqueueResult,
+  type Job,
+  type ListDeadOptions,
+  type Outbox,
+  type OutboxStats,
+  type RefundInput,
+  type RefundJob,
+  type RefundOutcome,
+  JOB_STATES,
+} from '@postback/core';
+import { createNotifyListener, type Subscription } from './listener.ts';
+import { DEFAULT_LIST_DEAD_LIMIT, resolveOutboxOptions, type PostgresOutboxOptions } from './options.ts';
+import { isQueryable, run, type Queryable } from './queryable.ts';
+import { JOB_COLUMNS, rowToJob, toBigintText } from './rows.ts';
+import { channelOf, quoteIdent } from './schema-name.ts';
+
+/**
+ * A durable {@link Outbox} on Postgres, plus enqueueing inside the caller's transaction and wake-ups.
+ */
+export interface PostgresOutbox extends Outbox {
+  /** Enqueue a confirmation through the outbox's pool (its own implicit transaction). */
+  confirm(input: ConfirmInput): Promise<EnqueueResult<ConfirmJob>>;
+  /**
+   * Enqueue a confirmation inside the caller's transaction `tx`: it exists if and only if that
+   * transaction commits. Workers are notified at commit.
+   */
+  confirm(tx: Queryable, input: ConfirmInput): Promise<EnqueueResult<ConfirmJob>>;
+  /** Reverse an order in the outbox's own transaction. */
+  refund(input: RefundInput): Promise<RefundOutcome>;
+  /**
+   * Reverse an order inside the caller's transaction `tx` (pass a client that is inside BEGIN: the
+   * order's jobs are locked until it ends).
+   */
+  refund(tx: Queryable, input: RefundInput): Promise<RefundOutcome>;
+  /**
+   * Calls `onWake` whenever a job is enqueued or becomes due at once (LISTEN/NOTIFY), so an idle worker
+   * does not wait for its next poll. Returns the unsubscribe function; its `ready` promise resolves
+   * when LISTEN is in effect. Holds one pool connection while anybody is subscribed.
+   */
+  subscribe(onWake: () => void): Subscription;
+  /** The schema holding the tables. */
+  readonly schema: string;
+}
+
+type Row = Record<string, unknown>;
+
+/**
+ * Creates a Postgres outbox. Run {@link migrate} (or `postback migrate`) once before using it: the outbox
+ * never changes the schema by itself.
+ *
+ * @example
+ * ```ts
+ * import pg from 'pg';
+ * import { createPostgresOutbox, migrate } from '@postback/postgres';
+ *
+ * const pool = new pg.Pool({ connectionString: process.env.DATABASE_URL });
+ * await migrate(pool);
+ * const outbox = createPostgresOutbox({ pool });
+ *
+ * const client = await pool.connect();
+ * await client.query('BEGIN');
+ * await client.query('INSERT INTO orders (id, total) VALUES ($1, $2)', [orderId, total]);
+ * await outbox.confirm(client, { orderId, valueMicros: 12_340_000, click });
+ * await client.query('COMMIT');
+ * client.release();
+ * ```
+ */
+export function createPostgresOutbox(options: PostgresOutboxOptions): PostgresOutbox {
+  const { pool, ownsPool, schema, policy, now, onError, reconnectMs } = resolveOutboxOptions(options);
+  const s = quoteIdent(schema);
+  const channel = channelOf(schema);
+  const listener = createNotifyListener({ pool, channel, onError, reconnectMs });
+  let closed = false;
+
+  const assertOpen = () => {
+    if (closed) throw new Error('This outbox is closed');
+  };
+  const q = (db: Queryable, text: string, values?: unknown[]) => run(db, schema, text, values);
+
+  /** Runs `work` in a transaction of its own on one pooled connection. */
+  const inTransaction = async <T>(work: (db: Queryable) => Promise<T>): Promise<T> => {
+    const client = await pool.connect();
+    let broken: Error | undefined;
+    try {
+      await client.query('BEGIN');
+      const result = await work(client);
+      await client.query('COMMIT');
+      return result;
+    } catch (err) {
+      try {
+        await client.query('ROLLBACK');
+      } catch (rollbackErr) {
+        broken = rollbackErr as Error;
+      }
+      throw err;
+    } finally {
+      client.release(broken);
+    }
+  };
+
+  const SQL = {
+    insertConfirm: `INSERT INTO ${s}.jobs (kind, order_id, state, attempts, created_at, updated_at, next_attempt_at, deadline, click_token, value_micros, clicked_at)
+      VALUES ('confirm', $1, 'pending', 0, $2, $2, $2, $3, $4, $5, $6)
+      ON CONFLICT (order_id, kind) DO NOTHING
+      RETURNING ${JOB_COLUMNS}, pg_notify($7, '') IS NULL AS notified`,
+    insertRefund: `INSERT INTO ${s}.jobs (kind, order_id, state, attempts, created_at, updated_at, next_attempt_at, deadline, campaign_id)
+      VALUES ('refund', $1, 'pending', 0, $2, $2, $2, $3, $4)
+      ON CONFLICT (order_id, kind) DO NOTHING
+      RETURNING ${JOB_COLUMNS}, pg_notify($5, '') IS NULL AS notified`,
+    byOrderAndKind: `SELECT ${JOB_COLUMNS} FROM ${s}.jobs WHERE order_id = $1 AND kind = $2`,
+    lockOrder: `SELECT ${JOB_COLUMNS} FROM ${s}.jobs WHERE order_id = $1 ORDER BY kind FOR UPDATE`,
+    cancelConfirm: `UPDATE ${s}.jobs SET state = 'cancelled', updated_at = $2, last_error = $3, lease_token = NULL, lease_expires_at = NULL
+      WHERE id = $1 AND state IN ('pending', 'dead') RETURNING ${JOB_COLUMNS}`,
+    // A refund waits while its order's confirm may still be sent; `due_at` already excludes refunds
+    // without a deadline, the NOT EXISTS covers a confirm enqueued after its refund.
+    claim: `UPDATE ${s}.jobs AS j
+      SET state = 'inflight', attempts = j.attempts + 1, updated_at = $1,
+          lease_token = nextval('${s}.lease_tokens'), lease_expires_at = $1::bigint + $3::bigint
+      WHERE j.id IN (
+        SELECT c.id FROM ${s}.jobs AS c
+        WHERE c.due_at <= $1
+          AND (c.kind = 'confirm' OR NOT EXISTS (
+            SELECT 1 FROM ${s}.jobs AS b WHERE b.order_id = c.order_id AND b.kind = 'confirm' AND b.state IN ('pending', 'inflight')))
+        ORDER BY c.due_at, c.id
+        LIMIT $2
+        FOR UPDATE SKIP LOCKED)
+      RETURNING ${JOB_COLUMNS}`,
+    complete: `UPDATE ${s}.jobs SET state = 'delivered', updated_at = $3, delivered_at = $3, lease_token = NULL, lease_expires_at = NULL,
+        last_error = NULL, campaign_id = CASE WHEN kind = 'confirm' THEN coalesce($4, campaign_id) ELSE campaign_id END
+      WHERE id = $1 AND state = 'inflight' AND lease_token = $2 RETURNING kind`,
+    // Run in a statement of its own (so with a fresh snapshot) after a confirm is delivered: it must see
+    // a refund committed by a concurrent refund() that held the confirm's row lock meanwhile.
+    followDelivered: `UPDATE ${s}.jobs AS r
+      SET campaign_id = coalesce(r.campaign_id, c.campaign_id), deadline = c.delivered_at + $2::bigint,
+          updated_at = greatest(r.updated_at, c.delivered_at)
+      FROM ${s}.jobs AS c
+      WHERE c.id = $1 AND c.state = 'delivered' AND r.order_id = c.order_id AND r.kind = 'refund' AND r.state = 'pending' AND r.deadline IS NULL
+      RETURNING pg_notify($3, '') IS NULL AS notified`,
+    retry: `UPDATE ${s}.jobs SET state = 'pending', attempts = CASE WHEN $5 THEN attempts ELSE greatest(attempts - 1, 0) END,
+        updated_at = $3, next_attempt_at = $4, last_error = $6, lease_token = NULL, lease_expires_at = NULL
+      WHERE id = $1 AND state = 'inflight' AND lease_token = $2`,
+    fail: `UPDATE ${s}.jobs SET state = $4, updated_at = $3, last_error = $5, lease_token = NULL, lease_expires_at = NULL
+      WHERE id = $1 AND state = 'inflight' AND lease_token = $2 RETURNING kind`,
+    cancelWaitingRefund: `UPDATE ${s}.jobs AS r
+      SET state = 'cancelled', updated_at = $2,
+          last_error = 'cancelled: the confirmation ended ' || c.state || ' without being accepted, so nothing was charged'
+      FROM ${s}.jobs AS c
+      WHERE c.id = $1 AND c.state IN ('dead', 'expired') AND r.order_id = c.order_id AND r.kind = 'refund' AND r.state = 'pending'`,
+    release: `UPDATE ${s}.jobs AS j SET state = 'pending', attempts = greatest(j.attempts - 1, 0), updated_at = $3, next_attempt_at = $3,
+        lease_token = NULL, lease_expires_at = NULL
+      FROM unnest($1::bigint[], $2::bigint[]) AS r(id, token)
+      WHERE j.id = r.id AND j.state = 'inflight' AND j.lease_token = r.token
+      RETURNING pg_notify($4, '') IS NULL AS notified`,
+    extendLease: `UPDATE ${s}.jobs SET lease_expires_at = $3::bigint + $4::bigint, updated_at = $3
+      WHERE id = $1 AND state = 'inflight' AND lease_token = $2`,
+    get: `SELECT ${JOB_COLUMNS} FROM ${s}.jobs WHERE id = $1`,
+    getByOrder: `SELECT ${JOB_COLUMNS} FROM ${s}.jobs WHERE order_id = $1 ORDER BY kind`,
+    counts: `SELECT state, count(*)::int AS n FROM ${s}.jobs GROUP BY state`,
+    oldestPending: `SELECT min(created_at) AS at FROM ${s}.jobs WHERE state = 'pending'`,
+    nearestDeadline: `SELECT id::text AS id, order_id, kind, deadline FROM ${s}.jobs
+      WHERE state IN ('pending', 'inflight') AND deadline IS NOT NULL ORDER BY deadline, id LIMIT 1`,
+    listDead: `SELECT ${JOB_COLUMNS} FROM ${s}.jobs WHERE state = 'dead' AND id > $1 ORDER BY id LIMIT $2`,
+    // The same decision as core's replayJob, per row: expired when the deadline passed, cancelled when a
+    // confirm's order was refunded meanwhile, otherwise pending again with attempts reset.
+    replay: `WITH picked AS (
+        SELECT d.id,
+          CASE
+            WHEN d.deadline IS NOT NULL AND d.deadline < $1 THEN 'expired'
+            WHEN d.kind = 'confirm' AND EXISTS (SELECT 1 FROM ${s}.jobs AS r WHERE r.order_id = d.order_id AND r.kind = 'refund') THEN 'cancelled'
+            ELSE 'pending'
+          END AS next_state
+        FROM ${s}.jobs AS d
+        WHERE d.state = 'dead' AND ($2::bigint[] IS NULL OR d.id = ANY($2::bigint[]))
+        FOR UPDATE)
+      UPDATE ${s}.jobs AS j SET
+        state = p.next_state, updated_at = $1,
+        attempts = CASE WHEN p.next_state = 'pending' THEN 0 ELSE j.attempts END,
+        next_attempt_at = CASE WHEN p.next_state = 'pending' THEN $1 ELSE j.next_attempt_at END,
+        last_error = CASE p.next_state
+          WHEN 'expired' THEN left('deadline passed before replay; was: ' || coalesce(j.last_error, 'dead'), ${1000})
+          WHEN 'cancelled' THEN 'cancelled at replay: the order was refunded meanwhile'
+          ELSE j.last_error END
+      FROM picked AS p WHERE j.id = p.id
+      RETURNING p.next_state, pg_notify($3, '') IS NULL AS notified`,
+    purgeDead: `DELETE FROM ${s}.jobs WHERE state = 'dead' AND ($1::bigint[] IS NULL OR id = ANY($1::bigint[]))`,
+  };
+
+  /** The job's id and lease token as stored, or null when the job cannot hold a lease here. */
+  const fence = (job: Job): [string, string] | null => {
+    const id = toBigintText(job?.id);
+    const token = toBigintText(job?.lease?.token);
+    return id === null || token === null ? null : [id, token];
+  };
+
+  const splitArgs = <I>(args: unknown[]): [Queryable, I] => {
+    if (args.length >= 2) {
+      if (!isQueryable(args[0])) throw new TypeError('the first argument must be a transaction with query(text, values)');
+      return [args[0], args[1] as I];
+    }
+    return [pool, args[0] as I];
+  };
+
+  const confirm = async (db: Queryable, input: ConfirmInput): Promise<EnqueueResult<ConfirmJob>> => {
+    const at = now();
+    const job = newConfirmJob(input, { now: at, id: '0', policy });
+    const inserted = await q(db, SQL.insertConfirm, [
+      job.orderId,
+      at,
+      job.deadline,
+      job.clickToken,
+      job.valueMicros,
+      job.clickedAt,
+      channel,
+    ]);
+    const row = inserted.rows[0];
+    if (row !== undefined) return { created: true, job: rowToJob(row) as ConfirmJob };
+    const existing = await q(db, SQL.byOrderAndKind, [job.orderId, 'confirm']);
+    const found = existing.rows[0];
+    if (found === undefined) throw new Error(`order ${job.orderId}: confirm conflicted but cannot be read back`);
+    return { created: false, job: rowToJob(found) as ConfirmJob };
+  };
+
+  const refund = async (db: Queryable, input: RefundInput): Promise<RefundOutcome> => {
+    const checked = validateRefundInput(input);
+    // Normally one pass: the order's rows are locked. Through a connection that autocommits each
+    // statement the lock does not last, so a lost race is re-planned against the new state.
+    for (let pass = 0; ; pass += 1) {
+      const at = now();
+      const locked = await q(db, SQL.lockOrder, [checked.orderId]);
+      const jobs = locked.rows.map(rowToJob);
+      const confirmJob = (jobs.find((j) => j.kind === 'confirm') as ConfirmJob | undefined) ?? null;
+      const refundJob = (jobs.find((j) => j.kind === 'refund') as RefundJob | undefined) ?? null;
+      const plan = planRefund(checked, { now: at, id: '0', policy, confirm: confirmJob, refund: refundJob });
+      if (plan.outcome === 'duplicate' || plan.outcome === 'not-charged') return plan;
+      if (plan.outcome === 'cancelled') {
+        const updated = await q(db, SQL.cancelConfirm, [plan.job.id, plan.job.updatedAt, plan.job.lastError]);
+        const row = updated.rows[0];
+        if (row !== undefined) return { outcome: 'cancelled', job: rowToJob(row) as ConfirmJob };
+      } else {
+        const inserted = await q(db, SQL.insertRefund, [plan.job.orderId, at, plan.job.deadline, plan.job.campaignId, channel]);
+        const row = inserted.rows[0];
+        if (row !== undefined) return { outcome: 'enqueued', job: rowToJob(row) as RefundJob };
+        // A concurrent refund of the same order committed first.
+        const existing = (await q(db, SQL.byOrderAndKind, [checked.orderId, 'refund'])).rows[0];
+        if (existing !== undefined) return { outcome: 'duplicate', job: rowToJob(existing) as RefundJob };
+      }
+      if (pass >= 3) throw new Error(`order ${checked.orderId}: refund kept racing with concurrent changes`);
+    }
+  };
+
+  /** A confirm changed state: apply the order's refund rule in the same transaction, new snapshot. */
+  const transitionWithFollowUp = async (
+    text: string,
+    values: unknown[],
+    followUp: (db: Queryable, kind: string) => Promise<unknown>,
+  ): Promise<boolean> =>
+    inTransaction(async (db) => {
+      const result = await q(db, text, values);
+      const kind = result.rows[0]?.kind;
+      if (kind === undefined) return false;
+      await followUp(db, String(kind));
+      return true;
+    });
+
+  const outbox = {
+    schema,
+
+    async confirm(...args: unknown[]): Promise<EnqueueResult<ConfirmJob>> {
+      assertOpen();
+      const [db, input] = splitArgs<ConfirmInput>(args);
+      return confirm(db, input);
+    },
+
+    async refund(...args: unknown[]): Promise<RefundOutcome> {
+      assertOpen();
+      const [db, input] = splitArgs<RefundInput>(args);
+      if (db === pool) return inTransaction((tx) => refund(tx, input));
+      return refund(db, input);
+    },
+
+    async claim({ now: at, limit, leaseMs }: ClaimOptions): Promise<Job[]> {
+      assertOpen();
+      if (!Number.isSafeInteger(limit) || limit < 1) throw new RangeError(`claim limit must be a positive integer, got ${limit}`);
+      if (!Number.isSafeInteger(leaseMs) || leaseMs < 1) throw new RangeError(`claim leaseMs must be a positive integer, got ${leaseMs}`);
+      const result = await q(pool, SQL.claim, [at, limit, leaseMs]);
+      return result.rows.map(rowToJob).sort((a, b) => a.nextAttemptAt - b.nextAttemptAt || Number(BigInt(a.id) - BigInt(b.id)));
+    },
+
+    async complete(job: Job, result: { now: number; campaignId?: string | null }): Promise<boolean> {
+      assertOpen();
+      const ids = fence(job);
+      if (ids === null) return false;
+      const values = [...ids, result.now, result.campaignId ?? null];
+      if (job.kind !== 'confirm') return ((await q(pool, SQL.complete, values)).rowCount ?? 0) > 0;
+      return transitionWithFollowUp(SQL.complete, values, (db) =>
+        q(db, SQL.followDelivered, [ids[0], policy.returnWindowMs - policy.safetyMarginMs, channel]),
+      );
+    },
+
+    async retry(job: Job, result: { now: number; nextAttemptAt: number; error: string; countAttempt?: boolean }): Promise<boolean> {
+      assertOpen();
+      const ids = fence(job);
+      if (ids === null) return false;
+      const values = [...ids, result.now, result.nextAttemptAt, result.countAttempt !== false, truncateReason(String(result.error))];
+      return ((await q(pool, SQL.retry, values)).rowCount ?? 0) > 0;
+    },
+
+    async fail(job: Job, result: { now: number; state: 'dead' | 'expired'; reason: string }): Promise<boolean> {
+      assertOpen();
+      if (result.state !== 'dead' && result.state !== 'expired') throw new RangeError(`fail state must be dead or expired, got ${String(result.state)}`);
+      const ids = fence(job);
+      if (ids === null) return false;
+      const values = [...ids, result.now, result.state, truncateReason(String(result.reason))];
+      return transitionWithFollowUp(SQL.fail, values, async (db, kind) => {
+        if (kind === 'confirm') await q(db, SQL.cancelWaitingRefund, [ids[0], result.now]);
+      });
+    },
+
+    async release(jobs: readonly Job[], at: number): Promise<void> {
+      assertOpen();
+      const fenced = jobs.map(fence).filter((f): f is [string, string] => f !== null);
+      if (fenced.length === 0) return;
+      await q(pool, SQL.release, [fenced.map((f) => f[0]), fenced.map((f) => f[1]), at, channel]);
+    },
+
+    async extendLease(job: Job, options: { now: number; leaseMs: number }): Promise<boolean> {
+      assertOpen();
+      const ids = fence(job);
+      if (ids === null) return false;
+      if (!Number.isSafeInteger(options.leaseMs) || options.leaseMs < 1) throw new RangeError(`leaseMs must be a positive integer, got ${options.leaseMs}`);
+      return ((await q(pool, SQL.extendLease, [...ids, options.now, options.leaseMs])).rowCount ?? 0) > 0;
+    },
+
+    async get(id: string): Promise<Job | null> {
+      assertOpen();
+      const dbId = toBigintText(id);
+      if (dbId === null) return null;
+      const row = (await q(pool, SQL.get, [dbId])).rows[0];
+      return row === undefined ? null : rowToJob(row);
+    },
+
+    async getByOrder(orderId: string): Promise<Job[]> {
+      assertOpen();
+      return (await q(pool, SQL.getByOrder, [orderId])).rows.map(rowToJob);
+    },
+
+    async stats(_now: number): Promise<OutboxStats> {
+      assertOpen();
+      const [counts, oldest, nearest] = await Promise.all([
+        q(pool, SQL.counts),
+        q(pool, SQL.oldestPending),
+        q(pool, SQL.nearestDeadline),
+      ]);
+      const byState = Object.fromEntries(JOB_STATES.map((state) => [state, 0])) as OutboxStats['counts'];
+      for (const row of counts.rows) byState[row.state as keyof typeof byState] = Number(row.n);
+      const oldestAt = oldest.rows[0]?.at;
+      const near = nearest.rows[0];
+      return {
+        counts: byState,
+        oldestPendingAt: oldestAt === null || oldestAt === undefined ? null : Number(oldestAt),
+        nearestDeadline:
+          near === undefined
+            ? null
+            : { id: String(near.id), orderId: String(near.order_id), kind: near.kind as Job['kind'], deadline: Number(near.deadline) },
+      };
+    },
+
+    async listDead(options: ListDeadOptions = {}): Promise<Job[]> {
+      assertOpen();
+      const limit = options.limit ?? DEFAULT_LIST_DEAD_LIMIT;
+      if (!Number.isSafeInteger(limit) || limit < 1) throw new RangeError(`listDead limit must be a positive integer, got ${limit}`);
+      let after = '0';
+      if (options.after !== undefined) {
+        const cursor = toBigintText(options.after);
+        if (cursor === null) throw new RangeError(`listDead after must be a job id of this outbox, got ${JSON.stringify(options.after)}`);
+        after = cursor;
+      }
+      return (await q(pool, SQL.listDead, [after, limit])).rows.map(rowToJob);
+    },
+
+    async replay(selection: { ids: readonly string[] } | { all: true }, at: number): Promise<number> {
+      assertOpen();
+      const ids = 'all' in selection && selection.all === true ? null : idList((selection as { ids: readonly string[] }).ids);
+      if (ids !== null && ids.length === 0) return 0;
+      const result = await q(pool, SQL.replay, [at, ids, channel]);
+      return result.rows.filter((row: Row) => row.next_state === 'pending').length;
+    },
+
+    async purgeDead(options: { ids?: readonly string[] } = {}): Promise<number> {
+      assertOpen();
+      const ids = options.ids === undefined ? null : idList(options.ids);
+      if (ids !== null && ids.length === 0) return 0;
+      return (await q(pool, SQL.purgeDead, [ids])).rowCount ?? 0;
+    },
+
+    subscribe(onWake: () => void): Subscription {
+      assertOpen();
+      if (typeof onWake !== 'function') throw new TypeError('subscribe(onWake): onWake must be a function');
+      return listener.subscribe(onWake);
+    },
+
+    async close(): Promise<void> {
+      if (closed) return;
+      closed = true;
+      await listener.close();
+      if (ownsPool) await pool.end();
+    },
+
+    // The pool may hold a connection string with a password: never print it.
+    toJSON: () => ({ type: 'PostgresOutbox', schema }),
+    [Symbol.for('nodejs.util.inspect.custom')]: () => `PostgresOutbox { schema: '${schema}' }`,
+  };
+  return outbox as unknown as PostgresOutbox;
+}
+
+function idList(ids: readonly string[]): string[] {
+  return ids.map(toBigintText).filter((id): id is string => id !== null);
+}

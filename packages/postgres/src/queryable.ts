@@ -1,0 +1,72 @@
+/**
+ * The one thing postback needs from a database connection: `query(text, values)` resolving to `{ rows }`.
+ * `pg`'s `Pool`, `Client` and `PoolClient` have it as they are; any other query builder (Kysely, Drizzle,
+ * Knex) is adapted in a line, which is how `confirm(tx, ...)` joins the app's own transaction whatever the
+ * app uses (the idea of pg-boss's `fromKnex`).
+ */
+
+/** A result with rows (the subset of `pg.QueryResult` postback reads). */
+export interface QueryResultLike {
+  rows: Array<Record<string, unknown>>;
+  rowCount?: number | null;
+}
+
+/**
+ * Anything that runs a parameterised SQL statement (`$1`, `$2`, ...) and resolves to its rows: a `pg`
+ * `Pool`, `Client` or `PoolClient`, or a one-line adapter around a query builder's transaction.
+ *
+ * @example
+ * ```ts
+ * // Kysely
+ * const db: Queryable = { query: (text, values) => trx.executeQuery(CompiledQuery.raw(text, values ?? [])) };
+ * ```
+ */
+export interface Queryable {
+  query(text: string, values?: unknown[]): Promise<QueryResultLike>;
+}
+
+/** A `pg` Pool: hands out clients that must be released. */
+export interface PoolLike extends Queryable {
+  connect(): Promise<Queryable & { release(err?: Error | boolean): void }>;
+  end(): Promise<void>;
+}
+
+/** Whether `value` looks like a {@link Queryable}. */
+export function isQueryable(value: unknown): value is Queryable {
+  return typeof value === 'object' && value !== null && typeof (value as { query?: unknown }).query === 'function';
+}
+
+/**
+ * Raised when postback's tables are missing: the schema was never migrated (or was migrated elsewhere).
+ * The message says how to fix it.
+ *
+ * @example
+ * ```ts
+ * try { await outbox.stats(Date.now()); }
+ * catch (err) { if (err instanceof SchemaNotMigratedError) await migrate(pool, { schema: err.schema }); }
+ * ```
+ */
+export class SchemaNotMigratedError extends Error {
+  override name = 'SchemaNotMigratedError';
+  readonly schema: string;
+
+  constructor(schema: string, options: { cause?: unknown } = {}) {
+    super(
+      `postback tables are missing in schema "${schema}": run \`postback migrate --pg <url> --schema ${schema}\` ` +
+        `or call migrate(pool, { schema: '${schema}' }) first`,
+      options,
+    );
+    this.schema = schema;
+  }
+}
+
+/** Runs a statement, turning "relation does not exist" into a {@link SchemaNotMigratedError}. */
+export async function run(db: Queryable, schema: string, text: string, values?: unknown[]): Promise<QueryResultLike> {
+  try {
+    return values === undefined ? await db.query(text) : await db.query(text, values);
+  } catch (err) {
+    const code = (err as { code?: unknown }).code;
+    if (code === '42P01' || code === '3F000') throw new SchemaNotMigratedError(schema, { cause: err });
+    throw err;
+  }
+}
