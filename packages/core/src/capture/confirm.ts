@@ -1,0 +1,50 @@
+/**
+ * Attaching the click to an order: the one step adapters expose as `confirmOrder(req, outbox, order)`.
+ */
+import type { ClickStamp } from '../click.ts';
+import type { ConfirmJob, EnqueueResult, Outbox } from '../queue/types.ts';
+import type { ClickContext } from './engine.ts';
+import { CaptureError } from './errors.ts';
+
+/** The order to confirm: everything but the click, which comes from the request. */
+export interface OrderToConfirm {
+  orderId: string;
+  /** Order value in integer micros. */
+  valueMicros: number;
+}
+
+/**
+ * Whether a confirmation was enqueued. `enqueued: false` means the request had no click (the order did
+ * not come from an ad). With `enqueued: true`, `result.created` is false when the order was already there.
+ */
+export type ConfirmOrderResult =
+  | { enqueued: false; click: null }
+  | { enqueued: true; click: ClickStamp; result: EnqueueResult<ConfirmJob> };
+
+/**
+ * Enqueues the confirmation of an order if the request has a click. `outbox` is anything with the
+ * Outbox's `confirm` (e.g. a transactional outbox bound to the caller's transaction).
+ *
+ * @param where how the app reaches the click context, for the error when the middleware did not run.
+ * @throws {CaptureError} reason `not-installed` when `postback` is undefined; `JobValidationError` (from the
+ *   outbox) for a bad `orderId` or `valueMicros`.
+ * @example
+ * ```ts
+ * const outcome = await confirmClickOrder(postback, outbox, { orderId: 'ord_1', valueMicros: 12_340_000 });
+ * if (outcome.enqueued) console.log('confirmation job', outcome.result.job.id);
+ * ```
+ */
+export async function confirmClickOrder(
+  postback: ClickContext | undefined,
+  outbox: Pick<Outbox, 'confirm'>,
+  order: OrderToConfirm,
+  where = 'the click context',
+): Promise<ConfirmOrderResult> {
+  if (postback === undefined || typeof postback.click !== 'function') {
+    throw new CaptureError('not-installed', `${where} is missing: install the postback capture middleware before this route`);
+  }
+  const click = await postback.click();
+  if (click === null) return { enqueued: false, click: null };
+  const result = await outbox.confirm({ orderId: order.orderId, valueMicros: order.valueMicros, click });
+  return { enqueued: true, click, result };
+}

@@ -1,0 +1,47 @@
+/**
+ * Reading our cookie out of a raw `Cookie` header and writing the `Set-Cookie` value. Hand-rolled rather
+ * than a general cookie parser: we need one name, and a request without it must cost one `indexOf`.
+ */
+
+/**
+ * Every value the `Cookie` header holds for `name` (browsers send several when paths or domains differ).
+ *
+ * @example
+ * ```ts
+ * cookieValues('a=1; postback_click=xyz', 'postback_click'); // ['xyz']
+ * ```
+ */
+export function cookieValues(header: string, name: string): string[] {
+  const values: string[] = [];
+  for (const part of header.split(';')) {
+    const eq = part.indexOf('=');
+    if (eq < 0 || part.slice(0, eq).trim() !== name) continue;
+    values.push(part.slice(eq + 1).trim());
+  }
+  return values;
+}
+
+/** Attributes of the click cookie that come from options. */
+export interface CookieAttributes {
+  cookieName: string;
+  cookieDomain: string | undefined;
+  secure: boolean;
+}
+
+/**
+ * The `Set-Cookie` header value: first-party, `HttpOnly`, `SameSite=Lax` (sent on the top-level
+ * navigation back from a payment page), `Path=/`, `Secure` unless switched off for plain-http development.
+ *
+ * @example
+ * ```ts
+ * serializeCookie('v', 604_800, { cookieName: 'postback_click', cookieDomain: undefined, secure: true });
+ * // 'postback_click=v; Max-Age=604800; Path=/; HttpOnly; Secure; SameSite=Lax'
+ * ```
+ */
+export function serializeCookie(value: string, maxAgeSeconds: number, attributes: CookieAttributes): string {
+  let cookie = `${attributes.cookieName}=${value}; Max-Age=${maxAgeSeconds}; Path=/`;
+  if (attributes.cookieDomain !== undefined) cookie += `; Domain=${attributes.cookieDomain}`;
+  cookie += '; HttpOnly';
+  if (attributes.secure) cookie += '; Secure';
+  return `${cookie}; SameSite=Lax`;
+}

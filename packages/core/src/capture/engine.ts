@@ -1,0 +1,250 @@
+/**
+ * The capture engine: one call per request, `capture.handle(request, context)`, which returns what the
+ * adapter must do (set a cookie, answer with a redirect) and the request's lazily resolved click.
+ *
+ * Cost by kind of request, cheapest first (the bench measures these):
+ * - no token in the URL, no click cookie, no store: two string searches and a shared constant result;
+ *   synchronous, nothing allocated.
+ * - a click cookie but no token: a small lazy object; the HMAC is verified only if the app reads the click.
+ * - a landing (valid token in the URL): async — consent, sign, `Set-Cookie`, store, optional redirect.
+ */
+import type { ClickStamp } from '../click.ts';
+import { createClickCookieCodec } from './cookie-codec.ts';
+import { cookieValues, serializeCookie } from './cookie-header.ts';
+import { type CaptureOptions, type CaptureRequest, type ResolvedCaptureOptions, resolveCaptureOptions } from './options.ts';
+import { checkClickToken, findTokens, stripParams } from './token.ts';
+
+/**
+ * The click of one request, attached by every adapter (`req.postback`, `ctx.state.postback`, the second
+ * argument of a `withPostback` handler).
+ */
+export interface ClickContext {
+  /**
+   * The click this request is attributed to, or null. Sources: the token in this request's URL, the
+   * signed cookie, the store (by `key`), chosen by `attribution`. Resolved on the first call (the cookie's
+   * signature is checked only then) and memoised; never rejects.
+   */
+  click(): Promise<ClickStamp | null>;
+}
+
+/** The clean-URL redirect the adapter must answer with instead of calling the app. */
+export interface CaptureRedirect {
+  status: 302 | 303;
+  /** The request URL without the token parameter(s), in the same form (absolute or path) as it came. */
+  location: string;
+}
+
+/** What {@link ClickCapture.handle} tells the adapter to do. */
+export interface CaptureOutcome {
+  /** Put this on the request for the app. */
+  postback: ClickContext;
+  /** A `Set-Cookie` header value to append to the response, or null. */
+  setCookie: string | null;
+  /** When set, answer with this redirect (append `setCookie` to it, add `Cache-Control: no-store`). */
+  redirect: CaptureRedirect | null;
+}
+
+/** A configured capture engine. Holds no secret in any enumerable property. */
+export interface ClickCapture<R = CaptureRequest> {
+  /**
+   * Captures the click of one request. Synchronous when the URL carries no token (most requests), a
+   * promise otherwise; never throws or rejects because of request data.
+   *
+   * @param request the URL, method and headers (a Fetch `Request` fits as it is).
+   * @param context what the option hooks (`consent`, `key`, `onInvalid`, `onError`) receive: the framework's request.
+   */
+  handle(request: CaptureRequest, context: R): CaptureOutcome | Promise<CaptureOutcome>;
+  /** The parameter names, cookie name and windows in effect (no secrets). */
+  readonly settings: Readonly<Omit<ResolvedCaptureOptions<R>, 'secrets'>>;
+}
+
+const NULL_CLICK: Promise<ClickStamp | null> = Promise.resolve(null);
+const NO_CLICK: ClickContext = Object.freeze({ click: () => NULL_CLICK });
+const NOTHING: CaptureOutcome = Object.freeze({ postback: NO_CLICK, setCookie: null, redirect: null });
+
+function cookieHeaderOf(request: CaptureRequest): string | undefined {
+  const headers = request.headers as { get?: unknown; cookie?: unknown };
+  const raw =
+    typeof headers.get === 'function' ? (headers.get as (name: string) => unknown).call(headers, 'cookie') : headers.cookie;
+  if (typeof raw === 'string') return raw;
+  return Array.isArray(raw) ? raw.join('; ') : undefined;
+}
+
+/**
+ * Creates the capture engine; adapters call it once per app. Validates options at once.
+ *
+ * @throws {OptionsError} naming the option (`field`); never echoes a secret.
+ * @example
+ * ```ts
+ * // Edge middleware (Next.js, Workers): a Fetch Request is a CaptureRequest.
+ * const capture = createClickCapture<Request>({ secrets: [env.POSTBACK_COOKIE_SECRET] });
+ * const outcome = await capture.handle(request, request);
+ * const response = outcome.redirect
+ *   ? new Response(null, { status: outcome.redirect.status, headers: { location: outcome.redirect.location } })
+ *   : await fetch(request);
+ * if (outcome.setCookie) response.headers.append('set-cookie', outcome.setCookie);
+ * const click = await outcome.postback.click(); // { token, clickedAt } | null
+ * ```
+ */
+export function createClickCapture<R = CaptureRequest>(options: CaptureOptions<R>): ClickCapture<R> {
+  const resolved = resolveCaptureOptions(options);
+  const { params, cookieName, attribution, confirmWindowMs, store, now, onError } = resolved;
+  const codec = createClickCookieCodec(resolved);
+  const needles = params.map((param) => `${param}=`);
+  const cookieNeedle = `${cookieName}=`;
+
+  const report = (fn: () => void): void => {
+    try {
+      fn();
+    } catch {
+      // A throwing hook must not turn a landing into an error page.
+    }
+  };
+  const fail = (error: unknown, context: R): void => report(() => onError(error, context));
+
+  const pick = (a: ClickStamp | null, b: ClickStamp | null): ClickStamp | null => {
+    if (a === null || b === null) return a ?? b;
+    if (attribution === 'first') return b.clickedAt < a.clickedAt ? b : a;
+    return b.clickedAt > a.clickedAt ? b : a;
+  };
+
+  async function fromCookie(header: string | undefined, context: R, at: number): Promise<ClickStamp | null> {
+    if (header === undefined || !header.includes(cookieNeedle)) return null;
+    for (const value of cookieValues(header, cookieName)) {
+      const decoded = await codec.decode(value, at);
+      if (decoded.ok) return decoded.click;
+      const reason = decoded.problem;
+      if (resolved.onInvalid) {
+        const onInvalid = resolved.onInvalid;
+        report(() => onInvalid({ source: 'cookie', reason }, context));
+      }
+    }
+    return null;
+  }
+
+  async function keyOf(context: R): Promise<string | null> {
+    if (resolved.key === undefined) return null;
+    try {
+      const key = await resolved.key(context);
+      return typeof key === 'string' && key !== '' ? key : null;
+    } catch (error) {
+      fail(error, context);
+      return null;
+    }
+  }
+
+  async function fromStore(key: string | null, context: R, at: number): Promise<ClickStamp | null> {
+    if (store === undefined || key === null) return null;
+    try {
+      return await store.get(key, at);
+    } catch (error) {
+      fail(error, context);
+      return null;
+    }
+  }
+
+  async function consentOf(context: R): Promise<boolean> {
+    if (resolved.consent === undefined) return true;
+    try {
+      return (await resolved.consent(context)) === true;
+    } catch (error) {
+      fail(error, context);
+      return false;
+    }
+  }
+
+  function lazy(header: string | undefined, context: R): ClickContext {
+    let promise: Promise<ClickStamp | null> | undefined;
+    const resolve = async (): Promise<ClickStamp | null> => {
+      const at = now();
+      const [cookieClick, storeClick] = await Promise.all([
+        fromCookie(header, context, at),
+        store === undefined ? null : keyOf(context).then((key) => fromStore(key, context, at)),
+      ]);
+      return pick(cookieClick, storeClick);
+    };
+    return {
+      click: () => {
+        promise ??= resolve().catch((error: unknown) => {
+          fail(error, context);
+          return null;
+        });
+        return promise;
+      },
+    };
+  }
+
+  async function land(request: CaptureRequest, context: R, landed: ClickStamp, header: string | undefined): Promise<CaptureOutcome> {
+    const at = landed.clickedAt;
+    let click = landed;
+    let cookieKept = false;
+    let stored = false;
+    let setCookie: string | null = null;
+    try {
+      const key = store === undefined ? null : await keyOf(context);
+      let storeHadClick = false;
+      if (attribution === 'first') {
+        const [cookieClick, storeClick] = await Promise.all([fromCookie(header, context, at), fromStore(key, context, at)]);
+        storeHadClick = storeClick !== null;
+        click = pick(pick(cookieClick, storeClick), landed) as ClickStamp;
+        cookieKept = cookieClick !== null && cookieClick === click;
+      }
+      if (!cookieKept && (await consentOf(context))) {
+        const maxAge = Math.floor((click.clickedAt + confirmWindowMs - at) / 1000);
+        if (maxAge > 0) setCookie = serializeCookie(await codec.encode(click), maxAge, resolved);
+      }
+      if (store !== undefined && key !== null) {
+        if (storeHadClick) stored = true;
+        else {
+          try {
+            await store.put(key, click);
+            stored = true;
+          } catch (error) {
+            fail(error, context);
+          }
+        }
+      }
+    } catch (error) {
+      fail(error, context);
+    }
+    const method = request.method ?? 'GET';
+    // Redirect only once the click is kept somewhere, else the clean URL would lose it.
+    const redirect: CaptureRedirect | null =
+      resolved.cleanUrl && (method === 'GET' || method === 'HEAD') && (setCookie !== null || cookieKept || stored)
+        ? { status: resolved.cleanUrlStatus, location: stripParams(request.url, params) }
+        : null;
+    const result = Promise.resolve<ClickStamp | null>(click);
+    return { postback: { click: () => result }, setCookie, redirect };
+  }
+
+  function landedClick(url: string, context: R): ClickStamp | null {
+    for (const found of findTokens(url, params)) {
+      const problem = checkClickToken(found.value, resolved);
+      if (problem === null) return { token: found.value, clickedAt: now() };
+      if (resolved.onInvalid) {
+        const onInvalid = resolved.onInvalid;
+        const event = { source: 'url', param: found.param, reason: problem, value: found.value.slice(0, 256) } as const;
+        report(() => onInvalid(event, context));
+      }
+    }
+    return null;
+  }
+
+  const { secrets: _secrets, ...settings } = resolved;
+  return {
+    settings: Object.freeze(settings),
+    handle(request, context) {
+      const url = request.url;
+      const header = cookieHeaderOf(request);
+      for (const needle of needles) {
+        if (!url.includes(needle)) continue;
+        const landed = landedClick(url, context);
+        if (landed !== null) return land(request, context, landed, header);
+        break;
+      }
+      const hasCookie = header !== undefined && header.includes(cookieNeedle);
+      if (!hasCookie && store === undefined) return NOTHING;
+      return { postback: lazy(hasCookie ? header : undefined, context), setCookie: null, redirect: null };
+    },
+  };
+}

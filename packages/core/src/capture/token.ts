@@ -1,0 +1,114 @@
+/**
+ * The click token in the landing URL: which characters a token may have, how it is found in a query
+ * string (cheaply ruled out first, since most requests carry none), and how a landing URL is cleaned of
+ * it for the optional redirect.
+ *
+ * The sandbox issues `[A-Za-z0-9_-]{24,48}`. We accept a broader safe set: the RFC 3986 "unreserved"
+ * characters `A–Z a–z 0–9 - . _ ~` (they pass through URLs and logs unescaped), 16 to 256 of them by
+ * default. That admits other networks' ids (hex, base64url, dotted) and rejects junk such as `undefined`,
+ * an unexpanded `{click_token}` macro, or a value mangled by a `+`/space.
+ */
+
+/**
+ * The query parameter that carries the click token when none is configured (the spec leaves the name open).
+ * @defaultValue `'click_token'`
+ */
+export const DEFAULT_CLICK_PARAM = 'click_token';
+
+/**
+ * Shortest token accepted.
+ * @defaultValue 16
+ */
+export const DEFAULT_TOKEN_MIN_LENGTH = 16;
+
+/**
+ * Longest token accepted (keeps the signed cookie far below the 4 KiB cookie limit).
+ * @defaultValue 256
+ */
+export const DEFAULT_TOKEN_MAX_LENGTH = 256;
+
+/** Characters a click token may contain: RFC 3986 unreserved. */
+export const TOKEN_CHARACTERS = /^[A-Za-z0-9._~-]*$/;
+
+/** Why a token was refused. */
+export type TokenProblem = 'too-short' | 'too-long' | 'characters';
+
+/** Length bounds of a token. */
+export interface TokenRules {
+  tokenMinLength: number;
+  tokenMaxLength: number;
+}
+
+/**
+ * Checks a token against the length bounds and the allowed characters.
+ *
+ * @returns null when the token is acceptable, else the problem.
+ * @example
+ * ```ts
+ * checkClickToken('abc', { tokenMinLength: 16, tokenMaxLength: 256 }); // 'too-short'
+ * ```
+ */
+export function checkClickToken(token: string, rules: TokenRules): TokenProblem | null {
+  if (token.length < rules.tokenMinLength) return 'too-short';
+  if (token.length > rules.tokenMaxLength) return 'too-long';
+  return TOKEN_CHARACTERS.test(token) ? null : 'characters';
+}
+
+/** One value of a token parameter found in a URL. */
+export interface FoundToken {
+  param: string;
+  value: string;
+}
+
+/** The query part of a URL (absolute or origin-form), without `?` and fragment; '' when none. */
+function queryOf(url: string): string {
+  const q = url.indexOf('?');
+  if (q < 0) return '';
+  const hash = url.indexOf('#', q);
+  return hash < 0 ? url.slice(q + 1) : url.slice(q + 1, hash);
+}
+
+/**
+ * Every value of the given parameters in the URL's query, in the order of `params` (then of appearance).
+ * Decoding follows `URLSearchParams`, which never throws on malformed escapes.
+ *
+ * @example
+ * ```ts
+ * findTokens('/land?click_token=abc&x=1', ['click_token']); // [{ param: 'click_token', value: 'abc' }]
+ * ```
+ */
+export function findTokens(url: string, params: readonly string[]): FoundToken[] {
+  const query = queryOf(url);
+  if (query === '') return [];
+  const search = new URLSearchParams(query);
+  const found: FoundToken[] = [];
+  for (const param of params) {
+    for (const value of search.getAll(param)) found.push({ param, value });
+  }
+  return found;
+}
+
+/**
+ * The URL with every occurrence of `params` removed from its query. Other parameters keep their exact
+ * original spelling (no re-encoding), and a query left empty loses its `?`.
+ *
+ * @example
+ * ```ts
+ * stripParams('/land?a=1&click_token=abc#top', ['click_token']); // '/land?a=1#top'
+ * ```
+ */
+export function stripParams(url: string, params: readonly string[]): string {
+  const q = url.indexOf('?');
+  if (q < 0) return url;
+  const hash = url.indexOf('#', q);
+  const end = hash < 0 ? url.length : hash;
+  const kept = url
+    .slice(q + 1, end)
+    .split('&')
+    .filter((pair) => {
+      if (pair === '') return false;
+      const name = new URLSearchParams(pair).keys().next().value;
+      return name === undefined || !params.includes(name);
+    });
+  return url.slice(0, q) + (kept.length > 0 ? `?${kept.join('&')}` : '') + url.slice(end);
+}
