@@ -3,3 +3,4 @@
  * implementation runs the same suite. Requires vitest.
  */
 export * from './outbox-conformance.ts';
+export * from './click-store-conformance.ts';
