@@ -1,0 +1,89 @@
+/**
+ * `createClient`: a typed client for every `/v1` endpoint. The API key is held only in a closure — the
+ * client object has no property that carries it, and it prints and serialises without it.
+ */
+import { createDefaultTransport } from '#transport';
+import { type ClientOptions, resolveClientOptions } from './options.ts';
+import { createRequester } from './request.ts';
+import { type AdServiceResources, createResources } from './resources.ts';
+import { createFetchTransport } from './transport/fetch.ts';
+
+/** What a client shows of its configuration: everything except the API key. */
+export interface ClientDescription {
+  baseUrl: string;
+  timeout: number;
+  userAgent: string;
+  transport: string;
+  retry: false | { retries: number; minDelay: number; maxDelay: number };
+}
+
+/**
+ * A client of the ad service: one method per endpoint, grouped by resource, plus `close()`.
+ *
+ * @example
+ * ```ts
+ * const client = createClient({ baseUrl: 'https://ads.example', apiKey: process.env.AD_KEY! });
+ * const { campaign_id } = await client.conversions.confirm({ click_token, order_id: 'ord_1', value_micros: toMicros('12.34') });
+ * await client.close();
+ * ```
+ */
+export interface AdServiceClient extends AdServiceResources {
+  /** Name of the transport in use: `undici` (Node default), `fetch` (edge default or injected). */
+  readonly transport: string;
+  /** Closes kept-alive connections (a later call opens new ones). */
+  close(): Promise<void>;
+  [Symbol.asyncDispose](): Promise<void>;
+  /** The configuration without the API key. */
+  toJSON(): ClientDescription;
+}
+
+const inspectSymbol = Symbol.for('nodejs.util.inspect.custom');
+
+/**
+ * Creates a client. Options are validated (unknown keys rejected); an injected `fetch` always wins,
+ * otherwise Node uses undici keep-alive pools and other runtimes use the global `fetch`.
+ *
+ * @throws ClientOptionsError naming the first bad option
+ * @example
+ * ```ts
+ * const client = createClient({ baseUrl: 'http://127.0.0.1:4010', apiKey: 'pbsk_...', timeout: 5_000 });
+ * const me = await client.me.get();
+ * ```
+ */
+export function createClient(options: ClientOptions): AdServiceClient {
+  const resolved = resolveClientOptions(options);
+  const transport =
+    resolved.fetch !== undefined
+      ? createFetchTransport(resolved.fetch)
+      : createDefaultTransport({ connections: resolved.connections });
+  const baseUrl = new URL(resolved.baseUrl);
+  const send = createRequester({
+    baseUrl,
+    authorization: `Bearer ${resolved.apiKey}`,
+    userAgent: resolved.userAgent,
+    timeout: resolved.timeout,
+    retry: resolved.retry,
+    random: resolved.random ?? Math.random,
+    transport,
+  });
+  const description: ClientDescription = Object.freeze({
+    baseUrl: baseUrl.href,
+    timeout: resolved.timeout,
+    userAgent: resolved.userAgent,
+    transport: transport.name,
+    retry: resolved.retry === false ? false : { ...resolved.retry },
+  });
+  const close = () => transport.close();
+  const client: AdServiceClient = {
+    ...createResources(send),
+    transport: transport.name,
+    close,
+    [Symbol.asyncDispose]: close,
+    toJSON: () => description,
+  };
+  Object.defineProperty(client, inspectSymbol, {
+    enumerable: false,
+    value: () => `AdServiceClient ${JSON.stringify(description)}`,
+  });
+  return client;
+}

@@ -1,0 +1,137 @@
+/**
+ * Options of `createClient`: one zod schema is the single source of truth for their types, defaults and
+ * validation. Unknown keys are rejected so a misspelt option fails loudly instead of being ignored.
+ */
+import * as z from 'zod';
+import { AdServiceError } from './errors.ts';
+
+/**
+ * Milliseconds one attempt may take, from sending the request to the last byte of the response.
+ * @defaultValue 10_000
+ */
+export const DEFAULT_TIMEOUT_MS = 10_000;
+/**
+ * `User-Agent` sent with every request.
+ * @defaultValue 'postback-client/0.1.0'
+ */
+export const DEFAULT_USER_AGENT = 'postback-client/0.1.0';
+/**
+ * Extra attempts of an idempotent GET after a retryable failure. POSTs are never retried by the client.
+ * @defaultValue 2
+ */
+export const DEFAULT_RETRIES = 2;
+/**
+ * First backoff delay of a GET retry; doubles each attempt, with full jitter.
+ * @defaultValue 200
+ */
+export const DEFAULT_RETRY_MIN_DELAY_MS = 200;
+/**
+ * Longest wait before a GET retry. A `Retry-After` longer than this ends the retries and surfaces the error.
+ * @defaultValue 5_000
+ */
+export const DEFAULT_RETRY_MAX_DELAY_MS = 5_000;
+/**
+ * Keep-alive connections per origin of the Node (undici) transport.
+ * @defaultValue 64
+ */
+export const DEFAULT_CONNECTIONS = 64;
+
+/** The options a client was given are invalid. `field` names the option, e.g. `retry.retries`. */
+export class ClientOptionsError extends AdServiceError {
+  override name = 'ClientOptionsError';
+  /** Dotted path of the first bad option. */
+  readonly field: string;
+  constructor(field: string, message: string) {
+    super('validation', `Invalid client option ${field}: ${message}`, { detail: message });
+    this.field = field;
+  }
+}
+
+const positiveMs = z.int({ error: 'must be a positive integer of milliseconds' }).min(1).max(2_147_483_647);
+const nonNegativeMs = z.int({ error: 'must be a non-negative integer of milliseconds' }).min(0).max(2_147_483_647);
+
+/** Retry policy of idempotent GETs. */
+export const retryOptionsSchema = z.strictObject({
+  /** Extra attempts after the first. @defaultValue {@link DEFAULT_RETRIES} */
+  retries: z.int({ error: 'must be an integer from 0 to 10' }).min(0).max(10).default(DEFAULT_RETRIES),
+  /** @defaultValue {@link DEFAULT_RETRY_MIN_DELAY_MS} */
+  minDelay: nonNegativeMs.default(DEFAULT_RETRY_MIN_DELAY_MS),
+  /** @defaultValue {@link DEFAULT_RETRY_MAX_DELAY_MS} */
+  maxDelay: nonNegativeMs.default(DEFAULT_RETRY_MAX_DELAY_MS),
+});
+
+/**
+ * Schema of {@link ClientOptions}.
+ *
+ * @example
+ * ```ts
+ * const resolved = clientOptionsSchema.parse({ baseUrl: 'https://ads.example', apiKey: process.env.AD_KEY });
+ * ```
+ */
+export const clientOptionsSchema = z.strictObject({
+  /** Origin (and optional path prefix) of the service; `/v1/...` is appended. */
+  baseUrl: z.url({ protocol: /^https?$/, error: 'must be an absolute http or https URL' }),
+  /** The API key, sent as `Authorization: Bearer <key>`. Kept private: never printed, logged or serialised. */
+  apiKey: z
+    .string({ error: 'must be a string' })
+    .min(1, { error: 'must not be empty' })
+    .regex(/^[\x21-\x7e]+$/, { error: 'must be printable ASCII without spaces' }),
+  /** Per-attempt timeout in ms. @defaultValue {@link DEFAULT_TIMEOUT_MS} */
+  timeout: positiveMs.default(DEFAULT_TIMEOUT_MS),
+  /** A `fetch` to send requests with; when given it always wins over the built-in transport. */
+  fetch: z.custom<typeof globalThis.fetch>((v) => typeof v === 'function', { error: 'must be a fetch function' }).optional(),
+  /** @defaultValue {@link DEFAULT_USER_AGENT} */
+  userAgent: z
+    .string()
+    .regex(/^[\x20-\x7e]+$/, { error: 'must be printable ASCII' })
+    .default(DEFAULT_USER_AGENT),
+  /** Retry of idempotent GETs, or `false` for none. */
+  retry: z.union([z.literal(false), retryOptionsSchema]).default(() => retryOptionsSchema.parse({})),
+  /** Keep-alive connections per origin (Node transport only). @defaultValue {@link DEFAULT_CONNECTIONS} */
+  connections: z.int({ error: 'must be a positive integer' }).min(1).max(1024).default(DEFAULT_CONNECTIONS),
+  /** Random source in [0, 1) for backoff jitter; inject a fixed one in tests. @defaultValue Math.random */
+  random: z.custom<() => number>((v) => typeof v === 'function', { error: 'must be a function' }).optional(),
+});
+
+/** Options of `createClient` as the caller writes them. */
+export type ClientOptions = z.input<typeof clientOptionsSchema>;
+/** Options after defaults are applied. */
+export type ResolvedClientOptions = z.output<typeof clientOptionsSchema>;
+/** Retry policy after defaults are applied (`retries: 0` when retries are off). */
+export type RetryPolicy = z.output<typeof retryOptionsSchema>;
+
+/**
+ * Validates options and applies defaults.
+ *
+ * @throws ClientOptionsError naming the first bad option
+ * @example
+ * ```ts
+ * const { timeout } = resolveClientOptions({ baseUrl: 'http://127.0.0.1:4010', apiKey: 'k' }); // 10_000
+ * ```
+ */
+export function resolveClientOptions(options: ClientOptions): ResolvedClientOptions {
+  const result = clientOptionsSchema.safeParse(options);
+  if (!result.success) {
+    const issue = result.error.issues[0];
+    const path = issue === undefined ? [] : [...issue.path];
+    if (issue?.code === 'unrecognized_keys') path.push(...issue.keys);
+    throw new ClientOptionsError(path.map(String).join('.') || 'options', issue?.message ?? 'invalid');
+  }
+  return result.data;
+}
+
+/**
+ * Per-call options, the optional last argument of every method.
+ *
+ * @example
+ * ```ts
+ * await client.me.get({ signal: AbortSignal.timeout(2_000) });
+ * await client.conversions.confirm(body, { timeout: 3_000 });
+ * ```
+ */
+export interface CallOptions {
+  /** Aborts the call; the promise rejects with the signal's reason. */
+  signal?: AbortSignal;
+  /** Per-attempt timeout in ms for this call, overriding the client's `timeout`. */
+  timeout?: number;
+}

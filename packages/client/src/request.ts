@@ -1,0 +1,204 @@
+/**
+ * The one path every call takes: build the URL and headers, send through the transport under a per-attempt
+ * timeout and the caller's signal, map failures to typed errors, retry idempotent GETs, and validate the
+ * response body. The API key lives only inside the `authorization` closure value handed in here.
+ */
+import type * as z from 'zod';
+import {
+  AdServiceError,
+  ConnectionError,
+  errorFromResponse,
+  InvalidResponseError,
+  parseRetryAfter,
+  TimeoutError,
+} from './errors.ts';
+import type { CallOptions, RetryPolicy } from './options.ts';
+import type { Transport, TransportResponse } from './transport/types.ts';
+import { BodyReadError } from './transport/types.ts';
+import { issuesOf } from './validate.ts';
+
+/** One call to make: already validated; `path` starts with `/v1/`. */
+export interface Endpoint<S extends z.ZodType> {
+  method: 'GET' | 'POST';
+  path: string;
+  query?: Record<string, string>;
+  body?: unknown;
+  response: S;
+}
+
+/** Everything the requester needs; built once per client. */
+export interface RequesterConfig {
+  baseUrl: URL;
+  authorization: string;
+  userAgent: string;
+  timeout: number;
+  retry: RetryPolicy | false;
+  random: () => number;
+  transport: Transport;
+}
+
+/** Sends one endpoint call and returns its validated response body. */
+export type Requester = <S extends z.ZodType>(endpoint: Endpoint<S>, call?: CallOptions) => Promise<z.output<S>>;
+
+const TIMED_OUT = Symbol('timed out');
+
+/**
+ * Builds the requester of a client.
+ *
+ * @example
+ * ```ts
+ * const send = createRequester(config);
+ * const me = await send({ method: 'GET', path: '/v1/me', response: meSchema });
+ * ```
+ */
+export function createRequester(config: RequesterConfig): Requester {
+  const prefix = config.baseUrl.pathname.replace(/\/+$/, '');
+  const baseHeaders: Record<string, string> = {
+    authorization: config.authorization,
+    accept: 'application/json',
+    'user-agent': config.userAgent,
+  };
+
+  return async function send<S extends z.ZodType>(endpoint: Endpoint<S>, call: CallOptions = {}) {
+    const url = new URL(`${prefix}${endpoint.path}`, config.baseUrl.origin);
+    for (const [key, value] of Object.entries(endpoint.query ?? {})) url.searchParams.set(key, value);
+    const body = endpoint.body === undefined ? undefined : JSON.stringify(endpoint.body);
+    const headers = body === undefined ? baseHeaders : { ...baseHeaders, 'content-type': 'application/json' };
+    const what = `${endpoint.method} ${endpoint.path}`;
+    const timeout = call.timeout ?? config.timeout;
+    // POSTs are never retried here: the durable queue owns their retries (order_id makes them idempotent).
+    const retries = endpoint.method === 'GET' && config.retry !== false ? config.retry.retries : 0;
+
+    for (let attempt = 0; ; attempt++) {
+      call.signal?.throwIfAborted();
+      let error: AdServiceError;
+      let retryAfter: string | null = null;
+      try {
+        const response = await attemptOnce(config.transport, { url, headers, body, what, timeout, method: endpoint.method }, call.signal);
+        if (response.status >= 200 && response.status < 300) return parseBody(endpoint.response, response, what);
+        error = errorFromResponse(response.status, parseJson(response.body), response.retryAfter);
+        retryAfter = response.retryAfter;
+      } catch (err) {
+        if (!(err instanceof AdServiceError)) throw err;
+        error = err;
+      }
+      if (!error.retryable || attempt >= retries || config.retry === false) throw error;
+      const delay = backoff(config.retry, attempt, retryAfter, config.random);
+      if (delay === null) throw error;
+      await sleep(delay, call.signal);
+    }
+  };
+}
+
+interface Attempt {
+  method: 'GET' | 'POST';
+  url: URL;
+  headers: Record<string, string>;
+  body: string | undefined;
+  what: string;
+  timeout: number;
+}
+
+async function attemptOnce(transport: Transport, a: Attempt, callerSignal: AbortSignal | undefined): Promise<TransportResponse> {
+  const controller = new AbortController();
+  const timer = setTimeout(() => controller.abort(TIMED_OUT), a.timeout);
+  const onAbort = () => controller.abort(callerSignal?.reason);
+  callerSignal?.addEventListener('abort', onAbort, { once: true });
+  try {
+    return await transport.send({ method: a.method, url: a.url, headers: a.headers, body: a.body, signal: controller.signal });
+  } catch (err) {
+    if (callerSignal?.aborted) throw callerSignal.reason;
+    if (controller.signal.reason === TIMED_OUT) {
+      throw new TimeoutError('timeout', `${a.what}: no complete response within ${a.timeout} ms`, {
+        retryable: true,
+        detail: `timed out after ${a.timeout} ms`,
+      });
+    }
+    if (err instanceof BodyReadError) {
+      throw new ConnectionError('connection', `${a.what}: the ${err.status} response was cut off before its end`, {
+        retryable: true,
+        status: err.status,
+        detail: 'response body cut off',
+        cause: err.cause,
+      });
+    }
+    const code = errorCode(err);
+    throw new ConnectionError('connection', `${a.what}: connection failed${code ? ` (${code})` : ''}`, {
+      retryable: true,
+      detail: code ?? 'connection failed',
+      cause: err,
+    });
+  } finally {
+    clearTimeout(timer);
+    callerSignal?.removeEventListener('abort', onAbort);
+  }
+}
+
+function parseBody<S extends z.ZodType>(schema: S, response: TransportResponse, what: string): z.output<S> {
+  let json: unknown;
+  try {
+    json = JSON.parse(response.body);
+  } catch (err) {
+    // Not JSON at all: likely an intermediary's page or a corrupted body; sending again may succeed.
+    throw new InvalidResponseError('invalid_response', `${what}: the ${response.status} response is not valid JSON`, {
+      status: response.status,
+      detail: 'response body is not valid JSON',
+      retryable: true,
+      cause: err,
+    });
+  }
+  const result = schema.safeParse(json);
+  if (result.success) return result.data;
+  // Valid JSON of the wrong shape is deterministic: the same request gets the same answer.
+  const issues = issuesOf(result.error);
+  const first = issues[0];
+  const detail = first === undefined ? 'unexpected shape' : `${first.field}: ${first.message}`;
+  throw new InvalidResponseError('invalid_response', `${what}: unexpected response shape: ${detail}`, {
+    status: response.status,
+    detail,
+    retryable: false,
+  });
+}
+
+function parseJson(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * Milliseconds to wait before retry number `attempt + 1`: the service's `Retry-After` when it sent one,
+ * else exponential backoff with full jitter. Null when `Retry-After` asks for more than `maxDelay`.
+ */
+export function backoff(policy: RetryPolicy, attempt: number, retryAfter: string | null, random: () => number): number | null {
+  const asked = parseRetryAfter(retryAfter);
+  if (asked !== null) return asked <= policy.maxDelay ? asked : null;
+  const ceiling = Math.min(policy.maxDelay, policy.minDelay * 2 ** attempt);
+  return Math.floor(random() * ceiling);
+}
+
+function sleep(ms: number, signal: AbortSignal | undefined): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (signal?.aborted) return reject(signal.reason);
+    const onAbort = () => {
+      clearTimeout(timer);
+      reject(signal?.reason);
+    };
+    const timer = setTimeout(() => {
+      signal?.removeEventListener('abort', onAbort);
+      resolve();
+    }, ms);
+    signal?.addEventListener('abort', onAbort, { once: true });
+  });
+}
+
+function errorCode(err: unknown): string | undefined {
+  for (let e: unknown = err, depth = 0; e !== null && typeof e === 'object' && depth < 4; depth++) {
+    const code = (e as { code?: unknown }).code;
+    if (typeof code === 'string') return code;
+    e = (e as { cause?: unknown }).cause;
+  }
+  return undefined;
+}

@@ -1,0 +1,39 @@
+/**
+ * Transport over a WHATWG `fetch`: the global one on edge runtimes, or one the caller injects.
+ * Keep-alive is the runtime's business (Node's global fetch keeps connections alive by default).
+ */
+import type { Transport, TransportRequest, TransportResponse } from './types.ts';
+import { BodyReadError } from './types.ts';
+
+/**
+ * A transport that sends with `fetchFn`.
+ *
+ * @example
+ * ```ts
+ * const transport = createFetchTransport(globalThis.fetch);
+ * ```
+ */
+export function createFetchTransport(fetchFn: typeof globalThis.fetch): Transport {
+  return {
+    name: 'fetch',
+    async send(request: TransportRequest): Promise<TransportResponse> {
+      const init: RequestInit = {
+        method: request.method,
+        headers: request.headers,
+        signal: request.signal,
+        redirect: 'error',
+      };
+      if (request.body !== undefined) init.body = request.body;
+      const response = await fetchFn(request.url, init);
+      let body: string;
+      try {
+        body = await response.text();
+      } catch (err) {
+        if (request.signal.aborted) throw err;
+        throw new BodyReadError(response.status, err);
+      }
+      return { status: response.status, retryAfter: response.headers.get('retry-after'), body };
+    },
+    async close() {},
+  };
+}
