@@ -9,45 +9,43 @@ import type { Body } from '../validate.ts';
 /** Largest request body accepted (the spec gives no bound: our choice). */
 export const MAX_BODY_BYTES = 1_048_576;
 
-const EMPTY: Body = Object.freeze({}) as Body;
-
-/** Reads the whole body and parses it as JSON; an empty body is `{}`. */
-export function readJsonBody(req: IncomingMessage): Promise<Body> {
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    let size = 0;
-    let failed = false;
-    req.on('data', (chunk: Buffer) => {
-      if (failed) return;
-      size += chunk.length;
-      if (size > MAX_BODY_BYTES) {
-        failed = true;
-        reject(new HttpProblem(413, `request body larger than ${MAX_BODY_BYTES} bytes`));
-        return;
-      }
-      chunks.push(chunk);
-    });
-    req.on('end', () => {
-      if (failed) return;
-      if (size === 0) return resolve({ ...EMPTY });
-      const text =
-        chunks.length === 1 ? (chunks[0] as Buffer).toString('utf8') : Buffer.concat(chunks).toString('utf8');
-      let value: unknown;
-      try {
-        value = JSON.parse(text);
-      } catch {
-        return reject(new HttpProblem(400, 'body: request body is not valid JSON'));
-      }
-      if (value === null || typeof value !== 'object' || Array.isArray(value)) {
-        return reject(new HttpProblem(400, 'body: must be a JSON object'));
-      }
-      resolve(value as Body);
-    });
-    req.on('error', (err) => {
-      failed = true;
-      reject(err);
-    });
+/**
+ * Reads the whole body and parses it as JSON (an empty body is `{}`), then calls `done` once. A callback
+ * rather than a promise: this runs on every s2s confirmation, and the promise and its microtasks showed
+ * up in the benchmark profile.
+ */
+export function readJsonBody(req: IncomingMessage, done: (error: unknown, body?: Body) => void): void {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  let finished = false;
+  const finish = (error: unknown, body?: Body): void => {
+    if (finished) return;
+    finished = true;
+    done(error, body);
+  };
+  req.on('data', (chunk: Buffer) => {
+    if (finished) return;
+    size += chunk.length;
+    if (size > MAX_BODY_BYTES)
+      finish(new HttpProblem(413, `request body larger than ${MAX_BODY_BYTES} bytes`));
+    else chunks.push(chunk);
   });
+  req.on('end', () => {
+    if (size === 0) return finish(null, {});
+    const text =
+      chunks.length === 1 ? (chunks[0] as Buffer).toString('utf8') : Buffer.concat(chunks).toString('utf8');
+    let value: unknown;
+    try {
+      value = JSON.parse(text);
+    } catch {
+      return finish(new HttpProblem(400, 'body: request body is not valid JSON'));
+    }
+    if (value === null || typeof value !== 'object' || Array.isArray(value)) {
+      return finish(new HttpProblem(400, 'body: must be a JSON object'));
+    }
+    finish(null, value as Body);
+  });
+  req.on('error', (error) => finish(error));
 }
 
 /** Writes a JSON answer with an exact `content-length` (keeps keep-alive connections cheap). */
