@@ -13,6 +13,8 @@ export interface DispatcherHandle {
   /** Resolves once no job is due and none is in flight. */
   drain(): Promise<void>;
   on(event: string, listener: (payload: unknown) => void): void;
+  /** Releases what the Dispatcher's setup opened (the client's kept-alive connections). */
+  close(): Promise<void>;
 }
 
 /** Everything the worker's flags decide. `undefined` means the Dispatcher's default. */
@@ -62,7 +64,9 @@ export const realFactories: WorkerFactories = {
     const clientModule = (await import('@postback/client')) as unknown as Record<string, unknown>;
     const createClient = clientModule.createClient as (options: Record<string, unknown>) => unknown;
     const createDispatcher = core.createDispatcher as (options: Record<string, unknown>) => LooseDispatcher;
-    const client = createClient(defined({ baseUrl: setup.baseUrl, apiKey: setup.apiKey, timeout: setup.requestTimeoutMs }));
+    const client = createClient(defined({ baseUrl: setup.baseUrl, apiKey: setup.apiKey, timeout: setup.requestTimeoutMs })) as {
+      close?: () => Promise<void>;
+    };
     const dispatcher = createDispatcher(
       defined({
         outbox: setup.outbox,
@@ -87,6 +91,9 @@ export const realFactories: WorkerFactories = {
       },
       on: (event, listener) => {
         dispatcher.on(event, listener);
+      },
+      close: async () => {
+        await client.close?.();
       },
     };
   },

@@ -125,6 +125,7 @@ export function createWorkerCommand(ctx: CommandContext = defaultContext, factor
         for (const event of factories.events) {
           dispatcher.on(event.name, (payload: unknown) => logger.log(event.level, event.name, safeFields(payload)));
         }
+        let stopped = false;
         try {
           dispatcher.start();
           logger.log('info', 'worker.started', {
@@ -139,9 +140,13 @@ export function createWorkerCommand(ctx: CommandContext = defaultContext, factor
           }
           logger.log('info', 'worker.stopping', { timeoutMs: shutdownTimeoutMs });
           const result = await dispatcher.stop({ timeoutMs: shutdownTimeoutMs });
+          stopped = true;
           logger.log(result.released > 0 ? 'warn' : 'info', 'worker.stopped', { ...result });
           return result.timedOut ? EXIT.failed : EXIT.ok;
         } finally {
+          // Whatever failed, give claimed jobs back before the store closes.
+          if (!stopped) await dispatcher.stop({ timeoutMs: shutdownTimeoutMs }).catch(() => {});
+          await dispatcher.close();
           await backend.outbox.close();
         }
       }),
