@@ -3,7 +3,7 @@
  * the same schema as the outbox (created by the same migration). A click older than the confirmation
  * window is never returned and is deleted by `sweep`.
  */
-import { DEFAULT_CONFIRM_WINDOW_MS, type ClickStamp, type ClickStore, type EpochMs } from '@postback/core';
+import { type ClickStamp, type ClickStore, type EpochMs } from '@postback/core';
 import { resolveClickStoreOptions, type PostgresClickStoreOptions } from './options.ts';
 import { run } from './queryable.ts';
 import { quoteIdent } from './schema-name.ts';
@@ -49,7 +49,7 @@ function checkClick(click: unknown): ClickStamp {
  * ```
  */
 export function createPostgresClickStore(options: PostgresClickStoreOptions): PostgresClickStore {
-  const { pool, ownsPool, schema, confirmWindowMs } = resolveClickStoreOptions(options, DEFAULT_CONFIRM_WINDOW_MS);
+  const { pool, ownsPool, schema, confirmWindowMs } = resolveClickStoreOptions(options);
   const s = quoteIdent(schema);
   let closed = false;
   const assertOpen = () => {

@@ -72,8 +72,8 @@ export type PostgresOutboxOptions = z.input<typeof outboxOptionsSchema>;
 
 const clickStoreOptionsSchema = z.strictObject({
   ...connectionSchema,
-  /** How long a click may be confirmed (clicks older are never returned). @defaultValue DEFAULT_CONFIRM_WINDOW_MS */
-  confirmWindowMs: z.number().int().min(1).optional(),
+  /** Windows; clicks older than `confirmWindowMs` are never returned. @defaultValue DEFAULT_WINDOW_POLICY */
+  policy: policySchema,
 });
 
 /** Options of `createPostgresClickStore`. Give exactly one of `pool` and `connectionString`. */
@@ -121,12 +121,7 @@ export interface ResolvedOutboxOptions extends ResolvedConnection {
 /** Validates outbox options (throws `OptionsError`) and opens the pool when given a URL. */
 export function resolveOutboxOptions(input: PostgresOutboxOptions): ResolvedOutboxOptions {
   const options = parse(outboxOptionsSchema, input);
-  let policy: WindowPolicy;
-  try {
-    policy = resolvePolicy(Object.fromEntries(Object.entries(options.policy ?? {}).filter(([, v]) => v !== undefined)));
-  } catch (err) {
-    throw new OptionsError('policy', (err as Error).message);
-  }
+  const policy = resolvePolicyOption(options.policy);
   return {
     ...resolveConnection(options),
     policy,
@@ -142,7 +137,16 @@ export interface ResolvedClickStoreOptions extends ResolvedConnection {
 }
 
 /** Validates click store options (throws `OptionsError`) and opens the pool when given a URL. */
-export function resolveClickStoreOptions(input: PostgresClickStoreOptions, defaultWindowMs: number): ResolvedClickStoreOptions {
+export function resolveClickStoreOptions(input: PostgresClickStoreOptions): ResolvedClickStoreOptions {
   const options = parse(clickStoreOptionsSchema, input);
-  return { ...resolveConnection(options), confirmWindowMs: options.confirmWindowMs ?? defaultWindowMs };
+  const policy = resolvePolicyOption(options.policy);
+  return { ...resolveConnection(options), confirmWindowMs: policy.confirmWindowMs };
+}
+
+function resolvePolicyOption(partial: Partial<Record<keyof WindowPolicy, number | undefined>> | undefined): WindowPolicy {
+  try {
+    return resolvePolicy(Object.fromEntries(Object.entries(partial ?? {}).filter(([, v]) => v !== undefined)));
+  } catch (err) {
+    throw new OptionsError('policy', (err as Error).message);
+  }
 }

@@ -1,0 +1,107 @@
+/**
+ * Versioned migrations: in a schema of the caller's choice, safe to repeat and to run from two processes
+ * at once, usable inside the app's own migration transaction.
+ */
+import { afterAll, describe, expect, it } from 'vitest';
+import {
+  createPostgresOutbox,
+  LATEST_SCHEMA_VERSION,
+  migrate,
+  migrationScript,
+  schemaVersion,
+  SchemaNotMigratedError,
+} from '../src/index.ts';
+import { dropSchema, randomSchema, testPool } from './pg-test-db.ts';
+
+const pool = testPool();
+afterAll(() => pool.end());
+
+async function tablesOf(schema: string): Promise<string[]> {
+  const { rows } = await pool.query('SELECT tablename FROM pg_tables WHERE schemaname = $1 ORDER BY tablename', [schema]);
+  return rows.map((r) => r.tablename);
+}
+
+describe('migrate', () => {
+  it('creates the tables in the schema it is given and records the version', async () => {
+    const schema = randomSchema();
+    try {
+      expect(await migrate(pool, { schema })).toEqual({ schema, from: 0, to: LATEST_SCHEMA_VERSION });
+      expect(await tablesOf(schema)).toEqual(['clicks', 'jobs', 'migrations']);
+      expect(await schemaVersion(pool, schema)).toBe(LATEST_SCHEMA_VERSION);
+    } finally {
+      await dropSchema(pool, schema);
+    }
+  });
+
+  it('is a no-op the second time', async () => {
+    const schema = randomSchema();
+    try {
+      await migrate(pool, { schema });
+      const outbox = createPostgresOutbox({ pool, schema });
+      await outbox.confirm({ orderId: 'ord_keep', valueMicros: 1, click: { token: 'tok_keep_me_1', clickedAt: Date.now() } });
+      expect(await migrate(pool, { schema })).toEqual({ schema, from: LATEST_SCHEMA_VERSION, to: LATEST_SCHEMA_VERSION });
+      expect(await outbox.getByOrder('ord_keep')).toHaveLength(1);
+      const { rows } = await pool.query(`SELECT count(*)::int AS n FROM "${schema}".migrations`);
+      expect(rows[0].n).toBe(LATEST_SCHEMA_VERSION);
+    } finally {
+      await dropSchema(pool, schema);
+    }
+  });
+
+  it('succeeds from several connections at once, applying each version once', async () => {
+    const schema = randomSchema();
+    const pools = [testPool(1), testPool(1), testPool(1)];
+    try {
+      const results = await Promise.all(pools.map((p) => migrate(p, { schema })));
+      expect(results.every((r) => r.to === LATEST_SCHEMA_VERSION)).toBe(true);
+      const { rows } = await pool.query(`SELECT version FROM "${schema}".migrations ORDER BY version`);
+      expect(rows.map((r) => r.version)).toEqual(Array.from({ length: LATEST_SCHEMA_VERSION }, (_, i) => i + 1));
+    } finally {
+      await Promise.all(pools.map((p) => p.end()));
+      await dropSchema(pool, schema);
+    }
+  });
+
+  it('joins the caller’s transaction, so a migration tool that rolls back leaves nothing', async () => {
+    const schema = randomSchema();
+    const client = await pool.connect();
+    try {
+      await client.query('BEGIN');
+      await migrate(client, { schema });
+      await client.query('ROLLBACK');
+      expect(await schemaVersion(pool, schema)).toBe(0);
+      expect(await tablesOf(schema)).toEqual([]);
+    } finally {
+      client.release();
+      await dropSchema(pool, schema);
+    }
+  });
+
+  it('rejects a schema name that is not a plain lowercase identifier, before touching the database', async () => {
+    for (const bad of ['Postback', 'a-b', 'x"; DROP TABLE users; --', '', '1abc', 'pg_catalog', 'a'.repeat(49)]) {
+      await expect(migrate(pool, { schema: bad }), bad).rejects.toMatchObject({ name: 'OptionsError', field: 'schema' });
+    }
+    expect(() => migrationScript('bad name')).toThrow(/schema/);
+  });
+
+  it('gives SQL a file-based migration tool can run, which a later migrate() recognises', async () => {
+    const schema = randomSchema();
+    try {
+      await pool.query(migrationScript(schema));
+      expect(await migrate(pool, { schema })).toMatchObject({ from: LATEST_SCHEMA_VERSION, to: LATEST_SCHEMA_VERSION });
+    } finally {
+      await dropSchema(pool, schema);
+    }
+  });
+});
+
+describe('an outbox on a schema never migrated', () => {
+  it('fails with an error that says how to migrate', async () => {
+    const schema = randomSchema();
+    const outbox = createPostgresOutbox({ pool, schema });
+    const error = await outbox.stats(Date.now()).catch((err: unknown) => err);
+    expect(error).toBeInstanceOf(SchemaNotMigratedError);
+    expect((error as Error).message).toContain(`postback migrate --pg <url> --schema ${schema}`);
+    await outbox.close();
+  });
+});
