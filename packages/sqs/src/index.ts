@@ -17,7 +17,7 @@ export {
   type ResolvedSqsOutboxOptions,
   type SqsOutboxOptions,
 } from './options.ts';
-export { createMemoryConfirmationStore, type ConfirmationRecord, type ConfirmationStore } from './confirmation-store.ts';
+export { createMemoryOrderLedger, type OrderLedger, type OrderRecord } from './order-ledger.ts';
 export { MalformedMessageError, SqsOutboxError, SqsUnsupportedError, type SqsOutboxErrorCode } from './errors.ts';
 export {
   DEADLINE_ATTRIBUTE,

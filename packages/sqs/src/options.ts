@@ -7,7 +7,7 @@
 import type { SQSClient, SQSClientConfig } from '@aws-sdk/client-sqs';
 import { DAY_MS, OptionsError, type WindowPolicy } from '@postback/core';
 import { z } from 'zod';
-import type { ConfirmationStore } from './confirmation-store.ts';
+import type { OrderLedger } from './order-ledger.ts';
 
 /**
  * Long-poll wait of a claim's `ReceiveMessage` (SQS allows 0–20). A claim on an empty queue blocks this
@@ -112,13 +112,13 @@ export const sqsOutboxOptionsSchema = z
       })
       .optional(),
     /**
-     * Where delivered confirmations are recorded, so refunds may omit `campaignId`. Without it, `refund()`
+     * The order ledger (see `order-ledger.ts`): duplicate detection, refunds without `campaignId`, `getByOrder`. Without it, `refund()`
      * requires `campaignId`.
      */
-    confirmationStore: z
-      .custom<ConfirmationStore>(
-        (v) => typeof v === 'object' && v !== null && typeof (v as ConfirmationStore).get === 'function' && typeof (v as ConfirmationStore).put === 'function',
-        { message: 'expected a ConfirmationStore { get(orderId), put(orderId, record) }' },
+    ledger: z
+      .custom<OrderLedger>(
+        (v) => typeof v === 'object' && v !== null && typeof (v as OrderLedger).get === 'function' && typeof (v as OrderLedger).put === 'function',
+        { message: 'expected an OrderLedger { get(orderId), put(job) }' },
       )
       .optional(),
     /** Clock for `createdAt` of enqueued jobs. @defaultValue `Date.now` */

@@ -12,11 +12,11 @@
  * | release       | `ChangeMessageVisibilityBatch` to 0                                                  |
  * | stats         | `GetQueueAttributes` (approximate counts)                                            |
  *
- * What SQS cannot do, and so this outbox does not claim to: look a job up (`get`, `getByOrder` throw),
- * cancel a confirmation already in the queue (a refund is always enqueued behind it instead), know
- * whether a confirm is a duplicate after SQS's 5-minute deduplication interval (`created` is always
- * true; the service's `order_id` idempotency makes the re-send harmless), give back an attempt
- * (`ApproximateReceiveCount` only grows), or keep a retry's error text (SQS stores no per-message state).
+ * What SQS cannot do, and so this outbox does not claim to: look a job up by id (`get` throws), cancel a
+ * confirmation already in the queue (a refund is enqueued behind it instead, and cancelled by the worker if
+ * the confirmation never gets through), give back an attempt (`ApproximateReceiveCount` only grows), keep
+ * a retry's error text, or count jobs exactly. Knowing an order's jobs (duplicate confirms, a refund's
+ * campaign, `getByOrder`) needs the optional order ledger (`order-ledger.ts`).
  */
 import { randomUUID } from 'node:crypto';
 import {
@@ -31,6 +31,8 @@ import {
   type ConfirmJob,
   type EnqueueResult,
   type EpochMs,
+  completeJob,
+  failJob,
   type Job,
   JobValidationError,
   newConfirmJob,
@@ -40,13 +42,14 @@ import {
   type RefundJob,
   type RefundOutcome,
   refundDeadlineOf,
+  replayJob,
   resolvePolicy,
   type StateCounts,
   validateRefundInput,
 } from '@postback/core';
 import { changeVisibility, deleteMessages, type EntryOutcome, isStaleHandleError } from './sqs-calls.ts';
-import type { ConfirmationStore } from './confirmation-store.ts';
-import { type DeadLetter, type DeadLetterState, failureAttributes, peekDeadLetters } from './dead-letter.ts';
+import type { OrderLedger } from './order-ledger.ts';
+import { type DeadLetter, type DeadLetterState, deadJobOf, failureAttributes, peekDeadLetters } from './dead-letter.ts';
 import { MalformedMessageError, SqsOutboxError, SqsUnsupportedError } from './errors.ts';
 import {
   DEADLINE_ATTRIBUTE,
@@ -68,9 +71,9 @@ export type ConfirmManyResult = { ok: true; job: ConfirmJob; messageId: string }
 
 /** What an SQS outbox can and cannot do, for the conformance suite and for callers that adapt. */
 export const SQS_OUTBOX_LIMITS = Object.freeze({
-  lookup: 'SQS has no lookup by id or order: get() and getByOrder() throw SqsUnsupportedError',
+  lookup: 'SQS has no lookup by id: get() throws SqsUnsupportedError; getByOrder() answers only from the order ledger (last recorded state)',
   cancelPending: 'a message cannot be taken out of an SQS queue by order: a refund is enqueued behind its confirmation instead of cancelling it',
-  duplicateDetection: 'SQS does not report FIFO deduplication and forgets after 5 minutes: confirm() always reports created: true',
+  duplicateDetection: 'without an order ledger, confirm() always reports created: true (SQS does not report FIFO deduplication and forgets after 5 minutes)',
   uncountedAttempts: 'ApproximateReceiveCount only grows: release() and retry({ countAttempt: false }) still count the receive',
   retryError: 'SQS keeps no per-message state: the error of a retry is not stored',
   exactStats: 'GetQueueAttributes counts are approximate; delayed retries count as inflight; delivered and cancelled jobs are not counted',
@@ -125,7 +128,7 @@ export function createSqsOutbox(input: SqsOutboxOptions): SqsOutbox {
   const fifo = options.fifo ?? queueUrl.endsWith('.fifo');
   const dlqUrl = options.deadLetterQueueUrl;
   const dlqFifo = dlqUrl?.endsWith('.fifo') ?? false;
-  const store: ConfirmationStore | undefined = options.confirmationStore;
+  const ledger: OrderLedger | undefined = options.ledger;
   const receives = new AbortController();
   // When each held receipt handle was received: SQS's 12-hour visibility cap counts from there.
   const receivedAt = new Map<string, EpochMs>();
@@ -174,7 +177,7 @@ export function createSqsOutbox(input: SqsOutboxOptions): SqsOutbox {
   }
 
   /** Turns a received message into a claimed job, or handles it here (malformed, cancelled refund) and returns null. */
-  async function admit(message: Message, at: EpochMs, leaseMs: number): Promise<Job | null> {
+  async function admit(message: Message, at: EpochMs, leaseMs: number, seenOrders: Set<string>): Promise<Job | 'later' | null> {
     const handle = message.ReceiptHandle ?? '';
     const receiveCount = Number(message.Attributes?.ApproximateReceiveCount ?? 1);
     const attempts = Number.isSafeInteger(receiveCount) && receiveCount > 0 ? receiveCount : 1;
@@ -197,29 +200,36 @@ export function createSqsOutbox(input: SqsOutboxOptions): SqsOutbox {
       );
       return null;
     }
+    // FIFO may hand out a confirm and its refund in one receive; the refund must wait until the confirm is
+    // done, so every message after the first of an order goes back (SQS keeps it behind in its group).
+    if (fifo && seenOrders.has(body.orderId)) return 'later';
+    seenOrders.add(body.orderId);
     let campaignId = body.campaignId;
     let deadline = body.deadline;
-    if (body.kind === 'refund' && store !== undefined) {
-      const record = await store.get(body.orderId);
-      if (record !== null) {
-        campaignId ??= record.campaignId;
-        deadline = refundDeadlineOf(record.deliveredAt, policy);
+    let cancelReason: string | null = null;
+    if (body.kind === 'refund' && ledger !== undefined) {
+      const { confirm } = await ledger.get(body.orderId);
+      if (confirm?.state === 'delivered' && confirm.deliveredAt !== null) {
+        campaignId ??= confirm.campaignId;
+        deadline = refundDeadlineOf(confirm.deliveredAt, policy);
+      } else if (confirm !== null && confirm.state !== 'pending' && confirm.state !== 'inflight') {
+        cancelReason = `cancelled: the confirmation ended ${confirm.state} without being accepted, so nothing was charged`;
       }
     }
-    if (body.kind === 'refund' && campaignId === null) {
+    if (body.kind === 'refund' && cancelReason === null && (campaignId === null || deadline === null)) {
       // FIFO order put this refund behind its confirmation, which has left the queue without a recorded
-      // delivery: it went dead or expired, so nothing was charged and nothing is to be reversed.
+      // delivery: nothing is known to have been charged, and there is no campaign to reverse in.
+      cancelReason = 'cancelled: no delivered confirmation is recorded for this order, so nothing was charged';
+    }
+    if (body.kind === 'refund' && cancelReason !== null) {
       await moveToDeadLetter(
         { body: message.Body ?? '', attributes: message.MessageAttributes ?? {}, orderId: body.orderId, sourceId: message.MessageId ?? body.id },
-        {
-          state: 'cancelled',
-          reason: 'cancelled: no delivered confirmation is recorded for this order, so nothing was charged',
-          failedAt: at,
-          attempts,
-        },
+        { state: 'cancelled', reason: cancelReason, failedAt: at, attempts },
         handle,
         queueUrl,
       );
+      const job = deadJobOf(body, { state: 'cancelled', reason: cancelReason, failedAt: at, attempts });
+      await ledger?.put(job);
       return null;
     }
     receivedAt.set(handle, at);
@@ -283,7 +293,13 @@ export function createSqsOutbox(input: SqsOutboxOptions): SqsOutbox {
 
     async confirm(confirmInput) {
       const job = newConfirmJob(confirmInput, { now: now(), id: randomUUID(), policy });
+      if (ledger !== undefined) {
+        const { confirm } = await ledger.get(job.orderId);
+        if (confirm !== null) return { created: false, job: confirm } satisfies EnqueueResult<ConfirmJob>;
+      }
       await sendMessage(client, queueUrl, messageFor(job));
+      // Recorded after the send: a failed send must leave the order free to be confirmed again.
+      await ledger?.put(job);
       return { created: true, job } satisfies EnqueueResult<ConfirmJob>;
     },
 
@@ -311,6 +327,9 @@ export function createSqsOutbox(input: SqsOutboxOptions): SqsOutbox {
             ? { ok: true, job, messageId: outcome.messageId }
             : { ok: false, error: new SqsOutboxError('send-failed', `order ${job.orderId}: ${outcome?.error ?? 'not sent'}`) };
       });
+      if (ledger !== undefined) {
+        for (const result of results) if (result?.ok === true) await ledger.put(result.job);
+      }
       return results as ConfirmManyResult[];
     },
 
@@ -324,30 +343,27 @@ export function createSqsOutbox(input: SqsOutboxOptions): SqsOutbox {
       const checked = validateRefundInput(refundInput);
       const at = now();
       const id = randomUUID();
-      const record = store === undefined ? null : await store.get(checked.orderId);
+      const { confirm, refund: existing } = ledger === undefined ? { confirm: null, refund: null } : await ledger.get(checked.orderId);
       let job: RefundJob;
-      if (store !== undefined && record === null) {
-        // The confirmation is still queued (or never came through this queue): the refund waits behind it in
-        // its FIFO group, and the worker fills campaign and deadline from the store when it gets there.
+      if (existing !== null) return { outcome: 'duplicate', job: existing };
+      if (confirm !== null && confirm.state !== 'delivered' && confirm.state !== 'expired' && confirm.state !== 'cancelled') {
+        // The confirmation is still in the queue (or dead in the DLQ): SQS cannot take it out, so the
+        // refund waits behind it in its FIFO group; the worker fills campaign and deadline from the ledger
+        // once the confirmation is delivered, or cancels the refund if it never is.
         job = {
           kind: 'refund', id, orderId: checked.orderId, state: 'pending', attempts: 0, createdAt: at, updatedAt: at,
           nextAttemptAt: at, deadline: null, lastError: null, lease: null, deliveredAt: null, campaignId: checked.campaignId ?? null,
         };
       } else {
-        const campaignId = checked.campaignId ?? record?.campaignId ?? undefined;
-        if (campaignId === undefined) {
-          throw new JobValidationError(
-            'campaignId',
-            store === undefined
-              ? 'is required on SQS unless a confirmationStore is configured: SQS cannot look up the confirmation'
-              : 'is required: the delivered confirmation of this order did not return a campaign',
-          );
+        if (ledger === undefined && checked.campaignId === undefined) {
+          throw new JobValidationError('campaignId', 'is required on SQS unless an order ledger is configured: SQS cannot look up the confirmation');
         }
-        const planned = planRefund({ orderId: checked.orderId, campaignId }, { now: at, id, policy, confirm: null, refund: null });
+        const planned = planRefund(checked, { now: at, id, policy, confirm, refund: null });
         if (planned.outcome !== 'enqueued') return planned;
-        job = record === null ? planned.job : { ...planned.job, deadline: refundDeadlineOf(record.deliveredAt, policy) };
+        job = planned.job;
       }
       await sendMessage(client, queueUrl, messageFor(job));
+      await ledger?.put(job);
       return { outcome: 'enqueued', job };
     },
 
@@ -378,17 +394,9 @@ export function createSqsOutbox(input: SqsOutboxOptions): SqsOutbox {
           throw err;
         }
         for (const message of messages) {
-          const job = await admit(message, at, leaseMs);
-          if (job === null) continue;
-          // FIFO may hand out a confirm and its refund in one receive; the refund must wait until the
-          // confirm is done, so every job after the first of an order goes back (SQS keeps it behind).
-          if (fifo && seenOrders.has(job.orderId)) {
-            handBack.push(job.lease?.token ?? '');
-            forget(job);
-            continue;
-          }
-          seenOrders.add(job.orderId);
-          jobs.push(job);
+          const job = await admit(message, at, leaseMs, seenOrders);
+          if (job === 'later') handBack.push(message.ReceiptHandle ?? '');
+          else if (job !== null) jobs.push(job);
         }
         if (messages.length < want) break;
         wait = 0;
@@ -399,10 +407,8 @@ export function createSqsOutbox(input: SqsOutboxOptions): SqsOutbox {
 
     async complete(job, result) {
       if (job.lease === null) return false;
-      if (job.kind === 'confirm' && store !== undefined) {
-        // Recorded before the delete: the refund behind this confirm becomes receivable only after it.
-        await store.put(job.orderId, { campaignId: result.campaignId ?? job.campaignId, deliveredAt: result.now });
-      }
+      // Recorded before the delete: the refund behind this confirm becomes receivable only after it.
+      await ledger?.put(completeJob(job, result));
       const outcome = await deletes.add(job.lease.token);
       forget(job);
       if (outcome === 'ok') return true;
@@ -439,6 +445,7 @@ export function createSqsOutbox(input: SqsOutboxOptions): SqsOutbox {
       );
       forget(job);
       if (typeof outcome === 'object') throw new SqsOutboxError('send-failed', `DeleteMessage failed: ${outcome.error}`);
+      if (outcome === 'ok') await ledger?.put(failJob(job, result));
       return outcome === 'ok';
     },
 
@@ -456,8 +463,10 @@ export function createSqsOutbox(input: SqsOutboxOptions): SqsOutbox {
       throw new SqsUnsupportedError('get()', 'SQS has no lookup by id; use listDead() for dead jobs');
     },
 
-    async getByOrder() {
-      throw new SqsUnsupportedError('getByOrder()', 'SQS has no lookup by order');
+    async getByOrder(orderId) {
+      if (ledger === undefined) throw new SqsUnsupportedError('getByOrder()', 'SQS has no lookup by order; configure an order ledger');
+      const { confirm, refund } = await ledger.get(orderId);
+      return [confirm, refund].filter((job): job is Job => job !== null);
     },
 
     async stats(): Promise<OutboxStats> {
@@ -505,17 +514,22 @@ export function createSqsOutbox(input: SqsOutboxOptions): SqsOutbox {
             untouched.push(letter);
             continue;
           }
-          if (job.deadline !== null && job.deadline < at) {
+          const orderHasRefund = ledger !== undefined && (await ledger.get(job.orderId)).refund !== null;
+          const next = replayJob(job, { now: at, orderHasRefund });
+          if (next.state !== 'pending') {
+            // Expired (deadline passed) or cancelled (the order was refunded meanwhile): recorded, not sent.
             await moveToDeadLetter(
-              { body: encodeJobBody(job), attributes: jobAttributes(job), orderId: job.orderId, sourceId: `${letter.messageId}:expired` },
-              { state: 'expired', reason: `deadline passed before replay; was: ${letter.reason}`, failedAt: at, attempts: job.attempts },
+              { body: encodeJobBody(job), attributes: jobAttributes(job), orderId: job.orderId, sourceId: `${letter.messageId}:${next.state}` },
+              { state: next.state === 'expired' ? 'expired' : 'cancelled', reason: next.lastError ?? next.state, failedAt: at, attempts: job.attempts },
               letter.receiptHandle,
               url,
             );
+            await ledger?.put(next);
             continue;
           }
           await sendMessage(client, queueUrl, messageFor(job, `p:${letter.messageId}`));
           await deleteMessages(client, url, [letter.receiptHandle]);
+          await ledger?.put(next);
           replayed += 1;
         }
       } finally {
@@ -527,7 +541,7 @@ export function createSqsOutbox(input: SqsOutboxOptions): SqsOutbox {
     async purgeDead(purgeOptions = {}) {
       const { url, letters } = await scanDeadLetters();
       const wanted = purgeOptions.ids === undefined ? null : new Set(purgeOptions.ids);
-      const doomed = letters.filter((l) => wanted === null || (l.job !== null && wanted.has(l.job.id)));
+      const doomed = letters.filter((l) => l.state === 'dead' && (wanted === null || (l.job !== null && wanted.has(l.job.id))));
       const kept = letters.filter((l) => !doomed.includes(l));
       try {
         const outcomes = doomed.length === 0 ? [] : await deleteMessages(client, url, doomed.map((l) => l.receiptHandle));

@@ -78,6 +78,8 @@ export interface SqsEmulatorOptions {
   endpoint?: string;
   /** Start of the emulated clock. @defaultValue Date.now() at creation */
   startAt?: number;
+  /** An external clock to follow instead of the emulator's own (e.g. a test suite's fake clock). */
+  clock?: () => number;
   /** Longest real time a long poll waits for a message (the emulated wait is scaled down to this). @defaultValue 50 */
   maxLongPollMs?: number;
   /** Largest message/batch payload. @defaultValue 262_144 */
@@ -96,7 +98,8 @@ export interface SqsEmulatorOptions {
 export class SqsEmulator {
   readonly endpoint: string;
   readonly account = '123456789012';
-  private clock: number;
+  private ownClock: number;
+  private readonly externalClock: (() => number) | undefined;
   private readonly maxLongPollMs: number;
   private readonly maxPayloadBytes: number;
   private readonly queues = new Map<string, Queue>();
@@ -110,19 +113,25 @@ export class SqsEmulator {
 
   constructor(options: SqsEmulatorOptions = {}) {
     this.endpoint = options.endpoint ?? 'https://sqs.us-east-1.amazonaws.com';
-    this.clock = options.startAt ?? Date.now();
+    this.ownClock = options.startAt ?? Date.now();
+    this.externalClock = options.clock;
     this.maxLongPollMs = options.maxLongPollMs ?? 50;
     this.maxPayloadBytes = options.maxPayloadBytes ?? 262_144;
   }
 
   /** The emulated time (epoch ms). */
   now(): number {
-    return this.clock;
+    return this.externalClock?.() ?? this.ownClock;
+  }
+
+  private get clock(): number {
+    return this.now();
   }
 
   /** Moves the emulated clock forward; messages whose visibility ran out become receivable. */
   advance(ms: number): void {
-    this.clock += ms;
+    if (this.externalClock !== undefined) throw new Error('this emulator follows an external clock: advance that one');
+    this.ownClock += ms;
     this.wake();
   }
 
