@@ -29,7 +29,7 @@ import {
 } from '@postback/core';
 import { createNotifyListener, type Subscription } from './listener.ts';
 import { DEFAULT_LIST_DEAD_LIMIT, resolveOutboxOptions, type PostgresOutboxOptions } from './options.ts';
-import { isQueryable, run, type Queryable } from './queryable.ts';
+import { isQueryable, run, type PoolLike, type Queryable } from './queryable.ts';
 import { JOB_COLUMNS, rowToJob, toBigintText } from './rows.ts';
 import { channelOf, quoteIdent } from './schema-name.ts';
 
@@ -59,6 +59,8 @@ export interface PostgresOutbox extends Outbox {
   subscribe(onWake: () => void): Subscription;
   /** The schema holding the tables. */
   readonly schema: string;
+  /** The pool the outbox runs on (yours, or the one it opened from `connectionString`). */
+  readonly pool: PoolLike;
 }
 
 type Row = Record<string, unknown>;
@@ -429,6 +431,8 @@ export function createPostgresOutbox(options: PostgresOutboxOptions): PostgresOu
     toJSON: () => ({ type: 'PostgresOutbox', schema }),
     [Symbol.for('nodejs.util.inspect.custom')]: () => `PostgresOutbox { schema: '${schema}' }`,
   };
+  // Not enumerable: a pool opened from a URL holds the password, and must not show up when logged.
+  Object.defineProperty(outbox, 'pool', { value: pool, enumerable: false });
   return outbox as unknown as PostgresOutbox;
 }
 

@@ -17,6 +17,11 @@ export interface OpenedBackend {
   outbox: Outbox;
   /** Human-readable name for messages (never contains credentials). */
   describe: string;
+  /**
+   * Wakes the worker early when jobs arrive (Postgres LISTEN/NOTIFY): pass as the Dispatcher's `wake`
+   * option. Returns the unsubscribe function. Absent for backends that only poll.
+   */
+  wake?: (wakeUp: () => void) => () => void;
 }
 
 /** Thrown when no or more than one backend flag is given. */
