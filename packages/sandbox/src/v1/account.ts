@@ -2,11 +2,12 @@
  * Account-level `/v1` endpoints: the key owner, refunds of filtered clicks, the Launch Day Boost,
  * cross-promotion credits and audience segments.
  */
+import { boostClaimSchema, refundListQuerySchema } from '@postback/client';
 import type { Answer, V1Context } from '../context.ts';
 import { iso } from '../ids.ts';
-import { badField, HttpProblem, notFound } from '../problem.ts';
+import { HttpProblem, notFound } from '../problem.ts';
 import { DAY_MS, listedSegments } from '../traffic.ts';
-import { readQuery, readString } from '../validate.ts';
+import { parseWith, readQuery } from '../validate.ts';
 
 /** How long a claimed Launch Day Boost lasts (not in the spec: one day). */
 export const BOOST_DURATION_MS = DAY_MS;
@@ -21,8 +22,9 @@ export function me(ctx: V1Context): Answer {
 
 /** GET /v1/refunds?campaign_id= — filtered clicks of one own campaign. */
 export function listRefunds(ctx: V1Context): Answer {
-  const campaignId = readQuery(ctx.query, 'campaign_id');
-  if (!campaignId.startsWith('cmp_')) throw badField('campaign_id', 'must have the form cmp_<id>');
+  const { campaign_id: campaignId } = parseWith(refundListQuerySchema, {
+    campaign_id: readQuery(ctx.query, 'campaign_id'),
+  });
   const campaign = ctx.core.state.campaigns.get(campaignId);
   if (campaign === undefined || campaign.accountId !== ctx.account.id) throw notFound('campaign', campaignId);
   const refunds = ctx.core.state.refunds.filter((r) => r.wire.campaign_id === campaignId).map((r) => r.wire);
@@ -44,7 +46,7 @@ export function boostStatus(ctx: V1Context): Answer {
 
 /** POST /v1/boost `{ campaign_id }` — 409 when the account already claimed its boost. */
 export function claimBoost(ctx: V1Context): Answer {
-  const campaignId = readString(ctx.body, 'campaign_id', 'campaign_id', 64);
+  const { campaign_id: campaignId } = parseWith(boostClaimSchema, ctx.body);
   const campaign = ctx.core.state.campaigns.get(campaignId);
   if (campaign === undefined || campaign.accountId !== ctx.account.id) throw notFound('campaign', campaignId);
   const account = ctx.account;

@@ -2,25 +2,13 @@
  * `/v1/campaigns`: list, create (starts in `review`, budget held from the prepaid balance, 402 when too
  * low, cross_promo paid in credit) and plan (starting bid, reach forecast and reserve for a budget).
  */
+import { campaignCreateSchema, campaignPlanSchema } from '@postback/client';
 import type { Answer, V1Context } from '../context.ts';
 import { iso, newId } from '../ids.ts';
 import { badField, HttpProblem } from '../problem.ts';
-import type { Campaign, CampaignWire, CreativeWire, PricingModel } from '../state.ts';
-import { PRICING_MODELS } from '../state.ts';
+import type { Campaign, CampaignWire, PricingModel } from '../state.ts';
 import { listedSegments } from '../traffic.ts';
-import type { Body } from '../validate.ts';
-import {
-  asObject,
-  readEnum,
-  readHttpUrl,
-  readMicros,
-  readOptionalMicros,
-  readString,
-  readStringArray,
-} from '../validate.ts';
-
-/** Most creatives a campaign may carry (the spec gives no bound: our choice). */
-export const MAX_CREATIVES = 20;
+import { parseWith } from '../validate.ts';
 
 /** Starting bid per pricing model (micros), returned by plan. Sandbox figures, not the service's. */
 export const STARTING_BID_MICROS: Readonly<Record<PricingModel, number>> = Object.freeze({
@@ -32,26 +20,6 @@ export const STARTING_BID_MICROS: Readonly<Record<PricingModel, number>> = Objec
   cross_promo: 300_000,
 });
 
-function readCreative(value: unknown, i: number): CreativeWire {
-  const path = `creatives.${i}`;
-  const c = asObject(value, path);
-  const format = c.format;
-  if (format !== undefined && format !== 'card') throw badField(`${path}.format`, 'must be card');
-  return {
-    headline: readString(c, 'headline', `${path}.headline`, 200),
-    body: readString(c, 'body', `${path}.body`, 1000),
-    cta: readString(c, 'cta', `${path}.cta`, 60),
-    landing_url: readHttpUrl(c, 'landing_url', `${path}.landing_url`),
-    format: 'card',
-  };
-}
-
-function readPositiveMicros(body: Body, field: string): number {
-  const v = readMicros(body, field);
-  if (v === 0) throw badField(field, 'must be greater than 0');
-  return v;
-}
-
 /** GET /v1/campaigns — the caller's campaigns, oldest first. */
 export function listCampaigns(ctx: V1Context): Answer {
   const campaigns: CampaignWire[] = [];
@@ -62,22 +30,13 @@ export function listCampaigns(ctx: V1Context): Answer {
 
 /** POST /v1/campaigns */
 export function createCampaign(ctx: V1Context): Answer {
-  const body = ctx.body;
+  const input = parseWith(campaignCreateSchema, ctx.body);
   const account = ctx.account;
-  const name = readString(body, 'name', 'name', 200);
-  const pricing = readEnum(body, 'pricing_model', PRICING_MODELS);
-  const bid = readPositiveMicros(body, 'bid_micros');
-  const conversionSource = readEnum(body, 'conversion_source', ['pixel', 's2s'] as const, 'pixel');
-  const targetCategories = readStringArray(body, 'target_categories');
-  const targetSegments = readStringArray(body, 'target_segments');
-  const excludeSegments = readStringArray(body, 'exclude_segments');
-  if (!Array.isArray(body.creatives) || body.creatives.length === 0) {
-    throw badField('creatives', 'must be a non-empty array of creatives');
-  }
-  if (body.creatives.length > MAX_CREATIVES)
-    throw badField('creatives', `must hold at most ${MAX_CREATIVES} creatives`);
-  const creatives = body.creatives.map(readCreative);
-
+  const pricing = input.pricing_model;
+  const bid = input.bid_micros;
+  if (bid === 0) throw badField('bid_micros', 'must be greater than 0');
+  const targetSegments = input.target_segments ?? [];
+  const excludeSegments = input.exclude_segments ?? [];
   const listed = new Set(listedSegments(ctx.core.state, ctx.now).map((s) => s.label));
   for (const [field, labels] of [
     ['target_segments', targetSegments],
@@ -95,7 +54,7 @@ export function createCampaign(ctx: V1Context): Answer {
   let totalBudget: number | null;
   let dailyCap: number | null;
   if (pricing === 'cross_promo') {
-    if (body.total_budget_micros != null || body.daily_cap_micros != null) {
+    if (input.total_budget_micros != null || input.daily_cap_micros != null) {
       throw new HttpProblem(
         422,
         'total_budget_micros: cross_promo campaigns are paid in credit and have no cash budget or daily cap',
@@ -110,37 +69,38 @@ export function createCampaign(ctx: V1Context): Answer {
     totalBudget = null;
     dailyCap = null;
   } else {
-    if (body.total_budget_micros == null)
-      throw badField('total_budget_micros', `is required for pricing model ${pricing}`);
-    totalBudget = readPositiveMicros(body, 'total_budget_micros');
-    dailyCap = readOptionalMicros(body, 'daily_cap_micros');
-    if (dailyCap !== null && dailyCap > totalBudget) {
+    const budget = input.total_budget_micros;
+    if (budget == null) throw badField('total_budget_micros', `is required for pricing model ${pricing}`);
+    if (budget === 0) throw badField('total_budget_micros', 'must be greater than 0');
+    totalBudget = budget;
+    dailyCap = input.daily_cap_micros ?? null;
+    if (dailyCap !== null && dailyCap > budget) {
       throw new HttpProblem(422, 'daily_cap_micros: must not exceed total_budget_micros');
     }
-    if (totalBudget > account.balanceMicros) {
+    if (budget > account.balanceMicros) {
       throw new HttpProblem(
         402,
-        `available balance too low: ${account.balanceMicros} micros available, budget is ${totalBudget}`,
+        `available balance too low: ${account.balanceMicros} micros available, budget is ${budget}`,
       );
     }
-    account.balanceMicros -= totalBudget;
-    account.heldMicros += totalBudget;
+    account.balanceMicros -= budget;
+    account.heldMicros += budget;
   }
 
   const wire: CampaignWire = {
     id: newId('cmp'),
-    name,
+    name: input.name,
     pricing_model: pricing,
     status: 'review',
     bid_micros: bid,
     total_budget_micros: totalBudget,
     daily_cap_micros: dailyCap,
     spend_micros: 0,
-    conversion_source: conversionSource,
-    target_categories: targetCategories,
+    conversion_source: input.conversion_source ?? 'pixel',
+    target_categories: input.target_categories ?? [],
     target_segments: targetSegments,
     exclude_segments: excludeSegments,
-    creatives,
+    creatives: input.creatives.map((c) => ({ ...c, format: 'card' as const })),
     created_at: iso(ctx.now),
   };
   const campaign: Campaign = { accountId: account.id, wire };
@@ -154,8 +114,10 @@ export function createCampaign(ctx: V1Context): Answer {
  * from the prepaid balance (the whole budget; 0 for cross_promo, paid in credit).
  */
 export function planCampaign(ctx: V1Context): Answer {
-  const budget = readPositiveMicros(ctx.body, 'total_budget_micros');
-  const pricing = readEnum(ctx.body, 'pricing_model', PRICING_MODELS, 'cpc');
+  const input = parseWith(campaignPlanSchema, ctx.body);
+  const budget = input.total_budget_micros;
+  if (budget === 0) throw badField('total_budget_micros', 'must be greater than 0');
+  const pricing = input.pricing_model ?? 'cpc';
   const bid = STARTING_BID_MICROS[pricing];
   let impressions: number;
   let clicks: number;
