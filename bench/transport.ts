@@ -1,0 +1,116 @@
+/**
+ * Transport benchmark of @postback/client: requests/s of small JSON POSTs to a bare node:http server on
+ * 127.0.0.1 (in a worker thread, so the server does not share the client's event loop), with the same
+ * concurrency for each contender:
+ *   (a) global fetch  (b) undici Pool.request  (c) undici request() with a keep-alive Agent
+ *   (d) the client's default path (conversions.confirm, with request and response validation)
+ *   (e) the client with the global fetch injected — the same validation work over fetch
+ * Each run is bounded by count and by time. Prints the ratios against global fetch measured in this run.
+ *
+ * Run: node --conditions=@postback/source bench/transport.ts
+ */
+import { Worker } from 'node:worker_threads';
+import { Agent, Pool, request as undiciRequest } from 'undici';
+import { createClient } from '@postback/client';
+
+const CONCURRENCY = 50;
+const MAX_REQUESTS = 60_000;
+const MAX_MS = 5_000;
+const WARMUP_MS = 500;
+
+const serverCode = `
+const { createServer } = require('node:http');
+const { parentPort } = require('node:worker_threads');
+const server = createServer((req, res) => {
+  let body = '';
+  req.setEncoding('utf8');
+  req.on('data', (c) => { body += c; });
+  req.on('end', () => {
+    const sent = body ? JSON.parse(body) : {};
+    const out = JSON.stringify({ order_id: sent.order_id ?? 'x', campaign_id: 'cmp_bench', value_micros: sent.value_micros ?? 0,
+      status: 'confirmed', confirmed_at: '2026-01-01T00:00:00.000Z', duplicate: false });
+    res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(out) });
+    res.end(out);
+  });
+});
+server.keepAliveTimeout = 60_000;
+server.listen(0, '127.0.0.1', () => parentPort.postMessage(server.address().port));
+parentPort.on('message', () => server.close(() => process.exit(0)));
+`;
+
+interface Result {
+  name: string;
+  rps: number;
+  count: number;
+}
+
+async function measure(name: string, once: (i: number) => Promise<unknown>): Promise<Result> {
+  const run = async (ms: number, max: number) => {
+    let started = 0;
+    let done = 0;
+    const until = performance.now() + ms;
+    const t0 = performance.now();
+    await Promise.all(
+      Array.from({ length: CONCURRENCY }, async () => {
+        while (started < max && performance.now() < until) {
+          await once(started++);
+          done++;
+        }
+      }),
+    );
+    return { done, ms: performance.now() - t0 };
+  };
+  await run(WARMUP_MS, MAX_REQUESTS);
+  const { done, ms } = await run(MAX_MS, MAX_REQUESTS);
+  return { name, rps: (done / ms) * 1000, count: done };
+}
+
+const worker = new Worker(serverCode, { eval: true });
+const port = await new Promise<number>((resolve) => worker.once('message', resolve));
+const origin = `http://127.0.0.1:${port}`;
+const url = `${origin}/v1/conversions/s2s`;
+const headers = { 'content-type': 'application/json', authorization: 'Bearer bench', accept: 'application/json' };
+const payload = (i: number) => JSON.stringify({ click_token: 'tok_bench_000000000000000000', order_id: `ord_${i}`, value_micros: 12_340_000 });
+
+const pool = new Pool(origin, { connections: CONCURRENCY });
+const agent = new Agent({ connections: CONCURRENCY, keepAliveTimeout: 60_000 });
+const clientDefault = createClient({ baseUrl: origin, apiKey: 'bench', connections: CONCURRENCY });
+const clientFetch = createClient({ baseUrl: origin, apiKey: 'bench', fetch: globalThis.fetch });
+const confirm = (client: typeof clientDefault, i: number) =>
+  client.conversions.confirm({ click_token: 'tok_bench_000000000000000000', order_id: `ord_${i}`, value_micros: 12_340_000 });
+
+const results: Result[] = [];
+try {
+  results.push(
+    await measure('(a) global fetch', async (i) => {
+      const res = await fetch(url, { method: 'POST', headers, body: payload(i) });
+      return res.json();
+    }),
+  );
+  results.push(
+    await measure('(b) undici Pool.request', async (i) => {
+      const res = await pool.request({ method: 'POST', path: '/v1/conversions/s2s', headers, body: payload(i) });
+      return res.body.json();
+    }),
+  );
+  results.push(
+    await measure('(c) undici request + keep-alive Agent', async (i) => {
+      const res = await undiciRequest(url, { method: 'POST', headers, body: payload(i), dispatcher: agent });
+      return res.body.json();
+    }),
+  );
+  results.push(await measure(`(d) client default (${clientDefault.transport})`, (i) => confirm(clientDefault, i)));
+  results.push(await measure(`(e) client with injected fetch`, (i) => confirm(clientFetch, i)));
+} finally {
+  await Promise.all([pool.close(), agent.close(), clientDefault.close(), clientFetch.close()]);
+  worker.postMessage('stop');
+}
+
+const base = results[0]?.rps ?? 1;
+console.log(`transport: ${process.version}, ${CONCURRENCY} in flight, up to ${MAX_REQUESTS} requests or ${MAX_MS / 1000} s each`);
+for (const r of results) {
+  console.log(`${r.name.padEnd(42)} ${r.rps.toFixed(0).padStart(7)} req/s  (${r.count} req)  x${(r.rps / base).toFixed(2)} vs global fetch`);
+}
+const d = results[3];
+const e = results[4];
+if (d && e) console.log(`client default vs client over fetch: x${(d.rps / e.rps).toFixed(2)}`);
