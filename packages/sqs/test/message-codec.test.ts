@@ -1,0 +1,119 @@
+/** Property tests of the message codec: bodies round-trip, FIFO ids are always valid and never collide. */
+import fc from 'fast-check';
+import type { Job } from '@postback/core';
+import { describe, expect, test } from 'vitest';
+import { MalformedMessageError } from '../src/errors.ts';
+import { decodeJobBody, deduplicationIdOf, encodeJobBody, messageGroupIdOf } from '../src/message-codec.ts';
+
+const FIFO_ID = /^[\x21-\x7e]{1,128}$/;
+const epoch = fc.integer({ min: 0, max: 4_102_444_800_000 });
+const orderId = fc.string({ minLength: 1, maxLength: 255, unit: 'grapheme' });
+
+const confirmJob = fc.record({
+  id: fc.uuid(),
+  orderId,
+  createdAt: epoch,
+  deadline: epoch,
+  clickToken: fc.stringMatching(/^[A-Za-z0-9._~+/=-]{1,64}$/),
+  valueMicros: fc.nat({ max: Number.MAX_SAFE_INTEGER }),
+  clickedAt: epoch,
+  campaignId: fc.option(fc.stringMatching(/^cmp_[A-Za-z0-9]{1,12}$/), { nil: null }),
+});
+
+type ConfirmFields = typeof confirmJob extends fc.Arbitrary<infer T> ? T : never;
+
+function asJob(fields: ConfirmFields): Job {
+  return {
+    kind: 'confirm', state: 'pending', attempts: 0, updatedAt: fields.createdAt, nextAttemptAt: fields.createdAt,
+    lastError: null, lease: null, deliveredAt: null, ...fields,
+  };
+}
+
+describe('job bodies', () => {
+  test('a confirm job survives encoding and decoding with everything a worker needs to send it', () => {
+    fc.assert(
+      fc.property(confirmJob, (fields) => {
+        const job = asJob(fields);
+        const body = decodeJobBody(encodeJobBody(job));
+        expect(body).toEqual({ v: 1, kind: 'confirm', ...fields });
+      }),
+    );
+  });
+
+  test('a refund job whose deadline is not known yet keeps a null deadline and campaign', () => {
+    const refund: Job = {
+      kind: 'refund', id: 'r1', orderId: 'A-1', state: 'pending', attempts: 0, createdAt: 5, updatedAt: 5, nextAttemptAt: 5,
+      deadline: null, lastError: null, lease: null, deliveredAt: null, campaignId: null,
+    };
+    expect(decodeJobBody(encodeJobBody(refund))).toEqual({ v: 1, kind: 'refund', id: 'r1', orderId: 'A-1', createdAt: 5, deadline: null, campaignId: null });
+  });
+
+  test('any body that is not a job of this format is refused with a MalformedMessageError naming the field', () => {
+    const cases: Array<[string, string]> = [
+      ['not json at all', 'body'],
+      ['{"v":2,"kind":"confirm"}', 'v'],
+      [JSON.stringify({ v: 1, kind: 'confirm', id: 'x', orderId: 'o', createdAt: 1, deadline: 2, campaignId: null, clickToken: 't', valueMicros: 1.5, clickedAt: 1 }), 'valueMicros'],
+      [JSON.stringify({ v: 1, kind: 'refund', id: 'x', orderId: '', createdAt: 1, deadline: 2, campaignId: null }), 'orderId'],
+      [JSON.stringify({ v: 1, kind: 'refund', id: 'x', orderId: 'o', createdAt: 1, deadline: 2, campaignId: null, extra: 1 }), 'body'],
+    ];
+    for (const [text, field] of cases) {
+      const err = (() => {
+        try {
+          decodeJobBody(text);
+          return null;
+        } catch (e) {
+          return e;
+        }
+      })();
+      expect(err, text).toBeInstanceOf(MalformedMessageError);
+      expect((err as MalformedMessageError).field).toBe(field);
+    }
+    fc.assert(
+      fc.property(fc.string(), (text) => {
+        try {
+          decodeJobBody(text);
+        } catch (e) {
+          expect(e).toBeInstanceOf(MalformedMessageError);
+        }
+      }),
+    );
+  });
+});
+
+describe('FIFO identifiers', () => {
+  test('group and deduplication ids are always 1–128 printable ASCII characters, whatever the order id', () => {
+    fc.assert(
+      fc.property(orderId, (id) => {
+        expect(messageGroupIdOf(id)).toMatch(FIFO_ID);
+        expect(deduplicationIdOf('confirm', id)).toMatch(FIFO_ID);
+        expect(deduplicationIdOf('refund', id)).toMatch(FIFO_ID);
+      }),
+    );
+  });
+
+  test('an order keeps its group id (so a refund lands behind its confirmation), and two orders never share one', () => {
+    fc.assert(
+      fc.property(orderId, orderId, (a, b) => {
+        expect(messageGroupIdOf(a)).toBe(messageGroupIdOf(a));
+        if (a !== b) expect(messageGroupIdOf(a)).not.toBe(messageGroupIdOf(b));
+      }),
+    );
+    // An order id shaped like a hashed key does not collide with the order it was hashed from.
+    const long = 'x'.repeat(200);
+    expect(messageGroupIdOf(messageGroupIdOf(long))).not.toBe(messageGroupIdOf(long));
+  });
+
+  test('the confirm and the refund of one order have different deduplication ids', () => {
+    fc.assert(
+      fc.property(orderId, (id) => {
+        expect(deduplicationIdOf('confirm', id)).not.toBe(deduplicationIdOf('refund', id));
+      }),
+    );
+  });
+
+  test('a short printable order id stays readable in the AWS console', () => {
+    expect(messageGroupIdOf('A-1001')).toBe('o:A-1001');
+    expect(deduplicationIdOf('confirm', 'A-1001')).toBe('c:o:A-1001');
+    expect(messageGroupIdOf('commande n°7')).toMatch(/^h:[0-9a-f]{64}$/);
+  });
+});
