@@ -5,7 +5,7 @@
  * so every store produces exactly the same fields; only claim is expressed in SQL, because it must be one
  * atomic `UPDATE … RETURNING`.
  */
-import type { ConfirmJob, Job, JobKind, JobState } from '@postback/core';
+import type { Job, JobKind, JobState } from '@postback/core';
 import type { DatabaseSync, StatementSync } from 'node:sqlite';
 
 /** One row of `jobs`, as node:sqlite returns it. */
@@ -156,10 +156,10 @@ export interface JobStatements {
  */
 export function prepareJobStatements(db: DatabaseSync): JobStatements {
   return {
+    // Positional parameters and run() (changes + lastInsertRowid) instead of named ones and RETURNING:
+    // enqueue is the hot path, and both cost measurable time per row.
     insert: db.prepare(
-      `INSERT INTO jobs (${COLUMNS}) VALUES (:kind, :order_id, :state, :attempts, :created_at, :updated_at, ` +
-        ':next_attempt_at, :deadline, :last_error, :lease_token, :lease_expires_at, :delivered_at, :campaign_id, ' +
-        ':click_token, :value_micros, :clicked_at) ON CONFLICT (order_id, kind) DO NOTHING RETURNING id',
+      `INSERT INTO jobs (${COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (order_id, kind) DO NOTHING`,
     ),
     byId: db.prepare('SELECT * FROM jobs WHERE id = ?'),
     byOrderKind: db.prepare('SELECT * FROM jobs WHERE order_id = ? AND kind = ?'),
@@ -184,18 +184,27 @@ export function prepareJobStatements(db: DatabaseSync): JobStatements {
   };
 }
 
-/** Named parameters inserting a new job (its `id` is assigned by the table). */
-export function insertParams(job: Job) {
-  const confirm = job.kind === 'confirm' ? (job as ConfirmJob) : null;
-  return {
-    kind: job.kind,
-    order_id: job.orderId,
-    created_at: job.createdAt,
-    click_token: confirm?.clickToken ?? null,
-    value_micros: confirm?.valueMicros ?? null,
-    clicked_at: confirm?.clickedAt ?? null,
-    ...mutableParams(job),
-  };
+/** Positional parameters inserting a new job, in the order of `COLUMNS` (its `id` is assigned by the table). */
+export function insertValues(job: Job): Array<string | number | null> {
+  const confirm = job.kind === 'confirm' ? job : null;
+  return [
+    job.kind,
+    job.orderId,
+    job.state,
+    job.attempts,
+    job.createdAt,
+    job.updatedAt,
+    job.nextAttemptAt,
+    job.deadline,
+    job.lastError,
+    job.lease?.token ?? null,
+    job.lease?.expiresAt ?? null,
+    job.deliveredAt,
+    job.campaignId,
+    confirm?.clickToken ?? null,
+    confirm?.valueMicros ?? null,
+    confirm?.clickedAt ?? null,
+  ];
 }
 
 /**

@@ -37,7 +37,7 @@ import {
 import type { DatabaseSync } from 'node:sqlite';
 import { type Durability, openDatabase, readDurability } from './database.ts';
 import { CallError, createGroupCommit } from './group-commit.ts';
-import { insertParams, jobFromRow, type JobRow, prepareJobStatements, rowIdOf, writeParams } from './job-rows.ts';
+import { insertValues, jobFromRow, type JobRow, prepareJobStatements, rowIdOf, writeParams } from './job-rows.ts';
 import { DEFAULT_LIST_DEAD_LIMIT, MAX_LIST_DEAD_LIMIT, parseOptions, policyOption, type SqliteOutboxOptions, sqliteOutboxOptionsSchema } from './options.ts';
 
 /** A SQLite outbox: the `Outbox` interface plus what operators of a file need. */
@@ -125,8 +125,8 @@ export function createSqliteOutbox(options: SqliteOutboxOptions): SqliteOutbox {
   }
 
   function insert<J extends Job>(job: J): J | null {
-    const row = sql.insert.get(insertParams(job)) as { id: number } | undefined;
-    return row === undefined ? null : { ...job, id: String(row.id) };
+    const { changes, lastInsertRowid } = sql.insert.run(...insertValues(job));
+    return changes === 0 ? null : { ...job, id: String(lastInsertRowid) };
   }
 
   /** Applies `transition` to the stored job if `claimed` still holds its lease; returns the new job or null. */
