@@ -1,1 +1,90 @@
-export {};
+/**
+ * @postback/koa — click capture for Koa 2 and 3. All logic lives in `@postback/core`; this file converts
+ * Koa's context for `capture.handle` and applies the outcome (cookie, redirect, `ctx.state.postback`).
+ * Koa is a peer dependency and is only described structurally here.
+ */
+import {
+  type CaptureOptions,
+  type ClickContext,
+  type ConfirmOrderResult,
+  confirmClickOrder,
+  createClickCapture,
+  type Outbox,
+  type OrderToConfirm,
+} from '@postback/core';
+
+/** What the middleware needs of Koa's `ctx`. */
+export interface KoaContextLike {
+  originalUrl: string;
+  method: string;
+  headers: Readonly<Record<string, string | string[] | undefined>>;
+  // biome-ignore lint/suspicious/noExplicitAny: Koa's own state type is `any`-keyed.
+  state: any;
+  status: number;
+  set(field: string, value: string): void;
+  append(field: string, value: string): void;
+}
+
+/** The state the middleware adds; type your app with it: `new Koa<PostbackState>()`. */
+export interface PostbackState {
+  /** The ad click of this request: `await ctx.state.postback.click()`. */
+  postback: ClickContext;
+}
+
+/**
+ * Koa middleware that captures the ad click. Put it before your routes; read the click with
+ * `await ctx.state.postback.click()` (a `{ token, clickedAt }` or null; the cookie is verified on that
+ * first call).
+ *
+ * @throws {OptionsError} at once, for invalid options (naming the option).
+ * @example
+ * ```ts
+ * import Koa from 'koa';
+ * import { postback, confirmOrder, type PostbackState } from '@postback/koa';
+ *
+ * const app = new Koa<PostbackState>();
+ * app.use(postback({ secrets: [process.env.POSTBACK_COOKIE_SECRET!] }));
+ * app.use(async (ctx) => {
+ *   ctx.body = { click: await ctx.state.postback.click() };
+ * });
+ * ```
+ */
+export function postback<Ctx extends KoaContextLike = KoaContextLike>(options: CaptureOptions<Ctx>) {
+  const capture = createClickCapture<Ctx>(options);
+  return async function postbackMiddleware(ctx: Ctx, next: () => Promise<unknown>): Promise<unknown> {
+    let outcome = capture.handle({ url: ctx.originalUrl, method: ctx.method, headers: ctx.headers }, ctx);
+    if (outcome instanceof Promise) outcome = await outcome;
+    ctx.state.postback = outcome.postback;
+    if (outcome.setCookie !== null) ctx.append('Set-Cookie', outcome.setCookie);
+    if (outcome.redirect === null) return next();
+    ctx.status = outcome.redirect.status;
+    ctx.set('Location', outcome.redirect.location);
+    ctx.set('Cache-Control', 'no-store');
+    return undefined;
+  };
+}
+
+/**
+ * Enqueues the confirmation of an order if the request carries a click (URL, cookie or store), and says
+ * whether it did. `outbox` is any `Outbox` (or anything with its `confirm`, such as a transactional one).
+ *
+ * @throws {CaptureError} reason `not-installed` if `postback()` did not run for this request.
+ * @example
+ * ```ts
+ * router.post('/orders', async (ctx) => {
+ *   const order = await createOrder(ctx);
+ *   const result = await confirmOrder(ctx, outbox, { orderId: order.id, valueMicros: order.totalMicros });
+ *   ctx.body = { order, fromAd: result.enqueued };
+ * });
+ * ```
+ */
+export function confirmOrder(
+  // biome-ignore lint/suspicious/noExplicitAny: accepts any Koa context, whatever its state type.
+  ctx: { state: any },
+  outbox: Pick<Outbox, 'confirm'>,
+  order: OrderToConfirm,
+): Promise<ConfirmOrderResult> {
+  return confirmClickOrder((ctx.state as Partial<PostbackState> | undefined)?.postback, outbox, order, 'ctx.state.postback');
+}
+
+export type { CaptureOptions, ClickContext, ConfirmOrderResult, OrderToConfirm } from '@postback/core';

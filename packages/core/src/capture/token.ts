@@ -30,6 +30,9 @@ export const DEFAULT_TOKEN_MAX_LENGTH = 256;
 /** Characters a click token may contain: RFC 3986 unreserved. */
 export const TOKEN_CHARACTERS = /^[A-Za-z0-9._~-]*$/;
 
+// Longer than any allowed maximum: refuse before scanning it.
+const MAX_SCAN_LENGTH = 4096;
+
 /** Why a token was refused. */
 export type TokenProblem = 'too-short' | 'too-long' | 'characters';
 
@@ -49,9 +52,11 @@ export interface TokenRules {
  * ```
  */
 export function checkClickToken(token: string, rules: TokenRules): TokenProblem | null {
+  // Characters first: it names the usual culprit (an unexpanded `{click_token}` macro) better than length.
+  if (token.length > MAX_SCAN_LENGTH) return 'too-long';
+  if (!TOKEN_CHARACTERS.test(token)) return 'characters';
   if (token.length < rules.tokenMinLength) return 'too-short';
-  if (token.length > rules.tokenMaxLength) return 'too-long';
-  return TOKEN_CHARACTERS.test(token) ? null : 'characters';
+  return token.length > rules.tokenMaxLength ? 'too-long' : null;
 }
 
 /** One value of a token parameter found in a URL. */
