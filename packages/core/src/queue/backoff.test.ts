@@ -5,7 +5,9 @@ import { backoffDelay, nextAttemptTime } from './backoff.ts';
 describe('backoffDelay', () => {
   it('doubles the ceiling with each attempt until maxMs', () => {
     const top = { baseMs: 1_000, maxMs: 10_000, random: () => 0.999_999 };
-    expect([1, 2, 3, 4, 5, 6].map((n) => backoffDelay(n, top))).toEqual([999, 1_999, 3_999, 7_999, 9_999, 9_999]);
+    expect([1, 2, 3, 4, 5, 6].map((n) => backoffDelay(n, top))).toEqual([
+      999, 1_999, 3_999, 7_999, 9_999, 9_999,
+    ]);
   });
 
   it('spreads delays over the whole interval (full jitter) and can be zero', () => {

@@ -6,11 +6,19 @@ import { JobValidationError } from './validation.ts';
 
 const NOW = Date.UTC(2026, 0, 15, 12);
 const policy = resolvePolicy({ safetyMarginMs: 3_600_000, returnWindowMs: 14 * DAY_MS });
-const input = { orderId: 'ord_1', valueMicros: 5_000_000, click: { token: 'tok_1', clickedAt: NOW - DAY_MS } };
+const input = {
+  orderId: 'ord_1',
+  valueMicros: 5_000_000,
+  click: { token: 'tok_1', clickedAt: NOW - DAY_MS },
+};
 
 function confirmIn(state: ConfirmJob['state']): ConfirmJob {
   const job = newConfirmJob(input, { now: NOW, id: 'c1', policy });
-  if (state === 'delivered') return completeJob(claimJob(job, { now: NOW, leaseMs: 1_000, token: 't' }), { now: NOW, campaignId: 'cmp_7' });
+  if (state === 'delivered')
+    return completeJob(claimJob(job, { now: NOW, leaseMs: 1_000, token: 't' }), {
+      now: NOW,
+      campaignId: 'cmp_7',
+    });
   return { ...job, state };
 }
 
@@ -33,7 +41,9 @@ describe('newConfirmJob', () => {
   });
 
   it('validates before building anything', () => {
-    expect(() => newConfirmJob({ ...input, valueMicros: 0.5 }, { now: NOW, id: 'x' })).toThrow(JobValidationError);
+    expect(() => newConfirmJob({ ...input, valueMicros: 0.5 }, { now: NOW, id: 'x' })).toThrow(
+      JobValidationError,
+    );
   });
 });
 
@@ -56,7 +66,10 @@ describe('planRefund', () => {
 
   it('enqueues a reversal with the campaign and return-window deadline of a delivered confirm', () => {
     const outcome = planRefund({ orderId: 'ord_1' }, ctx(confirmIn('delivered')));
-    expect(outcome).toMatchObject({ outcome: 'enqueued', job: { kind: 'refund', campaignId: 'cmp_7', deadline: NOW + 14 * DAY_MS - 3_600_000 } });
+    expect(outcome).toMatchObject({
+      outcome: 'enqueued',
+      job: { kind: 'refund', campaignId: 'cmp_7', deadline: NOW + 14 * DAY_MS - 3_600_000 },
+    });
   });
 
   it('enqueues a waiting reversal (no deadline) behind an inflight confirm', () => {
@@ -66,7 +79,9 @@ describe('planRefund', () => {
   });
 
   it('requires campaignId when the outbox knows no confirmation for the order', () => {
-    expect(() => planRefund({ orderId: 'ord_9' }, ctx(null))).toThrow(expect.objectContaining({ field: 'campaignId' }));
+    expect(() => planRefund({ orderId: 'ord_9' }, ctx(null))).toThrow(
+      expect.objectContaining({ field: 'campaignId' }),
+    );
     expect(planRefund({ orderId: 'ord_9', campaignId: 'cmp_3' }, ctx(null))).toMatchObject({
       outcome: 'enqueued',
       job: { campaignId: 'cmp_3', deadline: NOW + 14 * DAY_MS - 3_600_000 },

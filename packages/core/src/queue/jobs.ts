@@ -3,8 +3,23 @@
  * Postgres, SQS) applies the same rules and only has to persist the result. A store that speaks SQL may
  * express a transition as an UPDATE instead, but must produce the same fields as these functions.
  */
-import type { ConfirmInput, ConfirmJob, Job, JobState, RefundInput, RefundJob, RefundOutcome } from './types.ts';
-import { deadlineOf, DEFAULT_WINDOW_POLICY, refundDeadlineOf, type EpochMs, type WindowPolicy } from '../policy.ts';
+
+import {
+  DEFAULT_WINDOW_POLICY,
+  deadlineOf,
+  type EpochMs,
+  refundDeadlineOf,
+  type WindowPolicy,
+} from '../policy.ts';
+import type {
+  ConfirmInput,
+  ConfirmJob,
+  Job,
+  JobState,
+  RefundInput,
+  RefundJob,
+  RefundOutcome,
+} from './types.ts';
 import { JobValidationError, validateConfirmInput, validateRefundInput } from './validation.ts';
 
 /**
@@ -101,7 +116,8 @@ export function planRefund(input: unknown, context: RefundContext): RefundOutcom
   const checked: RefundInput = validateRefundInput(input);
   const { confirm, refund, now } = context;
   const policy = context.policy ?? DEFAULT_WINDOW_POLICY;
-  if (confirm !== null && confirm.orderId !== checked.orderId) throw new Error('planRefund: confirm of another order');
+  if (confirm !== null && confirm.orderId !== checked.orderId)
+    throw new Error('planRefund: confirm of another order');
   if (refund !== null) return { outcome: 'duplicate', job: refund };
 
   if (confirm !== null) {
@@ -115,7 +131,8 @@ export function planRefund(input: unknown, context: RefundContext): RefundOutcom
             state: 'cancelled',
             updatedAt: now,
             lease: null,
-            lastError: confirm.state === 'dead' ? confirm.lastError : 'cancelled by a refund before it was sent',
+            lastError:
+              confirm.state === 'dead' ? confirm.lastError : 'cancelled by a refund before it was sent',
           },
         };
       case 'expired':
@@ -154,7 +171,8 @@ export function planRefund(input: unknown, context: RefundContext): RefundOutcom
     // its window can end, so we bound by it and let the service refuse a reversal that is too late.
     return { outcome: 'enqueued', job: { ...base, deadline: refundDeadlineOf(now, policy) } };
   }
-  if (confirm.state === 'delivered') return { outcome: 'enqueued', job: followDeliveredConfirm(base, confirm, policy) };
+  if (confirm.state === 'delivered')
+    return { outcome: 'enqueued', job: followDeliveredConfirm(base, confirm, policy) };
   // inflight: the confirm may or may not reach the service; the refund waits for its outcome.
   return { outcome: 'enqueued', job: base };
 }
@@ -164,8 +182,13 @@ export function planRefund(input: unknown, context: RefundContext): RefundOutcom
  * (unless the caller gave one) and the return-window deadline counted from the delivery.
  * Returns the refund unchanged when it is not pending.
  */
-export function followDeliveredConfirm(refund: RefundJob, confirm: ConfirmJob, policy: WindowPolicy = DEFAULT_WINDOW_POLICY): RefundJob {
-  if (refund.state !== 'pending' || confirm.state !== 'delivered' || confirm.deliveredAt === null) return refund;
+export function followDeliveredConfirm(
+  refund: RefundJob,
+  confirm: ConfirmJob,
+  policy: WindowPolicy = DEFAULT_WINDOW_POLICY,
+): RefundJob {
+  if (refund.state !== 'pending' || confirm.state !== 'delivered' || confirm.deliveredAt === null)
+    return refund;
   return {
     ...refund,
     campaignId: refund.campaignId ?? confirm.campaignId,
@@ -178,7 +201,11 @@ export function followDeliveredConfirm(refund: RefundJob, confirm: ConfirmJob, p
  * A confirm ended without being accepted (`dead` or `expired`): nothing was charged, so the order's
  * waiting refund (if `pending`) is `cancelled`. Returns the refund unchanged otherwise.
  */
-export function cancelWaitingRefund(refund: RefundJob, confirmState: 'dead' | 'expired', now: EpochMs): RefundJob {
+export function cancelWaitingRefund(
+  refund: RefundJob,
+  confirmState: 'dead' | 'expired',
+  now: EpochMs,
+): RefundJob {
   if (refund.state !== 'pending') return refund;
   return {
     ...refund,
@@ -212,7 +239,10 @@ export function isClaimable(job: Job, now: EpochMs, confirmOfOrder: ConfirmJob |
 }
 
 /** The job as claimed: `inflight` with a fresh lease, one more attempt counted. */
-export function claimJob<J extends Job>(job: J, options: { now: EpochMs; leaseMs: number; token: string }): J {
+export function claimJob<J extends Job>(
+  job: J,
+  options: { now: EpochMs; leaseMs: number; token: string },
+): J {
   return {
     ...job,
     state: 'inflight',
@@ -227,11 +257,19 @@ export function claimJob<J extends Job>(job: J, options: { now: EpochMs; leaseMs
  * `inflight` with the same lease token. Every transition checks this first (fencing).
  */
 export function holdsLease(stored: Job, claimed: Job): boolean {
-  return stored.state === 'inflight' && stored.lease !== null && claimed.lease !== null && stored.lease.token === claimed.lease.token;
+  return (
+    stored.state === 'inflight' &&
+    stored.lease !== null &&
+    claimed.lease !== null &&
+    stored.lease.token === claimed.lease.token
+  );
 }
 
 /** `delivered`; a confirm records the campaign the service attributed it to. */
-export function completeJob<J extends Job>(stored: J, result: { now: EpochMs; campaignId?: string | null }): J {
+export function completeJob<J extends Job>(
+  stored: J,
+  result: { now: EpochMs; campaignId?: string | null },
+): J {
   return {
     ...stored,
     state: 'delivered',
@@ -260,8 +298,17 @@ export function retryJob<J extends Job>(
 }
 
 /** `dead` (replayable) or `expired` (final), with its reason. */
-export function failJob<J extends Job>(stored: J, result: { now: EpochMs; state: 'dead' | 'expired'; reason: string }): J {
-  return { ...stored, state: result.state, updatedAt: result.now, lastError: truncateReason(result.reason), lease: null };
+export function failJob<J extends Job>(
+  stored: J,
+  result: { now: EpochMs; state: 'dead' | 'expired'; reason: string },
+): J {
+  return {
+    ...stored,
+    state: result.state,
+    updatedAt: result.now,
+    lastError: truncateReason(result.reason),
+    lease: null,
+  };
 }
 
 /** Given back at shutdown: `pending`, due now, the attempt not counted. */
@@ -279,7 +326,11 @@ export function releaseJob<J extends Job>(stored: J, now: EpochMs): J {
 /** The same lease, valid for `leaseMs` from `now`. */
 export function extendJobLease<J extends Job>(stored: J, options: { now: EpochMs; leaseMs: number }): J {
   if (stored.lease === null) return stored;
-  return { ...stored, updatedAt: options.now, lease: { token: stored.lease.token, expiresAt: options.now + options.leaseMs } };
+  return {
+    ...stored,
+    updatedAt: options.now,
+    lease: { token: stored.lease.token, expiresAt: options.now + options.leaseMs },
+  };
 }
 
 /**
@@ -294,10 +345,20 @@ export function replayJob<J extends Job>(stored: J, options: { now: EpochMs; ord
   if (stored.state !== 'dead') return stored;
   const { now } = options;
   if (stored.deadline !== null && stored.deadline < now) {
-    return { ...stored, state: 'expired', updatedAt: now, lastError: truncateReason(`deadline passed before replay; was: ${stored.lastError ?? 'dead'}`) };
+    return {
+      ...stored,
+      state: 'expired',
+      updatedAt: now,
+      lastError: truncateReason(`deadline passed before replay; was: ${stored.lastError ?? 'dead'}`),
+    };
   }
   if (stored.kind === 'confirm' && options.orderHasRefund) {
-    return { ...stored, state: 'cancelled', updatedAt: now, lastError: 'cancelled at replay: the order was refunded meanwhile' };
+    return {
+      ...stored,
+      state: 'cancelled',
+      updatedAt: now,
+      lastError: 'cancelled at replay: the order was refunded meanwhile',
+    };
   }
   return { ...stored, state: 'pending', attempts: 0, updatedAt: now, nextAttemptAt: now, lease: null };
 }

@@ -22,7 +22,11 @@ describe('createMemoryOutbox', () => {
 
   it('hands out copies: mutating a returned job changes nothing stored', async () => {
     const outbox = createMemoryOutbox({ now: () => 1_000_000 });
-    const { job } = await outbox.confirm({ orderId: 'o', valueMicros: 1, click: { token: 't', clickedAt: 999_000 } });
+    const { job } = await outbox.confirm({
+      orderId: 'o',
+      valueMicros: 1,
+      click: { token: 't', clickedAt: 999_000 },
+    });
     job.state = 'delivered';
     expect((await outbox.get(job.id))?.state).toBe('pending');
   });

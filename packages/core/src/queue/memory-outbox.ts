@@ -5,8 +5,7 @@
  */
 import { z } from 'zod';
 import { OptionsError } from '../errors.ts';
-import { parseOptions } from './parse-options.ts';
-import { resolvePolicy, type EpochMs, type WindowPolicy } from '../policy.ts';
+import { type EpochMs, resolvePolicy, type WindowPolicy } from '../policy.ts';
 import {
   cancelWaitingRefund,
   claimJob,
@@ -23,6 +22,7 @@ import {
   replayJob,
   retryJob,
 } from './jobs.ts';
+import { parseOptions } from './parse-options.ts';
 import type {
   ClaimOptions,
   ConfirmInput,
@@ -60,7 +60,9 @@ const memoryOutboxOptionsSchema = z.strictObject({
     })
     .optional(),
   /** Clock for `createdAt` and validation. @defaultValue Date.now */
-  now: z.custom<() => EpochMs>((v) => typeof v === 'function', 'must be a function returning epoch ms').optional(),
+  now: z
+    .custom<() => EpochMs>((v) => typeof v === 'function', 'must be a function returning epoch ms')
+    .optional(),
   /** @defaultValue {@link DEFAULT_MEMORY_ID_PREFIX} */
   idPrefix: z.string().max(32).optional(),
 });
@@ -86,7 +88,9 @@ export function createMemoryOutbox(options: MemoryOutboxOptions = {}): Outbox {
   const parsed = parseOptions(memoryOutboxOptionsSchema, options);
   let policy: WindowPolicy;
   try {
-    policy = resolvePolicy(Object.fromEntries(Object.entries(parsed.policy ?? {}).filter(([, v]) => v !== undefined)));
+    policy = resolvePolicy(
+      Object.fromEntries(Object.entries(parsed.policy ?? {}).filter(([, v]) => v !== undefined)),
+    );
   } catch (err) {
     throw new OptionsError('policy', (err as Error).message);
   }
@@ -135,7 +139,8 @@ export function createMemoryOutbox(options: MemoryOutboxOptions = {}): Outbox {
     if (refund === null) return;
     let next = refund;
     if (job.state === 'delivered') next = followDeliveredConfirm(refund, job, policy);
-    else if (job.state === 'dead' || job.state === 'expired') next = cancelWaitingRefund(refund, job.state, job.updatedAt);
+    else if (job.state === 'dead' || job.state === 'expired')
+      next = cancelWaitingRefund(refund, job.state, job.updatedAt);
     if (next !== refund) jobs.set(next.id, next);
   };
 
@@ -176,7 +181,8 @@ export function createMemoryOutbox(options: MemoryOutboxOptions = {}): Outbox {
 
     async claim({ now: at, limit, leaseMs }: ClaimOptions): Promise<Job[]> {
       assertOpen();
-      if (!Number.isSafeInteger(limit) || limit < 1) throw new RangeError(`claim limit must be a positive integer, got ${limit}`);
+      if (!Number.isSafeInteger(limit) || limit < 1)
+        throw new RangeError(`claim limit must be a positive integer, got ${limit}`);
       if (!(leaseMs > 0)) throw new RangeError(`claim leaseMs must be positive, got ${leaseMs}`);
       const due = [...jobs.values()]
         .filter((job) => isClaimable(job, at, confirmOf(job.orderId)))
@@ -228,7 +234,8 @@ export function createMemoryOutbox(options: MemoryOutboxOptions = {}): Outbox {
       let nearest: OutboxStats['nearestDeadline'] = null;
       for (const job of jobs.values()) {
         counts[job.state] += 1;
-        if (job.state === 'pending' && (oldestPendingAt === null || job.createdAt < oldestPendingAt)) oldestPendingAt = job.createdAt;
+        if (job.state === 'pending' && (oldestPendingAt === null || job.createdAt < oldestPendingAt))
+          oldestPendingAt = job.createdAt;
         if ((job.state === 'pending' || job.state === 'inflight') && job.deadline !== null) {
           if (nearest === null || job.deadline < nearest.deadline) {
             nearest = { id: job.id, orderId: job.orderId, kind: job.kind, deadline: job.deadline };
@@ -241,7 +248,8 @@ export function createMemoryOutbox(options: MemoryOutboxOptions = {}): Outbox {
     async listDead(options: ListDeadOptions = {}) {
       assertOpen();
       const limit = options.limit ?? DEFAULT_LIST_DEAD_LIMIT;
-      if (!Number.isSafeInteger(limit) || limit < 1) throw new RangeError(`listDead limit must be a positive integer, got ${limit}`);
+      if (!Number.isSafeInteger(limit) || limit < 1)
+        throw new RangeError(`listDead limit must be a positive integer, got ${limit}`);
       const dead = [...jobs.values()].filter((job) => job.state === 'dead');
       // Ids are zero-padded sequence numbers, so comparing them compares creation order, and a cursor
       // still works after its job was replayed or purged.

@@ -23,7 +23,14 @@ export type JobKind = 'confirm' | 'refund';
 export type JobState = 'pending' | 'inflight' | 'delivered' | 'dead' | 'expired' | 'cancelled';
 
 /** Every job state, in lifecycle order. */
-export const JOB_STATES: readonly JobState[] = ['pending', 'inflight', 'delivered', 'dead', 'expired', 'cancelled'];
+export const JOB_STATES: readonly JobState[] = [
+  'pending',
+  'inflight',
+  'delivered',
+  'dead',
+  'expired',
+  'cancelled',
+];
 
 /** Fields every job has, whatever its kind. */
 export interface JobFields {

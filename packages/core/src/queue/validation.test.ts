@@ -11,7 +11,11 @@ import {
 } from './validation.ts';
 
 const NOW = Date.UTC(2026, 0, 15, 12);
-const good = () => ({ orderId: 'ord_1', valueMicros: 12_340_000, click: { token: 'tok_abc-123', clickedAt: NOW - 60_000 } });
+const good = () => ({
+  orderId: 'ord_1',
+  valueMicros: 12_340_000,
+  click: { token: 'tok_abc-123', clickedAt: NOW - 60_000 },
+});
 
 function fieldOf(fn: () => unknown): string {
   try {
@@ -70,7 +74,9 @@ describe('validateConfirmInput', () => {
   it('accepts a click stamped slightly in the future (clock skew) but not beyond the allowed skew', () => {
     const at = (clickedAt: number) => ({ ...good(), click: { token: 'tok', clickedAt } });
     expect(() => validateConfirmInput(at(NOW + DEFAULT_MAX_CLOCK_SKEW_MS), { now: NOW })).not.toThrow();
-    expect(fieldOf(() => validateConfirmInput(at(NOW + 1_001), { now: NOW, maxClockSkewMs: 1_000 }))).toBe('click.clickedAt');
+    expect(fieldOf(() => validateConfirmInput(at(NOW + 1_001), { now: NOW, maxClockSkewMs: 1_000 }))).toBe(
+      'click.clickedAt',
+    );
   });
 
   it('rejects a non-object input naming the input itself', () => {
@@ -80,7 +86,10 @@ describe('validateConfirmInput', () => {
   it('accepts every well-formed input unchanged (property)', () => {
     fc.assert(
       fc.property(
-        fc.string({ minLength: 1, maxLength: MAX_ORDER_ID_LENGTH }).filter((s) => s.trim() !== '' && !/[\u0000-\u001f\u007f-\u009f]/.test(s)),
+        fc
+          .string({ minLength: 1, maxLength: MAX_ORDER_ID_LENGTH })
+          // biome-ignore lint/suspicious/noControlCharactersInRegex: excluding control characters is the point
+          .filter((s) => s.trim() !== '' && !/[\u0000-\u001f\u007f-\u009f]/.test(s)),
         fc.maxSafeNat(),
         fc.stringMatching(/^[A-Za-z0-9._~+/=-]{1,512}$/),
         fc.integer({ min: 0, max: NOW }),
@@ -103,7 +112,9 @@ describe('validateConfirmInput', () => {
           fc.bigInt(),
         ),
         (valueMicros) => {
-          expect(fieldOf(() => validateConfirmInput({ ...good(), valueMicros }, { now: NOW }))).toBe('valueMicros');
+          expect(fieldOf(() => validateConfirmInput({ ...good(), valueMicros }, { now: NOW }))).toBe(
+            'valueMicros',
+          );
         },
       ),
     );
@@ -113,7 +124,9 @@ describe('validateConfirmInput', () => {
     fc.assert(
       fc.property(fc.string(), fc.integer({ min: 0, max: 31 }), fc.string(), (a, code, b) => {
         const token = `${a}${String.fromCharCode(code)}${b}`;
-        expect(fieldOf(() => validateConfirmInput({ ...good(), click: { token, clickedAt: NOW } }, { now: NOW }))).toBe('click.token');
+        expect(
+          fieldOf(() => validateConfirmInput({ ...good(), click: { token, clickedAt: NOW } }, { now: NOW })),
+        ).toBe('click.token');
       }),
     );
   });
@@ -122,7 +135,10 @@ describe('validateConfirmInput', () => {
 describe('validateRefundInput', () => {
   it('keeps campaignId optional and checks it when given', () => {
     expect(validateRefundInput({ orderId: 'ord_1' })).toEqual({ orderId: 'ord_1' });
-    expect(validateRefundInput({ orderId: 'ord_1', campaignId: 'cmp_42' })).toEqual({ orderId: 'ord_1', campaignId: 'cmp_42' });
+    expect(validateRefundInput({ orderId: 'ord_1', campaignId: 'cmp_42' })).toEqual({
+      orderId: 'ord_1',
+      campaignId: 'cmp_42',
+    });
   });
 
   it.each([

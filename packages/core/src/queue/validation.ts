@@ -77,8 +77,10 @@ function isRecord(value: unknown): value is Record<string, unknown> {
 
 function describe(value: unknown): string {
   if (value === null) return 'null';
-  if (typeof value === 'string') return value.length > 40 ? `a string of ${value.length} characters` : JSON.stringify(value);
-  if (typeof value === 'number' || typeof value === 'bigint' || typeof value === 'boolean') return String(value);
+  if (typeof value === 'string')
+    return value.length > 40 ? `a string of ${value.length} characters` : JSON.stringify(value);
+  if (typeof value === 'number' || typeof value === 'bigint' || typeof value === 'boolean')
+    return String(value);
   return typeof value;
 }
 
@@ -92,11 +94,15 @@ function describe(value: unknown): string {
  * ```
  */
 export function validateOrderId(value: unknown, field = 'orderId'): string {
-  if (typeof value !== 'string') throw new JobValidationError(field, `must be a string, got ${describe(value)}`);
+  if (typeof value !== 'string')
+    throw new JobValidationError(field, `must be a string, got ${describe(value)}`);
   if (value.length === 0) throw new JobValidationError(field, 'must not be empty');
   if (value.trim().length === 0) throw new JobValidationError(field, 'must not be only whitespace');
   if (value.length > MAX_ORDER_ID_LENGTH) {
-    throw new JobValidationError(field, `must be at most ${MAX_ORDER_ID_LENGTH} characters, got ${value.length}`);
+    throw new JobValidationError(
+      field,
+      `must be at most ${MAX_ORDER_ID_LENGTH} characters, got ${value.length}`,
+    );
   }
   if (CONTROL_CHARS.test(value)) throw new JobValidationError(field, 'must not contain control characters');
   return value;
@@ -111,9 +117,13 @@ export function validateOrderId(value: unknown, field = 'orderId'): string {
  * ```
  */
 export function validateCampaignId(value: unknown, field = 'campaignId'): string {
-  if (typeof value !== 'string') throw new JobValidationError(field, `must be a string, got ${describe(value)}`);
+  if (typeof value !== 'string')
+    throw new JobValidationError(field, `must be a string, got ${describe(value)}`);
   if (!CAMPAIGN_ID_PATTERN.test(value)) {
-    throw new JobValidationError(field, `must have the form cmp_<id> (letters, digits, _ or -), got ${describe(value)}`);
+    throw new JobValidationError(
+      field,
+      `must have the form cmp_<id> (letters, digits, _ or -), got ${describe(value)}`,
+    );
   }
   return value;
 }
@@ -131,7 +141,8 @@ export function validateMicros(value: unknown, field = 'valueMicros'): number {
     const hint = typeof value === 'string' ? ' (convert decimal strings with toMicros)' : '';
     throw new JobValidationError(field, `must be an integer number of micros, got ${describe(value)}${hint}`);
   }
-  if (!Number.isSafeInteger(value)) throw new JobValidationError(field, `must be a safe integer of micros, got ${value}`);
+  if (!Number.isSafeInteger(value))
+    throw new JobValidationError(field, `must be a safe integer of micros, got ${value}`);
   if (value < 0) throw new JobValidationError(field, `must not be negative, got ${value}`);
   return value;
 }
@@ -145,10 +156,14 @@ export function validateMicros(value: unknown, field = 'valueMicros'): number {
  * ```
  */
 export function validateClickToken(value: unknown, field = 'click.token'): string {
-  if (typeof value !== 'string') throw new JobValidationError(field, `must be a string, got ${describe(value)}`);
+  if (typeof value !== 'string')
+    throw new JobValidationError(field, `must be a string, got ${describe(value)}`);
   if (value.length === 0) throw new JobValidationError(field, 'must not be empty');
   if (value.length > MAX_CLICK_TOKEN_LENGTH) {
-    throw new JobValidationError(field, `must be at most ${MAX_CLICK_TOKEN_LENGTH} characters, got ${value.length}`);
+    throw new JobValidationError(
+      field,
+      `must be at most ${MAX_CLICK_TOKEN_LENGTH} characters, got ${value.length}`,
+    );
   }
   if (!CLICK_TOKEN_PATTERN.test(value)) {
     throw new JobValidationError(field, 'must contain only URL-safe characters (A-Z a-z 0-9 . _ ~ + / = -)');
@@ -173,14 +188,21 @@ export function validateConfirmInput(input: unknown, options: ValidateConfirmOpt
   const orderId = validateOrderId(input.orderId);
   const valueMicros = validateMicros(input.valueMicros);
   const click = input.click;
-  if (!isRecord(click)) throw new JobValidationError('click', `must be an object { token, clickedAt }, got ${describe(click)}`);
+  if (!isRecord(click))
+    throw new JobValidationError('click', `must be an object { token, clickedAt }, got ${describe(click)}`);
   const token = validateClickToken(click.token);
   const clickedAt = click.clickedAt;
   if (typeof clickedAt !== 'number' || !Number.isFinite(clickedAt)) {
-    throw new JobValidationError('click.clickedAt', `must be a finite number of epoch milliseconds, got ${describe(clickedAt)}`);
+    throw new JobValidationError(
+      'click.clickedAt',
+      `must be a finite number of epoch milliseconds, got ${describe(clickedAt)}`,
+    );
   }
   if (!Number.isSafeInteger(clickedAt) || clickedAt < 0) {
-    throw new JobValidationError('click.clickedAt', `must be a non-negative integer of epoch milliseconds, got ${clickedAt}`);
+    throw new JobValidationError(
+      'click.clickedAt',
+      `must be a non-negative integer of epoch milliseconds, got ${clickedAt}`,
+    );
   }
   const skew = options.maxClockSkewMs ?? DEFAULT_MAX_CLOCK_SKEW_MS;
   if (clickedAt > options.now + skew) {

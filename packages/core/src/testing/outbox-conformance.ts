@@ -5,7 +5,7 @@
  * test through the backend's factory, and closes and cleans it up after.
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { DAY_MS, resolvePolicy, type EpochMs, type WindowPolicy } from '../policy.ts';
+import { DAY_MS, type EpochMs, resolvePolicy, type WindowPolicy } from '../policy.ts';
 import type { ConfirmInput, ConfirmJob, Job, JobState, Outbox, RefundJob } from '../queue/types.ts';
 import { JobValidationError } from '../queue/validation.ts';
 import { createFakeClock, type FakeClock } from './fake-clock.ts';
@@ -43,7 +43,13 @@ export type OutboxFactory = (context: OutboxFactoryContext) => Promise<OutboxUnd
  * - `retryError`: the error of a `retry` is kept and shows as `lastError` at the next claim (SQS keeps no
  *   per-message state).
  */
-export type OutboxCapability = 'lookup' | 'cancelPendingConfirm' | 'exactStats' | 'listDead' | 'uncountedAttempts' | 'retryError';
+export type OutboxCapability =
+  | 'lookup'
+  | 'cancelPendingConfirm'
+  | 'exactStats'
+  | 'listDead'
+  | 'uncountedAttempts'
+  | 'retryError';
 
 /** Options of {@link describeOutbox}. */
 export interface DescribeOutboxOptions {
@@ -56,7 +62,11 @@ export interface DescribeOutboxOptions {
 const HOUR = 3_600_000;
 const LEASE_MS = 30_000;
 /** Deliberately not the defaults: a store that ignores the policy it is given fails the deadline tests. */
-const SUITE_POLICY: WindowPolicy = resolvePolicy({ confirmWindowMs: 7 * DAY_MS, safetyMarginMs: 2 * HOUR, returnWindowMs: 14 * DAY_MS });
+const SUITE_POLICY: WindowPolicy = resolvePolicy({
+  confirmWindowMs: 7 * DAY_MS,
+  safetyMarginMs: 2 * HOUR,
+  returnWindowMs: 14 * DAY_MS,
+});
 
 /**
  * Registers the conformance tests for an `Outbox` implementation.
@@ -73,7 +83,11 @@ const SUITE_POLICY: WindowPolicy = resolvePolicy({ confirmWindowMs: 7 * DAY_MS, 
  * });
  * ```
  */
-export function describeOutbox(name: string, factory: OutboxFactory, options: DescribeOutboxOptions = {}): void {
+export function describeOutbox(
+  name: string,
+  factory: OutboxFactory,
+  options: DescribeOutboxOptions = {},
+): void {
   const unsupported = options.unsupported ?? {};
   const timeout = options.timeoutMs ?? 15_000;
   const has = (capability: OutboxCapability) => unsupported[capability] === undefined;
@@ -157,7 +171,10 @@ export function describeOutbox(name: string, factory: OutboxFactory, options: De
           ['click.clickedAt', { click: { token: 'tok_ok', clickedAt: clock.now() + DAY_MS } }],
         ];
         for (const [field, patch] of cases) {
-          await expectValidation(outbox.confirm({ ...confirmInput('ord_bad'), ...patch } as ConfirmInput), field);
+          await expectValidation(
+            outbox.confirm({ ...confirmInput('ord_bad'), ...patch } as ConfirmInput),
+            field,
+          );
         }
         expect(await claimAll()).toEqual([]);
         if (has('lookup')) expect(await outbox.getByOrder('ord_bad')).toEqual([]);
@@ -181,7 +198,9 @@ export function describeOutbox(name: string, factory: OutboxFactory, options: De
     describe('enqueue', () => {
       test('stores a confirm as pending, due now, no attempts, deadline = click + window − margin', async () => {
         const clickedAt = clock.now() - 3 * HOUR;
-        const { created, job } = await outbox.confirm(confirmInput('ord_1', { click: { token: 'tok_A-b_c', clickedAt } }));
+        const { created, job } = await outbox.confirm(
+          confirmInput('ord_1', { click: { token: 'tok_A-b_c', clickedAt } }),
+        );
         expect(created).toBe(true);
         expect(job).toMatchObject({
           kind: 'confirm',
@@ -223,11 +242,19 @@ export function describeOutbox(name: string, factory: OutboxFactory, options: De
       });
 
       test('stores a confirm whose click is already past its deadline, so the dispatcher can expire it visibly', async () => {
-        const { job } = await outbox.confirm(confirmInput('ord_old', { click: { token: 'tok_old', clickedAt: clock.now() - 8 * DAY_MS } }));
+        const { job } = await outbox.confirm(
+          confirmInput('ord_old', { click: { token: 'tok_old', clickedAt: clock.now() - 8 * DAY_MS } }),
+        );
         expect(job.deadline).toBeLessThan(clock.now());
         const [claimed] = await claimAll();
         expect(claimed?.id).toBe(job.id);
-        expect(await outbox.fail(claimed as Job, { now: clock.now(), state: 'expired', reason: 'deadline passed' })).toBe(true);
+        expect(
+          await outbox.fail(claimed as Job, {
+            now: clock.now(),
+            state: 'expired',
+            reason: 'deadline passed',
+          }),
+        ).toBe(true);
         expect(await claimAll()).toEqual([]);
       });
     });
@@ -253,7 +280,9 @@ export function describeOutbox(name: string, factory: OutboxFactory, options: De
         await enqueue('ord_1');
         const claimed = await claimOne();
         const at = clock.now() + 10_000;
-        expect(await outbox.retry(claimed, { now: clock.now(), nextAttemptAt: at, error: 'HTTP 503' })).toBe(true);
+        expect(await outbox.retry(claimed, { now: clock.now(), nextAttemptAt: at, error: 'HTTP 503' })).toBe(
+          true,
+        );
         clock.advance(9_999);
         expect(await claimAll()).toEqual([]);
         clock.advance(1);
@@ -308,7 +337,12 @@ export function describeOutbox(name: string, factory: OutboxFactory, options: De
         clock.advance(LEASE_MS * 2);
         expect(await claimAll()).toEqual([]);
         if (has('lookup')) {
-          expect(await outbox.get(job.id)).toMatchObject({ state: 'delivered', deliveredAt: clock.now() - LEASE_MS * 2, campaignId: 'cmp_42', lease: null });
+          expect(await outbox.get(job.id)).toMatchObject({
+            state: 'delivered',
+            deliveredAt: clock.now() - LEASE_MS * 2,
+            campaignId: 'cmp_42',
+            lease: null,
+          });
         }
       });
 
@@ -323,36 +357,58 @@ export function describeOutbox(name: string, factory: OutboxFactory, options: De
       test('uses a lease once: a transition after a successful one is refused', async () => {
         await enqueue('ord_1');
         const claimed = await claimOne();
-        expect(await outbox.retry(claimed, { now: clock.now(), nextAttemptAt: clock.now(), error: 'HTTP 502' })).toBe(true);
+        expect(
+          await outbox.retry(claimed, { now: clock.now(), nextAttemptAt: clock.now(), error: 'HTTP 502' }),
+        ).toBe(true);
         expect(await outbox.complete(claimed, { now: clock.now(), campaignId: 'cmp_1' })).toBe(false);
-        expect(await outbox.retry(claimed, { now: clock.now(), nextAttemptAt: clock.now(), error: 'again' })).toBe(false);
+        expect(
+          await outbox.retry(claimed, { now: clock.now(), nextAttemptAt: clock.now(), error: 'again' }),
+        ).toBe(false);
       });
 
-      test('retry without countAttempt gives back the attempt counted at claim', async () => {
-        await enqueue('ord_1');
-        const claimed = await claimOne();
-        const now = clock.now();
-        expect(await outbox.retry(claimed, { now, nextAttemptAt: now, error: 'paused: 401', countAttempt: false })).toBe(true);
-        const again = await claimOne();
-        expect(again.attempts).toBe(1);
-      }, 'uncountedAttempts');
+      test(
+        'retry without countAttempt gives back the attempt counted at claim',
+        async () => {
+          await enqueue('ord_1');
+          const claimed = await claimOne();
+          const now = clock.now();
+          expect(
+            await outbox.retry(claimed, {
+              now,
+              nextAttemptAt: now,
+              error: 'paused: 401',
+              countAttempt: false,
+            }),
+          ).toBe(true);
+          const again = await claimOne();
+          expect(again.attempts).toBe(1);
+        },
+        'uncountedAttempts',
+      );
 
       test('fail dead keeps the reason; a dead job is not claimed again', async () => {
         const job = await killConfirm('ord_1', 'Ad service answered 404: unknown click token');
         clock.advance(DAY_MS);
         expect(await claimAll()).toEqual([]);
-        if (has('lookup')) expect(await outbox.get(job.id)).toMatchObject({ state: 'dead', lastError: 'Ad service answered 404: unknown click token' });
+        if (has('lookup'))
+          expect(await outbox.get(job.id)).toMatchObject({
+            state: 'dead',
+            lastError: 'Ad service answered 404: unknown click token',
+          });
       });
 
       test('fail expired is final: not claimed, not listed as dead, not replayed', async () => {
         const job = await enqueue('ord_1');
         const claimed = await claimOne();
-        expect(await outbox.fail(claimed, { now: clock.now(), state: 'expired', reason: 'deadline passed' })).toBe(true);
+        expect(
+          await outbox.fail(claimed, { now: clock.now(), state: 'expired', reason: 'deadline passed' }),
+        ).toBe(true);
         expect(await outbox.replay({ ids: [job.id] }, clock.now())).toBe(0);
         expect(await outbox.replay({ all: true }, clock.now())).toBe(0);
         expect(await claimAll()).toEqual([]);
         if (has('listDead')) expect(await outbox.listDead()).toEqual([]);
-        if (has('lookup')) expect(await outbox.get(job.id)).toMatchObject({ state: 'expired', lastError: 'deadline passed' });
+        if (has('lookup'))
+          expect(await outbox.get(job.id)).toMatchObject({ state: 'expired', lastError: 'deadline passed' });
       });
 
       test('release gives claimed jobs back, due now, without counting the attempt', async () => {
@@ -387,23 +443,31 @@ export function describeOutbox(name: string, factory: OutboxFactory, options: De
     });
 
     describe('refunds', () => {
-      test('a refund of a pending confirm cancels it: nothing is sent and nothing needs reversing', async () => {
-        const job = await enqueue('ord_1');
-        const result = await outbox.refund({ orderId: 'ord_1' });
-        expect(result.outcome).toBe('cancelled');
-        expect(result.job).toMatchObject({ id: job.id, kind: 'confirm', state: 'cancelled' });
-        clock.advance(DAY_MS);
-        expect(await claimAll()).toEqual([]);
-        expect(await outbox.replay({ all: true }, clock.now())).toBe(0);
-      }, 'cancelPendingConfirm');
+      test(
+        'a refund of a pending confirm cancels it: nothing is sent and nothing needs reversing',
+        async () => {
+          const job = await enqueue('ord_1');
+          const result = await outbox.refund({ orderId: 'ord_1' });
+          expect(result.outcome).toBe('cancelled');
+          expect(result.job).toMatchObject({ id: job.id, kind: 'confirm', state: 'cancelled' });
+          clock.advance(DAY_MS);
+          expect(await claimAll()).toEqual([]);
+          expect(await outbox.replay({ all: true }, clock.now())).toBe(0);
+        },
+        'cancelPendingConfirm',
+      );
 
-      test('a refund of a dead confirm cancels it, so a later replay can never charge the returned order', async () => {
-        const job = await killConfirm('ord_1');
-        const result = await outbox.refund({ orderId: 'ord_1' });
-        expect(result).toMatchObject({ outcome: 'cancelled', job: { id: job.id, state: 'cancelled' } });
-        expect(await outbox.replay({ all: true }, clock.now())).toBe(0);
-        expect(await claimAll()).toEqual([]);
-      }, 'cancelPendingConfirm');
+      test(
+        'a refund of a dead confirm cancels it, so a later replay can never charge the returned order',
+        async () => {
+          const job = await killConfirm('ord_1');
+          const result = await outbox.refund({ orderId: 'ord_1' });
+          expect(result).toMatchObject({ outcome: 'cancelled', job: { id: job.id, state: 'cancelled' } });
+          expect(await outbox.replay({ all: true }, clock.now())).toBe(0);
+          expect(await claimAll()).toEqual([]);
+        },
+        'cancelPendingConfirm',
+      );
 
       test('a refund of an expired confirm reports not-charged and enqueues nothing', async () => {
         await enqueue('ord_1');
@@ -421,9 +485,20 @@ export function describeOutbox(name: string, factory: OutboxFactory, options: De
         clock.advance(DAY_MS);
         const result = await outbox.refund({ orderId: 'ord_1' });
         expect(result.outcome).toBe('enqueued');
-        expect(result.job).toMatchObject({ kind: 'refund', orderId: 'ord_1', state: 'pending', campaignId: 'cmp_42', deadline: deliveredAt + 14 * DAY_MS - 2 * HOUR });
+        expect(result.job).toMatchObject({
+          kind: 'refund',
+          orderId: 'ord_1',
+          state: 'pending',
+          campaignId: 'cmp_42',
+          deadline: deliveredAt + 14 * DAY_MS - 2 * HOUR,
+        });
         const [claimed] = await claimAll();
-        expect(claimed).toMatchObject({ id: result.job.id, kind: 'refund', campaignId: 'cmp_42', attempts: 1 });
+        expect(claimed).toMatchObject({
+          id: result.job.id,
+          kind: 'refund',
+          campaignId: 'cmp_42',
+          attempts: 1,
+        });
       });
 
       test('a refund that names its campaign keeps it over the confirmation’s', async () => {
@@ -436,13 +511,21 @@ export function describeOutbox(name: string, factory: OutboxFactory, options: De
         await enqueue('ord_1');
         const confirm = await claimOne();
         const result = await outbox.refund({ orderId: 'ord_1' });
-        expect(result).toMatchObject({ outcome: 'enqueued', job: { kind: 'refund', deadline: null, campaignId: null } });
+        expect(result).toMatchObject({
+          outcome: 'enqueued',
+          job: { kind: 'refund', deadline: null, campaignId: null },
+        });
         clock.advance(LEASE_MS - 1);
         expect(await claimAll()).toEqual([]); // the refund must not overtake its confirmation
         expect(await outbox.complete(confirm, { now: clock.now(), campaignId: 'cmp_9' })).toBe(true);
         const deliveredAt = clock.now();
         const [refund] = await claimAll();
-        expect(refund).toMatchObject({ id: result.job.id, kind: 'refund', campaignId: 'cmp_9', deadline: deliveredAt + 14 * DAY_MS - 2 * HOUR });
+        expect(refund).toMatchObject({
+          id: result.job.id,
+          kind: 'refund',
+          campaignId: 'cmp_9',
+          deadline: deliveredAt + 14 * DAY_MS - 2 * HOUR,
+        });
       });
 
       test('a waiting refund stays held while its confirm is retried after a transient failure', async () => {
@@ -474,23 +557,33 @@ export function describeOutbox(name: string, factory: OutboxFactory, options: De
         await deliver('ord_1', 'cmp_42');
         const first = await outbox.refund({ orderId: 'ord_1' });
         const second = await outbox.refund({ orderId: 'ord_1', campaignId: 'cmp_99' });
-        expect(second).toMatchObject({ outcome: 'duplicate', job: { id: first.job.id, campaignId: 'cmp_42' } });
+        expect(second).toMatchObject({
+          outcome: 'duplicate',
+          job: { id: first.job.id, campaignId: 'cmp_42' },
+        });
         expect(await claimAll()).toHaveLength(1);
       });
 
       test('a refund of an order this outbox never confirmed is sent with the given campaign, within a return window from now', async () => {
         const result = await outbox.refund({ orderId: 'ord_elsewhere', campaignId: 'cmp_5' });
-        expect(result).toMatchObject({ outcome: 'enqueued', job: { campaignId: 'cmp_5', deadline: clock.now() + 14 * DAY_MS - 2 * HOUR } });
+        expect(result).toMatchObject({
+          outcome: 'enqueued',
+          job: { campaignId: 'cmp_5', deadline: clock.now() + 14 * DAY_MS - 2 * HOUR },
+        });
         expect((await claimAll()).map((j) => j.id)).toEqual([result.job.id]);
       });
 
-      test('getByOrder returns the confirm and the refund of an order', async () => {
-        await deliver('ord_1');
-        await outbox.refund({ orderId: 'ord_1' });
-        const jobs = await outbox.getByOrder('ord_1');
-        expect(jobs.map((j) => j.kind).sort()).toEqual(['confirm', 'refund']);
-        expect(await outbox.getByOrder('ord_none')).toEqual([]);
-      }, 'lookup');
+      test(
+        'getByOrder returns the confirm and the refund of an order',
+        async () => {
+          await deliver('ord_1');
+          await outbox.refund({ orderId: 'ord_1' });
+          const jobs = await outbox.getByOrder('ord_1');
+          expect(jobs.map((j) => j.kind).sort()).toEqual(['confirm', 'refund']);
+          expect(await outbox.getByOrder('ord_none')).toEqual([]);
+        },
+        'lookup',
+      );
     });
 
     describe('dead jobs', () => {
@@ -546,60 +639,94 @@ export function describeOutbox(name: string, factory: OutboxFactory, options: De
         expect((await claimAll()).map((j) => j.id)).toEqual([pending.id]);
       });
 
-      test('listDead pages through dead jobs oldest first, each exactly once, with their reasons', async () => {
-        const ids: string[] = [];
-        for (let i = 0; i < 5; i++) {
-          ids.push((await killConfirm(`ord_${i}`, `reason ${i}`)).id);
-          clock.advance(1_000);
-        }
-        const seen: Job[] = [];
-        let after: string | undefined;
-        for (let page = 0; page < 10; page++) {
-          const jobs = await outbox.listDead({ limit: 2, ...(after === undefined ? {} : { after }) });
-          if (jobs.length === 0) break;
-          expect(jobs.length).toBeLessThanOrEqual(2);
-          seen.push(...jobs);
-          after = jobs[jobs.length - 1]?.id;
-        }
-        expect(seen.map((j) => j.id)).toEqual(ids);
-        expect(seen.map((j) => j.lastError)).toEqual(['reason 0', 'reason 1', 'reason 2', 'reason 3', 'reason 4']);
-        expect(seen.every((j) => j.state === 'dead')).toBe(true);
-      }, 'listDead');
+      test(
+        'listDead pages through dead jobs oldest first, each exactly once, with their reasons',
+        async () => {
+          const ids: string[] = [];
+          for (let i = 0; i < 5; i++) {
+            ids.push((await killConfirm(`ord_${i}`, `reason ${i}`)).id);
+            clock.advance(1_000);
+          }
+          const seen: Job[] = [];
+          let after: string | undefined;
+          for (let page = 0; page < 10; page++) {
+            const jobs = await outbox.listDead({ limit: 2, ...(after === undefined ? {} : { after }) });
+            if (jobs.length === 0) break;
+            expect(jobs.length).toBeLessThanOrEqual(2);
+            seen.push(...jobs);
+            after = jobs[jobs.length - 1]?.id;
+          }
+          expect(seen.map((j) => j.id)).toEqual(ids);
+          expect(seen.map((j) => j.lastError)).toEqual([
+            'reason 0',
+            'reason 1',
+            'reason 2',
+            'reason 3',
+            'reason 4',
+          ]);
+          expect(seen.every((j) => j.state === 'dead')).toBe(true);
+        },
+        'listDead',
+      );
     });
 
     describe('stats', () => {
-      test('an empty outbox has zero counts, no oldest pending job and no nearest deadline', async () => {
-        const stats = await outbox.stats(clock.now());
-        expect(stats).toEqual({
-          counts: { pending: 0, inflight: 0, delivered: 0, dead: 0, expired: 0, cancelled: 0 },
-          oldestPendingAt: null,
-          nearestDeadline: null,
-        });
-      }, 'exactStats');
+      test(
+        'an empty outbox has zero counts, no oldest pending job and no nearest deadline',
+        async () => {
+          const stats = await outbox.stats(clock.now());
+          expect(stats).toEqual({
+            counts: { pending: 0, inflight: 0, delivered: 0, dead: 0, expired: 0, cancelled: 0 },
+            oldestPendingAt: null,
+            nearestDeadline: null,
+          });
+        },
+        'exactStats',
+      );
 
-      test('counts jobs by state', async () => {
-        await deliver('ord_d');
-        await killConfirm('ord_x');
-        await enqueue('ord_i');
-        await claimOne();
-        await enqueue('ord_p1');
-        await enqueue('ord_p2');
-        const { counts } = await outbox.stats(clock.now());
-        expect(counts).toEqual({ pending: 2, inflight: 1, delivered: 1, dead: 1, expired: 0, cancelled: 0 });
-      }, 'exactStats');
+      test(
+        'counts jobs by state',
+        async () => {
+          await deliver('ord_d');
+          await killConfirm('ord_x');
+          await enqueue('ord_i');
+          await claimOne();
+          await enqueue('ord_p1');
+          await enqueue('ord_p2');
+          const { counts } = await outbox.stats(clock.now());
+          expect(counts).toEqual({
+            pending: 2,
+            inflight: 1,
+            delivered: 1,
+            dead: 1,
+            expired: 0,
+            cancelled: 0,
+          });
+        },
+        'exactStats',
+      );
 
-      test('reports the oldest pending job and the nearest deadline among pending and inflight jobs', async () => {
-        const start = clock.now();
-        await enqueue('ord_a', { click: { token: 'tok_a', clickedAt: start - 2 * DAY_MS } });
-        clock.advance(1_000);
-        const urgent = await enqueue('ord_b', { click: { token: 'tok_b', clickedAt: start - 5 * DAY_MS } });
-        clock.advance(1_000);
-        await enqueue('ord_c', { click: { token: 'tok_c', clickedAt: start - 6 * DAY_MS } });
-        const stats = await outbox.stats(clock.now());
-        expect(stats.oldestPendingAt).toBe(start);
-        expect(stats.nearestDeadline).toEqual({ id: expect.any(String), orderId: 'ord_c', kind: 'confirm', deadline: start - 6 * DAY_MS + 7 * DAY_MS - 2 * HOUR });
-        expect(urgent.deadline).toBeGreaterThan(stats.nearestDeadline?.deadline as number);
-      }, 'exactStats');
+      test(
+        'reports the oldest pending job and the nearest deadline among pending and inflight jobs',
+        async () => {
+          const start = clock.now();
+          await enqueue('ord_a', { click: { token: 'tok_a', clickedAt: start - 2 * DAY_MS } });
+          clock.advance(1_000);
+          const urgent = await enqueue('ord_b', { click: { token: 'tok_b', clickedAt: start - 5 * DAY_MS } });
+          clock.advance(1_000);
+          await enqueue('ord_c', { click: { token: 'tok_c', clickedAt: start - 6 * DAY_MS } });
+          const stats = await outbox.stats(clock.now());
+          expect(stats.oldestPendingAt).toBe(start);
+          expect(stats.nearestDeadline).toEqual({
+            id: expect.any(String),
+            orderId: 'ord_c',
+            kind: 'confirm',
+            deadline: start - 6 * DAY_MS + 7 * DAY_MS - 2 * HOUR,
+          });
+          expect(urgent.deadline).toBeGreaterThan(stats.nearestDeadline?.deadline as number);
+        },
+        'exactStats',
+      );
     });
 
     describe('crashes', () => {
@@ -608,7 +735,11 @@ export function describeOutbox(name: string, factory: OutboxFactory, options: De
         const dead = await claimOne(); // worker A claims, then crashes before any transition
         clock.advance(LEASE_MS);
         const retaken = await claimOne(); // worker B
-        expect(retaken).toMatchObject({ orderId: 'ord_1', clickToken: (dead as ConfirmJob).clickToken, valueMicros: 12_340_000 });
+        expect(retaken).toMatchObject({
+          orderId: 'ord_1',
+          clickToken: (dead as ConfirmJob).clickToken,
+          valueMicros: 12_340_000,
+        });
         expect(await outbox.complete(retaken, { now: clock.now(), campaignId: 'cmp_1' })).toBe(true);
         clock.advance(LEASE_MS * 10);
         expect(await claimAll()).toEqual([]);

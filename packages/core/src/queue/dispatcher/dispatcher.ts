@@ -1,0 +1,505 @@
+/**
+ * The Dispatcher: the one place where delivery and retry logic lives, written against the `Outbox`
+ * interface so every store gets it unchanged. It claims due jobs, sends them through the ad-service
+ * client with bounded concurrency, retries network blips in-process (p-retry), then records the outcome
+ * durably: delivered, retried with deadline-capped backoff, dead, or expired. 401/403 pause all delivery.
+ */
+import pRetry, { AbortError } from 'p-retry';
+import type { EpochMs } from '../../policy.ts';
+import { backoffDelay, nextAttemptTime } from '../backoff.ts';
+import { parseOptions } from '../parse-options.ts';
+import type { Job, OutboxStats, StateCounts } from '../types.ts';
+import { classifyFailure, type Failure } from './classify.ts';
+import { createEmitter, type DispatcherEventName, type DispatcherEvents } from './events.ts';
+import { DEFAULT_STOP_TIMEOUT_MS, type DispatcherOptions, dispatcherOptionsSchema } from './options.ts';
+
+/** What one `runOnce` or `drain` did. */
+export interface RunSummary {
+  claimed: number;
+  delivered: number;
+  retried: number;
+  dead: number;
+  expired: number;
+  /** Jobs given back because delivery is paused (401/403); their attempt was not counted. */
+  deferred: number;
+  /** Jobs whose lease was lost to another worker (their outcome was not recorded by us). */
+  lost: number;
+}
+
+/** Where the Dispatcher is: `paused` after a 401/403, `probing` while one job tests the key again. */
+export type DispatcherState = 'idle' | 'running' | 'paused' | 'probing' | 'stopping';
+
+/** A snapshot for dashboards and `postback status`. */
+export interface DispatcherMetrics {
+  /** Jobs by state, from `outbox.stats`. */
+  depth: StateCounts;
+  /** Age of the oldest pending job, or null. */
+  oldestPendingAgeMs: number | null;
+  /** The pending/inflight job closest to its deadline, and how long it has left (negative: passed). */
+  nearestDeadline: (NonNullable<OutboxStats['nearestDeadline']> & { inMs: number }) | null;
+  state: DispatcherState;
+  /** End of the current auth pause, or null. */
+  pausedUntil: EpochMs | null;
+  /** Sends in flight in this process. */
+  inflight: number;
+  /** Outcomes recorded by this Dispatcher since it was created. */
+  counters: {
+    delivered: number;
+    retried: number;
+    dead: number;
+    expired: number;
+    failed: number;
+    pauses: number;
+  };
+}
+
+/** A running delivery loop. See {@link createDispatcher}. */
+export interface Dispatcher {
+  /** Starts claiming and sending in the background. Calling it twice does nothing. */
+  start(): void;
+  /**
+   * Stops claiming, waits up to `timeoutMs` for in-flight sends, then aborts the rest and `release`s
+   * their jobs so nothing is left inflight. Resolves with how many jobs were released.
+   */
+  stop(options?: { timeoutMs?: number }): Promise<{ released: number }>;
+  /** Claims one batch and delivers it (for scripts and tests). */
+  runOnce(): Promise<RunSummary>;
+  /** Runs batches until nothing is due now (or delivery is paused), at most `maxRounds`. */
+  drain(options?: { maxRounds?: number }): Promise<RunSummary>;
+  /** Cuts the current poll short (e.g. right after an enqueue). */
+  wake(): void;
+  /** Subscribes to an event; returns the unsubscribe function. */
+  on<K extends DispatcherEventName>(name: K, listener: (payload: DispatcherEvents[K]) => void): () => void;
+  /** Queue depth and delivery counters. */
+  metrics(): Promise<DispatcherMetrics>;
+  /** The current state. */
+  readonly state: DispatcherState;
+}
+
+/** Thrown inside a send when the job's deadline has passed: it ends retrying and the job expires. */
+class DeadlinePassed extends Error {
+  override name = 'DeadlinePassed';
+}
+
+type SendResult =
+  | { kind: 'delivered'; campaignId: string | null }
+  | { kind: 'expired'; lastError: string | null }
+  | { kind: 'failed'; failure: Failure };
+type JobOutcome = 'delivered' | 'retried' | 'dead' | 'expired' | 'deferred' | 'lost' | 'released';
+
+interface Slot {
+  job: Job;
+  controller: AbortController;
+  /** Given back by `stop()`: its outcome must not be recorded. */
+  abandoned: boolean;
+  /** Another worker took the lease: its outcome cannot be recorded. */
+  lost: boolean;
+  done: Promise<JobOutcome>;
+}
+
+const emptySummary = (): RunSummary => ({
+  claimed: 0,
+  delivered: 0,
+  retried: 0,
+  dead: 0,
+  expired: 0,
+  deferred: 0,
+  lost: 0,
+});
+
+/**
+ * Creates a Dispatcher. Options are validated at once (an `OptionsError` names a bad or unknown one).
+ *
+ * @example
+ * ```ts
+ * import { createClient } from '@postback/client';
+ * const dispatcher = createDispatcher({ outbox, client: createClient({ apiKey: process.env.AD_API_KEY! }) });
+ * dispatcher.on('paused', ({ reason }) => alert(`postbacks paused: ${reason}`));
+ * dispatcher.start();
+ * process.on('SIGTERM', () => dispatcher.stop({ timeoutMs: 10_000 }));
+ * ```
+ */
+export function createDispatcher(options: DispatcherOptions): Dispatcher {
+  const o = parseOptions(dispatcherOptionsSchema, options);
+  const { outbox, client, now, sleep } = o;
+  const { emit, on } = createEmitter();
+
+  let state: DispatcherState = 'idle';
+  let pausedAt: EpochMs | null = null;
+  let pausedUntil: EpochMs | null = null;
+  let loop: Promise<void> | null = null;
+  let unsubscribeWake: (() => void) | undefined;
+  let idleController: AbortController | null = null;
+  let wakePending = false;
+  const active = new Map<string, Slot>();
+  const counters = { delivered: 0, retried: 0, dead: 0, expired: 0, failed: 0, pauses: 0 };
+
+  const wakeUp = () => {
+    wakePending = true;
+    idleController?.abort();
+  };
+
+  /** Sleeps up to `ms`, or less when woken (a job finished, `wake()`, `stop()`). */
+  const idle = async (ms: number) => {
+    if (wakePending) {
+      wakePending = false;
+      return;
+    }
+    const controller = new AbortController();
+    idleController = controller;
+    try {
+      await sleep(ms, controller.signal);
+    } finally {
+      if (idleController === controller) idleController = null;
+      wakePending = false;
+    }
+  };
+
+  const pause = (failure: Failure) => {
+    const at = now();
+    pausedUntil = at + o.authPauseMs;
+    if (state === 'probing' || state === 'paused') {
+      state = 'paused';
+      return; // still the same outage: one alert per outage
+    }
+    if (state !== 'stopping') state = 'paused';
+    pausedAt = at;
+    counters.pauses += 1;
+    emit('paused', { status: failure.status, reason: failure.reason, until: pausedUntil });
+  };
+
+  const resume = () => {
+    if (state !== 'probing') return;
+    state = loop === null ? 'idle' : 'running';
+    const pausedForMs = pausedAt === null ? 0 : now() - pausedAt;
+    pausedAt = null;
+    pausedUntil = null;
+    emit('resumed', { pausedForMs });
+  };
+
+  /** Moves a pause whose time is up to `probing`; returns whether claiming may proceed. */
+  const mayClaim = (): boolean => {
+    if (state === 'paused') {
+      if (pausedUntil !== null && now() < pausedUntil) return false;
+      state = 'probing';
+    }
+    return true;
+  };
+
+  const send = async (slot: Slot): Promise<SendResult> => {
+    const { job } = slot;
+    if (job.deadline === null) {
+      return {
+        kind: 'failed',
+        failure: {
+          class: 'transient',
+          blip: false,
+          status: null,
+          retryAfterMs: null,
+          reason: 'refund is waiting for its confirmation',
+        },
+      };
+    }
+    if (job.kind === 'refund' && job.campaignId === null) {
+      const reason =
+        'no campaign_id is known for this refund (the confirmation response carried none and none was given)';
+      return {
+        kind: 'failed',
+        failure: { class: 'permanent', blip: false, status: null, retryAfterMs: null, reason },
+      };
+    }
+    const deadline = job.deadline;
+    let lastError = job.lastError;
+    try {
+      const response = await pRetry(
+        async () => {
+          // Checked before every HTTP request, quick retries included: nothing is sent after a deadline.
+          if (now() > deadline) throw new AbortError(new DeadlinePassed());
+          if (slot.controller.signal.aborted) throw new AbortError(new Error('send aborted'));
+          const signal = AbortSignal.any([slot.controller.signal, AbortSignal.timeout(o.sendTimeoutMs)]);
+          if (job.kind === 'confirm') {
+            const body = {
+              click_token: job.clickToken,
+              order_id: job.orderId,
+              value_micros: job.valueMicros,
+            };
+            return client.conversions.confirm(body, { signal });
+          }
+          return client.conversions.refund(
+            { campaign_id: job.campaignId as string, order_id: job.orderId },
+            { signal },
+          );
+        },
+        {
+          retries: o.quickRetries.retries,
+          minTimeout: o.quickRetries.minTimeoutMs,
+          maxTimeout: o.quickRetries.maxTimeoutMs,
+          factor: 2,
+          randomize: true,
+          onFailedAttempt: ({ error }) => {
+            lastError = classifyFailure(error).reason;
+          },
+          shouldRetry: ({ error }) => !slot.controller.signal.aborted && classifyFailure(error).blip,
+        },
+      );
+      const campaignId = (response as { campaign_id?: unknown } | null)?.campaign_id;
+      return {
+        kind: 'delivered',
+        campaignId: job.kind === 'confirm' && typeof campaignId === 'string' ? campaignId : null,
+      };
+    } catch (error) {
+      if (error instanceof DeadlinePassed) return { kind: 'expired', lastError };
+      return { kind: 'failed', failure: classifyFailure(error) };
+    }
+  };
+
+  const expire = async (job: Job, at: EpochMs, lastError: string | null): Promise<JobOutcome> => {
+    const when = new Date(job.deadline ?? at).toISOString();
+    const reason = `deadline ${when} passed before the job could be sent${lastError === null ? '' : `; last error: ${lastError}`}`;
+    if (!(await outbox.fail(job, { now: at, state: 'expired', reason }))) return 'lost';
+    counters.expired += 1;
+    counters.failed += 1;
+    emit('expired', { job, reason });
+    return 'expired';
+  };
+
+  /** Records the outcome of a send durably, then tells listeners. */
+  const settle = async (slot: Slot, result: SendResult): Promise<JobOutcome> => {
+    const { job } = slot;
+    const at = now();
+    if (result.kind === 'delivered') {
+      if (!(await outbox.complete(job, { now: at, campaignId: result.campaignId }))) return 'lost';
+      counters.delivered += 1;
+      resume();
+      emit('delivered', { job, campaignId: result.campaignId, at });
+      return 'delivered';
+    }
+    if (result.kind === 'expired') return expire(job, at, result.lastError);
+
+    const { failure } = result;
+    if (failure.class === 'auth') {
+      pause(failure);
+      const until = pausedUntil ?? at;
+      const nextAttemptAt = job.deadline === null ? until : Math.min(until, job.deadline);
+      const ok = await outbox.retry(job, {
+        now: at,
+        nextAttemptAt,
+        error: failure.reason,
+        countAttempt: false,
+      });
+      return ok ? 'deferred' : 'lost';
+    }
+    resume(); // any answer but 401/403 proves the key works again
+    if (failure.class === 'permanent') {
+      if (!(await outbox.fail(job, { now: at, state: 'dead', reason: failure.reason }))) return 'lost';
+      counters.dead += 1;
+      counters.failed += 1;
+      emit('dead', { job, reason: failure.reason, status: failure.status });
+      return 'dead';
+    }
+    // A failure at (or after) the deadline was the last chance: retrying "at the deadline" would loop.
+    if (job.deadline !== null && at >= job.deadline) return expire(job, at, failure.reason);
+    const delay = failure.retryAfterMs ?? backoffDelay(job.attempts, { ...o.backoff, random: o.random });
+    const nextAttemptAt = nextAttemptTime(job, at, delay);
+    if (!(await outbox.retry(job, { now: at, nextAttemptAt, error: failure.reason }))) return 'lost';
+    counters.retried += 1;
+    emit('retried', {
+      job,
+      reason: failure.reason,
+      status: failure.status,
+      nextAttemptAt,
+      lastChance: nextAttemptAt === job.deadline,
+    });
+    return 'retried';
+  };
+
+  /** Renews the lease every third of it while the send runs; a refused renewal means the job was lost. */
+  const heartbeat = (slot: Slot): (() => void) => {
+    const stop = new AbortController();
+    const every = Math.max(1, Math.floor(o.leaseMs / 3));
+    void (async () => {
+      while (!stop.signal.aborted) {
+        await sleep(every, stop.signal);
+        if (stop.signal.aborted) return;
+        try {
+          if (!(await outbox.extendLease(slot.job, { now: now(), leaseMs: o.leaseMs }))) {
+            slot.lost = true;
+            slot.controller.abort(new Error('lease lost'));
+            return;
+          }
+        } catch (error) {
+          emit('error', { error, during: 'heartbeat' });
+        }
+      }
+    })();
+    return () => stop.abort();
+  };
+
+  const processJob = (job: Job): Slot => {
+    const slot = { job, controller: new AbortController(), abandoned: false, lost: false } as Slot;
+    active.set(job.id, slot);
+    slot.done = (async (): Promise<JobOutcome> => {
+      const stopHeartbeat = heartbeat(slot);
+      try {
+        if (state === 'paused') {
+          // Claimed before a 401/403 paused delivery: give it back untried instead of sending into the outage.
+          const nextAttemptAt = Math.min(pausedUntil ?? now(), job.deadline ?? Number.POSITIVE_INFINITY);
+          const ok = await outbox.retry(job, {
+            now: now(),
+            nextAttemptAt,
+            error: 'delivery paused',
+            countAttempt: false,
+          });
+          return ok ? 'deferred' : 'lost';
+        }
+        const result = await send(slot);
+        stopHeartbeat();
+        if (slot.abandoned) return 'released';
+        if (slot.lost) return 'lost';
+        return await settle(slot, result);
+      } catch (error) {
+        emit('error', { error, during: 'transition' });
+        return 'lost'; // the lease runs out and another claim retakes the job
+      } finally {
+        stopHeartbeat();
+        active.delete(job.id);
+        wakeUp(); // a slot is free
+      }
+    })();
+    return slot;
+  };
+
+  const tally = (summary: RunSummary, outcome: JobOutcome) => {
+    if (outcome === 'released') return;
+    summary[outcome] += 1;
+  };
+
+  const releaseQuietly = async (jobs: readonly Job[]) => {
+    if (jobs.length === 0) return;
+    try {
+      await outbox.release(jobs, now());
+    } catch (error) {
+      emit('error', { error, during: 'release' });
+    }
+  };
+
+  // A function, not an inline comparison: `state` changes across awaits, which flow analysis cannot see.
+  const stopping = () => state === 'stopping';
+
+  const run = async () => {
+    while (!stopping()) {
+      if (!mayClaim()) {
+        await idle(Math.max(1, (pausedUntil ?? now()) - now()));
+        continue;
+      }
+      // While probing, one job at a time tests the key; otherwise fill the free slots.
+      const free = state === 'probing' ? (active.size === 0 ? 1 : 0) : o.concurrency - active.size;
+      if (free <= 0) {
+        await idle(o.pollIntervalMs);
+        continue;
+      }
+      let jobs: Job[];
+      try {
+        jobs = await outbox.claim({ now: now(), limit: Math.min(free, o.batchSize), leaseMs: o.leaseMs });
+      } catch (error) {
+        emit('error', { error, during: 'claim' });
+        await idle(o.pollIntervalMs);
+        continue;
+      }
+      if (stopping()) {
+        // stop() was called while we claimed: give the jobs straight back.
+        await releaseQuietly(jobs);
+        return;
+      }
+      for (const job of jobs) processJob(job);
+      if (jobs.length === 0) await idle(o.pollIntervalMs);
+    }
+  };
+
+  const runOnce = async (): Promise<RunSummary> => {
+    const summary = emptySummary();
+    if (!mayClaim()) return summary;
+    const limit = state === 'probing' ? 1 : o.batchSize;
+    const jobs = await outbox.claim({ now: now(), limit, leaseMs: o.leaseMs });
+    summary.claimed = jobs.length;
+    // Bounded concurrency: `concurrency` workers pull from the claimed batch.
+    let next = 0;
+    const worker = async () => {
+      while (next < jobs.length) {
+        const job = jobs[next++] as Job;
+        tally(summary, await processJob(job).done);
+      }
+    };
+    await Promise.all(Array.from({ length: Math.min(o.concurrency, jobs.length) }, worker));
+    return summary;
+  };
+
+  const dispatcher: Dispatcher = {
+    get state() {
+      return state;
+    },
+
+    start() {
+      if (loop !== null) return;
+      if (state === 'idle') state = 'running';
+      const unsubscribe = o.wake?.(wakeUp);
+      unsubscribeWake = typeof unsubscribe === 'function' ? (unsubscribe as () => void) : undefined;
+      loop = run();
+    },
+
+    async stop({ timeoutMs = DEFAULT_STOP_TIMEOUT_MS } = {}) {
+      const previous = state;
+      state = 'stopping';
+      unsubscribeWake?.();
+      unsubscribeWake = undefined;
+      wakeUp();
+      const waited = new AbortController();
+      const settled = Promise.all([loop, ...[...active.values()].map((slot) => slot.done)]);
+      await Promise.race([settled, sleep(timeoutMs, waited.signal)]);
+      waited.abort();
+      const remaining = [...active.values()];
+      for (const slot of remaining) {
+        slot.abandoned = true;
+        slot.controller.abort(new Error('dispatcher stopping'));
+      }
+      await releaseQuietly(remaining.map((slot) => slot.job));
+      await Promise.all([loop, ...remaining.map((slot) => slot.done)]);
+      loop = null;
+      state = previous === 'paused' || previous === 'probing' ? 'paused' : 'idle';
+      return { released: remaining.length };
+    },
+
+    runOnce,
+
+    async drain({ maxRounds = 1_000 } = {}) {
+      const total = emptySummary();
+      for (let round = 0; round < maxRounds; round++) {
+        const summary = await runOnce();
+        for (const key of Object.keys(total) as Array<keyof RunSummary>) total[key] += summary[key];
+        if (summary.claimed === 0 || state === 'paused') break;
+      }
+      return total;
+    },
+
+    wake: wakeUp,
+    on,
+
+    async metrics() {
+      const at = now();
+      const stats = await outbox.stats(at);
+      return {
+        depth: stats.counts,
+        oldestPendingAgeMs: stats.oldestPendingAt === null ? null : at - stats.oldestPendingAt,
+        nearestDeadline:
+          stats.nearestDeadline === null
+            ? null
+            : { ...stats.nearestDeadline, inMs: stats.nearestDeadline.deadline - at },
+        state,
+        pausedUntil,
+        inflight: active.size,
+        counters: { ...counters },
+      };
+    },
+  };
+  return dispatcher;
+}

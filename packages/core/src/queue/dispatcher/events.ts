@@ -1,0 +1,54 @@
+/**
+ * The Dispatcher's typed events and a minimal emitter for them (no `node:events`: core runs on the edge).
+ * Payloads carry jobs and reasons, never the API key: reasons are built from the status and the
+ * service's `detail`, with bearer-shaped strings redacted.
+ */
+import type { EpochMs } from '../../policy.ts';
+import type { Job } from '../types.ts';
+
+/** Payload of each Dispatcher event. */
+export interface DispatcherEvents {
+  /** The service accepted the job. `campaignId` is what a confirm's response attributed it to. */
+  delivered: { job: Job; campaignId: string | null; at: EpochMs };
+  /** A transient failure; the job goes back to `pending` until `nextAttemptAt` (≤ its deadline). */
+  retried: { job: Job; reason: string; status: number | null; nextAttemptAt: EpochMs; lastChance: boolean };
+  /** A permanent failure: the job is `dead` (replayable) with the service's reason. */
+  dead: { job: Job; reason: string; status: number | null };
+  /** The job's deadline passed before it could be sent; it is `expired` and was not sent (again). */
+  expired: { job: Job; reason: string };
+  /** 401/403: all delivery is paused until `until` (an alert: the API key is missing, revoked or lacks scope). */
+  paused: { status: number | null; reason: string; until: EpochMs };
+  /** A probe succeeded after a pause: delivery runs again. */
+  resumed: { pausedForMs: number };
+  /** The Dispatcher itself hit a problem (the outbox unreachable, a listener threw). It keeps running. */
+  error: { error: unknown; during: 'claim' | 'transition' | 'heartbeat' | 'release' | 'listener' };
+}
+
+/** An event name. */
+export type DispatcherEventName = keyof DispatcherEvents;
+
+/** A tiny typed emitter; a throwing listener never disturbs delivery. */
+export function createEmitter() {
+  const listeners = new Map<DispatcherEventName, Set<(payload: never) => void>>();
+  const emit = <K extends DispatcherEventName>(name: K, payload: DispatcherEvents[K]): void => {
+    for (const fn of listeners.get(name) ?? []) {
+      try {
+        (fn as (p: DispatcherEvents[K]) => void)(payload);
+      } catch (error) {
+        if (name !== 'error') emit('error', { error, during: 'listener' });
+      }
+    }
+  };
+  const on = <K extends DispatcherEventName>(
+    name: K,
+    fn: (payload: DispatcherEvents[K]) => void,
+  ): (() => void) => {
+    const set = listeners.get(name) ?? new Set();
+    set.add(fn as (payload: never) => void);
+    listeners.set(name, set);
+    return () => {
+      set.delete(fn as (payload: never) => void);
+    };
+  };
+  return { emit, on };
+}
