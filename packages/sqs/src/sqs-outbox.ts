@@ -12,7 +12,7 @@
  * | release       | `ChangeMessageVisibilityBatch` to 0                                                  |
  * | stats         | `GetQueueAttributes` (approximate counts)                                            |
  *
- * What SQS cannot do, and so this outbox does not claim to: look a job up by id (`get` throws), cancel a
+ * What SQS cannot do, and so this outbox does not claim to: look a job up by id (`get` only scans the dead-letter queue), cancel a
  * confirmation already in the queue (a refund is enqueued behind it instead, and cancelled by the worker if
  * the confirmation never gets through), give back an attempt (`ApproximateReceiveCount` only grows), keep
  * a retry's error text, or count jobs exactly. Knowing an order's jobs (duplicate confirms, a refund's
@@ -71,7 +71,7 @@ export type ConfirmManyResult = { ok: true; job: ConfirmJob; messageId: string }
 
 /** What an SQS outbox can and cannot do, for the conformance suite and for callers that adapt. */
 export const SQS_OUTBOX_LIMITS = Object.freeze({
-  lookup: 'SQS has no lookup by id: get() throws SqsUnsupportedError; getByOrder() answers only from the order ledger (last recorded state)',
+  lookup: 'SQS has no lookup by id: get() finds only jobs in the dead-letter queue; getByOrder() answers only from the order ledger (last recorded state)',
   cancelPending: 'a message cannot be taken out of an SQS queue by order: a refund is enqueued behind its confirmation instead of cancelling it',
   duplicateDetection: 'without an order ledger, confirm() always reports created: true (SQS does not report FIFO deduplication and forgets after 5 minutes)',
   uncountedAttempts: 'ApproximateReceiveCount only grows: release() and retry({ countAttempt: false }) still count the receive',
@@ -92,6 +92,11 @@ export interface SqsOutbox extends Outbox {
   confirmMany(inputs: readonly unknown[]): Promise<ConfirmManyResult[]>;
   /** Reads the queues' attributes and returns (and reports through `onWarning`) what is misconfigured. */
   checkQueues(): Promise<string[]>;
+  /**
+   * Cuts short every claim waiting in a long poll: they return what they have. Later claims poll as usual.
+   * Call it when a worker stops, so it does not wait up to `waitTimeSeconds` for an empty queue.
+   */
+  interruptClaims(): void;
 }
 
 function isAbort(err: unknown): boolean {
@@ -129,7 +134,8 @@ export function createSqsOutbox(input: SqsOutboxOptions): SqsOutbox {
   const dlqUrl = options.deadLetterQueueUrl;
   const dlqFifo = dlqUrl?.endsWith('.fifo') ?? false;
   const ledger: OrderLedger | undefined = options.ledger;
-  const receives = new AbortController();
+  // Replaced after each interruption, so only the claims waiting at that moment are cut short.
+  let receives = new AbortController();
   // When each held receipt handle was received: SQS's 12-hour visibility cap counts from there.
   const receivedAt = new Map<string, EpochMs>();
   let closed = false;
@@ -373,7 +379,8 @@ export function createSqsOutbox(input: SqsOutboxOptions): SqsOutbox {
       const seenOrders = new Set<string>();
       const handBack: string[] = [];
       let wait = options.waitTimeSeconds;
-      while (jobs.length < limit && !closed) {
+      const interrupted = receives.signal;
+      while (jobs.length < limit && !closed && !interrupted.aborted) {
         const want = Math.min(10, limit - jobs.length);
         let messages: Message[];
         try {
@@ -386,7 +393,7 @@ export function createSqsOutbox(input: SqsOutboxOptions): SqsOutbox {
               MessageAttributeNames: ['All'],
               MessageSystemAttributeNames: ['ApproximateReceiveCount', 'SentTimestamp'],
             }),
-            { abortSignal: receives.signal },
+            { abortSignal: interrupted },
           );
           messages = output.Messages ?? [];
         } catch (err) {
@@ -459,8 +466,16 @@ export function createSqsOutbox(input: SqsOutboxOptions): SqsOutbox {
       return changeOne(job, leaseVisibilitySeconds(leaseMs, at, receivedAtOf(job, at)));
     },
 
-    async get() {
-      throw new SqsUnsupportedError('get()', 'SQS has no lookup by id; use listDead() for dead jobs');
+    async get(id) {
+      // SQS cannot look into a queue by id; the dead-letter queue can be scanned, which is what operators
+      // need (`dlq replay --id`). A job that is not there reads as null, wherever else it may be.
+      if (dlqUrl === undefined) throw new SqsUnsupportedError('get()', 'SQS has no lookup by id; configure deadLetterQueueUrl to find dead jobs');
+      const { url, letters } = await scanDeadLetters();
+      try {
+        return letters.find((letter) => letter.job?.id === id)?.job ?? null;
+      } finally {
+        await giveBack(url, letters);
+      }
     },
 
     async getByOrder(orderId) {
@@ -555,6 +570,11 @@ export function createSqsOutbox(input: SqsOutboxOptions): SqsOutbox {
       const warnings = await checkQueueAttributes(client, { queueUrl, deadLetterQueueUrl: dlqUrl, fifo, policy, retentionMarginMs: options.retentionMarginMs });
       for (const warning of warnings) warn(warning);
       return warnings;
+    },
+
+    interruptClaims() {
+      receives.abort();
+      receives = new AbortController();
     },
 
     async close() {

@@ -242,3 +242,17 @@ describe('operations', () => {
     client.destroy();
   });
 });
+
+test('interruptClaims() cuts a waiting long poll short, and the next claim polls again as usual', async () => {
+  h = startHarness({ emulator: { maxLongPollMs: 20_000 } });
+  const outbox = h.outbox({ waitTimeSeconds: 20 });
+  const started = Date.now();
+  const waiting = outbox.claim({ now: h.sqs.now(), limit: 1, leaseMs: 30_000 });
+  await new Promise((r) => setTimeout(r, 100));
+  outbox.interruptClaims();
+  expect(await waiting).toEqual([]);
+  expect(Date.now() - started).toBeLessThan(5_000);
+  const next = outbox.claim({ now: h.sqs.now(), limit: 1, leaseMs: 30_000 });
+  await outbox.confirm(confirmInput('A-1', h.sqs.now()));
+  expect((await next).map((j) => j.orderId)).toEqual(['A-1']);
+});

@@ -1,5 +1,44 @@
+/**
+ * The Amazon SQS backend of the CLI (`--sqs QUEUE_URL`). Credentials, region and endpoint come from the
+ * AWS SDK's own provider chain (`AWS_PROFILE`, `AWS_ACCESS_KEY_ID`/`AWS_SECRET_ACCESS_KEY`, instance or
+ * task roles, `AWS_REGION`, `AWS_ENDPOINT_URL_SQS`…); the CLI adds one variable of its own,
+ * `POSTBACK_SQS_DLQ_URL`, the dead-letter queue that `dlq list/replay/purge` read and the worker fills.
+ * Opening reads the queues' attributes, which proves the queue is reachable with these credentials and
+ * prints the start-up warnings (retention, redrive policy) to stderr.
+ */
+import { createSqsOutbox } from '@postback/sqs';
 import type { OpenedBackend } from './index.ts';
 
-export async function open(_target: string, _env: Record<string, string | undefined>): Promise<OpenedBackend> {
-  throw new Error('the sqs backend is being built');
+/** The queue's name from its URL, for messages (a queue URL holds no secret, but the name is enough). */
+function queueName(url: string): string {
+  return url.replace(/\/+$/, '').split('/').pop() ?? url;
+}
+
+/**
+ * Opens the outbox on the SQS queue at `queueUrl`.
+ *
+ * @example
+ * ```ts
+ * const { outbox } = await open('https://sqs.us-east-1.amazonaws.com/123456789012/postback.fifo', {
+ *   POSTBACK_SQS_DLQ_URL: 'https://sqs.us-east-1.amazonaws.com/123456789012/postback-dlq.fifo',
+ * });
+ * ```
+ */
+export async function open(queueUrl: string, env: Record<string, string | undefined>): Promise<OpenedBackend> {
+  const dlq = env.POSTBACK_SQS_DLQ_URL;
+  const deadLetterQueueUrl = dlq === undefined || dlq === '' ? undefined : dlq;
+  const outbox = createSqsOutbox({ queueUrl, ...(deadLetterQueueUrl === undefined ? {} : { deadLetterQueueUrl }) });
+  try {
+    await outbox.checkQueues();
+  } catch (error) {
+    await outbox.close();
+    throw error;
+  }
+  return {
+    outbox,
+    describe: `sqs ${queueName(queueUrl)}${deadLetterQueueUrl === undefined ? '' : ` (dead letters: ${queueName(deadLetterQueueUrl)})`}`,
+    // The long poll is SQS's own wake-up. What the worker needs is the reverse: when it stops (and calls
+    // this unsubscribe function), a claim still waiting up to 20 s for an empty queue is cut short.
+    wake: () => () => outbox.interruptClaims(),
+  };
 }
