@@ -10,6 +10,7 @@ import {
   errorFromResponse,
   InvalidResponseError,
   parseRetryAfter,
+  RequestValidationError,
   TimeoutError,
 } from './errors.ts';
 import type { CallOptions, RetryPolicy } from './options.ts';
@@ -65,6 +66,9 @@ export function createRequester(config: RequesterConfig): Requester {
     const body = endpoint.body === undefined ? undefined : JSON.stringify(endpoint.body);
     const headers = body === undefined ? baseHeaders : { ...baseHeaders, 'content-type': 'application/json' };
     const what = `${endpoint.method} ${endpoint.path}`;
+    if (call.timeout !== undefined && !(Number.isSafeInteger(call.timeout) && call.timeout > 0)) {
+      throw new RequestValidationError('timeout', 'must be a positive integer of milliseconds');
+    }
     const timeout = call.timeout ?? config.timeout;
     // POSTs are never retried here: the durable queue owns their retries (order_id makes them idempotent).
     const retries = endpoint.method === 'GET' && config.retry !== false ? config.retry.retries : 0;
