@@ -11,13 +11,24 @@ import { createGroupCommit } from './group-commit.ts';
 import { parseOptions, policyOption, type SqliteClickStoreOptions, sqliteClickStoreOptionsSchema } from './options.ts';
 import { migrate } from './schema.ts';
 
-/** Longest key accepted (a visitor id, customer id or hash of one). */
+/**
+ * Longest key accepted (a visitor id, customer id or hash of one).
+ * @defaultValue 255
+ */
 export const MAX_CLICK_KEY_LENGTH = 255;
 
 /** Rows deleted per transaction by `sweep`, so a large sweep never holds the write lock for long. */
 const SWEEP_CHUNK = 5_000;
 
-/** A SQLite click store: the `ClickStore` interface plus the window it expires clicks by. */
+/**
+ * A SQLite click store: the `ClickStore` interface plus the window it expires clicks by.
+ *
+ * @example
+ * ```ts
+ * const clicks: SqliteClickStore = createSqliteClickStore({ filename: 'postback.db' });
+ * clicks.windowMs; // 604_800_000
+ * ```
+ */
 export interface SqliteClickStore extends ClickStore {
   /** How long after its click a click is kept (the confirmation window). */
   readonly windowMs: number;

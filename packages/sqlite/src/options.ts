@@ -13,6 +13,11 @@ import { z } from 'zod';
  * file systems that need it). `normal`: WAL is fsynced only at checkpoints — several times faster per commit,
  * never corrupts the file, but the last commits before a power cut (not a process crash) can be lost.
  * @defaultValue `'full'`
+ *
+ * @example
+ * ```ts
+ * createSqliteOutbox({ filename, synchronous: DEFAULT_SYNCHRONOUS });
+ * ```
  */
 export const DEFAULT_SYNCHRONOUS = 'full' as const;
 
@@ -20,6 +25,11 @@ export const DEFAULT_SYNCHRONOUS = 'full' as const;
  * How long a statement waits for another connection's write lock (another worker process on the same file)
  * before failing with `SQLITE_BUSY`. The wait blocks the event loop of this process: keep it short.
  * @defaultValue 5_000
+ *
+ * @example
+ * ```ts
+ * createSqliteOutbox({ filename, busyTimeoutMs: 2 * DEFAULT_BUSY_TIMEOUT_MS });
+ * ```
  */
 export const DEFAULT_BUSY_TIMEOUT_MS = 5_000;
 
@@ -27,16 +37,34 @@ export const DEFAULT_BUSY_TIMEOUT_MS = 5_000;
  * Most operations group-committed in one transaction. Calls beyond it wait for the next transaction of the
  * same flush; the cap bounds how long one transaction holds the write lock.
  * @defaultValue 1_000
+ *
+ * @example
+ * ```ts
+ * createSqliteOutbox({ filename, maxBatchSize: DEFAULT_MAX_BATCH_SIZE / 10 });
+ * ```
  */
 export const DEFAULT_MAX_BATCH_SIZE = 1_000;
 
 /**
  * Page size of `listDead` when the caller gives no `limit`.
  * @defaultValue 100
+ *
+ * @example
+ * ```ts
+ * await outbox.listDead(); // at most DEFAULT_LIST_DEAD_LIMIT jobs
+ * ```
  */
 export const DEFAULT_LIST_DEAD_LIMIT = 100;
 
-/** Largest page `listDead` returns, whatever the caller asks (bounded memory). */
+/**
+ * Largest page `listDead` returns, whatever the caller asks (bounded memory).
+ * @defaultValue 10_000
+ *
+ * @example
+ * ```ts
+ * await outbox.listDead({ limit: 1e9 }); // at most MAX_LIST_DEAD_LIMIT jobs
+ * ```
+ */
 export const MAX_LIST_DEAD_LIMIT = 10_000;
 
 const nonNegativeMs = z.number().int().nonnegative().max(Number.MAX_SAFE_INTEGER);
@@ -64,7 +92,14 @@ const clockSchema = z
 
 const filenameSchema = z.string().min(1, 'expected a file path (or ":memory:")');
 
-/** Schema of {@link SqliteOutboxOptions}. */
+/**
+ * Schema of {@link SqliteOutboxOptions}: the single source of truth for the outbox's options.
+ *
+ * @example
+ * ```ts
+ * sqliteOutboxOptionsSchema.parse({ filename: 'postback.db' }).synchronous; // 'full'
+ * ```
+ */
 export const sqliteOutboxOptionsSchema = z.strictObject({
   /** Path of the database file; created (with its schema) when missing. */
   filename: filenameSchema,
@@ -75,7 +110,14 @@ export const sqliteOutboxOptionsSchema = z.strictObject({
   ...connectionShape,
 });
 
-/** Schema of {@link SqliteClickStoreOptions}. */
+/**
+ * Schema of {@link SqliteClickStoreOptions}: the single source of truth for the click store's options.
+ *
+ * @example
+ * ```ts
+ * sqliteClickStoreOptionsSchema.parse({ filename: 'postback.db' }).busyTimeoutMs; // 5000
+ * ```
+ */
 export const sqliteClickStoreOptionsSchema = z
   .strictObject({
     /** Path of the database file (may be the outbox's file). Give this or `database`. */
@@ -93,9 +135,23 @@ export const sqliteClickStoreOptionsSchema = z
     path: ['filename'],
   });
 
-/** Options of `createSqliteOutbox` (input form: defaults may be omitted). */
+/**
+ * Options of `createSqliteOutbox` (input form: defaults may be omitted).
+ *
+ * @example
+ * ```ts
+ * const options: SqliteOutboxOptions = { filename: 'postback.db', policy: { returnWindowMs: 14 * DAY_MS } };
+ * ```
+ */
 export type SqliteOutboxOptions = z.input<typeof sqliteOutboxOptionsSchema> & { policy?: Partial<WindowPolicy> };
-/** Options of `createSqliteClickStore` (input form: defaults may be omitted). */
+/**
+ * Options of `createSqliteClickStore` (input form: defaults may be omitted).
+ *
+ * @example
+ * ```ts
+ * const options: SqliteClickStoreOptions = { filename: 'postback.db' };
+ * ```
+ */
 export type SqliteClickStoreOptions = z.input<typeof sqliteClickStoreOptionsSchema> & { policy?: Partial<WindowPolicy> };
 
 /**

@@ -40,7 +40,15 @@ import { CallError, createGroupCommit } from './group-commit.ts';
 import { insertValues, jobFromRow, type JobRow, prepareJobStatements, rowIdOf, writeParams } from './job-rows.ts';
 import { DEFAULT_LIST_DEAD_LIMIT, MAX_LIST_DEAD_LIMIT, parseOptions, policyOption, type SqliteOutboxOptions, sqliteOutboxOptionsSchema } from './options.ts';
 
-/** A SQLite outbox: the `Outbox` interface plus what operators of a file need. */
+/**
+ * A SQLite outbox: the `Outbox` interface plus what operators of a file need.
+ *
+ * @example
+ * ```ts
+ * const outbox: SqliteOutbox = createSqliteOutbox({ filename: 'postback.db' });
+ * console.log(outbox.durability); // { journalMode: 'wal', synchronous: 'full' }
+ * ```
+ */
 export interface SqliteOutbox extends Outbox {
   /** The database file (as given). */
   readonly filename: string;
@@ -52,7 +60,15 @@ export interface SqliteOutbox extends Outbox {
   readonly durability: Durability;
 }
 
-/** The outbox was closed; no more calls are accepted. */
+/**
+ * The outbox was closed; no more calls are accepted (calls queued before `close()` were committed).
+ *
+ * @example
+ * ```ts
+ * await outbox.close();
+ * await outbox.confirm(input).catch((err) => err instanceof OutboxClosedError); // true
+ * ```
+ */
 export class OutboxClosedError extends Error {
   override name = 'OutboxClosedError';
   constructor(filename: string) {

@@ -56,10 +56,25 @@ const MIGRATIONS: readonly string[] = [
   `,
 ];
 
-/** The schema version this code writes (`PRAGMA user_version`). */
+/**
+ * The schema version this code writes (`PRAGMA user_version`).
+ *
+ * @example
+ * ```ts
+ * db.prepare('PRAGMA user_version').get(); // { user_version: SCHEMA_VERSION }
+ * ```
+ */
 export const SCHEMA_VERSION = MIGRATIONS.length;
 
-/** The file was written by a newer version of `@postback/sqlite`; this one refuses to touch it. */
+/**
+ * The file was written by a newer version of `@postback/sqlite`; this one refuses to touch it.
+ *
+ * @example
+ * ```ts
+ * try { createSqliteOutbox({ filename }); }
+ * catch (err) { if (err instanceof SchemaVersionError) console.error(`upgrade: file is v${err.found}`); }
+ * ```
+ */
 export class SchemaVersionError extends Error {
   override name = 'SchemaVersionError';
   readonly found: number;
