@@ -31,7 +31,10 @@ const MAX_REASON = 500;
 export function redactSecrets(text: string): string {
   return text
     .replace(/\b(Bearer|Basic)\s+[A-Za-z0-9._~+/=-]+/gi, '$1 [redacted]')
-    .replace(/\b(api[_-]?key|authorization|token)(["']?\s*[:=]\s*["']?)[^\s"',;}]+/gi, '$1$2[redacted]');
+    .replace(
+      /\b(api[_-]?key|authorization|token)(["']?\s*[:=]\s*["']?)(?!(?:Bearer|Basic)\s)[^\s"',;}]+/gi,
+      '$1$2[redacted]',
+    );
 }
 
 function safeReason(text: string): string {

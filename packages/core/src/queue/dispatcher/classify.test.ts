@@ -1,0 +1,87 @@
+import {
+  ConnectionError,
+  errorFromResponse,
+  InvalidResponseError,
+  RequestValidationError,
+  TimeoutError,
+} from '@postback/client/errors';
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { classifyFailure, redactSecrets } from './classify.ts';
+
+describe('classifyFailure', () => {
+  it.each([
+    [401, 'auth', false],
+    [403, 'auth', false],
+    [429, 'transient', false],
+    [408, 'transient', true],
+    [500, 'transient', true],
+    [503, 'transient', true],
+    [400, 'permanent', false],
+    [402, 'permanent', false],
+    [404, 'permanent', false],
+    [409, 'permanent', false],
+    [422, 'permanent', false],
+  ] as const)('sorts an HTTP %i answer as %s (quick retry: %s)', (status, cls, blip) => {
+    const failure = classifyFailure(errorFromResponse(status, { detail: 'the detail' }));
+    expect(failure).toMatchObject({ class: cls, blip, status });
+    expect(failure.reason).toContain('the detail');
+  });
+
+  it('keeps the Retry-After of a 429', () => {
+    expect(classifyFailure(errorFromResponse(429, {}, '30')).retryAfterMs).toBe(30_000);
+  });
+
+  it('treats timeouts and connection failures as blips worth a quick retry', () => {
+    expect(classifyFailure(new TimeoutError('timeout', 'timed out'))).toMatchObject({
+      class: 'transient',
+      blip: true,
+    });
+    expect(classifyFailure(new ConnectionError('connection', 'ECONNRESET'))).toMatchObject({
+      class: 'transient',
+      blip: true,
+    });
+    expect(classifyFailure(new DOMException('aborted', 'TimeoutError'))).toMatchObject({
+      class: 'transient',
+      blip: true,
+    });
+  });
+
+  it('dead-letters an unreadable 2xx and a request that could not be built', () => {
+    expect(classifyFailure(new InvalidResponseError('invalid_response', 'truncated JSON')).class).toBe(
+      'permanent',
+    );
+    expect(classifyFailure(new RequestValidationError('order_id', 'must not be empty')).class).toBe(
+      'permanent',
+    );
+  });
+
+  it('retries an unknown error rather than dead-letter a sale', () => {
+    expect(classifyFailure(new Error('something odd'))).toMatchObject({ class: 'transient', blip: false });
+    expect(classifyFailure('a string')).toMatchObject({ class: 'transient' });
+  });
+});
+
+describe('redactSecrets', () => {
+  it('removes bearer credentials and key=value secrets', () => {
+    expect(redactSecrets('header Authorization: Bearer pbsk_live_abc.def')).toBe(
+      'header Authorization: Bearer [redacted]',
+    );
+    expect(redactSecrets('saw api_key=pbsk_1 and token: "xyz"')).toBe(
+      'saw api_key=[redacted] and token: "[redacted]"',
+    );
+  });
+
+  it('never lets a bearer token through, whatever surrounds it (property)', () => {
+    fc.assert(
+      fc.property(
+        fc.string(),
+        fc.stringMatching(/^[A-Za-z0-9._~+/=-]{8,64}$/),
+        fc.string(),
+        (before, secret, after) => {
+          expect(redactSecrets(`${before} Bearer ${secret} ${after}`)).not.toContain(`Bearer ${secret}`);
+        },
+      ),
+    );
+  });
+});
