@@ -3,7 +3,13 @@
  * every route (including our choice for plan and boost), 404 for other accounts' objects worded exactly
  * as for objects that do not exist, and `{ detail }` bodies that never carry the key.
  */
-import { type AdServiceClient, AuthenticationError, createClient, NotFoundError, PermissionError } from '@postback/client';
+import {
+  type AdServiceClient,
+  AuthenticationError,
+  createClient,
+  NotFoundError,
+  PermissionError,
+} from '@postback/client';
 import { describe, expect } from 'vitest';
 import { V1_ROUTES } from '../src/index.ts';
 import { campaignWithClick, raw, type TestAccount, test } from './fixtures.ts';
@@ -27,24 +33,59 @@ function callsFor(ids: { campaignId: string; siteId: string; placementId: string
           creatives: [{ headline: 'h', body: 'b', cta: 'c', landing_url: 'https://a.example/' }],
         }),
     },
-    { route: 'POST /v1/campaigns/plan', scope: 'read', call: (c: AdServiceClient) => c.campaigns.plan({ total_budget_micros: 1_000_000 }) },
-    { route: 'GET /v1/refunds', scope: 'read', call: (c: AdServiceClient) => c.refunds.list({ campaign_id: ids.campaignId }) },
+    {
+      route: 'POST /v1/campaigns/plan',
+      scope: 'read',
+      call: (c: AdServiceClient) => c.campaigns.plan({ total_budget_micros: 1_000_000 }),
+    },
+    {
+      route: 'GET /v1/refunds',
+      scope: 'read',
+      call: (c: AdServiceClient) => c.refunds.list({ campaign_id: ids.campaignId }),
+    },
     {
       route: 'POST /v1/conversions/s2s',
       scope: 'conversions',
-      call: (c: AdServiceClient) => c.conversions.confirm({ click_token: ids.clickToken, order_id: `o-${Math.random()}`, value_micros: 1 }),
+      call: (c: AdServiceClient) =>
+        c.conversions.confirm({
+          click_token: ids.clickToken,
+          order_id: `o-${Math.random()}`,
+          value_micros: 1,
+        }),
     },
     {
       route: 'POST /v1/conversions/s2s/refund',
       scope: 'conversions',
-      call: (c: AdServiceClient) => c.conversions.refund({ campaign_id: ids.campaignId, order_id: 'none' }).catch(notFoundIsFine),
+      call: (c: AdServiceClient) =>
+        c.conversions.refund({ campaign_id: ids.campaignId, order_id: 'none' }).catch(notFoundIsFine),
     },
     { route: 'GET /v1/sites', scope: 'read', call: (c: AdServiceClient) => c.sites.list() },
-    { route: 'POST /v1/sites', scope: 'write', call: (c: AdServiceClient) => c.sites.create({ domain: `s${Math.random().toString(36).slice(2)}.example.com` }) },
-    { route: 'POST /v1/sites/{site_id}/verify', scope: 'write', call: (c: AdServiceClient) => c.sites.verify(ids.siteId) },
-    { route: 'GET /v1/placements', scope: 'read', call: (c: AdServiceClient) => c.placements.list({ site_id: ids.siteId }) },
-    { route: 'POST /v1/placements', scope: 'write', call: (c: AdServiceClient) => c.placements.create({ site_id: ids.siteId, name: 'slot' }) },
-    { route: 'GET /v1/placements/{placement_id}/live', scope: 'read', call: (c: AdServiceClient) => c.placements.live(ids.placementId) },
+    {
+      route: 'POST /v1/sites',
+      scope: 'write',
+      call: (c: AdServiceClient) =>
+        c.sites.create({ domain: `s${Math.random().toString(36).slice(2)}.example.com` }),
+    },
+    {
+      route: 'POST /v1/sites/{site_id}/verify',
+      scope: 'write',
+      call: (c: AdServiceClient) => c.sites.verify(ids.siteId),
+    },
+    {
+      route: 'GET /v1/placements',
+      scope: 'read',
+      call: (c: AdServiceClient) => c.placements.list({ site_id: ids.siteId }),
+    },
+    {
+      route: 'POST /v1/placements',
+      scope: 'write',
+      call: (c: AdServiceClient) => c.placements.create({ site_id: ids.siteId, name: 'slot' }),
+    },
+    {
+      route: 'GET /v1/placements/{placement_id}/live',
+      scope: 'read',
+      call: (c: AdServiceClient) => c.placements.live(ids.placementId),
+    },
     { route: 'GET /v1/boost', scope: 'read', call: (c: AdServiceClient) => c.boost.get() },
     {
       route: 'POST /v1/boost',
@@ -95,19 +136,27 @@ describe('authentication', () => {
 
   test('answers 401 for a non-Bearer Authorization header', async ({ sandbox, newAccount }) => {
     const acct = await newAccount();
-    const res = await raw(sandbox, 'GET', '/v1/me', { headers: { authorization: `Basic ${acct.keys.read}` } });
+    const res = await raw(sandbox, 'GET', '/v1/me', {
+      headers: { authorization: `Basic ${acct.keys.read}` },
+    });
     expect(res.status).toBe(401);
   });
 
   test('GET /v1/me names the account and the scopes of the key', async ({ newAccount }) => {
     const acct = await newAccount();
     expect(await acct.read.me.get()).toEqual({ account_id: acct.accountId, scopes: ['read'] });
-    expect(await acct.all.me.get()).toEqual({ account_id: acct.accountId, scopes: ['read', 'write', 'conversions'] });
+    expect(await acct.all.me.get()).toEqual({
+      account_id: acct.accountId,
+      scopes: ['read', 'write', 'conversions'],
+    });
   });
 });
 
 describe('scopes', () => {
-  test('every route answers 403 to keys without its scope and serves keys with it', async ({ sandbox, newAccount }) => {
+  test('every route answers 403 to keys without its scope and serves keys with it', async ({
+    sandbox,
+    newAccount,
+  }) => {
     const acct = await newAccount();
     const ids = await fixtureIds(sandbox, acct);
     const calls = callsFor(ids);
@@ -115,7 +164,11 @@ describe('scopes', () => {
     expect(calls.map((c) => `${c.route} ${c.scope}`).sort()).toEqual(
       V1_ROUTES.map((r) => `${r.method} ${r.path} ${r.scope}`).sort(),
     );
-    const clients: Record<Scope, AdServiceClient> = { read: acct.read, write: acct.write, conversions: acct.conversions };
+    const clients: Record<Scope, AdServiceClient> = {
+      read: acct.read,
+      write: acct.write,
+      conversions: acct.conversions,
+    };
     for (const { route, scope, call } of calls) {
       for (const keyScope of ['read', 'write', 'conversions'] as const) {
         const outcome = await call(clients[keyScope]).then(
@@ -131,21 +184,35 @@ describe('scopes', () => {
     }
   });
 
-  test('POST /v1/campaigns/plan is allowed to a read-only key and POST /v1/boost needs write', async ({ sandbox, newAccount }) => {
+  test('POST /v1/campaigns/plan is allowed to a read-only key and POST /v1/boost needs write', async ({
+    sandbox,
+    newAccount,
+  }) => {
     const acct = await newAccount();
     const { campaignId } = await campaignWithClick(sandbox, acct);
-    await expect(acct.read.campaigns.plan({ total_budget_micros: 10_000_000 })).resolves.toMatchObject({ reserve_micros: 10_000_000 });
+    await expect(acct.read.campaigns.plan({ total_budget_micros: 10_000_000 })).resolves.toMatchObject({
+      reserve_micros: 10_000_000,
+    });
     await expect(acct.read.boost.claim({ campaign_id: campaignId })).rejects.toBeInstanceOf(PermissionError);
-    await expect(acct.write.boost.claim({ campaign_id: campaignId })).resolves.toMatchObject({ claimed: true });
+    await expect(acct.write.boost.claim({ campaign_id: campaignId })).resolves.toMatchObject({
+      claimed: true,
+    });
   });
 });
 
 describe('other accounts', () => {
-  test('every id-taking endpoint answers 404 for another account’s object exactly as for a missing one', async ({ sandbox, newAccount }) => {
+  test('every id-taking endpoint answers 404 for another account’s object exactly as for a missing one', async ({
+    sandbox,
+    newAccount,
+  }) => {
     const owner = await newAccount();
     const stranger = await newAccount();
     const theirs = await fixtureIds(sandbox, owner);
-    await owner.conversions.conversions.confirm({ click_token: theirs.clickToken, order_id: 'theirs', value_micros: 1 });
+    await owner.conversions.conversions.confirm({
+      click_token: theirs.clickToken,
+      order_id: 'theirs',
+      value_micros: 1,
+    });
     const missing = {
       campaignId: 'cmp_doesnotexist0',
       siteId: 'site_doesnotexist0',
@@ -154,8 +221,15 @@ describe('other accounts', () => {
     };
     const probes: Array<[string, (ids: typeof missing) => Promise<unknown>]> = [
       ['refunds.list', (ids) => stranger.all.refunds.list({ campaign_id: ids.campaignId })],
-      ['conversions.confirm', (ids) => stranger.all.conversions.confirm({ click_token: ids.clickToken, order_id: 'p', value_micros: 1 })],
-      ['conversions.refund', (ids) => stranger.all.conversions.refund({ campaign_id: ids.campaignId, order_id: 'theirs' })],
+      [
+        'conversions.confirm',
+        (ids) =>
+          stranger.all.conversions.confirm({ click_token: ids.clickToken, order_id: 'p', value_micros: 1 }),
+      ],
+      [
+        'conversions.refund',
+        (ids) => stranger.all.conversions.refund({ campaign_id: ids.campaignId, order_id: 'theirs' }),
+      ],
       ['sites.verify', (ids) => stranger.all.sites.verify(ids.siteId)],
       ['placements.list', (ids) => stranger.all.placements.list({ site_id: ids.siteId })],
       ['placements.create', (ids) => stranger.all.placements.create({ site_id: ids.siteId, name: 'x' })],
@@ -163,7 +237,10 @@ describe('other accounts', () => {
       ['boost.claim', (ids) => stranger.all.boost.claim({ campaign_id: ids.campaignId })],
     ];
     const swap = (detail: string, from: typeof missing, to: typeof missing) =>
-      Object.keys(from).reduce((d, k) => d.replaceAll(from[k as keyof typeof missing], to[k as keyof typeof missing]), detail);
+      Object.keys(from).reduce(
+        (d, k) => d.replaceAll(from[k as keyof typeof missing], to[k as keyof typeof missing]),
+        detail,
+      );
     for (const [name, probe] of probes) {
       const foreign = (await probe(theirs).catch((e: unknown) => e)) as NotFoundError;
       const absent = (await probe(missing).catch((e: unknown) => e)) as NotFoundError;
@@ -186,7 +263,10 @@ describe('error bodies', () => {
       await raw(sandbox, 'GET', '/v1/nothing-here', { key: acct.keys.read }),
       await raw(sandbox, 'DELETE', '/v1/campaigns', { key: acct.keys.read }),
       await raw(sandbox, 'POST', '/v1/campaigns', { key: acct.keys.write, body: '{not json' }),
-      await raw(sandbox, 'POST', '/v1/sites', { key: acct.keys.write, body: { domain: 'a.example.com', extra: 1 } }),
+      await raw(sandbox, 'POST', '/v1/sites', {
+        key: acct.keys.write,
+        body: { domain: 'a.example.com', extra: 1 },
+      }),
       await raw(sandbox, 'GET', '/v1/placements', { key: acct.keys.read }),
       await raw(sandbox, 'GET', '/nowhere'),
     ];
@@ -195,8 +275,8 @@ describe('error bodies', () => {
       expect(c.headers.get('content-type')).toMatch(/^application\/json/);
       expect(Object.keys(c.json as object)).toEqual(['detail']);
     }
-    expect((cases[5]?.json as { detail: string }).detail).toBe('extra: is not a known field');
-    expect((cases[6]?.json as { detail: string }).detail).toBe('site_id: query parameter is required');
+    expect((cases[5]!.json as { detail: string }).detail).toBe('extra: is not a known field');
+    expect((cases[6]!.json as { detail: string }).detail).toBe('site_id: query parameter is required');
     expect(cases[3]?.headers.get('allow')).toBe('GET, POST');
   });
 

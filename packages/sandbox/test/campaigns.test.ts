@@ -8,7 +8,9 @@ import { describe, expect } from 'vitest';
 import { campaignBody, DAY_S, raw, test } from './fixtures.ts';
 
 describe('POST /v1/campaigns', () => {
-  test('creates a campaign in review with the wire fields, listed only for its own account', async ({ newAccount }) => {
+  test('creates a campaign in review with the wire fields, listed only for its own account', async ({
+    newAccount,
+  }) => {
     const acct = await newAccount();
     const other = await newAccount();
     const created = await acct.write.campaigns.create(campaignBody());
@@ -22,7 +24,9 @@ describe('POST /v1/campaigns', () => {
       spend_micros: 0,
       conversion_source: 's2s',
       target_categories: [],
-      creatives: [expect.objectContaining({ format: 'card', landing_url: 'https://shop.example/shoes?ref=ad' })],
+      creatives: [
+        expect.objectContaining({ format: 'card', landing_url: 'https://shop.example/shoes?ref=ad' }),
+      ],
     });
     expect((await acct.read.campaigns.list()).campaigns).toEqual([created]);
     expect((await other.read.campaigns.list()).campaigns).toEqual([]);
@@ -31,46 +35,74 @@ describe('POST /v1/campaigns', () => {
   test('holds the budget from the prepaid balance at creation', async ({ sandbox, newAccount }) => {
     const acct = await newAccount({ balance_micros: 80_000_000 });
     await acct.write.campaigns.create(campaignBody({ total_budget_micros: 30_000_000 }));
-    expect(await sandbox.control.account(acct.accountId)).toMatchObject({ balance_micros: 50_000_000, held_micros: 30_000_000 });
+    expect(await sandbox.control.account(acct.accountId)).toMatchObject({
+      balance_micros: 50_000_000,
+      held_micros: 30_000_000,
+    });
   });
 
-  test('answers 402 when the available balance is too low, and holds nothing', async ({ sandbox, newAccount }) => {
+  test('answers 402 when the available balance is too low, and holds nothing', async ({
+    sandbox,
+    newAccount,
+  }) => {
     const acct = await newAccount({ balance_micros: 60_000_000 });
     await acct.write.campaigns.create(campaignBody({ total_budget_micros: 40_000_000 }));
-    const err = await acct.write.campaigns.create(campaignBody({ total_budget_micros: 20_000_001 })).catch((e: unknown) => e);
+    const err = await acct.write.campaigns
+      .create(campaignBody({ total_budget_micros: 20_000_001 }))
+      .catch((e: unknown) => e);
     expect(err).toBeInstanceOf(PaymentRequiredError);
-    expect(await sandbox.control.account(acct.accountId)).toMatchObject({ balance_micros: 20_000_000, held_micros: 40_000_000 });
+    expect(await sandbox.control.account(acct.accountId)).toMatchObject({
+      balance_micros: 20_000_000,
+      held_micros: 40_000_000,
+    });
     // Exactly the available balance is enough.
-    await expect(acct.write.campaigns.create(campaignBody({ total_budget_micros: 20_000_000 }))).resolves.toMatchObject({ status: 'review' });
+    await expect(
+      acct.write.campaigns.create(campaignBody({ total_budget_micros: 20_000_000 })),
+    ).resolves.toMatchObject({ status: 'review' });
     expect((await acct.read.campaigns.list()).campaigns).toHaveLength(2);
   });
 
-  test('a cross_promo campaign is paid in credit: no cash budget and no balance held', async ({ sandbox, newAccount }) => {
+  test('a cross_promo campaign is paid in credit: no cash budget and no balance held', async ({
+    sandbox,
+    newAccount,
+  }) => {
     const acct = await newAccount({ balance_micros: 5_000_000, credit_micros: 3_000_000 });
     const campaign = await acct.write.campaigns.create(
       campaignBody({ pricing_model: 'cross_promo', bid_micros: 1_000_000, total_budget_micros: null }),
     );
     expect(campaign).toMatchObject({ total_budget_micros: null, daily_cap_micros: null, status: 'review' });
-    expect(await sandbox.control.account(acct.accountId)).toMatchObject({ balance_micros: 5_000_000, held_micros: 0 });
+    expect(await sandbox.control.account(acct.accountId)).toMatchObject({
+      balance_micros: 5_000_000,
+      held_micros: 0,
+    });
   });
 
   test('a cross_promo campaign with a cash budget is refused with 422', async ({ newAccount }) => {
     const acct = await newAccount({ credit_micros: 3_000_000 });
     const err = await acct.write.campaigns
-      .create(campaignBody({ pricing_model: 'cross_promo', bid_micros: 1_000_000, total_budget_micros: 1_000_000 }))
+      .create(
+        campaignBody({ pricing_model: 'cross_promo', bid_micros: 1_000_000, total_budget_micros: 1_000_000 }),
+      )
       .catch((e: unknown) => e);
     expect(err).toBeInstanceOf(ConflictError);
     expect(err).toMatchObject({ status: 422 });
   });
 
-  test('a cross_promo campaign without enough credit for one bid is refused with 402', async ({ newAccount }) => {
+  test('a cross_promo campaign without enough credit for one bid is refused with 402', async ({
+    newAccount,
+  }) => {
     const acct = await newAccount({ credit_micros: 999_999 });
     await expect(
-      acct.write.campaigns.create(campaignBody({ pricing_model: 'cross_promo', bid_micros: 1_000_000, total_budget_micros: null })),
+      acct.write.campaigns.create(
+        campaignBody({ pricing_model: 'cross_promo', bid_micros: 1_000_000, total_budget_micros: null }),
+      ),
     ).rejects.toBeInstanceOf(PaymentRequiredError);
   });
 
-  test('a cash campaign without total_budget_micros is refused with 400 naming the field', async ({ sandbox, newAccount }) => {
+  test('a cash campaign without total_budget_micros is refused with 400 naming the field', async ({
+    sandbox,
+    newAccount,
+  }) => {
     const acct = await newAccount();
     const { total_budget_micros, ...body } = campaignBody();
     const res = await raw(sandbox, 'POST', '/v1/campaigns', { key: acct.keys.write, body });
@@ -85,32 +117,55 @@ describe('POST /v1/campaigns', () => {
     ).rejects.toMatchObject({ status: 422 });
   });
 
-  test('target and exclude segments must be labels GET /v1/segments lists', async ({ sandbox, newAccount }) => {
+  test('target and exclude segments must be labels GET /v1/segments lists', async ({
+    sandbox,
+    newAccount,
+  }) => {
     const acct = await newAccount();
-    await expect(acct.write.campaigns.create(campaignBody({ target_segments: ['runners'] }))).rejects.toMatchObject({
+    await expect(
+      acct.write.campaigns.create(campaignBody({ target_segments: ['runners'] })),
+    ).rejects.toMatchObject({
       status: 422,
       detail: expect.stringContaining("target_segments.0: segment 'runners'"),
     });
     await sandbox.control.recordPageviews('runners', 100);
-    await expect(acct.write.campaigns.create(campaignBody({ target_segments: ['runners'] }))).resolves.toMatchObject({
+    await expect(
+      acct.write.campaigns.create(campaignBody({ target_segments: ['runners'] })),
+    ).resolves.toMatchObject({
       target_segments: ['runners'],
     });
     await expect(
-      acct.write.campaigns.create(campaignBody({ target_segments: ['runners'], exclude_segments: ['runners'] })),
+      acct.write.campaigns.create(
+        campaignBody({ target_segments: ['runners'], exclude_segments: ['runners'] }),
+      ),
     ).rejects.toMatchObject({ status: 422 });
     await sandbox.control.advanceClock(7 * DAY_S);
-    await expect(acct.write.campaigns.create(campaignBody({ exclude_segments: ['runners'] }))).rejects.toMatchObject({ status: 422 });
+    await expect(
+      acct.write.campaigns.create(campaignBody({ exclude_segments: ['runners'] })),
+    ).rejects.toMatchObject({ status: 422 });
   });
 });
 
 describe('POST /v1/campaigns/plan', () => {
-  test('returns the starting bid, a forecast and the reserve that creation would hold', async ({ sandbox, newAccount }) => {
+  test('returns the starting bid, a forecast and the reserve that creation would hold', async ({
+    sandbox,
+    newAccount,
+  }) => {
     const acct = await newAccount();
     const plan = await acct.read.campaigns.plan({ total_budget_micros: 10_000_000, pricing_model: 'cpc' });
-    expect(plan).toEqual({ starting_bid_micros: 500_000, reach_forecast: { impressions: 1_000, clicks: 20 }, reserve_micros: 10_000_000 });
-    await acct.write.campaigns.create(campaignBody({ pricing_model: 'cpc', total_budget_micros: 10_000_000 }));
+    expect(plan).toEqual({
+      starting_bid_micros: 500_000,
+      reach_forecast: { impressions: 1_000, clicks: 20 },
+      reserve_micros: 10_000_000,
+    });
+    await acct.write.campaigns.create(
+      campaignBody({ pricing_model: 'cpc', total_budget_micros: 10_000_000 }),
+    );
     expect((await sandbox.control.account(acct.accountId)).held_micros).toBe(plan.reserve_micros);
-    expect((await acct.read.campaigns.plan({ total_budget_micros: 10_000_000, pricing_model: 'cross_promo' })).reserve_micros).toBe(0);
+    expect(
+      (await acct.read.campaigns.plan({ total_budget_micros: 10_000_000, pricing_model: 'cross_promo' }))
+        .reserve_micros,
+    ).toBe(0);
   });
 
   test('a bigger budget never forecasts less reach', async ({ newAccount }) => {

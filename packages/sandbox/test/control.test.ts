@@ -20,10 +20,15 @@ describe('control API', () => {
       held_micros: 0,
       credit_micros: 0,
     });
-    expect((await raw(sandbox, 'POST', '/_sandbox/accounts', { body: { balance_micros: -1 } })).status).toBe(400);
+    expect((await raw(sandbox, 'POST', '/_sandbox/accounts', { body: { balance_micros: -1 } })).status).toBe(
+      400,
+    );
   });
 
-  test('POST /_sandbox/clicks puts the token into the first creative landing URL, keeping its query', async ({ sandbox, newAccount }) => {
+  test('POST /_sandbox/clicks puts the token into the first creative landing URL, keeping its query', async ({
+    sandbox,
+    newAccount,
+  }) => {
     const acct = await newAccount();
     const campaign = await acct.write.campaigns.create(
       campaignBody({
@@ -52,18 +57,28 @@ describe('control API', () => {
     });
   });
 
-  test('clicks are issued for a campaign in any state, and 404 for an unknown campaign', async ({ sandbox, newAccount }) => {
+  test('clicks are issued for a campaign in any state, and 404 for an unknown campaign', async ({
+    sandbox,
+    newAccount,
+  }) => {
     const acct = await newAccount();
     const campaign = await acct.write.campaigns.create(campaignBody());
     for (const status of ['review', 'active', 'paused', 'rejected', 'completed']) {
       await sandbox.control.setCampaignStatus(campaign.id, status);
       expect((await acct.read.campaigns.list()).campaigns[0]?.status).toBe(status);
-      await expect(sandbox.control.click(campaign.id)).resolves.toMatchObject({ click_token: expect.any(String) });
+      await expect(sandbox.control.click(campaign.id)).resolves.toMatchObject({
+        click_token: expect.any(String),
+      });
     }
-    expect((await raw(sandbox, 'POST', '/_sandbox/clicks', { body: { campaign_id: 'cmp_nope' } })).status).toBe(404);
+    expect(
+      (await raw(sandbox, 'POST', '/_sandbox/clicks', { body: { campaign_id: 'cmp_nope' } })).status,
+    ).toBe(404);
   });
 
-  test('POST /_sandbox/clock moves the sandbox clock forward, and it stamps what follows', async ({ sandbox, newAccount }) => {
+  test('POST /_sandbox/clock moves the sandbox clock forward, and it stamps what follows', async ({
+    sandbox,
+    newAccount,
+  }) => {
     const before = Date.parse((await sandbox.control.clock()).now);
     const { now } = await sandbox.control.advanceClock(3 * DAY_S);
     expect(Date.parse(now) - before).toBeGreaterThanOrEqual(3 * DAY_S * 1000);
@@ -71,7 +86,9 @@ describe('control API', () => {
     const acct = await newAccount();
     const campaign = await acct.write.campaigns.create(campaignBody());
     expect(Date.parse(campaign.created_at)).toBeGreaterThanOrEqual(Date.parse(now));
-    expect((await raw(sandbox, 'POST', '/_sandbox/clock', { body: { advance_seconds: -1 } })).status).toBe(400);
+    expect((await raw(sandbox, 'POST', '/_sandbox/clock', { body: { advance_seconds: -1 } })).status).toBe(
+      400,
+    );
   });
 
   test('the clock starts from the injected now', async () => {
@@ -81,12 +98,19 @@ describe('control API', () => {
     });
   });
 
-  test('GET /_sandbox/conversions reports every account, or one with ?account_id=', async ({ sandbox, newAccount }) => {
+  test('GET /_sandbox/conversions reports every account, or one with ?account_id=', async ({
+    sandbox,
+    newAccount,
+  }) => {
     const a = await newAccount();
     const b = await newAccount();
     const ca = await campaignWithClick(sandbox, a);
     const cb = await campaignWithClick(sandbox, b);
-    const confirmed = await a.conversions.conversions.confirm({ click_token: ca.clickToken, order_id: 'A1', value_micros: 10 });
+    const confirmed = await a.conversions.conversions.confirm({
+      click_token: ca.clickToken,
+      order_id: 'A1',
+      value_micros: 10,
+    });
     await b.conversions.conversions.confirm({ click_token: cb.clickToken, order_id: 'B1', value_micros: 20 });
     await b.conversions.conversions.confirm({ click_token: cb.clickToken, order_id: 'B1', value_micros: 20 });
     const all = await sandbox.control.conversions();
@@ -109,7 +133,10 @@ describe('control API', () => {
     });
   });
 
-  test('POST /_sandbox/reset clears accounts, keys, faults and the clock', async ({ sandbox, newAccount }) => {
+  test('POST /_sandbox/reset clears accounts, keys, faults and the clock', async ({
+    sandbox,
+    newAccount,
+  }) => {
     const acct = await newAccount();
     await sandbox.control.advanceClock(10 * DAY_S);
     await sandbox.control.setFaults({ latency_ms: 5 });
@@ -124,7 +151,10 @@ describe('control API', () => {
   });
 
   test('unknown control routes answer 404 with a detail', async ({ sandbox }) => {
-    expect(await raw(sandbox, 'GET', '/_sandbox/nothing')).toMatchObject({ status: 404, json: { detail: expect.any(String) } });
+    expect(await raw(sandbox, 'GET', '/_sandbox/nothing')).toMatchObject({
+      status: 404,
+      json: { detail: expect.any(String) },
+    });
   });
 
   test('close() stops the server and refuses new connections', async () => {

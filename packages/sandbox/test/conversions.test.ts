@@ -13,18 +13,36 @@ describe('POST /v1/conversions/s2s', () => {
     const { campaignId, clickToken } = await campaignWithClick(sandbox, acct);
     await sandbox.control.advanceClock(DAY_S);
     const before = sandbox.now();
-    const result = await acct.conversions.conversions.confirm({ click_token: clickToken, order_id: 'ord-1', value_micros: 12_340_000 });
-    expect(result).toMatchObject({ order_id: 'ord-1', campaign_id: campaignId, value_micros: 12_340_000, status: 'confirmed', duplicate: false });
+    const result = await acct.conversions.conversions.confirm({
+      click_token: clickToken,
+      order_id: 'ord-1',
+      value_micros: 12_340_000,
+    });
+    expect(result).toMatchObject({
+      order_id: 'ord-1',
+      campaign_id: campaignId,
+      value_micros: 12_340_000,
+      status: 'confirmed',
+      duplicate: false,
+    });
     // Stamped by the sandbox clock (a day ahead of the real one), not by the real clock.
     expect(Date.parse(result.confirmed_at)).toBeGreaterThanOrEqual(before);
     expect(Date.parse(result.confirmed_at)).toBeLessThanOrEqual(sandbox.now());
     const report = await sandbox.control.conversions(acct.accountId);
     expect(report.conversions).toEqual([
-      expect.objectContaining({ order_id: 'ord-1', campaign_id: campaignId, state: 'confirmed', reversed_at: null }),
+      expect.objectContaining({
+        order_id: 'ord-1',
+        campaign_id: campaignId,
+        state: 'confirmed',
+        reversed_at: null,
+      }),
     ]);
   });
 
-  test('refuses a click of a pixel campaign with 422, so an order is never billed through both paths', async ({ sandbox, newAccount }) => {
+  test('refuses a click of a pixel campaign with 422, so an order is never billed through both paths', async ({
+    sandbox,
+    newAccount,
+  }) => {
     const acct = await newAccount();
     const { clickToken } = await campaignWithClick(sandbox, acct, { conversion_source: 'pixel' });
     const err = await acct.conversions.conversions
@@ -42,7 +60,11 @@ describe('POST /v1/conversions/s2s', () => {
     expect(campaign.conversion_source).toBe('pixel');
     const click = await sandbox.control.click(campaign.id);
     await expect(
-      acct.conversions.conversions.confirm({ click_token: click.click_token, order_id: 'o', value_micros: 1 }),
+      acct.conversions.conversions.confirm({
+        click_token: click.click_token,
+        order_id: 'o',
+        value_micros: 1,
+      }),
     ).rejects.toMatchObject({ status: 422 });
   });
 
@@ -50,20 +72,33 @@ describe('POST /v1/conversions/s2s', () => {
     const acct = await newAccount();
     const pixel = await campaignWithClick(sandbox, acct, { conversion_source: 'pixel' });
     const s2s = await campaignWithClick(sandbox, acct, { conversion_source: 's2s' });
-    expect(await sandbox.control.firePixel({ click_token: pixel.clickToken, order_id: 'p1' })).toMatchObject({ billed: true, charged_micros: 2_000_000 });
-    expect(await sandbox.control.firePixel({ click_token: s2s.clickToken, order_id: 's1' })).toMatchObject({ billed: false, charged_micros: 0 });
+    expect(await sandbox.control.firePixel({ click_token: pixel.clickToken, order_id: 'p1' })).toMatchObject({
+      billed: true,
+      charged_micros: 2_000_000,
+    });
+    expect(await sandbox.control.firePixel({ click_token: s2s.clickToken, order_id: 's1' })).toMatchObject({
+      billed: false,
+      charged_micros: 0,
+    });
     const campaigns = (await acct.read.campaigns.list()).campaigns;
     expect(campaigns.find((c) => c.id === pixel.campaignId)?.spend_micros).toBe(2_000_000);
     expect(campaigns.find((c) => c.id === s2s.campaignId)?.spend_micros).toBe(0);
   });
 
-  test('accepts a confirmation just inside 7 days after the click and refuses one just after, counting it late', async ({ sandbox, newAccount }) => {
+  test('accepts a confirmation just inside 7 days after the click and refuses one just after, counting it late', async ({
+    sandbox,
+    newAccount,
+  }) => {
     const acct = await newAccount();
     const early = await campaignWithClick(sandbox, acct);
     const click2 = await sandbox.control.click(early.campaignId);
     await sandbox.control.advanceClock(7 * DAY_S - 1);
     await expect(
-      acct.conversions.conversions.confirm({ click_token: early.clickToken, order_id: 'in-time', value_micros: 1 }),
+      acct.conversions.conversions.confirm({
+        click_token: early.clickToken,
+        order_id: 'in-time',
+        value_micros: 1,
+      }),
     ).resolves.toMatchObject({ duplicate: false });
     await sandbox.control.advanceClock(2);
     const err = await acct.conversions.conversions
@@ -75,7 +110,10 @@ describe('POST /v1/conversions/s2s', () => {
     expect(report.conversions.map((c) => c.order_id)).toEqual(['in-time']);
   });
 
-  test('answers the same order_id again with the same result, duplicate: true, and never charges twice', async ({ sandbox, newAccount }) => {
+  test('answers the same order_id again with the same result, duplicate: true, and never charges twice', async ({
+    sandbox,
+    newAccount,
+  }) => {
     const acct = await newAccount();
     const { campaignId, clickToken } = await campaignWithClick(sandbox, acct);
     const body = { click_token: clickToken, order_id: 'ord-dup', value_micros: 5_000_000 };
@@ -90,11 +128,18 @@ describe('POST /v1/conversions/s2s', () => {
     expect(report.counts).toMatchObject({ requests: 2, duplicates: 1 });
   });
 
-  test('answers 409 when an order_id comes back with a different value or click', async ({ sandbox, newAccount }) => {
+  test('answers 409 when an order_id comes back with a different value or click', async ({
+    sandbox,
+    newAccount,
+  }) => {
     const acct = await newAccount();
     const { campaignId, clickToken } = await campaignWithClick(sandbox, acct);
     const other = await sandbox.control.click(campaignId);
-    await acct.conversions.conversions.confirm({ click_token: clickToken, order_id: 'ord-9', value_micros: 100 });
+    await acct.conversions.conversions.confirm({
+      click_token: clickToken,
+      order_id: 'ord-9',
+      value_micros: 100,
+    });
     for (const body of [
       { click_token: clickToken, order_id: 'ord-9', value_micros: 101 },
       { click_token: other.click_token, order_id: 'ord-9', value_micros: 100 },
@@ -111,7 +156,11 @@ describe('POST /v1/conversions/s2s', () => {
   test('answers 404 for an unknown click token', async ({ newAccount }) => {
     const acct = await newAccount();
     await expect(
-      acct.conversions.conversions.confirm({ click_token: 'no-such-token-000000000000', order_id: 'o', value_micros: 1 }),
+      acct.conversions.conversions.confirm({
+        click_token: 'no-such-token-000000000000',
+        order_id: 'o',
+        value_micros: 1,
+      }),
     ).rejects.toBeInstanceOf(NotFoundError);
   });
 
@@ -130,7 +179,10 @@ describe('POST /v1/conversions/s2s', () => {
     ).rejects.toBeInstanceOf(RequestValidationError);
   });
 
-  test('charges a cross_promo campaign in credit and gives it back on reversal', async ({ sandbox, newAccount }) => {
+  test('charges a cross_promo campaign in credit and gives it back on reversal', async ({
+    sandbox,
+    newAccount,
+  }) => {
     const acct = await newAccount({ credit_micros: 10_000_000 });
     const { campaignId, clickToken } = await campaignWithClick(sandbox, acct, {
       pricing_model: 'cross_promo',
@@ -147,25 +199,37 @@ describe('POST /v1/conversions/s2s', () => {
 });
 
 describe('POST /v1/conversions/s2s/refund', () => {
-  test('reverses a confirmed order, gives the charge back, and answers a repeat with duplicate: true', async ({ sandbox, newAccount }) => {
+  test('reverses a confirmed order, gives the charge back, and answers a repeat with duplicate: true', async ({
+    sandbox,
+    newAccount,
+  }) => {
     const acct = await newAccount();
     const { campaignId, clickToken } = await campaignWithClick(sandbox, acct);
     await acct.conversions.conversions.confirm({ click_token: clickToken, order_id: 'r1', value_micros: 9 });
     const first = await acct.conversions.conversions.refund({ campaign_id: campaignId, order_id: 'r1' });
-    expect(first).toMatchObject({ order_id: 'r1', campaign_id: campaignId, status: 'reversed', duplicate: false });
+    expect(first).toMatchObject({
+      order_id: 'r1',
+      campaign_id: campaignId,
+      status: 'reversed',
+      duplicate: false,
+    });
     await sandbox.control.advanceClock(60);
     const again = await acct.conversions.conversions.refund({ campaign_id: campaignId, order_id: 'r1' });
     expect(again).toEqual({ ...first, duplicate: true });
     const campaign = (await acct.read.campaigns.list()).campaigns.find((c) => c.id === campaignId);
     expect(campaign?.spend_micros).toBe(0);
     const report = await sandbox.control.conversions(acct.accountId);
-    expect(report.conversions).toEqual([expect.objectContaining({ order_id: 'r1', state: 'reversed', reversed_at: first.reversed_at })]);
+    expect(report.conversions).toEqual([
+      expect.objectContaining({ order_id: 'r1', state: 'reversed', reversed_at: first.reversed_at }),
+    ]);
   });
 
   test('refuses to reverse an order that was never confirmed with 404', async ({ sandbox, newAccount }) => {
     const acct = await newAccount();
     const { campaignId } = await campaignWithClick(sandbox, acct);
-    await expect(acct.conversions.conversions.refund({ campaign_id: campaignId, order_id: 'never' })).rejects.toMatchObject({
+    await expect(
+      acct.conversions.conversions.refund({ campaign_id: campaignId, order_id: 'never' }),
+    ).rejects.toMatchObject({
       status: 404,
     });
   });
@@ -179,18 +243,29 @@ describe('POST /v1/conversions/s2s/refund', () => {
     await expect(acct.conversions.conversions.confirm(body)).rejects.toMatchObject({ status: 409 });
   });
 
-  test('reverses inside the default 30-day return window and refuses after it with 422', async ({ sandbox, newAccount }) => {
+  test('reverses inside the default 30-day return window and refuses after it with 422', async ({
+    sandbox,
+    newAccount,
+  }) => {
     const acct = await newAccount();
     const { campaignId, clickToken } = await campaignWithClick(sandbox, acct);
     const other = await sandbox.control.click(campaignId);
     await acct.conversions.conversions.confirm({ click_token: clickToken, order_id: 'a', value_micros: 1 });
-    await acct.conversions.conversions.confirm({ click_token: other.click_token, order_id: 'b', value_micros: 1 });
+    await acct.conversions.conversions.confirm({
+      click_token: other.click_token,
+      order_id: 'b',
+      value_micros: 1,
+    });
     await sandbox.control.advanceClock(30 * DAY_S - 1);
-    await expect(acct.conversions.conversions.refund({ campaign_id: campaignId, order_id: 'a' })).resolves.toMatchObject({
+    await expect(
+      acct.conversions.conversions.refund({ campaign_id: campaignId, order_id: 'a' }),
+    ).resolves.toMatchObject({
       status: 'reversed',
     });
     await sandbox.control.advanceClock(2);
-    const err = await acct.conversions.conversions.refund({ campaign_id: campaignId, order_id: 'b' }).catch((e: unknown) => e);
+    const err = await acct.conversions.conversions
+      .refund({ campaign_id: campaignId, order_id: 'b' })
+      .catch((e: unknown) => e);
     expect(err).toMatchObject({ status: 422, detail: expect.stringContaining('return window closed') });
   });
 
@@ -200,7 +275,9 @@ describe('POST /v1/conversions/s2s/refund', () => {
       const { campaignId, clickToken } = await campaignWithClick(sandbox, acct);
       await acct.conversions.conversions.confirm({ click_token: clickToken, order_id: 'w', value_micros: 1 });
       await sandbox.control.advanceClock(2 * DAY_S + 1);
-      await expect(acct.conversions.conversions.refund({ campaign_id: campaignId, order_id: 'w' })).rejects.toMatchObject({
+      await expect(
+        acct.conversions.conversions.refund({ campaign_id: campaignId, order_id: 'w' }),
+      ).rejects.toMatchObject({
         status: 422,
       });
     });
@@ -209,7 +286,9 @@ describe('POST /v1/conversions/s2s/refund', () => {
   test('refuses the s2s reversal for a pixel campaign with 422', async ({ sandbox, newAccount }) => {
     const acct = await newAccount();
     const { campaignId } = await campaignWithClick(sandbox, acct, { conversion_source: 'pixel' });
-    await expect(acct.conversions.conversions.refund({ campaign_id: campaignId, order_id: 'x' })).rejects.toMatchObject({
+    await expect(
+      acct.conversions.conversions.refund({ campaign_id: campaignId, order_id: 'x' }),
+    ).rejects.toMatchObject({
       status: 422,
     });
   });

@@ -25,6 +25,7 @@ export interface SandboxFixtures {
 }
 
 export const test = base.extend<SandboxFixtures>({
+  // biome-ignore lint/correctness/noEmptyPattern: vitest reads fixture dependencies from the destructuring.
   sandbox: async ({}, use) => {
     const sandbox = await startSandbox();
     await use(sandbox);
@@ -116,7 +117,12 @@ export async function raw(
   const res = await fetch(`${sandbox.url}${path}`, {
     method,
     headers,
-    body: options.body === undefined ? undefined : typeof options.body === 'string' ? options.body : JSON.stringify(options.body),
+    body:
+      options.body === undefined
+        ? undefined
+        : typeof options.body === 'string'
+          ? options.body
+          : JSON.stringify(options.body),
   });
   const text = await res.text();
   return { status: res.status, headers: res.headers, json: text === '' ? null : JSON.parse(text) };
