@@ -40,12 +40,26 @@ export interface JobContext {
   maxClockSkewMs?: number;
 }
 
-/** Cuts a reason to {@link MAX_REASON_LENGTH} characters. */
+/**
+ * Cuts a reason to {@link MAX_REASON_LENGTH} characters.
+ *
+ * @example
+ * ```ts
+ * truncateReason(err.detail); // at most MAX_REASON_LENGTH characters
+ * ```
+ */
 export function truncateReason(reason: string): string {
   return reason.length <= MAX_REASON_LENGTH ? reason : `${reason.slice(0, MAX_REASON_LENGTH - 1)}…`;
 }
 
-/** A fresh, unguessable lease token (Web Crypto, so it works on the edge). */
+/**
+ * A fresh, unguessable lease token (Web Crypto, so it works on the edge).
+ *
+ * @example
+ * ```ts
+ * const claimed = claimJob(job, { now, leaseMs: 60_000, token: newLeaseToken() });
+ * ```
+ */
 export function newLeaseToken(): string {
   return crypto.randomUUID();
 }
@@ -181,6 +195,11 @@ export function planRefund(input: unknown, context: RefundContext): RefundOutcom
  * A confirm just became `delivered`: the order's refund (if `pending`) takes the confirm's campaign
  * (unless the caller gave one) and the return-window deadline counted from the delivery.
  * Returns the refund unchanged when it is not pending.
+ *
+ * @example
+ * ```ts
+ * if (refund) await db.update(followDeliveredConfirm(refund, deliveredConfirm, policy));
+ * ```
  */
 export function followDeliveredConfirm(
   refund: RefundJob,
@@ -200,6 +219,11 @@ export function followDeliveredConfirm(
 /**
  * A confirm ended without being accepted (`dead` or `expired`): nothing was charged, so the order's
  * waiting refund (if `pending`) is `cancelled`. Returns the refund unchanged otherwise.
+ *
+ * @example
+ * ```ts
+ * if (refund) await db.update(cancelWaitingRefund(refund, 'dead', now));
+ * ```
  */
 export function cancelWaitingRefund(
   refund: RefundJob,
@@ -215,7 +239,14 @@ export function cancelWaitingRefund(
   };
 }
 
-/** Whether a confirm in this state keeps its order's refund from being claimed. */
+/**
+ * Whether a confirm in this state keeps its order's refund from being claimed.
+ *
+ * @example
+ * ```ts
+ * blocksRefund(confirm); // true while the confirm is pending or inflight
+ * ```
+ */
 export function blocksRefund(confirm: ConfirmJob | null): boolean {
   return confirm !== null && (confirm.state === 'pending' || confirm.state === 'inflight');
 }
@@ -238,7 +269,14 @@ export function isClaimable(job: Job, now: EpochMs, confirmOfOrder: ConfirmJob |
   return true;
 }
 
-/** The job as claimed: `inflight` with a fresh lease, one more attempt counted. */
+/**
+ * The job as claimed: `inflight` with a fresh lease, one more attempt counted.
+ *
+ * @example
+ * ```ts
+ * const claimed = claimJob(job, { now, leaseMs: 60_000, token: newLeaseToken() });
+ * ```
+ */
 export function claimJob<J extends Job>(
   job: J,
   options: { now: EpochMs; leaseMs: number; token: string },
@@ -255,6 +293,11 @@ export function claimJob<J extends Job>(
 /**
  * Whether `claimed` (the job as a worker holds it) still owns the stored job: the stored job is
  * `inflight` with the same lease token. Every transition checks this first (fencing).
+ *
+ * @example
+ * ```ts
+ * if (!holdsLease(stored, claimed)) return false; // fenced: another worker owns it now
+ * ```
  */
 export function holdsLease(stored: Job, claimed: Job): boolean {
   return (
@@ -265,7 +308,14 @@ export function holdsLease(stored: Job, claimed: Job): boolean {
   );
 }
 
-/** `delivered`; a confirm records the campaign the service attributed it to. */
+/**
+ * `delivered`; a confirm records the campaign the service attributed it to.
+ *
+ * @example
+ * ```ts
+ * await db.update(completeJob(stored, { now, campaignId: 'cmp_42' }));
+ * ```
+ */
 export function completeJob<J extends Job>(
   stored: J,
   result: { now: EpochMs; campaignId?: string | null },
@@ -281,7 +331,14 @@ export function completeJob<J extends Job>(
   };
 }
 
-/** Back to `pending` until `nextAttemptAt`; `countAttempt: false` gives back the attempt counted at claim. */
+/**
+ * Back to `pending` until `nextAttemptAt`; `countAttempt: false` gives back the attempt counted at claim.
+ *
+ * @example
+ * ```ts
+ * await db.update(retryJob(stored, { now, nextAttemptAt: now + 30_000, error: 'HTTP 503' }));
+ * ```
+ */
 export function retryJob<J extends Job>(
   stored: J,
   result: { now: EpochMs; nextAttemptAt: EpochMs; error: string; countAttempt?: boolean },
@@ -297,7 +354,14 @@ export function retryJob<J extends Job>(
   };
 }
 
-/** `dead` (replayable) or `expired` (final), with its reason. */
+/**
+ * `dead` (replayable) or `expired` (final), with its reason.
+ *
+ * @example
+ * ```ts
+ * await db.update(failJob(stored, { now, state: 'dead', reason: 'HTTP 422: unknown click token' }));
+ * ```
+ */
 export function failJob<J extends Job>(
   stored: J,
   result: { now: EpochMs; state: 'dead' | 'expired'; reason: string },
@@ -311,7 +375,14 @@ export function failJob<J extends Job>(
   };
 }
 
-/** Given back at shutdown: `pending`, due now, the attempt not counted. */
+/**
+ * Given back at shutdown: `pending`, due now, the attempt not counted.
+ *
+ * @example
+ * ```ts
+ * for (const job of claimed) await db.update(releaseJob(job, now));
+ * ```
+ */
 export function releaseJob<J extends Job>(stored: J, now: EpochMs): J {
   return {
     ...stored,
@@ -323,7 +394,14 @@ export function releaseJob<J extends Job>(stored: J, now: EpochMs): J {
   };
 }
 
-/** The same lease, valid for `leaseMs` from `now`. */
+/**
+ * The same lease, valid for `leaseMs` from `now`.
+ *
+ * @example
+ * ```ts
+ * await db.update(extendJobLease(stored, { now, leaseMs: 60_000 }));
+ * ```
+ */
 export function extendJobLease<J extends Job>(stored: J, options: { now: EpochMs; leaseMs: number }): J {
   if (stored.lease === null) return stored;
   return {
@@ -340,6 +418,11 @@ export function extendJobLease<J extends Job>(stored: J, options: { now: EpochMs
  *   was dead; sending it now would charge a sale nobody will reverse);
  * - otherwise → `pending`, due now, attempts reset.
  * Returns the job unchanged when it is not `dead`.
+ *
+ * @example
+ * ```ts
+ * await db.update(replayJob(stored, { now, orderHasRefund: refund !== null }));
+ * ```
  */
 export function replayJob<J extends Job>(stored: J, options: { now: EpochMs; orderHasRefund: boolean }): J {
   if (stored.state !== 'dead') return stored;
@@ -363,7 +446,14 @@ export function replayJob<J extends Job>(stored: J, options: { now: EpochMs; ord
   return { ...stored, state: 'pending', attempts: 0, updatedAt: now, nextAttemptAt: now, lease: null };
 }
 
-/** Whether a state is final (nothing will ever change it). `dead` is not: it can be replayed. */
+/**
+ * Whether a state is final (nothing will ever change it). `dead` is not: it can be replayed.
+ *
+ * @example
+ * ```ts
+ * isFinalState('dead'); // false: a dead job can be replayed
+ * ```
+ */
 export function isFinalState(state: JobState): boolean {
   return state === 'delivered' || state === 'expired' || state === 'cancelled';
 }

@@ -27,7 +27,15 @@ export interface Failure {
 
 const MAX_REASON = 500;
 
-/** Removes anything shaped like a bearer credential, in case a service or proxy echoes a header back. */
+/**
+ * Removes anything shaped like a credential (`Bearer …`, `api_key=…`), in case a service or proxy echoes
+ * a header back into an error body.
+ *
+ * @example
+ * ```ts
+ * redactSecrets('saw Authorization: Bearer pbsk_123'); // "saw Authorization: Bearer [redacted]"
+ * ```
+ */
 export function redactSecrets(text: string): string {
   return text
     .replace(/\b(Bearer|Basic)\s+[A-Za-z0-9._~+/=-]+/gi, '$1 [redacted]')

@@ -27,7 +27,7 @@ export interface DispatcherEvents {
 /** An event name. */
 export type DispatcherEventName = keyof DispatcherEvents;
 
-/** A tiny typed emitter; a throwing listener never disturbs delivery. */
+/** A tiny typed emitter (internal to the Dispatcher); a throwing listener never disturbs delivery. */
 export function createEmitter() {
   const listeners = new Map<DispatcherEventName, Set<(payload: never) => void>>();
   const emit = <K extends DispatcherEventName>(name: K, payload: DispatcherEvents[K]): void => {

@@ -1,5 +1,5 @@
 /** The Dispatcher: claims due jobs and delivers them through the ad-service client. */
 export * from './classify.ts';
 export * from './dispatcher.ts';
-export * from './events.ts';
+export type { DispatcherEventName, DispatcherEvents } from './events.ts';
 export * from './options.ts';

@@ -83,7 +83,14 @@ export const DEFAULT_AUTH_PAUSE_MS = 60_000;
  */
 export const DEFAULT_STOP_TIMEOUT_MS = 10_000;
 
-/** Sleeps on a real timer; resolves early when the signal aborts. */
+/**
+ * Sleeps on a real timer; resolves early (never rejects) when the signal aborts. The default `sleep`.
+ *
+ * @example
+ * ```ts
+ * await realSleep(1_000, controller.signal);
+ * ```
+ */
 export const realSleep: Sleep = (ms, signal) =>
   new Promise<void>((resolve) => {
     if (signal?.aborted) return resolve();
@@ -103,7 +110,14 @@ const positiveMs = () => z.number().int().positive();
 
 const OUTBOX_METHODS = ['claim', 'complete', 'retry', 'fail', 'release', 'extendLease', 'stats'] as const;
 
-/** The schema of {@link DispatcherOptions}. */
+/**
+ * The schema of {@link DispatcherOptions}: the single source of truth for their types and defaults.
+ *
+ * @example
+ * ```ts
+ * const resolved = dispatcherOptionsSchema.parse({ outbox, client }); // every default filled in
+ * ```
+ */
 export const dispatcherOptionsSchema = z.strictObject({
   /** Where jobs are claimed from and their outcomes recorded. Required. */
   outbox: z.custom<Outbox>(
