@@ -17,26 +17,31 @@
  *
  * Run: node --conditions=@postback/source bench/enqueue.ts
  */
-import { createSqliteOutbox, type SqliteOutbox } from '@postback/sqlite';
-import { Queue } from 'bullmq';
-import { Redis } from 'ioredis';
+
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DatabaseSync, type StatementSync } from 'node:sqlite';
+import { createSqliteOutbox, type SqliteOutbox } from '@postback/sqlite';
+import { Queue } from 'bullmq';
+import { Redis } from 'ioredis';
 
 const CALLERS = 64;
 const ROUNDS = 20;
 /** Jobs per slice of the batched variants; the one-transaction-per-job slice is a tenth of it. */
 const SLICE = 3_200;
 /** Stop starting rounds after this long. */
-const MAX_MS = 60_000;
+const MAX_MS = 45_000;
 const REDIS = { host: '127.0.0.1', port: 6379 };
 
 const dir = mkdtempSync(join(tmpdir(), 'postback-bench-enqueue-'));
 const clickedAt = Date.now() - 60_000;
 const DEADLINE = clickedAt + 7 * 86_400_000 - 3_600_000;
-const input = (i: number) => ({ orderId: `ord_${i}`, valueMicros: 1_000_000 + i, click: { token: `tok_${i.toString(36)}`, clickedAt } });
+const input = (i: number) => ({
+  orderId: `ord_${i}`,
+  valueMicros: 1_000_000 + i,
+  click: { token: `tok_${i.toString(36)}`, clickedAt },
+});
 
 /** Accumulated jobs and time of one variant over all its slices. */
 class Meter {
@@ -100,7 +105,8 @@ async function durableRedis(admin: Redis): Promise<() => Promise<void>> {
   return restore;
 }
 
-const fmt = (m: Meter) => `${Math.round(m.perSecond).toLocaleString('en-US').padStart(9)} jobs/s  (${m.jobs} jobs in ${Math.round(m.ms)} ms)`;
+const fmt = (m: Meter) =>
+  `${Math.round(m.perSecond).toLocaleString('en-US').padStart(9)} jobs/s  (${m.jobs} jobs in ${Math.round(m.ms)} ms)`;
 const ratio = (a: Meter, b: Meter) => `${(a.perSecond / b.perSecond).toFixed(2)}x`;
 
 const meters = { ours: new Meter(), perJob: new Meter(), raw: new Meter(), bull: new Meter() };
@@ -114,7 +120,8 @@ let bullSkipped: string | null = null;
 
 try {
   outbox = createSqliteOutbox({ filename: join(dir, 'ours.db'), synchronous: 'full' });
-  if (outbox.durability.synchronous !== 'full' || outbox.durability.journalMode !== 'wal') throw new Error('not durable');
+  if (outbox.durability.synchronous !== 'full' || outbox.durability.journalMode !== 'wal')
+    throw new Error('not durable');
   perJob = await rawFile('per-job.db');
   raw = await rawFile('raw.db');
 
@@ -132,14 +139,16 @@ try {
   const warm = new Meter();
   warm.jobs = 10_000_000;
   await slice(warm, 2_000, (i) => (outbox as SqliteOutbox).confirm(input(i)));
-  if (queue !== undefined) await slice(warm, 2_000, (i) => (queue as Queue).add('confirm', input(i), { jobId: `ord_${i}` }));
+  if (queue !== undefined)
+    await slice(warm, 2_000, (i) => (queue as Queue).add('confirm', input(i), { jobId: `ord_${i}` }));
 
   const started = performance.now();
   let rounds = 0;
   for (; rounds < ROUNDS && performance.now() - started < MAX_MS; rounds++) {
     const commitsBefore = outbox.commits;
     await slice(meters.ours, SLICE, (i) => (outbox as SqliteOutbox).confirm(input(i)));
-    if (rounds === 0) console.log(`  (ours: ${(SLICE / (outbox.commits - commitsBefore)).toFixed(1)} jobs per commit)`);
+    if (rounds === 0)
+      console.log(`  (ours: ${(SLICE / (outbox.commits - commitsBefore)).toFixed(1)} jobs per commit)`);
     const { db: perJobDb, insert: perJobInsert } = perJob;
     // 64 callers, but each enqueue is its own BEGIN … COMMIT: commits (and fsyncs) happen one by one.
     await slice(meters.perJob, SLICE / 10, async (i) => {
@@ -157,14 +166,18 @@ try {
     meters.raw.jobs += SLICE;
     if (queue !== undefined) {
       // jobId = orderId: idempotent per order, as our enqueue is.
-      await slice(meters.bull, SLICE, (i) => (queue as Queue).add('confirm', input(i), { jobId: input(i).orderId }));
+      await slice(meters.bull, SLICE, (i) =>
+        (queue as Queue).add('confirm', input(i), { jobId: input(i).orderId }),
+      );
     }
   }
 
   const stored = (await outbox.stats(Date.now())).counts.pending;
   if (stored !== meters.ours.jobs + 2_000) throw new Error(`only ${stored} jobs stored`);
 
-  console.log(`durable enqueue, synchronous=FULL, ${CALLERS} concurrent callers, ${rounds} interleaved rounds`);
+  console.log(
+    `durable enqueue, synchronous=FULL, ${CALLERS} concurrent callers, ${rounds} interleaved rounds`,
+  );
   console.log(`  ours (group commit)            ${fmt(meters.ours)}`);
   console.log(`  one transaction per job        ${fmt(meters.perJob)}`);
   console.log(`  raw batched INSERT (${CALLERS} per tx)  ${fmt(meters.raw)}`);
@@ -173,7 +186,8 @@ try {
   console.log('ratios');
   console.log(`  ours / one transaction per job: ${ratio(meters.ours, meters.perJob)}   (target >= 10x)`);
   console.log(`  ours / raw batched INSERT:      ${ratio(meters.ours, meters.raw)}   (target >= 0.5x)`);
-  if (bullSkipped === null) console.log(`  ours / BullMQ add():            ${ratio(meters.ours, meters.bull)}   (target > 1x)`);
+  if (bullSkipped === null)
+    console.log(`  ours / BullMQ add():            ${ratio(meters.ours, meters.bull)}   (target > 1x)`);
 } finally {
   await outbox?.close();
   perJob?.db.close();

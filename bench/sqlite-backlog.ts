@@ -10,8 +10,7 @@
  *
  *   node --conditions=@postback/source bench/sqlite-backlog.ts [--large 1000000] [--small 1000]
  */
-import { deadlineOf } from '@postback/core';
-import { createSqliteOutbox } from '@postback/sqlite';
+
 import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -19,6 +18,8 @@ import { join } from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
+import { deadlineOf } from '@postback/core';
+import { createSqliteOutbox } from '@postback/sqlite';
 
 const { values } = parseArgs({
   options: {
@@ -108,7 +109,9 @@ async function fill(file: string, count: number): Promise<number> {
 
 function runChild(file: string): Promise<ChildReport> {
   const script = fileURLToPath(import.meta.url);
-  const proc = spawn(process.execPath, ['--conditions=@postback/source', script, '--child', file], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const proc = spawn(process.execPath, ['--conditions=@postback/source', script, '--child', file], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
   const timer = setTimeout(() => proc.kill('SIGKILL'), 60_000);
   let out = '';
   proc.stdout.setEncoding('utf8').on('data', (chunk: string) => (out += chunk));
@@ -132,19 +135,25 @@ if (values.child !== undefined) {
     const large = join(dir, 'large.db');
     const fillSmallMs = await fill(small, SMALL);
     const fillLargeMs = await fill(large, LARGE);
-    console.log(`filled ${SMALL.toLocaleString('en-US')} rows in ${Math.round(fillSmallMs)} ms, ${LARGE.toLocaleString('en-US')} rows in ${Math.round(fillLargeMs)} ms`);
+    console.log(
+      `filled ${SMALL.toLocaleString('en-US')} rows in ${Math.round(fillSmallMs)} ms, ${LARGE.toLocaleString('en-US')} rows in ${Math.round(fillLargeMs)} ms`,
+    );
     const a = await runChild(small);
     const b = await runChild(large);
     const row = (name: string, r: ChildReport) =>
       `  ${name.padEnd(10)} claim median ${r.claimMsMedian.toFixed(2)} ms (max ${r.claimMsMax.toFixed(1)}), stats ${r.statsMsMedian.toFixed(1)} ms, ` +
       `listDead ${r.listDeadMs.toFixed(2)} ms, peak RSS ${r.peakRssMb.toFixed(1)} MB, ${r.pending.toLocaleString('en-US')} still pending`;
-    console.log(`SQLite outbox with a backlog, ${CLAIMS} claims of ${CLAIM_LIMIT} + completions, ${STATS} stats, one listDead page`);
+    console.log(
+      `SQLite outbox with a backlog, ${CLAIMS} claims of ${CLAIM_LIMIT} + completions, ${STATS} stats, one listDead page`,
+    );
     console.log(row(SMALL.toLocaleString('en-US'), a));
     console.log(row(LARGE.toLocaleString('en-US'), b));
     console.log('ratios (large / small)');
     console.log(`  peak RSS:     ${(b.peakRssMb / a.peakRssMb).toFixed(2)}x   (target < 1.5x)`);
     console.log(`  claim median: ${(b.claimMsMedian / a.claimMsMedian).toFixed(2)}x`);
-    console.log(`  stats median: ${(b.statsMsMedian / a.statsMsMedian).toFixed(2)}x   (counts read a covering index: grows with rows, memory does not)`);
+    console.log(
+      `  stats median: ${(b.statsMsMedian / a.statsMsMedian).toFixed(2)}x   (counts read a covering index: grows with rows, memory does not)`,
+    );
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }

@@ -1,7 +1,7 @@
-import { DAY_MS, OptionsError } from '@postback/core';
 import { DatabaseSync } from 'node:sqlite';
+import { DAY_MS, OptionsError } from '@postback/core';
 import { afterEach, describe, expect, it } from 'vitest';
-import { tempDatabase, type TempDatabase } from '../test/temp-files.ts';
+import { type TempDatabase, tempDatabase } from '../test/temp-files.ts';
 import { createSqliteClickStore, type SqliteClickStore } from './click-store.ts';
 import { createSqliteOutbox } from './outbox.ts';
 
@@ -56,14 +56,20 @@ describe('SQLite click store', () => {
     ]);
     expect(await store.sweep(T0)).toBe(2);
     const db = new DatabaseSync((temp as TempDatabase).filename);
-    const keys = (db.prepare('SELECT key FROM clicks ORDER BY key').all() as Array<{ key: string }>).map((r) => r.key);
+    const keys = (db.prepare('SELECT key FROM clicks ORDER BY key').all() as Array<{ key: string }>).map(
+      (r) => r.key,
+    );
     db.close();
     expect(keys).toEqual(['edge', 'new']);
   });
 
   it('sweeps more clicks than one chunk', async () => {
     const store = open();
-    await Promise.all(Array.from({ length: 12_000 }, (_, i) => store.put(`k${i}`, { token: 'tok_x', clickedAt: T0 - WINDOW - 1 - i })));
+    await Promise.all(
+      Array.from({ length: 12_000 }, (_, i) =>
+        store.put(`k${i}`, { token: 'tok_x', clickedAt: T0 - WINDOW - 1 - i }),
+      ),
+    );
     expect(await store.sweep(T0)).toBe(12_000);
   });
 

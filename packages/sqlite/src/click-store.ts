@@ -4,11 +4,17 @@
  * window (it could no longer be confirmed); `sweep` deletes expired clicks in bounded chunks. Puts are
  * group-committed like the outbox's writes (landing pages put on every ad click).
  */
-import { type ClickStamp, type ClickStore, type EpochMs, validateClickToken } from '@postback/core';
+
 import type { DatabaseSync } from 'node:sqlite';
+import { type ClickStamp, type ClickStore, type EpochMs, validateClickToken } from '@postback/core';
 import { openDatabase } from './database.ts';
 import { createGroupCommit } from './group-commit.ts';
-import { parseOptions, policyOption, type SqliteClickStoreOptions, sqliteClickStoreOptionsSchema } from './options.ts';
+import {
+  parseOptions,
+  policyOption,
+  type SqliteClickStoreOptions,
+  sqliteClickStoreOptionsSchema,
+} from './options.ts';
 import { migrate } from './schema.ts';
 
 /**
@@ -43,7 +49,9 @@ function checkKey(key: unknown): string {
 
 function checkEpoch(value: unknown, field: string): number {
   if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 0) {
-    throw new TypeError(`${field} must be a non-negative integer of epoch milliseconds, got ${String(value)}`);
+    throw new TypeError(
+      `${field} must be a non-negative integer of epoch milliseconds, got ${String(value)}`,
+    );
   }
   return value;
 }
@@ -100,7 +108,8 @@ export function createSqliteClickStore(options: SqliteClickStoreOptions): Sqlite
       return write(
         () => {
           checkKey(key);
-          if (typeof click !== 'object' || click === null) throw new TypeError('click must be an object { token, clickedAt }');
+          if (typeof click !== 'object' || click === null)
+            throw new TypeError('click must be an object { token, clickedAt }');
           validateClickToken(click.token, 'click.token');
           checkEpoch(click.clickedAt, 'click.clickedAt');
         },

@@ -1,7 +1,7 @@
-import { JobValidationError } from '@postback/core';
 import { DatabaseSync } from 'node:sqlite';
+import { JobValidationError } from '@postback/core';
 import { afterEach, describe, expect, it } from 'vitest';
-import { tempDatabase, type TempDatabase } from '../test/temp-files.ts';
+import { type TempDatabase, tempDatabase } from '../test/temp-files.ts';
 import { createSqliteOutbox, type SqliteOutbox } from './outbox.ts';
 
 const T0 = Date.UTC(2026, 0, 15, 12, 0, 0);
@@ -29,7 +29,9 @@ describe('group commit of enqueues', () => {
     const outbox = open();
     const before = outbox.commits;
     const results = await Promise.all(
-      Array.from({ length: 64 }, (_, i) => outbox.confirm({ orderId: `ord_${i}`, valueMicros: i, click: click() })),
+      Array.from({ length: 64 }, (_, i) =>
+        outbox.confirm({ orderId: `ord_${i}`, valueMicros: i, click: click() }),
+      ),
     );
     expect(outbox.commits - before).toBe(1);
     expect(results.every((r) => r.created)).toBe(true);
@@ -42,7 +44,8 @@ describe('group commit of enqueues', () => {
     const before = outbox.commits;
     await Promise.all(
       Array.from({ length: 16 }, async (_, worker) => {
-        for (let n = 0; n < 10; n++) await outbox.confirm({ orderId: `w${worker}_${n}`, valueMicros: 1, click: click() });
+        for (let n = 0; n < 10; n++)
+          await outbox.confirm({ orderId: `w${worker}_${n}`, valueMicros: 1, click: click() });
       }),
     );
     // 160 enqueues by 16 callers: one transaction per round of the 16, not one per job.
@@ -96,7 +99,9 @@ describe('group commit of enqueues', () => {
     expect(String((results[0] as PromiseRejectedResult).reason)).toMatch(/locked|busy/i);
     expect(await outbox.getByOrder('ord_locked_1')).toEqual([]);
     // The connection is usable again once the lock is gone.
-    expect((await outbox.confirm({ orderId: 'ord_locked_1', valueMicros: 1, click: click() })).created).toBe(true);
+    expect((await outbox.confirm({ orderId: 'ord_locked_1', valueMicros: 1, click: click() })).created).toBe(
+      true,
+    );
   });
 
   it('commits writes still queued when close() is called, before closing the file', async () => {
@@ -111,7 +116,27 @@ describe('group commit of enqueues', () => {
   it('splits a burst larger than maxBatchSize into several transactions', async () => {
     const outbox = open({ maxBatchSize: 10 });
     const before = outbox.commits;
-    await Promise.all(Array.from({ length: 35 }, (_, i) => outbox.confirm({ orderId: `ord_b${i}`, valueMicros: 1, click: click() })));
+    await Promise.all(
+      Array.from({ length: 35 }, (_, i) =>
+        outbox.confirm({ orderId: `ord_b${i}`, valueMicros: 1, click: click() }),
+      ),
+    );
     expect(outbox.commits - before).toBe(4);
+  });
+});
+
+describe('malformed calls never fail a shared batch', () => {
+  it('rejects a transition given something that is not a claimed job, alone', async () => {
+    const outbox = open();
+    const results = await Promise.allSettled([
+      outbox.confirm({ orderId: 'ord_ok', valueMicros: 1, click: click() }),
+      outbox.complete({ id: '1' } as never, { now: T0 }),
+      outbox.replay({ ids: 'all' } as never, T0),
+      outbox.purgeDead({ ids: [1] } as never),
+    ]);
+    expect(results.map((r) => r.status)).toEqual(['fulfilled', 'rejected', 'rejected', 'rejected']);
+    expect(String((results[1] as PromiseRejectedResult).reason)).toMatch(/job/);
+    expect(String((results[2] as PromiseRejectedResult).reason)).toMatch(/ids/);
+    expect(await outbox.getByOrder('ord_ok')).toHaveLength(1);
   });
 });

@@ -2,7 +2,7 @@
  * @postback/sqlite — the embedded default backend: a durable `Outbox` and `ClickStore` on one SQLite file
  * (`node:sqlite`, WAL, `synchronous=FULL`, group commit).
  */
-export { createSqliteOutbox, OutboxClosedError, type SqliteOutbox } from './outbox.ts';
+
 export { createSqliteClickStore, type SqliteClickStore } from './click-store.ts';
 export {
   DEFAULT_BUSY_TIMEOUT_MS,
@@ -15,4 +15,5 @@ export {
   sqliteClickStoreOptionsSchema,
   sqliteOutboxOptionsSchema,
 } from './options.ts';
+export { createSqliteOutbox, OutboxClosedError, type SqliteOutbox } from './outbox.ts';
 export { SCHEMA_VERSION, SchemaVersionError } from './schema.ts';

@@ -5,8 +5,9 @@
  * so every store produces exactly the same fields; only claim is expressed in SQL, because it must be one
  * atomic `UPDATE … RETURNING`.
  */
-import type { Job, JobKind, JobState } from '@postback/core';
+
 import type { DatabaseSync, StatementSync } from 'node:sqlite';
+import type { Job, JobKind, JobState } from '@postback/core';
 
 /** One row of `jobs`, as node:sqlite returns it. */
 export interface JobRow {
@@ -48,7 +49,10 @@ export function jobFromRow(row: JobRow): Job {
     nextAttemptAt: row.next_attempt_at,
     deadline: row.deadline,
     lastError: row.last_error,
-    lease: row.lease_token === null || row.lease_expires_at === null ? null : { token: row.lease_token, expiresAt: row.lease_expires_at },
+    lease:
+      row.lease_token === null || row.lease_expires_at === null
+        ? null
+        : { token: row.lease_token, expiresAt: row.lease_expires_at },
     deliveredAt: row.delivered_at,
     campaignId: row.campaign_id,
   };
@@ -172,13 +176,17 @@ export function prepareJobStatements(db: DatabaseSync): JobStatements {
         'delivered_at = :delivered_at, campaign_id = :campaign_id WHERE id = :id AND lease_token IS :expected_token',
     ),
     claim: db.prepare(CLAIM_SQL),
-    countByState: db.prepare('SELECT state, COUNT(*) AS n FROM jobs INDEXED BY jobs_state_created GROUP BY state'),
+    countByState: db.prepare(
+      'SELECT state, COUNT(*) AS n FROM jobs INDEXED BY jobs_state_created GROUP BY state',
+    ),
     oldestPending: db.prepare("SELECT MIN(created_at) AS at FROM jobs WHERE state = 'pending'"),
     nearestDeadline: db.prepare(
       "SELECT id, order_id, kind, deadline FROM jobs INDEXED BY jobs_open_deadline WHERE state IN ('pending', 'inflight') " +
         'AND deadline IS NOT NULL ORDER BY deadline LIMIT 1',
     ),
-    deadPage: db.prepare("SELECT * FROM jobs INDEXED BY jobs_dead WHERE state = 'dead' AND id > ? ORDER BY id LIMIT ?"),
+    deadPage: db.prepare(
+      "SELECT * FROM jobs INDEXED BY jobs_dead WHERE state = 'dead' AND id > ? ORDER BY id LIMIT ?",
+    ),
     deleteDead: db.prepare("DELETE FROM jobs WHERE state = 'dead'"),
     deleteDeadById: db.prepare("DELETE FROM jobs WHERE state = 'dead' AND id = ?"),
   };

@@ -3,8 +3,9 @@
  * truth for their types, defaults and validation. Unknown keys are rejected (a typo such as `synchronus`
  * must not silently fall back to a default), and every error names the offending option.
  */
-import { OptionsError, resolvePolicy, type WindowPolicy } from '@postback/core';
+
 import type { DatabaseSync } from 'node:sqlite';
+import { OptionsError, resolvePolicy, type WindowPolicy } from '@postback/core';
 import { z } from 'zod';
 
 /**
@@ -87,7 +88,9 @@ const policySchema = z
   .optional();
 
 const clockSchema = z
-  .custom<() => number>((value) => typeof value === 'function', { message: 'expected a function returning epoch milliseconds' })
+  .custom<() => number>((value) => typeof value === 'function', {
+    message: 'expected a function returning epoch milliseconds',
+  })
   .optional();
 
 const filenameSchema = z.string().min(1, 'expected a file path (or ":memory:")');
@@ -123,9 +126,11 @@ export const sqliteClickStoreOptionsSchema = z
     /** Path of the database file (may be the outbox's file). Give this or `database`. */
     filename: filenameSchema.optional(),
     /** An open `DatabaseSync` to share; the store neither changes its pragmas nor closes it. */
-    database: z.custom<DatabaseSync>((value) => typeof value === 'object' && value !== null && 'prepare' in value, {
-      message: 'expected a node:sqlite DatabaseSync',
-    }).optional(),
+    database: z
+      .custom<DatabaseSync>((value) => typeof value === 'object' && value !== null && 'prepare' in value, {
+        message: 'expected a node:sqlite DatabaseSync',
+      })
+      .optional(),
     /** The confirmation window decides when a click expires; defaults from `@postback/core`. */
     policy: policySchema,
     ...connectionShape,
@@ -143,7 +148,9 @@ export const sqliteClickStoreOptionsSchema = z
  * const options: SqliteOutboxOptions = { filename: 'postback.db', policy: { returnWindowMs: 14 * DAY_MS } };
  * ```
  */
-export type SqliteOutboxOptions = z.input<typeof sqliteOutboxOptionsSchema> & { policy?: Partial<WindowPolicy> };
+export type SqliteOutboxOptions = z.input<typeof sqliteOutboxOptionsSchema> & {
+  policy?: Partial<WindowPolicy>;
+};
 /**
  * Options of `createSqliteClickStore` (input form: defaults may be omitted).
  *
@@ -152,7 +159,9 @@ export type SqliteOutboxOptions = z.input<typeof sqliteOutboxOptionsSchema> & { 
  * const options: SqliteClickStoreOptions = { filename: 'postback.db' };
  * ```
  */
-export type SqliteClickStoreOptions = z.input<typeof sqliteClickStoreOptionsSchema> & { policy?: Partial<WindowPolicy> };
+export type SqliteClickStoreOptions = z.input<typeof sqliteClickStoreOptionsSchema> & {
+  policy?: Partial<WindowPolicy>;
+};
 
 /**
  * Parses an options object with its schema, turning the first zod issue into an `OptionsError` that names

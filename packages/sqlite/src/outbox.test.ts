@@ -1,7 +1,7 @@
-import { DAY_MS, DEFAULT_SAFETY_MARGIN_MS, type Job, OptionsError, refundDeadlineOf } from '@postback/core';
 import { DatabaseSync } from 'node:sqlite';
+import { DAY_MS, DEFAULT_SAFETY_MARGIN_MS, type Job, OptionsError, refundDeadlineOf } from '@postback/core';
 import { afterEach, describe, expect, it } from 'vitest';
-import { tempDatabase, type TempDatabase } from '../test/temp-files.ts';
+import { type TempDatabase, tempDatabase } from '../test/temp-files.ts';
 import { createSqliteOutbox, type SqliteOutbox } from './outbox.ts';
 import { SCHEMA_VERSION, SchemaVersionError } from './schema.ts';
 
@@ -44,11 +44,17 @@ describe('the file', () => {
 
   it('keeps every resolved enqueue across close and reopen', async () => {
     const first = open();
-    await Promise.all([1, 2, 3].map((i) => first.confirm({ orderId: `ord_${i}`, valueMicros: i, click: click() })));
+    await Promise.all(
+      [1, 2, 3].map((i) => first.confirm({ orderId: `ord_${i}`, valueMicros: i, click: click() })),
+    );
     await first.close();
     const second = open();
     expect((await second.stats(t)).counts.pending).toBe(3);
-    expect((await second.getByOrder('ord_2'))[0]).toMatchObject({ kind: 'confirm', valueMicros: 2, state: 'pending' });
+    expect((await second.getByOrder('ord_2'))[0]).toMatchObject({
+      kind: 'confirm',
+      valueMicros: 2,
+      state: 'pending',
+    });
   });
 
   it('refuses a file written by a newer schema version instead of guessing', async () => {
@@ -56,7 +62,9 @@ describe('the file', () => {
     const db = new DatabaseSync(temp.filename);
     db.exec(`PRAGMA user_version = ${SCHEMA_VERSION + 1}`);
     db.close();
-    expect(() => createSqliteOutbox({ filename: (temp as TempDatabase).filename })).toThrow(SchemaVersionError);
+    expect(() => createSqliteOutbox({ filename: (temp as TempDatabase).filename })).toThrow(
+      SchemaVersionError,
+    );
   });
 
   it('lets an outbox and a second connection migrate the same fresh file without conflict', async () => {
@@ -70,22 +78,29 @@ describe('the file', () => {
 describe('options', () => {
   it('rejects an unknown option, naming it', () => {
     temp = tempDatabase();
-    const options = { filename: temp.filename, synchronus: 'off' } as unknown as Parameters<typeof createSqliteOutbox>[0];
+    const options = { filename: temp.filename, synchronus: 'off' } as unknown as Parameters<
+      typeof createSqliteOutbox
+    >[0];
     expect(() => createSqliteOutbox(options)).toThrow(OptionsError);
     expect(() => createSqliteOutbox(options)).toThrow(/synchronus/);
   });
 
   it('rejects synchronous=off, which could corrupt the file on power loss', () => {
     temp = tempDatabase();
-    const options = { filename: temp.filename, synchronous: 'off' } as unknown as Parameters<typeof createSqliteOutbox>[0];
+    const options = { filename: temp.filename, synchronous: 'off' } as unknown as Parameters<
+      typeof createSqliteOutbox
+    >[0];
     expect(() => createSqliteOutbox(options)).toThrow(expect.objectContaining({ field: 'synchronous' }));
   });
 
   it('rejects a safety margin not shorter than the window, naming policy', () => {
     temp = tempDatabase();
-    expect(() => createSqliteOutbox({ filename: temp!.filename, policy: { confirmWindowMs: 1000, safetyMarginMs: 1000 } })).toThrow(
-      expect.objectContaining({ field: 'policy' }),
-    );
+    expect(() =>
+      createSqliteOutbox({
+        filename: temp!.filename,
+        policy: { confirmWindowMs: 1000, safetyMarginMs: 1000 },
+      }),
+    ).toThrow(expect.objectContaining({ field: 'policy' }));
   });
 
   it('stamps confirm deadlines with the configured policy', async () => {
@@ -127,7 +142,12 @@ describe('claims and leases', () => {
     expect(await outbox.fail(stale as Job, { now: t, state: 'dead', reason: 'x' })).toBe(false);
     expect((await outbox.get(fresh!.id))?.state).toBe('inflight');
     expect(await outbox.complete(fresh as Job, { now: t, campaignId: 'cmp_1' })).toBe(true);
-    expect(await outbox.get(fresh!.id)).toMatchObject({ state: 'delivered', campaignId: 'cmp_1', lease: null, deliveredAt: t });
+    expect(await outbox.get(fresh!.id)).toMatchObject({
+      state: 'delivered',
+      campaignId: 'cmp_1',
+      lease: null,
+      deliveredAt: t,
+    });
   });
 
   it('release gives claimed jobs back due now without counting the attempt', async () => {
@@ -135,7 +155,12 @@ describe('claims and leases', () => {
     await outbox.confirm({ orderId: 'ord_release', valueMicros: 1, click: click() });
     const claimed = await outbox.claim({ now: t, limit: 5, leaseMs: LEASE });
     await outbox.release(claimed, t + 5);
-    expect(await outbox.get(claimed[0]!.id)).toMatchObject({ state: 'pending', attempts: 0, nextAttemptAt: t + 5, lease: null });
+    expect(await outbox.get(claimed[0]!.id)).toMatchObject({
+      state: 'pending',
+      attempts: 0,
+      nextAttemptAt: t + 5,
+      lease: null,
+    });
   });
 
   it('rejects a claim with a non-positive limit, naming limit', async () => {
@@ -150,7 +175,10 @@ describe('a refund never overtakes its confirmation', () => {
     await outbox.confirm({ orderId: 'ord_r', valueMicros: 10, click: click() });
     const [confirm] = await outbox.claim({ now: t, limit: 10, leaseMs: LEASE });
     const refunded = await outbox.refund({ orderId: 'ord_r' });
-    expect(refunded).toMatchObject({ outcome: 'enqueued', job: { kind: 'refund', deadline: null, campaignId: null } });
+    expect(refunded).toMatchObject({
+      outcome: 'enqueued',
+      job: { kind: 'refund', deadline: null, campaignId: null },
+    });
     t += LEASE * 2; // even with the confirm's lease expired, only the confirm is claimable
     const again = await outbox.claim({ now: t, limit: 10, leaseMs: LEASE });
     expect(again.map((j) => j.kind)).toEqual(['confirm']);
@@ -196,7 +224,9 @@ describe('operators', () => {
     const first = await outbox.listDead({ limit: 2 });
     const second = await outbox.listDead({ limit: 2, after: first[1]!.id });
     const third = await outbox.listDead({ limit: 2, after: second[1]!.id });
-    expect([...first, ...second, ...third].map((j) => j.orderId)).toEqual([0, 1, 2, 3, 4].map((i) => `ord_dead_${i}`));
+    expect([...first, ...second, ...third].map((j) => j.orderId)).toEqual(
+      [0, 1, 2, 3, 4].map((i) => `ord_dead_${i}`),
+    );
     expect(first[0]?.lastError).toBe('HTTP 422: bad order ord_dead_0');
   });
 
@@ -222,12 +252,32 @@ describe('operators', () => {
 
   it('reports counts, the oldest pending job and the nearest deadline', async () => {
     const outbox = open();
-    await outbox.confirm({ orderId: 'ord_late', valueMicros: 1, click: { token: 'tok_a', clickedAt: t - 1000 } });
+    await outbox.confirm({
+      orderId: 'ord_late',
+      valueMicros: 1,
+      click: { token: 'tok_a', clickedAt: t - 1000 },
+    });
     t += 10;
-    const { job: soon } = await outbox.confirm({ orderId: 'ord_soon', valueMicros: 1, click: { token: 'tok_b', clickedAt: t - DAY_MS } });
+    const { job: soon } = await outbox.confirm({
+      orderId: 'ord_soon',
+      valueMicros: 1,
+      click: { token: 'tok_b', clickedAt: t - DAY_MS },
+    });
     const stats = await outbox.stats(t);
-    expect(stats.counts).toEqual({ pending: 2, inflight: 0, delivered: 0, dead: 0, expired: 0, cancelled: 0 });
+    expect(stats.counts).toEqual({
+      pending: 2,
+      inflight: 0,
+      delivered: 0,
+      dead: 0,
+      expired: 0,
+      cancelled: 0,
+    });
     expect(stats.oldestPendingAt).toBe(T0);
-    expect(stats.nearestDeadline).toEqual({ id: soon.id, orderId: 'ord_soon', kind: 'confirm', deadline: soon.deadline });
+    expect(stats.nearestDeadline).toEqual({
+      id: soon.id,
+      orderId: 'ord_soon',
+      kind: 'confirm',
+      deadline: soon.deadline,
+    });
   });
 });

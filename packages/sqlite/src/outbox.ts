@@ -4,41 +4,56 @@
  * transaction and one fsync — and each call resolves only after its transaction committed. Reads run on
  * indexes with LIMITs, so a worker's memory does not grow with the backlog.
  */
+
+import type { DatabaseSync } from 'node:sqlite';
 import {
+  type ClaimOptions,
+  type ConfirmInput,
+  type ConfirmJob,
   cancelWaitingRefund,
   completeJob,
+  type EnqueueResult,
+  type EpochMs,
   extendJobLease,
   failJob,
   followDeliveredConfirm,
   holdsLease,
   JOB_STATES,
-  JobValidationError,
-  newConfirmJob,
-  planRefund,
-  releaseJob,
-  replayJob,
-  retryJob,
-  validateRefundInput,
-  type ClaimOptions,
-  type ConfirmInput,
-  type ConfirmJob,
-  type EnqueueResult,
-  type EpochMs,
   type Job,
+  JobValidationError,
   type ListDeadOptions,
+  newConfirmJob,
   type Outbox,
   type OutboxStats,
+  planRefund,
   type RefundInput,
   type RefundJob,
   type RefundOutcome,
+  releaseJob,
+  replayJob,
+  retryJob,
   type StateCounts,
+  validateRefundInput,
   type WindowPolicy,
 } from '@postback/core';
-import type { DatabaseSync } from 'node:sqlite';
 import { type Durability, openDatabase, readDurability } from './database.ts';
 import { CallError, createGroupCommit } from './group-commit.ts';
-import { insertValues, jobFromRow, type JobRow, prepareJobStatements, rowIdOf, writeParams } from './job-rows.ts';
-import { DEFAULT_LIST_DEAD_LIMIT, MAX_LIST_DEAD_LIMIT, parseOptions, policyOption, type SqliteOutboxOptions, sqliteOutboxOptionsSchema } from './options.ts';
+import {
+  insertValues,
+  type JobRow,
+  jobFromRow,
+  prepareJobStatements,
+  rowIdOf,
+  writeParams,
+} from './job-rows.ts';
+import {
+  DEFAULT_LIST_DEAD_LIMIT,
+  MAX_LIST_DEAD_LIMIT,
+  parseOptions,
+  policyOption,
+  type SqliteOutboxOptions,
+  sqliteOutboxOptionsSchema,
+} from './options.ts';
 
 /**
  * A SQLite outbox: the `Outbox` interface plus what operators of a file need.
@@ -78,13 +93,37 @@ export class OutboxClosedError extends Error {
 
 function checkEpoch(value: unknown, field: string): void {
   if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 0) {
-    throw new RangeError(`${field} must be a non-negative integer of epoch milliseconds, got ${String(value)}`);
+    throw new RangeError(
+      `${field} must be a non-negative integer of epoch milliseconds, got ${String(value)}`,
+    );
   }
 }
 
 function checkPositiveInt(value: unknown, field: string): void {
   if (typeof value !== 'number' || !Number.isSafeInteger(value) || value <= 0) {
     throw new RangeError(`${field} must be a positive integer, got ${String(value)}`);
+  }
+}
+
+/** A transition must be given the job as `claim` returned it; anything else is refused before any write. */
+function checkClaimed(job: unknown, field = 'job'): void {
+  const candidate = job as { id?: unknown; lease?: unknown } | null;
+  const lease = candidate?.lease as { token?: unknown } | null | undefined;
+  if (
+    typeof candidate !== 'object' ||
+    candidate === null ||
+    typeof candidate.id !== 'string' ||
+    lease === undefined
+  ) {
+    throw new TypeError(`${field} must be a job as returned by claim()`);
+  }
+  if (lease !== null && typeof lease.token !== 'string')
+    throw new TypeError(`${field}.lease.token must be a string`);
+}
+
+function checkIds(ids: unknown): void {
+  if (!Array.isArray(ids) || !ids.every((id) => typeof id === 'string')) {
+    throw new TypeError('ids must be an array of job id strings');
   }
 }
 
@@ -110,20 +149,25 @@ export function createSqliteOutbox(options: SqliteOutboxOptions): SqliteOutbox {
   const writes = createGroupCommit(db, parsed.maxBatchSize);
   let closed = false;
 
-  /** Runs a write in the next group commit; a synchronous error (bad input) rejects without queueing. */
+  /** Runs a write in the next group commit. */
   function write<T>(apply: () => T): Promise<T> {
     if (closed) return Promise.reject(new OutboxClosedError(filename));
     return writes.run(apply);
   }
 
-  function guard<T>(check: () => void, then: () => Promise<T>): Promise<T> {
+  /**
+   * Checks (or prepares) a call's input synchronously, then runs `then` with the result: bad input
+   * rejects this call alone and never joins a batch.
+   */
+  function guard<P, T>(prepare: () => P, then: (prepared: P) => Promise<T>): Promise<T> {
     if (closed) return Promise.reject(new OutboxClosedError(filename));
+    let prepared: P;
     try {
-      check();
+      prepared = prepare();
     } catch (error) {
       return Promise.reject(error);
     }
-    return then();
+    return then(prepared);
   }
 
   function load(id: number): Job | null {
@@ -161,7 +205,8 @@ export function createSqliteOutbox(options: SqliteOutboxOptions): SqliteOutbox {
     if (refund === null) return;
     let next: RefundJob = refund;
     if (confirm.state === 'delivered') next = followDeliveredConfirm(refund, confirm, policy);
-    else if (confirm.state === 'dead' || confirm.state === 'expired') next = cancelWaitingRefund(refund, confirm.state, confirm.updatedAt);
+    else if (confirm.state === 'dead' || confirm.state === 'expired')
+      next = cancelWaitingRefund(refund, confirm.state, confirm.updatedAt);
     if (next !== refund) store(next, refund.lease?.token ?? null);
   }
 
@@ -183,11 +228,10 @@ export function createSqliteOutbox(options: SqliteOutboxOptions): SqliteOutbox {
     },
 
     confirm(input: ConfirmInput): Promise<EnqueueResult<ConfirmJob>> {
-      let job: ConfirmJob;
       return guard(
-        // Validated and built at call time, so bad input rejects this call alone and never joins a batch.
-        () => void (job = newConfirmJob(input, { now: clock(), id: '0', policy })),
-        () =>
+        // Validated and built at call time (createdAt is the time of the call, not of the commit).
+        () => newConfirmJob(input, { now: clock(), id: '0', policy }),
+        (job) =>
           write(() => {
             const created = insert(job);
             if (created !== null) return { created: true, job: created };
@@ -197,10 +241,9 @@ export function createSqliteOutbox(options: SqliteOutboxOptions): SqliteOutbox {
     },
 
     refund(input: RefundInput): Promise<RefundOutcome> {
-      let checked: RefundInput;
       return guard(
-        () => void (checked = validateRefundInput(input)),
-        () =>
+        () => validateRefundInput(input),
+        (checked) =>
           write((): RefundOutcome => {
             const now = clock();
             const confirm = loadByOrder(checked.orderId, 'confirm');
@@ -245,7 +288,10 @@ export function createSqliteOutbox(options: SqliteOutboxOptions): SqliteOutbox {
 
     complete(job, result) {
       return guard(
-        () => checkEpoch(result?.now, 'now'),
+        () => {
+          checkClaimed(job);
+          checkEpoch(result?.now, 'now');
+        },
         () =>
           write(() => {
             const next = transition(job, (stored) => completeJob(stored, result));
@@ -258,16 +304,23 @@ export function createSqliteOutbox(options: SqliteOutboxOptions): SqliteOutbox {
     retry(job, result) {
       return guard(
         () => {
+          checkClaimed(job);
           checkEpoch(result?.now, 'now');
           checkEpoch(result.nextAttemptAt, 'nextAttemptAt');
         },
-        () => write(() => transition(job, (stored) => retryJob(stored, { ...result, error: String(result.error) })) !== null),
+        () =>
+          write(
+            () =>
+              transition(job, (stored) => retryJob(stored, { ...result, error: String(result.error) })) !==
+              null,
+          ),
       );
     },
 
     fail(job, result) {
       return guard(
         () => {
+          checkClaimed(job);
           checkEpoch(result?.now, 'now');
           if (result.state !== 'dead' && result.state !== 'expired') {
             throw new TypeError(`state must be 'dead' or 'expired', got ${String(result.state)}`);
@@ -275,7 +328,9 @@ export function createSqliteOutbox(options: SqliteOutboxOptions): SqliteOutbox {
         },
         () =>
           write(() => {
-            const next = transition(job, (stored) => failJob(stored, { ...result, reason: String(result.reason) }));
+            const next = transition(job, (stored) =>
+              failJob(stored, { ...result, reason: String(result.reason) }),
+            );
             if (next?.kind === 'confirm') settleRefundOf(next);
             return next !== null;
           }),
@@ -284,7 +339,11 @@ export function createSqliteOutbox(options: SqliteOutboxOptions): SqliteOutbox {
 
     release(jobs, now) {
       return guard(
-        () => checkEpoch(now, 'now'),
+        () => {
+          if (!Array.isArray(jobs)) throw new TypeError('jobs must be an array of claimed jobs');
+          jobs.forEach((job, i) => checkClaimed(job, `jobs[${i}]`));
+          checkEpoch(now, 'now');
+        },
         () =>
           write(() => {
             for (const job of jobs) transition(job, (stored) => releaseJob(stored, now));
@@ -295,6 +354,7 @@ export function createSqliteOutbox(options: SqliteOutboxOptions): SqliteOutbox {
     extendLease(job, options) {
       return guard(
         () => {
+          checkClaimed(job);
           checkEpoch(options?.now, 'now');
           checkPositiveInt(options.leaseMs, 'leaseMs');
         },
@@ -320,12 +380,21 @@ export function createSqliteOutbox(options: SqliteOutboxOptions): SqliteOutbox {
         counts[row.state] = row.n;
       }
       const oldest = sql.oldestPending.get() as { at: number | null };
-      const nearest = sql.nearestDeadline.get() as { id: number; order_id: string; kind: Job['kind']; deadline: number } | undefined;
+      const nearest = sql.nearestDeadline.get() as
+        | { id: number; order_id: string; kind: Job['kind']; deadline: number }
+        | undefined;
       return {
         counts,
         oldestPendingAt: oldest.at,
         nearestDeadline:
-          nearest === undefined ? null : { id: String(nearest.id), orderId: nearest.order_id, kind: nearest.kind, deadline: nearest.deadline },
+          nearest === undefined
+            ? null
+            : {
+                id: String(nearest.id),
+                orderId: nearest.order_id,
+                kind: nearest.kind,
+                deadline: nearest.deadline,
+              },
       };
     },
 
@@ -336,15 +405,26 @@ export function createSqliteOutbox(options: SqliteOutboxOptions): SqliteOutbox {
       let after = 0;
       if (options.after !== undefined) {
         const id = rowIdOf(options.after);
-        if (id === null) throw new TypeError(`after must be the id of a job of this outbox, got ${JSON.stringify(options.after)}`);
+        if (id === null)
+          throw new TypeError(
+            `after must be the id of a job of this outbox, got ${JSON.stringify(options.after)}`,
+          );
         after = id;
       }
-      return (sql.deadPage.all(after, Math.min(limit, MAX_LIST_DEAD_LIMIT)) as unknown as JobRow[]).map(jobFromRow);
+      return (sql.deadPage.all(after, Math.min(limit, MAX_LIST_DEAD_LIMIT)) as unknown as JobRow[]).map(
+        jobFromRow,
+      );
     },
 
     replay(options, now) {
       return guard(
-        () => checkEpoch(now, 'now'),
+        () => {
+          if ('ids' in (options ?? {})) checkIds((options as { ids: unknown }).ids);
+          else if ((options as { all?: unknown } | undefined)?.all !== true) {
+            throw new TypeError('replay takes { ids: [...] } or { all: true }');
+          }
+          checkEpoch(now, 'now');
+        },
         () =>
           write(() => {
             let replayed = 0;
@@ -369,6 +449,13 @@ export function createSqliteOutbox(options: SqliteOutboxOptions): SqliteOutbox {
     },
 
     purgeDead(options = {}) {
+      if (options.ids !== undefined) {
+        try {
+          checkIds(options.ids);
+        } catch (error) {
+          return Promise.reject(error);
+        }
+      }
       return write(() => {
         if (options.ids === undefined) return Number(sql.deleteDead.run().changes);
         let deleted = 0;

@@ -31,7 +31,9 @@ describe('query plans of the outbox', () => {
 
   it('stats count on a covering index and find the oldest pending and nearest deadline by index search', () => {
     expect(planOf(db, sql.countByState)).toEqual(['SCAN jobs USING COVERING INDEX jobs_state_created']);
-    expect(planOf(db, sql.oldestPending).join()).toContain('SEARCH jobs USING COVERING INDEX jobs_state_created (state=?)');
+    expect(planOf(db, sql.oldestPending).join()).toContain(
+      'SEARCH jobs USING COVERING INDEX jobs_state_created (state=?)',
+    );
     expect(planOf(db, sql.nearestDeadline).join()).toContain('SEARCH jobs USING INDEX jobs_open_deadline');
   });
 

@@ -79,7 +79,9 @@ export class SchemaVersionError extends Error {
   override name = 'SchemaVersionError';
   readonly found: number;
   constructor(found: number) {
-    super(`database schema version ${found} is newer than this @postback/sqlite understands (${SCHEMA_VERSION}); upgrade the package`);
+    super(
+      `database schema version ${found} is newer than this @postback/sqlite understands (${SCHEMA_VERSION}); upgrade the package`,
+    );
     this.found = found;
   }
 }

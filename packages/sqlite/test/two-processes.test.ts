@@ -8,7 +8,7 @@ import { once } from 'node:events';
 import { fileURLToPath } from 'node:url';
 import { afterEach, expect, it } from 'vitest';
 import { createSqliteOutbox } from '../src/outbox.ts';
-import { tempDatabase, type TempDatabase } from './temp-files.ts';
+import { type TempDatabase, tempDatabase } from './temp-files.ts';
 
 const CLAIMER = fileURLToPath(new URL('./fixtures/claimer.ts', import.meta.url));
 const JOBS = 2_000;
@@ -22,7 +22,9 @@ afterEach(() => {
 });
 
 function startClaimer(filename: string) {
-  const child = spawn(process.execPath, ['--conditions=@postback/source', CLAIMER, filename], { stdio: 'pipe' });
+  const child = spawn(process.execPath, ['--conditions=@postback/source', CLAIMER, filename], {
+    stdio: 'pipe',
+  });
   children.push(child);
   let out = '';
   let err = '';
@@ -45,7 +47,9 @@ it('two processes claiming from one file never claim the same job', async () => 
   const outbox = createSqliteOutbox({ filename: temp.filename });
   const clickedAt = Date.now() - 60_000;
   await Promise.all(
-    Array.from({ length: JOBS }, (_, i) => outbox.confirm({ orderId: `ord_${i}`, valueMicros: i, click: { token: 'tok_p', clickedAt } })),
+    Array.from({ length: JOBS }, (_, i) =>
+      outbox.confirm({ orderId: `ord_${i}`, valueMicros: i, click: { token: 'tok_p', clickedAt } }),
+    ),
   );
 
   const a = startClaimer(temp.filename);

@@ -1,12 +1,15 @@
-import { OptionsError } from '@postback/core';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { OptionsError } from '@postback/core';
 import { afterEach, describe, expect, it } from 'vitest';
 import { open } from './sqlite.ts';
 
 let dir: string | undefined;
-const fresh = () => join((dir = mkdtempSync(join(tmpdir(), 'postback-cli-sqlite-'))), 'postback.db');
+function fresh(): string {
+  dir = mkdtempSync(join(tmpdir(), 'postback-cli-sqlite-'));
+  return join(dir, 'postback.db');
+}
 afterEach(() => {
   if (dir !== undefined) rmSync(dir, { recursive: true, force: true });
   dir = undefined;
@@ -34,6 +37,8 @@ describe('the --db backend', () => {
     await expect(open(fresh(), { POSTBACK_SQLITE_SYNCHRONOUS: 'off' })).rejects.toThrow(
       expect.objectContaining({ constructor: OptionsError, field: 'POSTBACK_SQLITE_SYNCHRONOUS' }),
     );
-    await expect(open(fresh(), { POSTBACK_SQLITE_BUSY_TIMEOUT_MS: '5s' })).rejects.toThrow(/POSTBACK_SQLITE_BUSY_TIMEOUT_MS/);
+    await expect(open(fresh(), { POSTBACK_SQLITE_BUSY_TIMEOUT_MS: '5s' })).rejects.toThrow(
+      /POSTBACK_SQLITE_BUSY_TIMEOUT_MS/,
+    );
   });
 });

@@ -6,7 +6,12 @@
  * - `POSTBACK_SQLITE_BUSY_TIMEOUT_MS`: how long to wait for another process's write lock (default 5000).
  */
 import { OptionsError } from '@postback/core';
-import { createSqliteOutbox, DEFAULT_BUSY_TIMEOUT_MS, DEFAULT_SYNCHRONOUS, type SqliteOutboxOptions } from '@postback/sqlite';
+import {
+  createSqliteOutbox,
+  DEFAULT_BUSY_TIMEOUT_MS,
+  DEFAULT_SYNCHRONOUS,
+  type SqliteOutboxOptions,
+} from '@postback/sqlite';
 import type { OpenedBackend } from './index.ts';
 
 const ENV_OF: Record<string, string> = {
