@@ -341,7 +341,7 @@ export function createSqliteOutbox(options: SqliteOutboxOptions): SqliteOutbox {
       return guard(
         () => {
           if (!Array.isArray(jobs)) throw new TypeError('jobs must be an array of claimed jobs');
-          jobs.forEach((job, i) => checkClaimed(job, `jobs[${i}]`));
+          for (const [i, job] of jobs.entries()) checkClaimed(job, `jobs[${i}]`);
           checkEpoch(now, 'now');
         },
         () =>
