@@ -66,7 +66,11 @@ export class RequestValidationError extends AdServiceError {
   readonly field: string;
   /** Every problem found, each with its field path and message. */
   readonly issues: ReadonlyArray<{ field: string; message: string }>;
-  constructor(field: string, message: string, issues: ReadonlyArray<{ field: string; message: string }> = []) {
+  constructor(
+    field: string,
+    message: string,
+    issues: ReadonlyArray<{ field: string; message: string }> = [],
+  ) {
     super('validation', `Invalid request: ${field}: ${message}`, { detail: message });
     this.field = field;
     this.issues = issues.length > 0 ? issues : [{ field, message }];

@@ -95,16 +95,19 @@ export function micros(value: number, field = 'value'): Micros {
  * ```
  */
 export function toMicros(amount: string, field = 'amount'): Micros {
-  if (typeof amount !== 'string') throw new MicrosError(field, `must be a decimal string, got ${describe(amount)}`);
+  if (typeof amount !== 'string')
+    throw new MicrosError(field, `must be a decimal string, got ${describe(amount)}`);
   const match = DECIMAL.exec(amount);
-  if (match === null) throw new MicrosError(field, `must be a decimal string like "12.34", got ${JSON.stringify(amount)}`);
+  if (match === null)
+    throw new MicrosError(field, `must be a decimal string like "12.34", got ${JSON.stringify(amount)}`);
   const whole = match[1] ?? '0';
   const fraction = match[2] ?? '';
   if (fraction.length > MICROS_DECIMALS) {
     throw new MicrosError(field, `has more than ${MICROS_DECIMALS} decimals: ${JSON.stringify(amount)}`);
   }
   const total = BigInt(whole) * BigInt(MICROS_PER_UNIT) + BigInt(fraction.padEnd(MICROS_DECIMALS, '0'));
-  if (total > MAX_SAFE) throw new MicrosError(field, `is too large to be a safe integer of micros: ${amount}`);
+  if (total > MAX_SAFE)
+    throw new MicrosError(field, `is too large to be a safe integer of micros: ${amount}`);
   return Number(total) as Micros;
 }
 
@@ -138,6 +141,7 @@ export function formatMicros(value: number, options: FormatMicrosOptions = {}): 
 
 function describe(value: unknown): string {
   if (typeof value === 'string') return JSON.stringify(value);
-  if (typeof value === 'number' || typeof value === 'bigint' || typeof value === 'boolean') return String(value);
+  if (typeof value === 'number' || typeof value === 'bigint' || typeof value === 'boolean')
+    return String(value);
   return value === null ? 'null' : typeof value;
 }

@@ -48,7 +48,10 @@ export class ClientOptionsError extends AdServiceError {
 }
 
 const positiveMs = z.int({ error: 'must be a positive integer of milliseconds' }).min(1).max(2_147_483_647);
-const nonNegativeMs = z.int({ error: 'must be a non-negative integer of milliseconds' }).min(0).max(2_147_483_647);
+const nonNegativeMs = z
+  .int({ error: 'must be a non-negative integer of milliseconds' })
+  .min(0)
+  .max(2_147_483_647);
 
 /** Retry policy of idempotent GETs. */
 export const retryOptionsSchema = z.strictObject({
@@ -79,7 +82,9 @@ export const clientOptionsSchema = z.strictObject({
   /** Per-attempt timeout in ms. @defaultValue {@link DEFAULT_TIMEOUT_MS} */
   timeout: positiveMs.default(DEFAULT_TIMEOUT_MS),
   /** A `fetch` to send requests with; when given it always wins over the built-in transport. */
-  fetch: z.custom<typeof globalThis.fetch>((v) => typeof v === 'function', { error: 'must be a fetch function' }).optional(),
+  fetch: z
+    .custom<typeof globalThis.fetch>((v) => typeof v === 'function', { error: 'must be a fetch function' })
+    .optional(),
   /** @defaultValue {@link DEFAULT_USER_AGENT} */
   userAgent: z
     .string()

@@ -39,7 +39,10 @@ export interface RequesterConfig {
 }
 
 /** Sends one endpoint call and returns its validated response body. */
-export type Requester = <S extends z.ZodType>(endpoint: Endpoint<S>, call?: CallOptions) => Promise<z.output<S>>;
+export type Requester = <S extends z.ZodType>(
+  endpoint: Endpoint<S>,
+  call?: CallOptions,
+) => Promise<z.output<S>>;
 
 const TIMED_OUT = Symbol('timed out');
 
@@ -78,8 +81,13 @@ export function createRequester(config: RequesterConfig): Requester {
       let error: AdServiceError;
       let retryAfter: string | null = null;
       try {
-        const response = await attemptOnce(config.transport, { url, headers, body, what, timeout, method: endpoint.method }, call.signal);
-        if (response.status >= 200 && response.status < 300) return parseBody(endpoint.response, response, what);
+        const response = await attemptOnce(
+          config.transport,
+          { url, headers, body, what, timeout, method: endpoint.method },
+          call.signal,
+        );
+        if (response.status >= 200 && response.status < 300)
+          return parseBody(endpoint.response, response, what);
         error = errorFromResponse(response.status, parseJson(response.body), response.retryAfter);
         retryAfter = response.retryAfter;
       } catch (err) {
@@ -103,13 +111,23 @@ interface Attempt {
   timeout: number;
 }
 
-async function attemptOnce(transport: Transport, a: Attempt, callerSignal: AbortSignal | undefined): Promise<TransportResponse> {
+async function attemptOnce(
+  transport: Transport,
+  a: Attempt,
+  callerSignal: AbortSignal | undefined,
+): Promise<TransportResponse> {
   const controller = new AbortController();
   const timer = setTimeout(() => controller.abort(TIMED_OUT), a.timeout);
   const onAbort = () => controller.abort(callerSignal?.reason);
   callerSignal?.addEventListener('abort', onAbort, { once: true });
   try {
-    return await transport.send({ method: a.method, url: a.url, headers: a.headers, body: a.body, signal: controller.signal });
+    return await transport.send({
+      method: a.method,
+      url: a.url,
+      headers: a.headers,
+      body: a.body,
+      signal: controller.signal,
+    });
   } catch (err) {
     if (callerSignal?.aborted) throw callerSignal.reason;
     if (controller.signal.reason === TIMED_OUT) {
@@ -119,12 +137,16 @@ async function attemptOnce(transport: Transport, a: Attempt, callerSignal: Abort
       });
     }
     if (err instanceof BodyReadError) {
-      throw new ConnectionError('connection', `${a.what}: the ${err.status} response was cut off before its end`, {
-        retryable: true,
-        status: err.status,
-        detail: 'response body cut off',
-        cause: err.cause,
-      });
+      throw new ConnectionError(
+        'connection',
+        `${a.what}: the ${err.status} response was cut off before its end`,
+        {
+          retryable: true,
+          status: err.status,
+          detail: 'response body cut off',
+          cause: err.cause,
+        },
+      );
     }
     const code = errorCode(err);
     throw new ConnectionError('connection', `${a.what}: connection failed${code ? ` (${code})` : ''}`, {
@@ -144,12 +166,16 @@ function parseBody<S extends z.ZodType>(schema: S, response: TransportResponse, 
     json = JSON.parse(response.body);
   } catch (err) {
     // Not JSON at all: likely an intermediary's page or a corrupted body; sending again may succeed.
-    throw new InvalidResponseError('invalid_response', `${what}: the ${response.status} response is not valid JSON`, {
-      status: response.status,
-      detail: 'response body is not valid JSON',
-      retryable: true,
-      cause: err,
-    });
+    throw new InvalidResponseError(
+      'invalid_response',
+      `${what}: the ${response.status} response is not valid JSON`,
+      {
+        status: response.status,
+        detail: 'response body is not valid JSON',
+        retryable: true,
+        cause: err,
+      },
+    );
   }
   const result = schema.safeParse(json);
   if (result.success) return result.data;
@@ -176,7 +202,12 @@ function parseJson(text: string): unknown {
  * Milliseconds to wait before retry number `attempt + 1`: the service's `Retry-After` when it sent one,
  * else exponential backoff with full jitter. Null when `Retry-After` asks for more than `maxDelay`.
  */
-export function backoff(policy: RetryPolicy, attempt: number, retryAfter: string | null, random: () => number): number | null {
+export function backoff(
+  policy: RetryPolicy,
+  attempt: number,
+  retryAfter: string | null,
+  random: () => number,
+): number | null {
   const asked = parseRetryAfter(retryAfter);
   if (asked !== null) return asked <= policy.maxDelay ? asked : null;
   const ceiling = Math.min(policy.maxDelay, policy.minDelay * 2 ** attempt);

@@ -5,62 +5,62 @@
 import type { CallOptions } from './options.ts';
 import type { Requester } from './request.ts';
 import {
-  boostClaimSchema,
-  campaignCreateSchema,
-  campaignPlanSchema,
-  conversionConfirmSchema,
-  conversionRefundSchema,
-  placementCreateSchema,
-  placementIdSchema,
-  placementListQuerySchema,
-  refundListQuerySchema,
-  siteCreateSchema,
-  siteIdSchema,
   type BoostClaim,
+  boostClaimSchema,
   type CampaignCreate,
   type CampaignPlanRequest,
   type ConversionConfirm,
   type ConversionRefund,
+  campaignCreateSchema,
+  campaignPlanSchema,
+  conversionConfirmSchema,
+  conversionRefundSchema,
   type PlacementCreate,
   type PlacementListQuery,
+  placementCreateSchema,
+  placementIdSchema,
+  placementListQuerySchema,
   type RefundListQuery,
+  refundListQuerySchema,
   type SiteCreate,
+  siteCreateSchema,
+  siteIdSchema,
 } from './schemas/requests.ts';
 import {
-  boostClaimResultSchema,
-  boostStatusSchema,
-  campaignListSchema,
-  campaignPlanResultSchema,
-  campaignSchema,
-  conversionConfirmationSchema,
-  conversionReversalSchema,
-  creditsSchema,
-  meSchema,
-  placementListSchema,
-  placementLivenessSchema,
-  placementSchema,
-  refundListSchema,
-  segmentListSchema,
-  siteListSchema,
-  siteSchema,
-  siteVerificationSchema,
   type BoostClaimResult,
   type BoostStatus,
+  boostClaimResultSchema,
+  boostStatusSchema,
   type Campaign,
   type CampaignList,
   type CampaignPlan,
   type ConversionConfirmation,
   type ConversionReversal,
   type Credits,
+  campaignListSchema,
+  campaignPlanResultSchema,
+  campaignSchema,
+  conversionConfirmationSchema,
+  conversionReversalSchema,
+  creditsSchema,
   type Me,
+  meSchema,
   type Placement,
   type PlacementList,
   type PlacementLiveness,
+  placementListSchema,
+  placementLivenessSchema,
+  placementSchema,
   type RefundList,
+  refundListSchema,
   type SegmentList,
   type Site,
   type SiteList,
   type SiteVerification,
+  segmentListSchema,
+  siteListSchema,
+  siteSchema,
+  siteVerificationSchema,
 } from './schemas/responses.ts';
 import { parseRequest } from './validate.ts';
 
@@ -122,43 +122,76 @@ export interface AdServiceResources {
 
 /** Builds the resource methods over a requester. */
 export function createResources(send: Requester): AdServiceResources {
-  const get = <S extends Parameters<Requester>[0]['response']>(path: string, response: S, call?: CallOptions, query?: Record<string, string>) =>
-    send({ method: 'GET', path, response, ...(query ? { query } : {}) }, call);
-  const post = <S extends Parameters<Requester>[0]['response']>(path: string, response: S, body: unknown, call?: CallOptions) =>
-    send({ method: 'POST', path, response, body }, call);
+  const get = <S extends Parameters<Requester>[0]['response']>(
+    path: string,
+    response: S,
+    call?: CallOptions,
+    query?: Record<string, string>,
+  ) => send({ method: 'GET', path, response, ...(query ? { query } : {}) }, call);
+  const post = <S extends Parameters<Requester>[0]['response']>(
+    path: string,
+    response: S,
+    body: unknown,
+    call?: CallOptions,
+  ) => send({ method: 'POST', path, response, body }, call);
   const segment = (value: string) => encodeURIComponent(value);
 
   return {
     me: { get: (call) => get('/v1/me', meSchema, call) },
     campaigns: {
       list: (call) => get('/v1/campaigns', campaignListSchema, call),
-      create: async (body, call) => post('/v1/campaigns', campaignSchema, parseRequest(campaignCreateSchema, body), call),
-      plan: async (body, call) => post('/v1/campaigns/plan', campaignPlanResultSchema, parseRequest(campaignPlanSchema, body), call),
+      create: async (body, call) =>
+        post('/v1/campaigns', campaignSchema, parseRequest(campaignCreateSchema, body), call),
+      plan: async (body, call) =>
+        post('/v1/campaigns/plan', campaignPlanResultSchema, parseRequest(campaignPlanSchema, body), call),
     },
     refunds: {
-      list: async (query, call) => get('/v1/refunds', refundListSchema, call, parseRequest(refundListQuerySchema, query)),
+      list: async (query, call) =>
+        get('/v1/refunds', refundListSchema, call, parseRequest(refundListQuerySchema, query)),
     },
     conversions: {
       confirm: async (body, call) =>
-        post('/v1/conversions/s2s', conversionConfirmationSchema, parseRequest(conversionConfirmSchema, body), call),
+        post(
+          '/v1/conversions/s2s',
+          conversionConfirmationSchema,
+          parseRequest(conversionConfirmSchema, body),
+          call,
+        ),
       refund: async (body, call) =>
-        post('/v1/conversions/s2s/refund', conversionReversalSchema, parseRequest(conversionRefundSchema, body), call),
+        post(
+          '/v1/conversions/s2s/refund',
+          conversionReversalSchema,
+          parseRequest(conversionRefundSchema, body),
+          call,
+        ),
     },
     sites: {
       list: (call) => get('/v1/sites', siteListSchema, call),
       create: async (body, call) => post('/v1/sites', siteSchema, parseRequest(siteCreateSchema, body), call),
       verify: async (siteId, call) =>
-        post(`/v1/sites/${segment(parseRequest(siteIdSchema, siteId, 'site_id'))}/verify`, siteVerificationSchema, undefined, call),
+        post(
+          `/v1/sites/${segment(parseRequest(siteIdSchema, siteId, 'site_id'))}/verify`,
+          siteVerificationSchema,
+          undefined,
+          call,
+        ),
     },
     placements: {
-      list: async (query, call) => get('/v1/placements', placementListSchema, call, parseRequest(placementListQuerySchema, query)),
-      create: async (body, call) => post('/v1/placements', placementSchema, parseRequest(placementCreateSchema, body), call),
+      list: async (query, call) =>
+        get('/v1/placements', placementListSchema, call, parseRequest(placementListQuerySchema, query)),
+      create: async (body, call) =>
+        post('/v1/placements', placementSchema, parseRequest(placementCreateSchema, body), call),
       live: async (placementId, call) =>
-        get(`/v1/placements/${segment(parseRequest(placementIdSchema, placementId, 'placement_id'))}/live`, placementLivenessSchema, call),
+        get(
+          `/v1/placements/${segment(parseRequest(placementIdSchema, placementId, 'placement_id'))}/live`,
+          placementLivenessSchema,
+          call,
+        ),
     },
     boost: {
       get: (call) => get('/v1/boost', boostStatusSchema, call),
-      claim: async (body, call) => post('/v1/boost', boostClaimResultSchema, parseRequest(boostClaimSchema, body), call),
+      claim: async (body, call) =>
+        post('/v1/boost', boostClaimResultSchema, parseRequest(boostClaimSchema, body), call),
     },
     credits: { get: (call) => get('/v1/credits', creditsSchema, call) },
     segments: { list: (call) => get('/v1/segments', segmentListSchema, call) },

@@ -11,7 +11,8 @@ export function issuesOf(error: z.ZodError, prefix = ''): Array<{ field: string;
   for (const issue of error.issues) {
     const base = [prefix, ...issue.path.map(String)].filter((p) => p !== '');
     if (issue.code === 'unrecognized_keys') {
-      for (const key of issue.keys) out.push({ field: [...base, key].join('.'), message: 'is not a known field' });
+      for (const key of issue.keys)
+        out.push({ field: [...base, key].join('.'), message: 'is not a known field' });
     } else {
       out.push({ field: base.join('.') || '(body)', message: issue.message });
     }

@@ -13,8 +13,16 @@ const answers: Record<string, unknown> = {
   'GET /v1/me': { account_id: 'acct_1', scopes: ['read', 'write'], plan: 'pro' },
   'GET /v1/campaigns': { campaigns: [{ ...campaign, color: 'blue' }] },
   'POST /v1/campaigns': campaign,
-  'POST /v1/campaigns/plan': { starting_bid_micros: 500_000, reach_forecast: { impressions: 1000, clicks: 12 }, reserve_micros: 5_000_000 },
-  'GET /v1/refunds': { refunds: [{ id: 'rfd_1', campaign_id: 'cmp_abc123', reason: 'bot', amount_micros: 500_000, created_at: NOW }] },
+  'POST /v1/campaigns/plan': {
+    starting_bid_micros: 500_000,
+    reach_forecast: { impressions: 1000, clicks: 12 },
+    reserve_micros: 5_000_000,
+  },
+  'GET /v1/refunds': {
+    refunds: [
+      { id: 'rfd_1', campaign_id: 'cmp_abc123', reason: 'bot', amount_micros: 500_000, created_at: NOW },
+    ],
+  },
   'POST /v1/conversions/s2s': confirmation,
   'POST /v1/conversions/s2s/refund': reversal,
   'GET /v1/sites': { sites: [site] },
@@ -25,7 +33,10 @@ const answers: Record<string, unknown> = {
   'GET /v1/placements/plc_1/live': { placement_id: 'plc_1', live: false, last_request_at: null },
   'GET /v1/boost': { available: true, claimed_campaign_id: null, expires_at: null },
   'POST /v1/boost': { campaign_id: 'cmp_abc123', claimed: true, expires_at: NOW },
-  'GET /v1/credits': { balance_micros: 3_000_000, activity: [{ at: NOW, amount_micros: -500_000, reason: 'spend' }] },
+  'GET /v1/credits': {
+    balance_micros: 3_000_000,
+    activity: [{ at: NOW, amount_micros: -500_000, reason: 'spend' }],
+  },
   'GET /v1/segments': { segments: [{ label: 'tech', pageviews_7d: 140 }] },
 };
 
@@ -33,7 +44,10 @@ const CREATED = new Set(['POST /v1/campaigns', 'POST /v1/sites', 'POST /v1/place
 
 const transports = [
   { name: 'the default transport', fetch: undefined },
-  { name: 'an injected fetch', fetch: (input: RequestInfo | URL, init?: RequestInit) => globalThis.fetch(input, init) },
+  {
+    name: 'an injected fetch',
+    fetch: (input: RequestInfo | URL, init?: RequestInit) => globalThis.fetch(input, init),
+  },
 ];
 
 describe.each(transports)('every endpoint over $name', ({ fetch }) => {
@@ -83,7 +97,14 @@ describe.each(transports)('every endpoint over $name', ({ fetch }) => {
       bid_micros: toMicros('2'),
       total_budget_micros: toMicros('100'),
       conversion_source: 's2s',
-      creatives: [{ headline: 'Fresh coffee', body: 'Roasted this week', cta: 'Order', landing_url: 'https://shop.example/coffee' }],
+      creatives: [
+        {
+          headline: 'Fresh coffee',
+          body: 'Roasted this week',
+          cta: 'Order',
+          landing_url: 'https://shop.example/coffee',
+        },
+      ],
     });
     expect(created.status).toBe('review');
     expect(last()).toMatchObject({ method: 'POST', path: '/v1/campaigns' });
@@ -109,16 +130,28 @@ describe.each(transports)('every endpoint over $name', ({ fetch }) => {
   });
 
   it('conversions.confirm posts the order and returns the campaign_id a reversal needs', async () => {
-    const result = await client.conversions.confirm({ click_token: 'tok_abcdefghijklmnopqrstuvwx', order_id: 'ord_1', value_micros: 12_340_000 });
+    const result = await client.conversions.confirm({
+      click_token: 'tok_abcdefghijklmnopqrstuvwx',
+      order_id: 'ord_1',
+      value_micros: 12_340_000,
+    });
     expect(result).toEqual(confirmation);
     expect(last()).toMatchObject({ method: 'POST', path: '/v1/conversions/s2s' });
-    expect(last().json).toEqual({ click_token: 'tok_abcdefghijklmnopqrstuvwx', order_id: 'ord_1', value_micros: 12_340_000 });
+    expect(last().json).toEqual({
+      click_token: 'tok_abcdefghijklmnopqrstuvwx',
+      order_id: 'ord_1',
+      value_micros: 12_340_000,
+    });
   });
 
   it('conversions.refund posts campaign_id and order_id', async () => {
     const result = await client.conversions.refund({ campaign_id: 'cmp_abc123', order_id: 'ord_1' });
     expect(result.status).toBe('reversed');
-    expect(last()).toMatchObject({ method: 'POST', path: '/v1/conversions/s2s/refund', json: { campaign_id: 'cmp_abc123', order_id: 'ord_1' } });
+    expect(last()).toMatchObject({
+      method: 'POST',
+      path: '/v1/conversions/s2s/refund',
+      json: { campaign_id: 'cmp_abc123', order_id: 'ord_1' },
+    });
   });
 
   it('sites.list, create and verify speak the wire', async () => {
@@ -146,7 +179,11 @@ describe.each(transports)('every endpoint over $name', ({ fetch }) => {
   });
 
   it('boost.get and boost.claim speak the wire', async () => {
-    expect(await client.boost.get()).toEqual({ available: true, claimed_campaign_id: null, expires_at: null });
+    expect(await client.boost.get()).toEqual({
+      available: true,
+      claimed_campaign_id: null,
+      expires_at: null,
+    });
     const claim = await client.boost.claim({ campaign_id: 'cmp_abc123' });
     expect(claim.claimed).toBe(true);
     expect(last().json).toEqual({ campaign_id: 'cmp_abc123' });
@@ -159,7 +196,11 @@ describe.each(transports)('every endpoint over $name', ({ fetch }) => {
   });
 
   it('a base URL with a path prefix keeps the prefix before /v1', async () => {
-    const prefixed = createClient({ baseUrl: `${server.url}/ads/`, apiKey: API_KEY, ...(fetch ? { fetch } : {}) });
+    const prefixed = createClient({
+      baseUrl: `${server.url}/ads/`,
+      apiKey: API_KEY,
+      ...(fetch ? { fetch } : {}),
+    });
     try {
       await expect(prefixed.me.get()).rejects.toMatchObject({ status: 404 });
       expect(last().path).toBe('/ads/v1/me');

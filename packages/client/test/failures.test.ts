@@ -3,8 +3,9 @@
  * malformed and cut-off bodies, connection resets, timeouts, caller aborts, and the GET-only retry policy
  * that honours Retry-After.
  */
-import { createServer } from 'node:net';
+
 import type { AddressInfo } from 'node:net';
+import { createServer } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import {
   type AdServiceClient,
@@ -31,7 +32,10 @@ const ME = { account_id: 'acct_1', scopes: ['read'] };
 
 const transports = [
   { name: 'the default transport', fetch: undefined },
-  { name: 'an injected fetch', fetch: (input: RequestInfo | URL, init?: RequestInit) => globalThis.fetch(input, init) },
+  {
+    name: 'an injected fetch',
+    fetch: (input: RequestInfo | URL, init?: RequestInit) => globalThis.fetch(input, init),
+  },
 ];
 
 async function failure(promise: Promise<unknown>): Promise<AdServiceError> {
@@ -51,7 +55,10 @@ describe.each(transports)('failures over $name', ({ fetch }) => {
     for (const thing of open.splice(0).reverse()) await thing.close();
   });
 
-  async function setup(handler: Handler, options: Partial<ClientOptions> = {}): Promise<{ server: TestServer; client: AdServiceClient }> {
+  async function setup(
+    handler: Handler,
+    options: Partial<ClientOptions> = {},
+  ): Promise<{ server: TestServer; client: AdServiceClient }> {
     const server = await startServer(handler);
     open.push(server);
     const client = createClient({
@@ -76,15 +83,22 @@ describe.each(transports)('failures over $name', ({ fetch }) => {
     [408, HttpError, 'http', true],
     [500, ServerError, 'server', true],
     [503, ServerError, 'server', true],
-  ] as const)('maps a %i answer to %o with code %s, keeping the service detail', async (status, type, code, retryable) => {
-    const { client } = await setup((_req, res) => sendJson(res, status, { detail: `because ${status}` }), { retry: false });
-    const err = await failure(client.conversions.confirm(CONFIRM));
-    expect(err).toBeInstanceOf(type);
-    expect(err).toMatchObject({ code, status, retryable, detail: `because ${status}` });
-  });
+  ] as const)(
+    'maps a %i answer to %o with code %s, keeping the service detail',
+    async (status, type, code, retryable) => {
+      const { client } = await setup((_req, res) => sendJson(res, status, { detail: `because ${status}` }), {
+        retry: false,
+      });
+      const err = await failure(client.conversions.confirm(CONFIRM));
+      expect(err).toBeInstanceOf(type);
+      expect(err).toMatchObject({ code, status, retryable, detail: `because ${status}` });
+    },
+  );
 
   it('a 429 carries retryAfterMs from Retry-After and is retryable', async () => {
-    const { client } = await setup((_req, res) => sendJson(res, 429, { detail: 'slow down' }, { 'retry-after': '7' }));
+    const { client } = await setup((_req, res) =>
+      sendJson(res, 429, { detail: 'slow down' }, { 'retry-after': '7' }),
+    );
     const err = await failure(client.conversions.confirm(CONFIRM));
     expect(err).toBeInstanceOf(RateLimitError);
     expect((err as RateLimitError).retryAfterMs).toBe(7_000);
@@ -92,10 +106,13 @@ describe.each(transports)('failures over $name', ({ fetch }) => {
   });
 
   it('an error body that is not JSON still gives the typed error with an HTTP detail', async () => {
-    const { client } = await setup((_req, res) => {
-      res.writeHead(502, { 'content-type': 'text/html' });
-      res.end('<html>bad gateway</html>');
-    }, { retry: false });
+    const { client } = await setup(
+      (_req, res) => {
+        res.writeHead(502, { 'content-type': 'text/html' });
+        res.end('<html>bad gateway</html>');
+      },
+      { retry: false },
+    );
     const err = await failure(client.me.get());
     expect(err).toBeInstanceOf(ServerError);
     expect(err.detail).toBe('HTTP 502');
@@ -112,7 +129,9 @@ describe.each(transports)('failures over $name', ({ fetch }) => {
   });
 
   it('a 2xx body of the wrong shape is an InvalidResponseError naming the field', async () => {
-    const { client } = await setup((_req, res) => sendJson(res, 200, { ...confirmation, value_micros: 12.34 }));
+    const { client } = await setup((_req, res) =>
+      sendJson(res, 200, { ...confirmation, value_micros: 12.34 }),
+    );
     const err = await failure(client.conversions.confirm(CONFIRM));
     expect(err).toBeInstanceOf(InvalidResponseError);
     expect(err.detail).toMatch(/^value_micros: /);
@@ -151,7 +170,12 @@ describe.each(transports)('failures over $name', ({ fetch }) => {
 
   it('a refused connection is a retryable ConnectionError', async () => {
     const port = await freePort();
-    const client = createClient({ baseUrl: `http://127.0.0.1:${port}`, apiKey: 'pbsk_failures', retry: false, ...(fetch ? { fetch } : {}) });
+    const client = createClient({
+      baseUrl: `http://127.0.0.1:${port}`,
+      apiKey: 'pbsk_failures',
+      retry: false,
+      ...(fetch ? { fetch } : {}),
+    });
     open.push(client);
     const err = await failure(client.me.get());
     expect(err).toBeInstanceOf(ConnectionError);
@@ -177,10 +201,13 @@ describe.each(transports)('failures over $name', ({ fetch }) => {
   });
 
   it('a body that stalls mid-way times out too', async () => {
-    const { client } = await setup((_req, res) => {
-      res.writeHead(200, { 'content-type': 'application/json', 'content-length': '500' });
-      res.write('{"account_id":');
-    }, { timeout: 150, retry: false });
+    const { client } = await setup(
+      (_req, res) => {
+        res.writeHead(200, { 'content-type': 'application/json', 'content-length': '500' });
+        res.write('{"account_id":');
+      },
+      { timeout: 150, retry: false },
+    );
     expect(await failure(client.me.get())).toBeInstanceOf(TimeoutError);
   });
 
@@ -195,12 +222,16 @@ describe.each(transports)('failures over $name', ({ fetch }) => {
 
   it('an already aborted signal sends nothing', async () => {
     const { server, client } = await setup((_req, res) => sendJson(res, 200, ME));
-    await expect(client.me.get({ signal: AbortSignal.abort() })).rejects.toMatchObject({ name: 'AbortError' });
+    await expect(client.me.get({ signal: AbortSignal.abort() })).rejects.toMatchObject({
+      name: 'AbortError',
+    });
     expect(server.requests).toHaveLength(0);
   });
 
   it('retries an idempotent GET after 5xx and returns the later success', async () => {
-    const { server, client } = await setup((_req, res, i) => (i < 2 ? sendJson(res, 503, { detail: 'busy' }) : sendJson(res, 200, ME)));
+    const { server, client } = await setup((_req, res, i) =>
+      i < 2 ? sendJson(res, 503, { detail: 'busy' }) : sendJson(res, 200, ME),
+    );
     expect(await client.me.get()).toEqual(ME);
     expect(server.requests).toHaveLength(3);
   });
@@ -219,7 +250,9 @@ describe.each(transports)('failures over $name', ({ fetch }) => {
   });
 
   it('does not retry a GET that failed for a non-retryable reason', async () => {
-    const { server, client } = await setup((_req, res) => sendJson(res, 404, { detail: 'no such placement' }));
+    const { server, client } = await setup((_req, res) =>
+      sendJson(res, 404, { detail: 'no such placement' }),
+    );
     expect(await failure(client.placements.live('plc_1'))).toBeInstanceOf(NotFoundError);
     expect(server.requests).toHaveLength(1);
   });
@@ -248,7 +281,9 @@ describe.each(transports)('failures over $name', ({ fetch }) => {
   });
 
   it('surfaces the 429 at once when Retry-After is longer than the longest retry delay', async () => {
-    const { server, client } = await setup((_req, res) => sendJson(res, 429, { detail: 'later' }, { 'retry-after': '120' }));
+    const { server, client } = await setup((_req, res) =>
+      sendJson(res, 429, { detail: 'later' }, { 'retry-after': '120' }),
+    );
     const started = performance.now();
     const err = await failure(client.me.get());
     expect(err).toBeInstanceOf(RateLimitError);
@@ -258,7 +293,9 @@ describe.each(transports)('failures over $name', ({ fetch }) => {
   });
 
   it('retry: false turns GET retries off', async () => {
-    const { server, client } = await setup((_req, res) => sendJson(res, 503, { detail: 'busy' }), { retry: false });
+    const { server, client } = await setup((_req, res) => sendJson(res, 503, { detail: 'busy' }), {
+      retry: false,
+    });
     await failure(client.me.get());
     expect(server.requests).toHaveLength(1);
   });

@@ -1,7 +1,15 @@
 /** Integer micros: exact decimal conversion both ways, typed rejections, and property tests of the round trip. */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { assertMicros, formatMicros, isMicros, MicrosError, micros, RequestValidationError, toMicros } from '../src/index.ts';
+import {
+  assertMicros,
+  formatMicros,
+  isMicros,
+  MicrosError,
+  micros,
+  RequestValidationError,
+  toMicros,
+} from '../src/index.ts';
 
 function micrError(run: () => unknown): MicrosError {
   try {
@@ -26,7 +34,22 @@ describe('toMicros', () => {
   });
 
   it('rejects more than six decimals, signs, exponents, blanks and other junk with a typed error naming the field', () => {
-    for (const bad of ['1.2345678', '-1', '+1', '1e3', '', ' 1', '1 ', '1,5', '.5', '5.', 'NaN', 'Infinity', '0x10', '1_000']) {
+    for (const bad of [
+      '1.2345678',
+      '-1',
+      '+1',
+      '1e3',
+      '',
+      ' 1',
+      '1 ',
+      '1,5',
+      '.5',
+      '5.',
+      'NaN',
+      'Infinity',
+      '0x10',
+      '1_000',
+    ]) {
       const err = micrError(() => toMicros(bad, 'value_micros'));
       expect(err.field).toBe('value_micros');
       expect(err).toBeInstanceOf(RequestValidationError);

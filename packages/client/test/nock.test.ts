@@ -42,7 +42,9 @@ afterAll(async () => {
 
 describe('faults injected with nock', () => {
   it('sends the bearer key and the JSON body the wire expects', async () => {
-    const scope = nock(BASE, { reqheaders: { authorization: 'Bearer pbsk_nock', 'content-type': 'application/json' } })
+    const scope = nock(BASE, {
+      reqheaders: { authorization: 'Bearer pbsk_nock', 'content-type': 'application/json' },
+    })
       .post('/v1/conversions/s2s', CONFIRM)
       .reply(200, confirmation);
     expect(await client.conversions.confirm(CONFIRM)).toEqual(confirmation);
@@ -76,18 +78,24 @@ describe('faults injected with nock', () => {
 
   it('a 429 with Retry-After on a POST surfaces as RateLimitError with the wait in ms', async () => {
     nock(BASE).post('/v1/conversions/s2s/refund').reply(429, { detail: 'too many' }, { 'Retry-After': '30' });
-    const err = await client.conversions.refund({ campaign_id: 'cmp_1', order_id: 'ord_1' }).catch((e: unknown) => e);
+    const err = await client.conversions
+      .refund({ campaign_id: 'cmp_1', order_id: 'ord_1' })
+      .catch((e: unknown) => e);
     expect(err).toBeInstanceOf(RateLimitError);
     expect((err as RateLimitError).retryAfterMs).toBe(30_000);
   });
 
   it('a 429 with an HTTP-date Retry-After in the near future is waited out on a GET', async () => {
     const at = new Date(Date.now() + 1_000).toUTCString();
-    const scope = nock(BASE).get('/v1/boost').reply(429, { detail: 'wait' }, { 'Retry-After': at }).get('/v1/boost').reply(200, {
-      available: true,
-      claimed_campaign_id: null,
-      expires_at: null,
-    });
+    const scope = nock(BASE)
+      .get('/v1/boost')
+      .reply(429, { detail: 'wait' }, { 'Retry-After': at })
+      .get('/v1/boost')
+      .reply(200, {
+        available: true,
+        claimed_campaign_id: null,
+        expires_at: null,
+      });
     expect((await client.boost.get()).available).toBe(true);
     expect(scope.isDone()).toBe(true);
   });

@@ -35,12 +35,18 @@ describe('client options', () => {
     const resolved = resolveClientOptions(base);
     expect(resolved.timeout).toBe(DEFAULT_TIMEOUT_MS);
     expect(resolved.userAgent).toBe(DEFAULT_USER_AGENT);
-    expect(resolved.retry).toEqual({ retries: DEFAULT_RETRIES, minDelay: DEFAULT_RETRY_MIN_DELAY_MS, maxDelay: DEFAULT_RETRY_MAX_DELAY_MS });
+    expect(resolved.retry).toEqual({
+      retries: DEFAULT_RETRIES,
+      minDelay: DEFAULT_RETRY_MIN_DELAY_MS,
+      maxDelay: DEFAULT_RETRY_MAX_DELAY_MS,
+    });
   });
 
   it('rejects an unknown key by name, at the top level and inside retry', () => {
     expect(optionError(() => createClient({ ...base, timeoutMs: 5 } as never)).field).toBe('timeoutMs');
-    expect(optionError(() => createClient({ ...base, retry: { retries: 1, backoff: 2 } } as never)).field).toBe('retry.backoff');
+    expect(
+      optionError(() => createClient({ ...base, retry: { retries: 1, backoff: 2 } } as never)).field,
+    ).toBe('retry.backoff');
   });
 
   it('names the bad option when a value is invalid', () => {

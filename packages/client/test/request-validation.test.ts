@@ -41,7 +41,10 @@ const goodCampaign = {
 describe('requests are validated before anything is sent', () => {
   it('names creatives.0.landing_url when a landing URL is not http or https, and sends nothing', async () => {
     const err = await rejection(
-      client.campaigns.create({ ...goodCampaign, creatives: [{ ...creative, landing_url: 'javascript:alert(1)' }] }),
+      client.campaigns.create({
+        ...goodCampaign,
+        creatives: [{ ...creative, landing_url: 'javascript:alert(1)' }],
+      }),
     );
     expect(err.field).toBe('creatives.0.landing_url');
     expect(err.message).toContain('creatives.0.landing_url');
@@ -53,7 +56,11 @@ describe('requests are validated before anything is sent', () => {
   it('rejects float micros, negative micros, unsafe integers and numeric strings', async () => {
     for (const value_micros of [12.34, -1, 2 ** 53, '12340000', Number.NaN, Number.POSITIVE_INFINITY]) {
       const err = await rejection(
-        client.conversions.confirm({ click_token: 'tok', order_id: 'ord_1', value_micros: value_micros as number }),
+        client.conversions.confirm({
+          click_token: 'tok',
+          order_id: 'ord_1',
+          value_micros: value_micros as number,
+        }),
       );
       expect(err.field).toBe('value_micros');
     }
@@ -61,7 +68,9 @@ describe('requests are validated before anything is sent', () => {
   });
 
   it('rejects a campaign id that is not of the form cmp_<id> in bodies and queries', async () => {
-    expect((await rejection(client.conversions.refund({ campaign_id: 'camp_1', order_id: 'o' }))).field).toBe('campaign_id');
+    expect((await rejection(client.conversions.refund({ campaign_id: 'camp_1', order_id: 'o' }))).field).toBe(
+      'campaign_id',
+    );
     expect((await rejection(client.refunds.list({ campaign_id: 'cmp_' }))).field).toBe('campaign_id');
     expect((await rejection(client.boost.claim({ campaign_id: '42' }))).field).toBe('campaign_id');
     expect(server.requests).toHaveLength(0);
@@ -72,16 +81,25 @@ describe('requests are validated before anything is sent', () => {
     const err = await rejection(client.campaigns.create(bad));
     expect(err.field).toBe('pricing_model');
     expect(err.message).toContain('cpc, cpm, cpa, affiliate, guaranteed, cross_promo');
-    const badFormat = { ...goodCampaign, creatives: [{ ...creative, format: 'banner' }] } as unknown as typeof goodCampaign;
+    const badFormat = {
+      ...goodCampaign,
+      creatives: [{ ...creative, format: 'banner' }],
+    } as unknown as typeof goodCampaign;
     expect((await rejection(client.campaigns.create(badFormat))).field).toBe('creatives.0.format');
-    expect((await rejection(client.placements.create({ site_id: 's', name: 'n', format: 'video' as 'card' }))).field).toBe('format');
+    expect(
+      (await rejection(client.placements.create({ site_id: 's', name: 'n', format: 'video' as 'card' })))
+        .field,
+    ).toBe('format');
     expect(server.requests).toHaveLength(0);
   });
 
   it('reports an unknown (misspelt) key at its own path instead of sending it', async () => {
-    const typo = { click_token: 'tok', order_id: 'o', value_micros: 1, value_micro: 1 } as unknown as Parameters<
-      AdServiceClient['conversions']['confirm']
-    >[0];
+    const typo = {
+      click_token: 'tok',
+      order_id: 'o',
+      value_micros: 1,
+      value_micro: 1,
+    } as unknown as Parameters<AdServiceClient['conversions']['confirm']>[0];
     const err = await rejection(client.conversions.confirm(typo));
     expect(err.field).toBe('value_micro');
     expect(server.requests).toHaveLength(0);
@@ -103,11 +121,19 @@ describe('requests are validated before anything is sent', () => {
   });
 
   it('rejects a campaign without creatives and a domain with a scheme', async () => {
-    expect((await rejection(client.campaigns.create({ ...goodCampaign, creatives: [] }))).field).toBe('creatives');
-    expect((await rejection(client.sites.create({ domain: 'https://blog.example.com' }))).field).toBe('domain');
-    expect((await rejection(client.sites.create({ domain: 'blog.example.com', verification_method: 'email' as 'file' }))).field).toBe(
-      'verification_method',
+    expect((await rejection(client.campaigns.create({ ...goodCampaign, creatives: [] }))).field).toBe(
+      'creatives',
     );
+    expect((await rejection(client.sites.create({ domain: 'https://blog.example.com' }))).field).toBe(
+      'domain',
+    );
+    expect(
+      (
+        await rejection(
+          client.sites.create({ domain: 'blog.example.com', verification_method: 'email' as 'file' }),
+        )
+      ).field,
+    ).toBe('verification_method');
     expect(server.requests).toHaveLength(0);
   });
 

@@ -20,8 +20,16 @@ import {
 let sandbox: RunningSandbox;
 const clients: AdServiceClient[] = [];
 
-function clientFor(apiKey: string, options: { retry?: false | { retries: number; minDelay: number; maxDelay: number } } = {}) {
-  const client = createClient({ baseUrl: sandbox.url, apiKey, timeout: 5_000, retry: options.retry ?? false });
+function clientFor(
+  apiKey: string,
+  options: { retry?: false | { retries: number; minDelay: number; maxDelay: number } } = {},
+) {
+  const client = createClient({
+    baseUrl: sandbox.url,
+    apiKey,
+    timeout: 5_000,
+    retry: options.retry ?? false,
+  });
   clients.push(client);
   return client;
 }
@@ -34,11 +42,19 @@ afterEach(async () => {
   await sandbox.close();
 });
 
-const creative = { headline: 'Fresh coffee', body: 'Roasted this week', cta: 'Order', landing_url: 'https://shop.example/coffee' };
+const creative = {
+  headline: 'Fresh coffee',
+  body: 'Roasted this week',
+  cta: 'Order',
+  landing_url: 'https://shop.example/coffee',
+};
 
 describe('a tour of every method against the sandbox', () => {
   it('walks an advertiser and a publisher through all 17 endpoints', async () => {
-    const { account_id, keys } = await sandbox.control.createAccount({ balance_micros: toMicros('500'), credit_micros: toMicros('20') });
+    const { account_id, keys } = await sandbox.control.createAccount({
+      balance_micros: toMicros('500'),
+      credit_micros: toMicros('20'),
+    });
     const client = clientFor(keys.all);
 
     // me
@@ -48,7 +64,9 @@ describe('a tour of every method against the sandbox', () => {
 
     // segments (listed at 100+ pageviews)
     await sandbox.control.recordPageviews('tech', 150);
-    expect((await client.segments.list()).segments).toContainEqual(expect.objectContaining({ label: 'tech', pageviews_7d: 150 }));
+    expect((await client.segments.list()).segments).toContainEqual(
+      expect.objectContaining({ label: 'tech', pageviews_7d: 150 }),
+    );
 
     // campaigns: plan, create, list
     const plan = await client.campaigns.plan({ total_budget_micros: toMicros('100'), pricing_model: 'cpa' });
@@ -69,11 +87,27 @@ describe('a tour of every method against the sandbox', () => {
 
     // conversions: confirm (twice: same order_id is a duplicate) and refund
     const { click_token } = await sandbox.control.click(campaign.id);
-    const confirmed = await client.conversions.confirm({ click_token, order_id: 'ord_1', value_micros: toMicros('12.34') });
-    expect(confirmed).toMatchObject({ campaign_id: campaign.id, order_id: 'ord_1', value_micros: 12_340_000, duplicate: false });
-    const again = await client.conversions.confirm({ click_token, order_id: 'ord_1', value_micros: toMicros('12.34') });
+    const confirmed = await client.conversions.confirm({
+      click_token,
+      order_id: 'ord_1',
+      value_micros: toMicros('12.34'),
+    });
+    expect(confirmed).toMatchObject({
+      campaign_id: campaign.id,
+      order_id: 'ord_1',
+      value_micros: 12_340_000,
+      duplicate: false,
+    });
+    const again = await client.conversions.confirm({
+      click_token,
+      order_id: 'ord_1',
+      value_micros: toMicros('12.34'),
+    });
     expect(again.duplicate).toBe(true);
-    const reversed = await client.conversions.refund({ campaign_id: confirmed.campaign_id, order_id: 'ord_1' });
+    const reversed = await client.conversions.refund({
+      campaign_id: confirmed.campaign_id,
+      order_id: 'ord_1',
+    });
     expect(reversed).toMatchObject({ status: 'reversed', campaign_id: campaign.id, duplicate: false });
     expect((await sandbox.control.conversions(account_id)).conversions).toHaveLength(1);
 
@@ -87,19 +121,28 @@ describe('a tour of every method against the sandbox', () => {
     expect(site.verified).toBe(false);
     expect((await client.sites.verify(site.id)).verified).toBe(false);
     await sandbox.control.recordDomainProof(site.domain, 'dns_txt', site.verification.token);
-    expect(await client.sites.verify(site.id)).toMatchObject({ site_id: site.id, verified: true, method: 'dns_txt' });
+    expect(await client.sites.verify(site.id)).toMatchObject({
+      site_id: site.id,
+      verified: true,
+      method: 'dns_txt',
+    });
     expect((await client.sites.list()).sites.map((s) => s.id)).toEqual([site.id]);
 
     // placements: create, list, live
     const placement = await client.placements.create({ site_id: site.id, name: 'sidebar', format: 'card' });
-    expect((await client.placements.list({ site_id: site.id })).placements.map((p) => p.id)).toEqual([placement.id]);
+    expect((await client.placements.list({ site_id: site.id })).placements.map((p) => p.id)).toEqual([
+      placement.id,
+    ]);
     expect((await client.placements.live(placement.id)).live).toBe(false);
     await sandbox.control.recordPlacementRequest(placement.id);
     expect((await client.placements.live(placement.id)).live).toBe(true);
 
     // boost
     expect((await client.boost.get()).available).toBe(true);
-    expect(await client.boost.claim({ campaign_id: campaign.id })).toMatchObject({ campaign_id: campaign.id, claimed: true });
+    expect(await client.boost.claim({ campaign_id: campaign.id })).toMatchObject({
+      campaign_id: campaign.id,
+      claimed: true,
+    });
     expect((await client.boost.get()).claimed_campaign_id).toBe(campaign.id);
 
     // credits
@@ -115,7 +158,9 @@ describe('the spec error statuses arrive as typed errors', () => {
 
     await expect(clientFor('pbsk_not_a_key').me.get()).rejects.toBeInstanceOf(AuthenticationError);
     const readOnly = clientFor(a.keys.read);
-    await expect(readOnly.sites.create({ domain: 'shop.example.com' })).rejects.toBeInstanceOf(PermissionError);
+    await expect(readOnly.sites.create({ domain: 'shop.example.com' })).rejects.toBeInstanceOf(
+      PermissionError,
+    );
 
     const writer = clientFor(a.keys.all);
     const tooBig = writer.campaigns.create({
@@ -140,7 +185,9 @@ describe('GET retries against injected faults', () => {
     expect((await retrying.me.get()).scopes.length).toBeGreaterThan(0);
 
     await sandbox.control.setFaults({ fail_next: 1, error_status: 503 });
-    await expect(retrying.campaigns.plan({ total_budget_micros: toMicros('1') })).rejects.toBeInstanceOf(ServerError);
+    await expect(retrying.campaigns.plan({ total_budget_micros: toMicros('1') })).rejects.toBeInstanceOf(
+      ServerError,
+    );
   });
 
   it('a reset after the confirmation was applied loses the answer; re-sending the order is a duplicate, charged once', async () => {
@@ -156,11 +203,17 @@ describe('GET retries against injected faults', () => {
     });
     const { click_token } = await sandbox.control.click(campaign.id);
     await sandbox.control.setFaults({ reset_after_rate: 1 });
-    const lost = await client.conversions.confirm({ click_token, order_id: 'ord_9', value_micros: toMicros('5') }).catch((e: unknown) => e);
+    const lost = await client.conversions
+      .confirm({ click_token, order_id: 'ord_9', value_micros: toMicros('5') })
+      .catch((e: unknown) => e);
     expect(lost).toBeInstanceOf(ConnectionError);
     expect((lost as ConnectionError).retryable).toBe(true);
     await sandbox.control.clearFaults();
-    const resent = await client.conversions.confirm({ click_token, order_id: 'ord_9', value_micros: toMicros('5') });
+    const resent = await client.conversions.confirm({
+      click_token,
+      order_id: 'ord_9',
+      value_micros: toMicros('5'),
+    });
     expect(resent).toMatchObject({ duplicate: true, campaign_id: campaign.id });
     expect((await sandbox.control.conversions(account_id)).conversions).toHaveLength(1);
   });

@@ -27,15 +27,23 @@ describe('wire schemas', () => {
   });
 
   it('httpUrlSchema accepts http and https URLs only', () => {
-    for (const good of ['https://shop.example/a?b=1', 'http://127.0.0.1:3000/x']) expect(httpUrlSchema.safeParse(good).success).toBe(true);
-    for (const bad of ['ftp://shop.example/', 'javascript:alert(1)', 'shop.example/landing', '', 'data:text/html,hi']) {
+    for (const good of ['https://shop.example/a?b=1', 'http://127.0.0.1:3000/x'])
+      expect(httpUrlSchema.safeParse(good).success).toBe(true);
+    for (const bad of [
+      'ftp://shop.example/',
+      'javascript:alert(1)',
+      'shop.example/landing',
+      '',
+      'data:text/html,hi',
+    ]) {
       expect(httpUrlSchema.safeParse(bad).success).toBe(false);
     }
   });
 
   it('campaignIdSchema takes cmp_<id> and nothing else', () => {
     expect(campaignIdSchema.safeParse('cmp_3kq8v0c1x9ab').success).toBe(true);
-    for (const bad of ['cmp_', 'CMP_1', 'site_1', 'cmp_a b', ' cmp_1', 42]) expect(campaignIdSchema.safeParse(bad).success).toBe(false);
+    for (const bad of ['cmp_', 'CMP_1', 'site_1', 'cmp_a b', ' cmp_1', 42])
+      expect(campaignIdSchema.safeParse(bad).success).toBe(false);
   });
 
   it('a creative defaults its format to card', () => {
@@ -44,12 +52,20 @@ describe('wire schemas', () => {
   });
 
   it('request bodies reject unknown keys while responses keep them', () => {
-    expect(conversionConfirmSchema.safeParse({ click_token: 't', order_id: 'o', value_micros: 1, extra: 1 }).success).toBe(false);
-    expect(conversionConfirmationSchema.parse({ ...confirmation, attribution: 'last_click' }).attribution).toBe('last_click');
+    expect(
+      conversionConfirmSchema.safeParse({ click_token: 't', order_id: 'o', value_micros: 1, extra: 1 })
+        .success,
+    ).toBe(false);
+    expect(
+      conversionConfirmationSchema.parse({ ...confirmation, attribution: 'last_click' }).attribution,
+    ).toBe('last_click');
   });
 
   it('a campaign response validates its known fields and allows null budgets', () => {
-    expect(campaignSchema.parse({ ...campaign, pricing_model: 'cross_promo', total_budget_micros: null }).total_budget_micros).toBeNull();
+    expect(
+      campaignSchema.parse({ ...campaign, pricing_model: 'cross_promo', total_budget_micros: null })
+        .total_budget_micros,
+    ).toBeNull();
     expect(campaignSchema.safeParse({ ...campaign, spend_micros: '0' }).success).toBe(false);
     expect(campaignSchema.safeParse({ ...campaign, id: 'campaign-1' }).success).toBe(false);
     expect(campaignSchema.safeParse({ ...campaign, created_at: 'yesterday' }).success).toBe(false);

@@ -4,13 +4,16 @@
  */
 import { inspect } from 'node:util';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { type AdServiceClient, createClient, ClientOptionsError } from '../src/index.ts';
+import { type AdServiceClient, ClientOptionsError, createClient } from '../src/index.ts';
 import { sendJson, startServer, type TestServer } from './helpers/server.ts';
 
 const API_KEY = 'pbsk_TOPSECRET_4f9a2c';
 
 function expectNoKey(value: unknown): void {
-  const views = [inspect(value, { depth: Number.POSITIVE_INFINITY, showHidden: true, getters: true }), JSON.stringify(value) ?? ''];
+  const views = [
+    inspect(value, { depth: Number.POSITIVE_INFINITY, showHidden: true, getters: true }),
+    JSON.stringify(value) ?? '',
+  ];
   if (value instanceof Error) views.push(value.message, value.stack ?? '', String(value));
   for (const view of views) expect(view).not.toContain('TOPSECRET');
 }

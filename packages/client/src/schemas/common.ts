@@ -41,7 +41,9 @@ export const microsSchema = z
  * signedMicrosSchema.parse(-500_000);
  * ```
  */
-export const signedMicrosSchema = z.int({ error: 'must be a safe integer of micros (never a float or a string)' });
+export const signedMicrosSchema = z.int({
+  error: 'must be a safe integer of micros (never a float or a string)',
+});
 
 /**
  * A non-empty string of at most {@link MAX_STRING_LENGTH} characters.
@@ -87,9 +89,9 @@ export const httpUrlSchema = z.url({ protocol: /^https?$/, error: 'must be an ab
  * domainSchema.parse('shop.example.com');
  * ```
  */
-export const domainSchema = z
-  .string({ error: 'must be a domain name' })
-  .regex(z.regexes.domain, { error: 'must be a domain name like shop.example.com (no scheme, path or port)' });
+export const domainSchema = z.string({ error: 'must be a domain name' }).regex(z.regexes.domain, {
+  error: 'must be a domain name like shop.example.com (no scheme, path or port)',
+});
 
 /**
  * An ISO-8601 timestamp with a `Z` or numeric offset, as the service sends them.
@@ -102,9 +104,13 @@ export const domainSchema = z
 export const timestampSchema = z.iso.datetime({ offset: true, error: 'must be an ISO-8601 timestamp' });
 
 /** @example `pricingModelSchema.parse('cpa')` */
-export const pricingModelSchema = z.enum(PRICING_MODELS, { error: `must be one of ${PRICING_MODELS.join(', ')}` });
+export const pricingModelSchema = z.enum(PRICING_MODELS, {
+  error: `must be one of ${PRICING_MODELS.join(', ')}`,
+});
 /** @example `creativeFormatSchema.parse('card')` */
-export const creativeFormatSchema = z.enum(CREATIVE_FORMATS, { error: `must be one of ${CREATIVE_FORMATS.join(', ')}` });
+export const creativeFormatSchema = z.enum(CREATIVE_FORMATS, {
+  error: `must be one of ${CREATIVE_FORMATS.join(', ')}`,
+});
 /** @example `conversionSourceSchema.parse('s2s')` */
 export const conversionSourceSchema = z.enum(CONVERSION_SOURCES, {
   error: `must be one of ${CONVERSION_SOURCES.join(', ')}`,

@@ -186,7 +186,10 @@ export const creditActivitySchema = z.looseObject({
 });
 
 /** `GET /v1/credits`. @example `creditsSchema.parse(json).balance_micros` */
-export const creditsSchema = z.looseObject({ balance_micros: microsSchema, activity: z.array(creditActivitySchema) });
+export const creditsSchema = z.looseObject({
+  balance_micros: microsSchema,
+  activity: z.array(creditActivitySchema),
+});
 
 /** One audience label with its 7-day pageviews. @example `segmentSchema.parse({ label: 'tech', pageviews_7d: 120 })` */
 export const segmentSchema = z.looseObject({ label: z.string(), pageviews_7d: count });

@@ -36,7 +36,13 @@ export const confirmation = {
   duplicate: false,
 };
 
-export const reversal = { order_id: 'ord_1', campaign_id: 'cmp_abc123', status: 'reversed', reversed_at: NOW, duplicate: false };
+export const reversal = {
+  order_id: 'ord_1',
+  campaign_id: 'cmp_abc123',
+  status: 'reversed',
+  reversed_at: NOW,
+  duplicate: false,
+};
 
 export const site = {
   id: 'site_1',
