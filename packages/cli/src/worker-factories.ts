@@ -3,21 +3,24 @@
  * `@postback/client`: builds both from the worker's flags, and names the Dispatcher events the worker
  * logs. Kept apart from the command so the command stays about flags, signals and exit codes.
  */
-import type { Outbox } from '@postback/core';
+import { createClient } from '@postback/client';
+import { createDispatcher, type DispatcherEventName, type DispatcherOptions, type Outbox } from '@postback/core';
 
 /** What the worker needs of a Dispatcher. */
 export interface DispatcherHandle {
   start(): void;
-  /** Stops claiming, waits for in-flight sends up to `timeoutMs`, releases the rest. */
-  stop(options: { timeoutMs: number }): Promise<{ timedOut: boolean; released: number }>;
-  /** Resolves once no job is due and none is in flight. */
-  drain(): Promise<void>;
-  on(event: string, listener: (payload: unknown) => void): void;
-  /** Releases what the Dispatcher's setup opened (the client's kept-alive connections). */
+  /** Stops claiming, waits for in-flight sends up to `timeoutMs`, releases the rest (nothing stays inflight). */
+  stop(options: { timeoutMs: number }): Promise<{ released: number }>;
+  /** Claims one batch and delivers it (without `start()`): how many jobs it claimed. */
+  runOnce(): Promise<{ claimed: number }>;
+  /** Whether delivery is paused after a 401/403. */
+  paused(): boolean;
+  on(event: DispatcherEventName, listener: (payload: unknown) => void): void;
+  /** Releases what the setup opened (the client's kept-alive connections). */
   close(): Promise<void>;
 }
 
-/** Everything the worker's flags decide. `undefined` means the Dispatcher's default. */
+/** Everything the worker's flags decide. `undefined` means the Dispatcher's (or client's) default. */
 export interface WorkerSetup {
   outbox: Outbox;
   baseUrl: string;
@@ -33,68 +36,63 @@ export interface WorkerSetup {
 
 /** How the worker builds its Dispatcher, and which of its events it logs at which level. */
 export interface WorkerFactories {
-  events: ReadonlyArray<{ name: string; level: 'info' | 'warn' | 'error' }>;
+  events: ReadonlyArray<{ name: DispatcherEventName; level: 'info' | 'warn' | 'error' }>;
   createDispatcher(setup: WorkerSetup): Promise<DispatcherHandle>;
 }
 
-type LooseDispatcher = {
-  start(): void;
-  stop(options?: { timeoutMs?: number }): Promise<unknown>;
-  drain(): Promise<unknown>;
-  on(event: string, listener: (payload: unknown) => void): unknown;
-};
+/** Every Dispatcher event, with the level the worker logs it at. */
+export const WORKER_EVENTS: WorkerFactories['events'] = [
+  { name: 'delivered', level: 'info' },
+  { name: 'retried', level: 'warn' },
+  { name: 'dead', level: 'error' },
+  { name: 'expired', level: 'error' },
+  { name: 'paused', level: 'error' },
+  { name: 'resumed', level: 'info' },
+  { name: 'error', level: 'error' },
+];
 
-function defined<T extends Record<string, unknown>>(record: T): Partial<T> {
-  return Object.fromEntries(Object.entries(record).filter(([, v]) => v !== undefined)) as Partial<T>;
-}
-
-/** The real Dispatcher and client. */
+/**
+ * The real Dispatcher and client, configured from the worker's flags.
+ *
+ * @example
+ * ```ts
+ * const dispatcher = await realFactories.createDispatcher({ outbox, baseUrl, apiKey, now: Date.now, ... });
+ * ```
+ */
 export const realFactories: WorkerFactories = {
-  events: [
-    { name: 'delivered', level: 'info' },
-    { name: 'retry', level: 'warn' },
-    { name: 'dead', level: 'error' },
-    { name: 'expired', level: 'error' },
-    { name: 'paused', level: 'error' },
-    { name: 'resumed', level: 'info' },
-    { name: 'error', level: 'error' },
-  ],
+  events: WORKER_EVENTS,
   async createDispatcher(setup) {
-    const core = (await import('@postback/core')) as unknown as Record<string, unknown>;
-    const clientModule = (await import('@postback/client')) as unknown as Record<string, unknown>;
-    const createClient = clientModule.createClient as (options: Record<string, unknown>) => unknown;
-    const createDispatcher = core.createDispatcher as (options: Record<string, unknown>) => LooseDispatcher;
-    const client = createClient(defined({ baseUrl: setup.baseUrl, apiKey: setup.apiKey, timeout: setup.requestTimeoutMs })) as {
-      close?: () => Promise<void>;
-    };
-    const dispatcher = createDispatcher(
-      defined({
-        outbox: setup.outbox,
-        client,
-        now: setup.now,
-        concurrency: setup.concurrency,
-        leaseMs: setup.leaseMs,
-        pollIntervalMs: setup.pollMs,
-        ...(setup.backoffBaseMs === undefined && setup.backoffMaxMs === undefined
-          ? {}
-          : { backoff: defined({ baseMs: setup.backoffBaseMs, maxMs: setup.backoffMaxMs }) }),
-      }),
-    );
+    const client = createClient({
+      baseUrl: setup.baseUrl,
+      apiKey: setup.apiKey,
+      ...(setup.requestTimeoutMs === undefined ? {} : { timeout: setup.requestTimeoutMs }),
+    });
+    const options: DispatcherOptions = { outbox: setup.outbox, client, now: setup.now };
+    if (setup.concurrency !== undefined) options.concurrency = setup.concurrency;
+    if (setup.leaseMs !== undefined) options.leaseMs = setup.leaseMs;
+    if (setup.pollMs !== undefined) options.pollIntervalMs = setup.pollMs;
+    if (setup.backoffBaseMs !== undefined || setup.backoffMaxMs !== undefined) {
+      options.backoff = {
+        ...(setup.backoffBaseMs === undefined ? {} : { baseMs: setup.backoffBaseMs }),
+        ...(setup.backoffMaxMs === undefined ? {} : { maxMs: setup.backoffMaxMs }),
+      };
+    }
+    let dispatcher: ReturnType<typeof createDispatcher>;
+    try {
+      dispatcher = createDispatcher(options);
+    } catch (error) {
+      await client.close();
+      throw error;
+    }
     return {
       start: () => dispatcher.start(),
-      async stop(options) {
-        const result = (await dispatcher.stop(options)) as { timedOut?: boolean; released?: number } | undefined;
-        return { timedOut: result?.timedOut ?? false, released: result?.released ?? 0 };
-      },
-      async drain() {
-        await dispatcher.drain();
-      },
+      stop: (stopOptions) => dispatcher.stop(stopOptions),
+      runOnce: () => dispatcher.runOnce(),
+      paused: () => dispatcher.state === 'paused',
       on: (event, listener) => {
         dispatcher.on(event, listener);
       },
-      close: async () => {
-        await client.close?.();
-      },
+      close: () => client.close(),
     };
   },
 };

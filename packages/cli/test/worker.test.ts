@@ -1,0 +1,127 @@
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { main } from '../src/main.ts';
+import { type SandboxWorld, startSandboxWorld } from '../../../test/helpers/sandbox-world.ts';
+import { spawnPostback, stopProcess, waitUntil, type PostbackProcess } from '../../../test/helpers/worker-process.ts';
+import { captureIo } from './capture-io.ts';
+import { type DbFixture, dbFixture } from './db-fixture.ts';
+
+let db: DbFixture;
+// Set in beforeEach; possibly unset when starting the sandbox failed.
+let world: SandboxWorld;
+const spawned: PostbackProcess[] = [];
+
+beforeEach(async () => {
+  db = dbFixture();
+  world = await startSandboxWorld();
+});
+afterEach(async () => {
+  for (const proc of spawned.splice(0)) await stopProcess(proc);
+  await world?.close();
+  db.cleanup();
+});
+
+async function enqueueClicks(n: number, prefix = 'w'): Promise<void> {
+  const clicks = await world.clicks(n);
+  const outbox = db.open();
+  for (const [i, click] of clicks.entries()) {
+    await outbox.confirm({ orderId: `${prefix}-${i}`, valueMicros: 1_000 + i, click: { token: click.token, clickedAt: click.clickedAt } });
+  }
+  await outbox.close();
+}
+
+async function counts() {
+  const outbox = db.open();
+  try {
+    return (await outbox.stats(Date.now())).counts;
+  } finally {
+    await outbox.close();
+  }
+}
+
+const FAST = ['--poll-ms', '20', '--backoff-base-ms', '20', '--backoff-max-ms', '100'];
+
+describe('postback worker (in process)', () => {
+  it('delivers queued confirmations, then stops with exit 0 when its stop signal fires', async () => {
+    await enqueueClicks(20);
+    const io = captureIo({ env: { POSTBACK_API_KEY: world.conversionsKey } });
+    const running = main(['worker', '--db', db.file, '--base-url', world.url, ...FAST], io);
+    await waitUntil(async () => (await world.conversions()).conversions.length === 20, 15_000);
+    io.controller.abort();
+    expect(await running).toBe(0);
+    expect(await counts()).toMatchObject({ delivered: 20, pending: 0, inflight: 0 });
+    expect(io.out()).toMatch(/worker\.started/);
+    expect(io.out()).toMatch(/worker\.stopped/);
+  });
+
+  it('logs one JSON object per line with --log json, including a dead job and its reason, and never the API key', async () => {
+    const outbox = db.open();
+    // A token the service never issued: the service answers 404 and the job goes dead.
+    await outbox.confirm({ orderId: 'unknown-click', valueMicros: 1, click: { token: 'tok_never_issued_by_the_service', clickedAt: Date.now() } });
+    await outbox.close();
+    await enqueueClicks(3, 'ok');
+    const io = captureIo({ env: { POSTBACK_API_KEY: world.conversionsKey } });
+    const running = main(['worker', '--db', db.file, '--base-url', world.url, '--log', 'json', ...FAST], io);
+    await waitUntil(async () => {
+      const c = await counts();
+      return c.delivered === 3 && c.dead === 1;
+    }, 15_000);
+    io.controller.abort();
+    expect(await running).toBe(0);
+    const lines = io.out().trim().split('\n');
+    const events = lines.map((line) => JSON.parse(line) as { event: string; level: string; time: string });
+    expect(events[0]).toMatchObject({ event: 'worker.started', level: 'info' });
+    expect(events.at(-1)).toMatchObject({ event: 'worker.stopped' });
+    const dead = lines.find((line) => line.includes('unknown-click') && /"level":"error"/.test(line));
+    expect(dead).toMatch(/404|not found/i);
+    expect(io.out() + io.err()).not.toContain(world.conversionsKey);
+  });
+
+  it('with --drain, exits 0 by itself once nothing is due', async () => {
+    await enqueueClicks(5);
+    const io = captureIo({ env: { POSTBACK_API_KEY: world.conversionsKey } });
+    const code = await main(['worker', '--db', db.file, '--base-url', world.url, '--drain', ...FAST], io);
+    expect(code).toBe(0);
+    expect(await counts()).toMatchObject({ delivered: 5, pending: 0, inflight: 0 });
+  });
+
+  it('exits 2 naming POSTBACK_API_KEY when it is not set, and the base URL when none is given', async () => {
+    const noKey = captureIo({ env: { POSTBACK_API_URL: world.url } });
+    expect(await main(['worker', '--db', db.file], noKey)).toBe(2);
+    expect(noKey.err()).toMatch(/POSTBACK_API_KEY/);
+    const noUrl = captureIo({ env: { POSTBACK_API_KEY: 'k' } });
+    expect(await main(['worker', '--db', db.file], noUrl)).toBe(2);
+    expect(noUrl.err()).toMatch(/--base-url|POSTBACK_API_URL/);
+    const badUrl = captureIo({ env: { POSTBACK_API_KEY: 'k' } });
+    expect(await main(['worker', '--db', db.file, '--base-url', 'ftp://x'], badUrl)).toBe(2);
+    expect(await main(['worker', '--db', db.file, '--base-url', world.url, '--concurrency', '0'], captureIo({ env: { POSTBACK_API_KEY: 'k' } }))).toBe(2);
+  });
+
+  it('exits 3 when the database cannot be opened', async () => {
+    const io = captureIo({ env: { POSTBACK_API_KEY: world.conversionsKey } });
+    const code = await main(['worker', '--db', join(db.dir, 'no', 'such', 'dir', 'x.db'), '--base-url', world.url], io);
+    expect(code).toBe(3);
+    expect(io.err()).toMatch(/cannot open the backend/);
+  });
+});
+
+describe('postback worker (the real binary)', () => {
+  it('stops gracefully on SIGTERM while sends are in flight: exit code 0 and nothing left inflight', async () => {
+    await enqueueClicks(60);
+    await world.setFaults({ latency_ms: 400 });
+    const proc = spawnPostback(['worker', '--db', db.file, '--base-url', world.url, '--concurrency', '10', '--log', 'json', ...FAST], {
+      POSTBACK_API_KEY: world.conversionsKey,
+    });
+    spawned.push(proc);
+    await proc.waitForLine(/"event":"worker.started"/, 15_000);
+    await waitUntil(async () => (await counts()).inflight > 0, 10_000, 20);
+    proc.child.kill('SIGTERM');
+    const exit = await proc.exited;
+    expect(exit).toEqual({ code: 0, signal: null });
+    const after = await counts();
+    expect(after.inflight).toBe(0);
+    expect(after.delivered + after.pending).toBe(60);
+    expect(proc.stdout.join('\n')).toMatch(/"event":"worker.stopped"/);
+    expect(proc.stdout.join('\n') + proc.stderr.join('\n')).not.toContain(world.conversionsKey);
+  }, 40_000);
+});
