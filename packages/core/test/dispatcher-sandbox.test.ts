@@ -25,7 +25,7 @@ function dispatcherWith(client: AdServiceClient, extra: { authPauseMs?: number }
     outbox,
     client,
     quickRetries: { retries: 2, minTimeoutMs: 1, maxTimeoutMs: 10 },
-    backoff: { baseMs: 1, maxMs: 1 },
+    backoff: { baseMs: 1, maxMs: 1, minMs: 0 },
     ...extra,
   });
 }

@@ -137,6 +137,15 @@ describe('Dispatcher delivery', () => {
     expect(await dispatcher.runOnce()).toMatchObject({ delivered: 1 });
   });
 
+  it('waits at least backoff.minMs even when the service says Retry-After: 0, so drain() cannot spin', async () => {
+    service.script(CONFIRM_PATH, { status: 429, headers: { 'retry-after': '0' } });
+    await enqueue('ord_1');
+    const dispatcher = dispatcherWith({ backoff: { minMs: 2_000 } });
+    expect(await dispatcher.drain()).toMatchObject({ claimed: 1, retried: 1 });
+    expect(eventsNamed('retried')[0]?.nextAttemptAt).toBe(clock.now() + 2_000);
+    expect(confirmRequests()).toHaveLength(1);
+  });
+
   it('dead-letters a job the service refuses with a 4xx, keeping the service’s detail as the reason', async () => {
     service.script(CONFIRM_PATH, { status: 422, body: { detail: 'click token tok_ord_1_XyZ is unknown' } });
     const job = await enqueue('ord_1');

@@ -299,7 +299,8 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
     }
     // A failure at (or after) the deadline was the last chance: retrying "at the deadline" would loop.
     if (job.deadline !== null && at >= job.deadline) return expire(job, at, failure.reason);
-    const delay = failure.retryAfterMs ?? backoffDelay(job.attempts, { ...o.backoff, random: o.random });
+    const wanted = failure.retryAfterMs ?? backoffDelay(job.attempts, { ...o.backoff, random: o.random });
+    const delay = Math.max(o.backoff.minMs, wanted);
     const nextAttemptAt = nextAttemptTime(job, at, delay);
     if (!(await outbox.retry(job, { now: at, nextAttemptAt, error: failure.reason }))) return 'lost';
     counters.retried += 1;

@@ -61,11 +61,12 @@ export const DEFAULT_LEASE_MS = 60_000;
  */
 export const DEFAULT_SEND_TIMEOUT_MS = 30_000;
 /**
- * Durable backoff between attempts: full jitter over `baseMs · 2^(attempt−1)`, at most `maxMs`, and never
+ * Durable backoff between attempts: full jitter over `baseMs · 2^(attempt−1)`, at most `maxMs`, at least
+ * `minMs` (so a zero jitter or `Retry-After: 0` cannot spin a job in a hot loop), and never
  * past the job's deadline.
- * @defaultValue `{ baseMs: 5_000, maxMs: 3_600_000 }`
+ * @defaultValue `{ baseMs: 5_000, maxMs: 3_600_000, minMs: 1_000 }`
  */
-export const DEFAULT_BACKOFF = Object.freeze({ baseMs: 5_000, maxMs: 3_600_000 });
+export const DEFAULT_BACKOFF = Object.freeze({ baseMs: 5_000, maxMs: 3_600_000, minMs: 1_000 });
 /**
  * In-process retries for network blips (connection errors, timeouts, 5xx), before falling back to the
  * durable backoff. Few and short: a worker should not sit on a job.
@@ -152,6 +153,7 @@ export const dispatcherOptionsSchema = z.strictObject({
     .strictObject({
       baseMs: positiveMs().default(DEFAULT_BACKOFF.baseMs),
       maxMs: positiveMs().default(DEFAULT_BACKOFF.maxMs),
+      minMs: ms().default(DEFAULT_BACKOFF.minMs),
     })
     .prefault({}),
   /** @defaultValue {@link DEFAULT_QUICK_RETRIES} */
