@@ -3,7 +3,13 @@
  * user would make with curl, with the answers typed. It speaks real HTTP via `fetch`.
  */
 
-/** The keys of a sandbox account, one per scope and one with every scope. Secrets: do not log them. */
+/**
+ * The keys of a sandbox account, one per scope and one with every scope. Secrets: do not log them.
+ * @example
+ * ```ts
+ * createClient({ baseUrl, apiKey: keys.conversions });
+ * ```
+ */
 export interface SandboxKeys {
   read: string;
   write: string;
@@ -47,7 +53,13 @@ export interface SandboxFaults {
   fail_next?: number;
 }
 
-/** A non-2xx answer of the control API. */
+/**
+ * A non-2xx answer of the control API.
+ * @example
+ * ```ts
+ * await control.click('cmp_missing').catch((e: SandboxControlError) => e.status); // 404
+ * ```
+ */
 export class SandboxControlError extends Error {
   override name = 'SandboxControlError';
   readonly status: number;
@@ -59,7 +71,13 @@ export class SandboxControlError extends Error {
   }
 }
 
-/** Methods of the control API; see the README for each route. */
+/**
+ * Methods of the control API; see the README for each route.
+ * @example
+ * ```ts
+ * const { now } = await sandbox.control.advanceClock(86_400);
+ * ```
+ */
 export interface SandboxControl {
   createAccount(body?: { balance_micros?: number; credit_micros?: number }): Promise<SandboxAccount>;
   account(

@@ -6,7 +6,13 @@
 import { badField, HttpProblem } from './problem.ts';
 import type { Body } from './validate.ts';
 
-/** The fault configuration, in the wire shape of `POST /_sandbox/faults`. */
+/**
+ * The fault configuration, in the wire shape of `POST /_sandbox/faults`.
+ * @example
+ * ```ts
+ * const faults: Partial<FaultConfig> = { error_rate: 0.1, error_status: 503 };
+ * ```
+ */
 export interface FaultConfig {
   /** Share (0..1) of requests answered with `error_status` without being processed. */
   error_rate: number;
@@ -24,7 +30,13 @@ export interface FaultConfig {
   fail_next: number;
 }
 
-/** No faults. */
+/**
+ * No faults.
+ * @example
+ * ```ts
+ * await control.setFaults(NO_FAULTS); // same as clearFaults()
+ * ```
+ */
 export const NO_FAULTS: Readonly<FaultConfig> = Object.freeze({
   error_rate: 0,
   error_status: 503,

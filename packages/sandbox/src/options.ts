@@ -6,18 +6,30 @@
 /**
  * Port the sandbox listens on; 0 picks a free one.
  * @defaultValue 0
+ * @example
+ * ```ts
+ * startSandbox({ port: DEFAULT_PORT }); // a free port
+ * ```
  */
 export const DEFAULT_PORT = 0;
 
 /**
  * Interface the sandbox binds to. Loopback only by default: the sandbox has no real authentication.
  * @defaultValue '127.0.0.1'
+ * @example
+ * ```ts
+ * startSandbox({ host: DEFAULT_HOST });
+ * ```
  */
 export const DEFAULT_HOST = '127.0.0.1';
 
 /**
  * Name of the query parameter that carries the click token on landing URLs (not in the spec).
  * @defaultValue 'click_token'
+ * @example
+ * ```ts
+ * new URL(click.landing_url).searchParams.get(DEFAULT_CLICK_PARAM);
+ * ```
  */
 export const DEFAULT_CLICK_PARAM = 'click_token';
 
@@ -25,10 +37,20 @@ export const DEFAULT_CLICK_PARAM = 'click_token';
  * Days after a confirmation during which it may be reversed. Matches `DEFAULT_RETURN_WINDOW_MS` of
  * `@postback/core` (30 days); the spec does not give the length.
  * @defaultValue 30
+ * @example
+ * ```ts
+ * startSandbox({ returnWindowDays: DEFAULT_RETURN_WINDOW_DAYS / 2 });
+ * ```
  */
 export const DEFAULT_RETURN_WINDOW_DAYS = 30;
 
-/** Options of {@link startSandbox}. */
+/**
+ * Options of {@link startSandbox}.
+ * @example
+ * ```ts
+ * const options: SandboxOptions = { port: 4010, clickParam: 'clid' };
+ * ```
+ */
 export interface SandboxOptions {
   /** @defaultValue {@link DEFAULT_PORT} */
   port?: number;
@@ -53,7 +75,13 @@ export interface SandboxOptions {
 /** {@link SandboxOptions} with every default filled in. */
 export type ResolvedSandboxOptions = Required<SandboxOptions>;
 
-/** An option of {@link startSandbox} is unknown or invalid. `field` names it. */
+/**
+ * An option of {@link startSandbox} is unknown or invalid. `field` names it.
+ * @example
+ * ```ts
+ * try { resolveSandboxOptions({ prot: 1 } as never); } catch (e) { (e as SandboxOptionsError).field; } // 'prot'
+ * ```
+ */
 export class SandboxOptionsError extends TypeError {
   override name = 'SandboxOptionsError';
   /** The offending option. */

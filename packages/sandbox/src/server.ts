@@ -14,7 +14,13 @@ import type { ResolvedSandboxOptions, SandboxOptions } from './options.ts';
 import { resolveSandboxOptions } from './options.ts';
 import { SandboxState } from './state.ts';
 
-/** A running sandbox. */
+/**
+ * A running sandbox.
+ * @example
+ * ```ts
+ * await using sandbox = await startSandbox();
+ * ```
+ */
 export interface RunningSandbox {
   /** Base URL, e.g. `http://127.0.0.1:4010` (pass it as the client's `baseUrl`). */
   readonly url: string;

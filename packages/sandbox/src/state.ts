@@ -4,7 +4,13 @@
  * Records are stored in their wire shape where one exists, so answering is a lookup, not a mapping.
  */
 
-/** The scopes an API key can carry (spec, "Authentication"). */
+/**
+ * The scopes an API key can carry (spec, "Authentication").
+ * @example
+ * ```ts
+ * const needed: Scope = 'conversions';
+ * ```
+ */
 export type Scope = 'read' | 'write' | 'conversions';
 
 /** Every scope, in the order `/v1/me` lists them. */

@@ -10,16 +10,38 @@ export const DAY_MS = 24 * HOUR_MS;
 /**
  * Segments are listed only with at least this many pageviews over the last 7 days (spec, "Limits").
  * @defaultValue 100
+ * @example
+ * ```ts
+ * await control.recordPageviews('runners', SEGMENT_MIN_PAGEVIEWS); // now listed
+ * ```
  */
 export const SEGMENT_MIN_PAGEVIEWS = 100;
 
-/** The window segment pageviews are summed over (spec: 7 days). */
+/**
+ * The window segment pageviews are summed over (spec: 7 days).
+ * @example
+ * ```ts
+ * sandbox.advance(SEGMENT_WINDOW_MS); // the views recorded before have expired
+ * ```
+ */
 export const SEGMENT_WINDOW_MS = 7 * DAY_MS;
 
-/** A placement is live when it received a request within this window (spec: 24 hours). */
+/**
+ * A placement is live when it received a request within this window (spec: 24 hours).
+ * @example
+ * ```ts
+ * sandbox.advance(LIVENESS_WINDOW_MS); // the placement is no longer live
+ * ```
+ */
 export const LIVENESS_WINDOW_MS = DAY_MS;
 
-/** A click may be confirmed for this long after it happened (spec: 7 days). */
+/**
+ * A click may be confirmed for this long after it happened (spec: 7 days).
+ * @example
+ * ```ts
+ * sandbox.advance(CONFIRM_WINDOW_MS + 1); // confirmations of earlier clicks get 422
+ * ```
+ */
 export const CONFIRM_WINDOW_MS = 7 * DAY_MS;
 
 /**

@@ -16,6 +16,10 @@ import { readEnum, readMicros, readString } from '../validate.ts';
 /**
  * Prepaid balance of a new sandbox account when `balance_micros` is not given (1,000 USD).
  * @defaultValue 1_000_000_000
+ * @example
+ * ```ts
+ * await control.createAccount(); // balance_micros: DEFAULT_ACCOUNT_BALANCE_MICROS
+ * ```
  */
 export const DEFAULT_ACCOUNT_BALANCE_MICROS = 1_000_000_000;
 

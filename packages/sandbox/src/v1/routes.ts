@@ -18,6 +18,12 @@ import {
   verifySite,
 } from './sites.ts';
 
+/**
+ * @example
+ * ```ts
+ * const route: V1Route = V1_ROUTES[0]!;
+ * ```
+ */
 export interface V1Route {
   method: 'GET' | 'POST';
   /** Path with `{name}` for a parameter. */
@@ -26,7 +32,13 @@ export interface V1Route {
   handler: (ctx: V1Context) => Answer;
 }
 
-/** Every `/v1` endpoint of the spec. */
+/**
+ * Every `/v1` endpoint of the spec.
+ * @example
+ * ```ts
+ * V1_ROUTES.find((r) => r.path === '/v1/boost' && r.method === 'POST')?.scope; // 'write'
+ * ```
+ */
 export const V1_ROUTES: readonly V1Route[] = [
   { method: 'GET', path: '/v1/me', scope: 'read', handler: me },
   { method: 'GET', path: '/v1/campaigns', scope: 'read', handler: listCampaigns },
