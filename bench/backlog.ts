@@ -71,8 +71,23 @@ async function measure(jobs: number): Promise<{ peakMb: number; delivered: numbe
     await world.setFaults({ latency_ms: 5 });
     const child = spawn(
       process.execPath,
-      ['--conditions=@postback/source', BIN, 'worker', '--db', file, '--base-url', world.url, '--concurrency', '50', '--log', 'json'],
-      { env: { PATH: process.env.PATH ?? '', POSTBACK_API_KEY: world.conversionsKey }, stdio: ['ignore', 'ignore', 'inherit'] },
+      [
+        '--conditions=@postback/source',
+        BIN,
+        'worker',
+        '--db',
+        file,
+        '--base-url',
+        world.url,
+        '--concurrency',
+        '50',
+        '--log',
+        'json',
+      ],
+      {
+        env: { PATH: process.env.PATH ?? '', POSTBACK_API_KEY: world.conversionsKey },
+        stdio: ['ignore', 'ignore', 'inherit'],
+      },
     );
     const exited = new Promise((resolve) => child.once('exit', resolve));
     await new Promise((resolve) => setTimeout(resolve, RUN_MS));
@@ -91,6 +106,10 @@ const small = await measure(SMALL);
 const large = await measure(LARGE);
 const ratio = large.peakMb / small.peakMb;
 console.log(`backlog: worker peak RSS over ${RUN_MS / 1000} s`);
-console.log(`  ${SMALL.toLocaleString('en')} pending:     ${small.peakMb.toFixed(1)} MB (delivered ${small.delivered})`);
-console.log(`  ${LARGE.toLocaleString('en')} pending: ${large.peakMb.toFixed(1)} MB (delivered ${large.delivered}; fill ${large.fillS.toFixed(1)} s)`);
+console.log(
+  `  ${SMALL.toLocaleString('en')} pending:     ${small.peakMb.toFixed(1)} MB (delivered ${small.delivered})`,
+);
+console.log(
+  `  ${LARGE.toLocaleString('en')} pending: ${large.peakMb.toFixed(1)} MB (delivered ${large.delivered}; fill ${large.fillS.toFixed(1)} s)`,
+);
 console.log(`  ratio large/small: ${ratio.toFixed(2)} (target < 1.5) ${ratio < 1.5 ? 'OK' : 'MISSED'}`);

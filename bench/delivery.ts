@@ -17,7 +17,7 @@ import { createClient } from '@postback/client';
 import { createDispatcher } from '@postback/core';
 import { createSqliteOutbox } from '@postback/sqlite';
 import { Queue, Worker } from 'bullmq';
-import { startSandboxWorld, type SandboxWorld } from '../test/helpers/sandbox-world.ts';
+import { type SandboxWorld, startSandboxWorld } from '../test/helpers/sandbox-world.ts';
 
 const { values } = parseArgs({
   options: {
@@ -52,7 +52,10 @@ async function withWorld<T>(body: (world: SandboxWorld, tokens: string[]) => Pro
 function withinLimit<T>(promise: Promise<T>, what: string): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
   const limit = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`${what} did not finish within ${RUN_LIMIT_MS} ms`)), RUN_LIMIT_MS);
+    timer = setTimeout(
+      () => reject(new Error(`${what} did not finish within ${RUN_LIMIT_MS} ms`)),
+      RUN_LIMIT_MS,
+    );
   });
   return Promise.race([promise, limit]).finally(() => clearTimeout(timer));
 }
@@ -66,10 +69,19 @@ async function dispatcherRun(): Promise<Run> {
       const now = Date.now();
       await Promise.all(
         Array.from({ length: JOBS }, (_, i) =>
-          outbox.confirm({ orderId: `d-${i}`, valueMicros: 1_000, click: { token: tokens[i % tokens.length] as string, clickedAt: now } }),
+          outbox.confirm({
+            orderId: `d-${i}`,
+            valueMicros: 1_000,
+            click: { token: tokens[i % tokens.length] as string, clickedAt: now },
+          }),
         ),
       );
-      const dispatcher = createDispatcher({ outbox, client, concurrency: CONCURRENCY, batchSize: CONCURRENCY });
+      const dispatcher = createDispatcher({
+        outbox,
+        client,
+        concurrency: CONCURRENCY,
+        batchSize: CONCURRENCY,
+      });
       let count = 0;
       const done = new Promise<void>((resolve) => {
         dispatcher.on('delivered', () => {
@@ -102,7 +114,11 @@ async function bareRun(): Promise<Run> {
       const loop = async () => {
         while (next < JOBS) {
           const i = next++;
-          await client.conversions.confirm({ click_token: tokens[i % tokens.length] as string, order_id: `b-${i}`, value_micros: 1_000 });
+          await client.conversions.confirm({
+            click_token: tokens[i % tokens.length] as string,
+            order_id: `b-${i}`,
+            value_micros: 1_000,
+          });
           delivered += 1;
         }
       };
@@ -162,18 +178,30 @@ const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.len
 // The machine is shared: contenders run in alternating rounds so noise hits all of them alike, and each
 // one's median rate is compared.
 const rates: Record<'dispatcher' | 'bare' | 'bullmq', number[]> = { dispatcher: [], bare: [], bullmq: [] };
-const names = { dispatcher: 'Dispatcher (SQLite outbox)', bare: 'bare loop (same client)', bullmq: 'BullMQ worker (Redis)' };
+const names = {
+  dispatcher: 'Dispatcher (SQLite outbox)',
+  bare: 'bare loop (same client)',
+  bullmq: 'BullMQ worker (Redis)',
+};
 const benchStarted = Date.now();
 for (let round = 0; round < ROUNDS && Date.now() - benchStarted < 60_000; round++) {
   rates.dispatcher.push(rate(await dispatcherRun()));
   rates.bare.push(rate(await bareRun()));
   rates.bullmq.push(rate(await bullmqRun()));
 }
-console.log(`delivery: ${JOBS} confirmations to the sandbox per run, concurrency ${CONCURRENCY}, ${rates.dispatcher.length} alternating rounds (median)`);
+console.log(
+  `delivery: ${JOBS} confirmations to the sandbox per run, concurrency ${CONCURRENCY}, ${rates.dispatcher.length} alternating rounds (median)`,
+);
 for (const key of ['dispatcher', 'bare', 'bullmq'] as const) {
-  console.log(`  ${names[key].padEnd(28)} ${median(rates[key]).toFixed(0).padStart(6)} jobs/s  (rounds: ${rates[key].map((r) => r.toFixed(0)).join(', ')})`);
+  console.log(
+    `  ${names[key].padEnd(28)} ${median(rates[key]).toFixed(0).padStart(6)} jobs/s  (rounds: ${rates[key].map((r) => r.toFixed(0)).join(', ')})`,
+  );
 }
 const vsBare = median(rates.dispatcher) / median(rates.bare);
 const vsBull = median(rates.dispatcher) / median(rates.bullmq);
-console.log(`  ratio Dispatcher / bare loop: ${vsBare.toFixed(2)} (target >= 0.8) ${vsBare >= 0.8 ? 'OK' : 'MISSED'}`);
-console.log(`  ratio Dispatcher / BullMQ:    ${vsBull.toFixed(2)} (target > 1) ${vsBull > 1 ? 'OK' : 'MISSED'}`);
+console.log(
+  `  ratio Dispatcher / bare loop: ${vsBare.toFixed(2)} (target >= 0.8) ${vsBare >= 0.8 ? 'OK' : 'MISSED'}`,
+);
+console.log(
+  `  ratio Dispatcher / BullMQ:    ${vsBull.toFixed(2)} (target > 1) ${vsBull > 1 ? 'OK' : 'MISSED'}`,
+);

@@ -57,14 +57,39 @@ describe('chaos: faults at the service and a worker killed again and again', () 
     const clicks = await w.clicks(CONFIRMS);
     const orderOf = (i: number) => `chaos-${i}`;
     for (const [i, click] of clicks.entries()) {
-      await outbox.confirm({ orderId: orderOf(i), valueMicros: 1_000 + i, click: { token: click.token, clickedAt: click.clickedAt } });
+      await outbox.confirm({
+        orderId: orderOf(i),
+        valueMicros: 1_000 + i,
+        click: { token: click.token, clickedAt: click.clickedAt },
+      });
     }
     await w.setFaults(CHAOS);
 
     const spawnWorker = () => {
       const proc = spawnPostback(
-        ['worker', '--db', file, '--base-url', w.url, '--concurrency', '50', '--lease-ms', '2000', '--poll-ms', '25',
-          '--backoff-base-ms', '20', '--backoff-max-ms', '400', '--request-timeout-ms', '2000', '--shutdown-timeout-ms', '5000', '--log', 'json'],
+        [
+          'worker',
+          '--db',
+          file,
+          '--base-url',
+          w.url,
+          '--concurrency',
+          '50',
+          '--lease-ms',
+          '2000',
+          '--poll-ms',
+          '25',
+          '--backoff-base-ms',
+          '20',
+          '--backoff-max-ms',
+          '400',
+          '--request-timeout-ms',
+          '2000',
+          '--shutdown-timeout-ms',
+          '5000',
+          '--log',
+          'json',
+        ],
         { POSTBACK_API_KEY: w.conversionsKey },
       );
       processes.push(proc);
@@ -126,13 +151,22 @@ describe('chaos: faults at the service and a worker killed again and again', () 
     expect((await current.exited).code).toBe(0);
 
     const counts = (await outbox.stats(Date.now())).counts;
-    expect(counts).toEqual({ pending: 0, inflight: 0, delivered: CONFIRMS + REFUNDS, dead: 0, expired: 0, cancelled: 0 });
+    expect(counts).toEqual({
+      pending: 0,
+      inflight: 0,
+      delivered: CONFIRMS + REFUNDS,
+      dead: 0,
+      expired: 0,
+      cancelled: 0,
+    });
     expect(kills).toBeGreaterThanOrEqual(KILLS);
 
     const seen = await w.conversions();
     expect(seen.conversions).toHaveLength(CONFIRMS);
     expect(new Set(seen.conversions.map((c) => c.order_id)).size).toBe(CONFIRMS);
-    const reversed = seen.conversions.filter((c) => c.state === 'reversed').map((c) => Number(c.order_id.slice('chaos-'.length)));
+    const reversed = seen.conversions
+      .filter((c) => c.state === 'reversed')
+      .map((c) => Number(c.order_id.slice('chaos-'.length)));
     expect(new Set(reversed)).toEqual(refunded);
     expect(seen.counts.late).toBe(0);
     // Charged once per order, given back once per reversal.
@@ -146,7 +180,8 @@ describe('chaos: faults at the service and a worker killed again and again', () 
     expect(statuses).toContain(503);
     expect(statuses).toContain(429);
     expect(statuses).toContain(null);
-    // biome-ignore lint/suspicious/noConsole: the measured time is part of what this suite reports
-    console.log(`chaos: seed ${seed}, ${kills} kills, ${seen.counts.requests} confirmation requests (${seen.counts.duplicates} duplicates), ${retried.length} durable retries, ${((Date.now() - started) / 1000).toFixed(1)} s`);
+    console.log(
+      `chaos: seed ${seed}, ${kills} kills, ${seen.counts.requests} confirmation requests (${seen.counts.duplicates} duplicates), ${retried.length} durable retries, ${((Date.now() - started) / 1000).toFixed(1)} s`,
+    );
   }, 180_000);
 });

@@ -22,8 +22,27 @@ afterEach(async () => {
 
 function worker(w: SandboxWorld, file: string): PostbackProcess {
   const proc = spawnPostback(
-    ['worker', '--db', file, '--base-url', w.url, '--concurrency', '25', '--lease-ms', '1500', '--poll-ms', '50',
-      '--backoff-base-ms', '50', '--backoff-max-ms', '300', '--shutdown-timeout-ms', '5000', '--log', 'json'],
+    [
+      'worker',
+      '--db',
+      file,
+      '--base-url',
+      w.url,
+      '--concurrency',
+      '25',
+      '--lease-ms',
+      '1500',
+      '--poll-ms',
+      '50',
+      '--backoff-base-ms',
+      '50',
+      '--backoff-max-ms',
+      '300',
+      '--shutdown-timeout-ms',
+      '5000',
+      '--log',
+      'json',
+    ],
     { POSTBACK_API_KEY: w.conversionsKey },
   );
   processes.push(proc);
@@ -36,7 +55,11 @@ describe('a worker killed with SIGKILL in the middle of sending', () => {
     db = createOutboxFile('postback-crash-');
     const clicks = await world.clicks(JOBS);
     for (const [i, click] of clicks.entries()) {
-      await db.outbox.confirm({ orderId: `crash-${i}`, valueMicros: 10_000 + i, click: { token: click.token, clickedAt: click.clickedAt } });
+      await db.outbox.confirm({
+        orderId: `crash-${i}`,
+        valueMicros: 10_000 + i,
+        click: { token: click.token, clickedAt: click.clickedAt },
+      });
     }
     // Slow answers keep sends in flight at the moment of the kill.
     await world.setFaults({ latency_ms: 300 });
@@ -70,6 +93,7 @@ describe('a worker killed with SIGKILL in the middle of sending', () => {
     // Each order was charged once: the campaign's spend is one bid per order, whatever was re-sent.
     expect(await world.spendMicros()).toBe(JOBS * world.bidMicros);
     // The value of each conversion is the one enqueued for its order.
-    for (const c of seen.conversions) expect(c.value_micros).toBe(10_000 + Number(c.order_id.slice('crash-'.length)));
+    for (const c of seen.conversions)
+      expect(c.value_micros).toBe(10_000 + Number(c.order_id.slice('crash-'.length)));
   }, 90_000);
 });

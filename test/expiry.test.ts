@@ -37,17 +37,29 @@ describe('an outage longer than the confirmation window', () => {
 
     const clicks = await w.clicks(JOBS);
     for (const [i, click] of clicks.entries()) {
-      await outbox.confirm({ orderId: `exp-${i}`, valueMicros: 1_000, click: { token: click.token, clickedAt: click.clickedAt } });
+      await outbox.confirm({
+        orderId: `exp-${i}`,
+        valueMicros: 1_000,
+        click: { token: click.token, clickedAt: click.clickedAt },
+      });
     }
     await w.setFaults({ error_rate: 1, error_status: 503 });
 
     const client = createClient({ baseUrl: w.url, apiKey: w.conversionsKey });
     cleanups.push(() => client.close());
-    const dispatcher = createDispatcher({ outbox, client, now, concurrency: 5, pollIntervalMs: 20, backoff: { baseMs: 20, maxMs: 200 } });
+    const dispatcher = createDispatcher({
+      outbox,
+      client,
+      now,
+      concurrency: 5,
+      pollIntervalMs: 20,
+      backoff: { baseMs: 20, maxMs: 200 },
+    });
     cleanups.push(() => dispatcher.stop({ timeoutMs: 5_000 }));
     dispatcher.start();
 
-    const jobs = async () => Promise.all(clicks.map((_, i) => outbox.getByOrder(`exp-${i}`).then((found) => found[0])));
+    const jobs = async () =>
+      Promise.all(clicks.map((_, i) => outbox.getByOrder(`exp-${i}`).then((found) => found[0])));
     // Every job was tried against the outage, and none got anywhere.
     await waitUntil(async () => (await jobs()).every((job) => (job?.attempts ?? 0) >= 1), 15_000);
     expect((await jobs()).every((job) => job?.state === 'pending' || job?.state === 'inflight')).toBe(true);
@@ -55,7 +67,7 @@ describe('an outage longer than the confirmation window', () => {
     // Six days in: still inside the window, still failing, still pending.
     await advance(6 * 86_400);
     await waitUntil(async () => (await jobs()).every((job) => (job?.attempts ?? 0) >= 2), 15_000);
-    expect((await db.counts())).toMatchObject({ expired: 0, delivered: 0, dead: 0 });
+    expect(await db.counts()).toMatchObject({ expired: 0, delivered: 0, dead: 0 });
 
     // Past 7 days (and so past every deadline); only then does the service come back.
     await advance(DAY_MS / 1000 + 60);

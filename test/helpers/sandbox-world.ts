@@ -85,12 +85,10 @@ export async function startSandboxWorld(options: { bidMicros?: number } = {}): P
   const url = sandbox.url;
   const bidMicros = options.bidMicros ?? 1_000;
   try {
-    const account = await call<{ account_id: string; keys: { write: string; conversions: string; read: string } }>(
-      url,
-      'POST',
-      '/_sandbox/accounts',
-      {},
-    );
+    const account = await call<{
+      account_id: string;
+      keys: { write: string; conversions: string; read: string };
+    }>(url, 'POST', '/_sandbox/accounts', {});
     const campaign = await call<{ id: string }>(
       url,
       'POST',
@@ -105,7 +103,15 @@ export async function startSandboxWorld(options: { bidMicros?: number } = {}): P
         target_categories: [],
         target_segments: [],
         exclude_segments: [],
-        creatives: [{ headline: 'h', body: 'b', cta: 'Buy', landing_url: 'https://shop.example/landing', format: 'card' }],
+        creatives: [
+          {
+            headline: 'h',
+            body: 'b',
+            cta: 'Buy',
+            landing_url: 'https://shop.example/landing',
+            format: 'card',
+          },
+        ],
       },
       account.keys.write,
     );
@@ -121,16 +127,25 @@ export async function startSandboxWorld(options: { bidMicros?: number } = {}): P
         for (let i = 0; i < n; i += 50) {
           const group = await Promise.all(
             Array.from({ length: Math.min(50, n - i) }, () =>
-              call<{ click_token: string; clicked_at: string }>(url, 'POST', '/_sandbox/clicks', { campaign_id: campaign.id }),
+              call<{ click_token: string; clicked_at: string }>(url, 'POST', '/_sandbox/clicks', {
+                campaign_id: campaign.id,
+              }),
             ),
           );
           for (const c of group) out.push({ token: c.click_token, clickedAt: Date.parse(c.clicked_at) });
         }
         return out;
       },
-      conversions: () => call<SandboxConversions>(url, 'GET', `/_sandbox/conversions?account_id=${account.account_id}`),
+      conversions: () =>
+        call<SandboxConversions>(url, 'GET', `/_sandbox/conversions?account_id=${account.account_id}`),
       async spendMicros() {
-        const list = await call<{ campaigns: Array<{ id: string; spend_micros: number }> }>(url, 'GET', '/v1/campaigns', undefined, account.keys.read);
+        const list = await call<{ campaigns: Array<{ id: string; spend_micros: number }> }>(
+          url,
+          'GET',
+          '/v1/campaigns',
+          undefined,
+          account.keys.read,
+        );
         return list.campaigns.find((c) => c.id === campaign.id)?.spend_micros ?? Number.NaN;
       },
       async setFaults(faults) {
@@ -140,7 +155,9 @@ export async function startSandboxWorld(options: { bidMicros?: number } = {}): P
         await call(url, 'DELETE', '/_sandbox/faults');
       },
       async advanceClock(seconds) {
-        return Date.parse((await call<{ now: string }>(url, 'POST', '/_sandbox/clock', { advance_seconds: seconds })).now);
+        return Date.parse(
+          (await call<{ now: string }>(url, 'POST', '/_sandbox/clock', { advance_seconds: seconds })).now,
+        );
       },
       async now() {
         return Date.parse((await call<{ now: string }>(url, 'GET', '/_sandbox/clock')).now);

@@ -73,7 +73,9 @@ export function spawnPostback(args: string[], env: Record<string, string> = {}):
         const waiter = { pattern, resolve };
         const timer = setTimeout(() => {
           waiters.delete(waiter);
-          reject(new Error(`no line matching ${pattern} within ${timeoutMs} ms; stderr: ${stderr.join('\n')}`));
+          reject(
+            new Error(`no line matching ${pattern} within ${timeoutMs} ms; stderr: ${stderr.join('\n')}`),
+          );
         }, timeoutMs);
         waiter.resolve = (line) => {
           clearTimeout(timer);
@@ -98,7 +100,11 @@ export async function stopProcess(proc: PostbackProcess, signal: NodeJS.Signals 
 }
 
 /** Polls `check` until it returns true, every `intervalMs`, failing after `timeoutMs`. */
-export async function waitUntil(check: () => Promise<boolean> | boolean, timeoutMs: number, intervalMs = 50): Promise<void> {
+export async function waitUntil(
+  check: () => Promise<boolean> | boolean,
+  timeoutMs: number,
+  intervalMs = 50,
+): Promise<void> {
   const end = Date.now() + timeoutMs;
   for (;;) {
     if (await check()) return;

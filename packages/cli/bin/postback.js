@@ -10,7 +10,11 @@ let entry;
 try {
   entry = await import(fromSource ? '../src/main.ts' : '../dist/main.js');
 } catch (error) {
-  if (!fromSource && error?.code === 'ERR_MODULE_NOT_FOUND' && String(error.message).includes('dist/main.js')) {
+  if (
+    !fromSource &&
+    error?.code === 'ERR_MODULE_NOT_FOUND' &&
+    String(error.message).includes('dist/main.js')
+  ) {
     process.stderr.write(
       'postback: the CLI is not built. Run `npm run build`, or start it from source with\n' +
         '  node --conditions=@postback/source packages/cli/bin/postback.js ...\n',

@@ -6,7 +6,7 @@
  */
 import { type ParseArgsOptionsConfig, parseArgs } from 'node:util';
 import { JobValidationError } from '@postback/core';
-import { type BackendFlags, BackendFlagError } from './backends/index.ts';
+import { BackendFlagError, type BackendFlags } from './backends/index.ts';
 import type { CommandIo } from './io.ts';
 
 /**
@@ -46,7 +46,9 @@ export const BACKEND_OPTIONS = {
 } as const satisfies ParseArgsOptionsConfig;
 
 /** The `--help` flag every command takes. */
-export const HELP_OPTION = { help: { type: 'boolean', short: 'h' } } as const satisfies ParseArgsOptionsConfig;
+export const HELP_OPTION = {
+  help: { type: 'boolean', short: 'h' },
+} as const satisfies ParseArgsOptionsConfig;
 
 /**
  * Parses `args` strictly against `options`; unknown flags, missing values and stray positionals become a
@@ -66,12 +68,18 @@ export function parseFlags<T extends ParseArgsOptionsConfig>(
     return parseArgs({ args, options, strict: true, allowPositionals });
   } catch (error) {
     // parseArgs' own messages name the flag ("Unknown option '--x'"); keep them, drop the stack.
-    throw new UsageError(error instanceof Error ? error.message.split('. To specify')[0] ?? error.message : String(error));
+    throw new UsageError(
+      error instanceof Error ? (error.message.split('. To specify')[0] ?? error.message) : String(error),
+    );
   }
 }
 
 /** Picks the backend flags out of parsed values. */
-export function backendFlags(values: { db?: string | undefined; pg?: string | undefined; sqs?: string | undefined }): BackendFlags {
+export function backendFlags(values: {
+  db?: string | undefined;
+  pg?: string | undefined;
+  sqs?: string | undefined;
+}): BackendFlags {
   const flags: BackendFlags = {};
   if (values.db !== undefined) flags.db = values.db;
   if (values.pg !== undefined) flags.pg = values.pg;

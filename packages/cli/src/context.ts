@@ -4,8 +4,8 @@
  * always uses {@link defaultContext}, whose `openBackend` is the one from `backends/index.ts`.
  */
 import { existsSync } from 'node:fs';
-import { type BackendFlags, BackendFlagError, type OpenedBackend, openBackend } from './backends/index.ts';
 import { UnreachableError } from './args.ts';
+import { BackendFlagError, type BackendFlags, type OpenedBackend, openBackend } from './backends/index.ts';
 
 /** Injected dependencies of a queue command. */
 export interface CommandContext {

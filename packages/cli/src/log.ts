@@ -50,9 +50,13 @@ export function safeFields(payload: unknown): Record<string, unknown> {
   for (const [key, value] of Object.entries(payload as Record<string, unknown>)) {
     if (value === null || ['string', 'number', 'boolean'].includes(typeof value)) out[key] = value;
     else if (value instanceof Error) out[key] = errorFields(value);
-    else if (key === 'job' && typeof value === 'object') out[key] = jobFields(value as Record<string, unknown>);
+    else if (key === 'job' && typeof value === 'object')
+      out[key] = jobFields(value as Record<string, unknown>);
     else if (key === 'jobs' && Array.isArray(value)) out.jobs = value.length;
-    else if (typeof value === 'object' && Object.values(value as object).every((v) => v === null || typeof v !== 'object')) {
+    else if (
+      typeof value === 'object' &&
+      Object.values(value as object).every((v) => v === null || typeof v !== 'object')
+    ) {
       out[key] = value;
     }
   }
@@ -78,7 +82,12 @@ function textValue(value: unknown): string {
  * logger.log('info', 'worker.started', { concurrency: 8 });
  * ```
  */
-export function createLogger(format: LogFormat, write: (line: string) => void, secrets: readonly string[] = [], now: () => number = Date.now): Logger {
+export function createLogger(
+  format: LogFormat,
+  write: (line: string) => void,
+  secrets: readonly string[] = [],
+  now: () => number = Date.now,
+): Logger {
   const scrub = (line: string) => {
     let out = line;
     for (const secret of secrets) if (secret.length > 0) out = out.split(secret).join('[redacted]');
@@ -90,7 +99,12 @@ export function createLogger(format: LogFormat, write: (line: string) => void, s
       const line =
         format === 'json'
           ? JSON.stringify({ time, level, event, ...fields })
-          : [time, level.padEnd(5), event, ...Object.entries(fields).map(([k, v]) => `${k}=${textValue(v)}`)].join(' ');
+          : [
+              time,
+              level.padEnd(5),
+              event,
+              ...Object.entries(fields).map(([k, v]) => `${k}=${textValue(v)}`),
+            ].join(' ');
       write(`${scrub(line)}\n`);
     },
   };

@@ -71,7 +71,8 @@ export function parseJobLine(line: string): ParsedLine {
   } catch {
     return bad(null, 'not valid JSON');
   }
-  if (value === null || typeof value !== 'object' || Array.isArray(value)) return bad(null, 'not a JSON object');
+  if (value === null || typeof value !== 'object' || Array.isArray(value))
+    return bad(null, 'not a JSON object');
   const record = value as Record<string, unknown>;
   const kind = record.kind;
   if (kind !== 'confirm' && kind !== 'refund') return bad('kind', "must be 'confirm' or 'refund'");
@@ -95,9 +96,15 @@ export function parseJobLine(line: string): ParsedLine {
   if (record.clicked_at === undefined) return bad('clicked_at', 'is required');
   const clickedAt = parseClickedAt(record.clicked_at);
   if (clickedAt === null) {
-    return bad('clicked_at', 'must be an ISO 8601 time with a zone (e.g. 2026-01-02T03:04:05Z) or epoch milliseconds');
+    return bad(
+      'clicked_at',
+      'must be an ISO 8601 time with a zone (e.g. 2026-01-02T03:04:05Z) or epoch milliseconds',
+    );
   }
-  return { ok: true, job: { kind, input: { orderId, valueMicros, click: { token: record.click_token, clickedAt } } } };
+  return {
+    ok: true,
+    job: { kind, input: { orderId, valueMicros, click: { token: record.click_token, clickedAt } } },
+  };
 }
 
 /**

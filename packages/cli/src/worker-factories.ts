@@ -4,7 +4,12 @@
  * logs. Kept apart from the command so the command stays about flags, signals and exit codes.
  */
 import { createClient } from '@postback/client';
-import { createDispatcher, type DispatcherEventName, type DispatcherOptions, type Outbox } from '@postback/core';
+import {
+  createDispatcher,
+  type DispatcherEventName,
+  type DispatcherOptions,
+  type Outbox,
+} from '@postback/core';
 
 /** What the worker needs of a Dispatcher. */
 export interface DispatcherHandle {

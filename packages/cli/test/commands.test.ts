@@ -20,18 +20,24 @@ async function run(args: string[], options: { isTTY?: boolean } = {}) {
 }
 
 describe('every queue command', () => {
-  it.each(['worker', 'status', 'dlq', 'confirm', 'refund', 'enqueue'])('%s prints its usage with --help and exits 0', async (name) => {
-    const { code, out } = await run([name, '--help']);
-    expect(code).toBe(0);
-    expect(out).toMatch(/^Usage:/);
-    expect(out).toMatch(/Exit codes/);
-  });
+  it.each(['worker', 'status', 'dlq', 'confirm', 'refund', 'enqueue'])(
+    '%s prints its usage with --help and exits 0',
+    async (name) => {
+      const { code, out } = await run([name, '--help']);
+      expect(code).toBe(0);
+      expect(out).toMatch(/^Usage:/);
+      expect(out).toMatch(/Exit codes/);
+    },
+  );
 
-  it.each(['status', 'dlq list', 'confirm', 'refund', 'enqueue'])('%s exits 2 naming an unknown flag', async (name) => {
-    const { code, err } = await run([...name.split(' '), '--db', db.file, '--frobnicate']);
-    expect(code).toBe(2);
-    expect(err).toMatch(/--frobnicate/);
-  });
+  it.each(['status', 'dlq list', 'confirm', 'refund', 'enqueue'])(
+    '%s exits 2 naming an unknown flag',
+    async (name) => {
+      const { code, err } = await run([...name.split(' '), '--db', db.file, '--frobnicate']);
+      expect(code).toBe(2);
+      expect(err).toMatch(/--frobnicate/);
+    },
+  );
 
   it('exits 2 when no backend or two backends are given', async () => {
     expect((await run(['status'])).code).toBe(2);
@@ -59,7 +65,14 @@ describe('postback status', () => {
     const { code, out } = await run(['status', '--db', db.file, '--json']);
     expect(code).toBe(0);
     const status = JSON.parse(out);
-    expect(status.counts).toEqual({ pending: 1, inflight: 0, delivered: 0, dead: 2, expired: 0, cancelled: 0 });
+    expect(status.counts).toEqual({
+      pending: 1,
+      inflight: 0,
+      delivered: 0,
+      dead: 2,
+      expired: 0,
+      cancelled: 0,
+    });
     expect(status.total).toBe(3);
     expect(typeof status.oldestPendingAt).toBe('string');
     expect(status.nearestDeadline).toMatchObject({ orderId: 'pending-1', kind: 'confirm' });
@@ -81,12 +94,28 @@ describe('postback status', () => {
 });
 
 describe('postback confirm', () => {
-  const args = () => ['confirm', '--db', db.file, '--click-token', token(7), '--order-id', 'o-7', '--value-micros', '1990000', '--clicked-at', new Date(Date.now() - 60_000).toISOString(), '--json'];
+  const args = () => [
+    'confirm',
+    '--db',
+    db.file,
+    '--click-token',
+    token(7),
+    '--order-id',
+    'o-7',
+    '--value-micros',
+    '1990000',
+    '--clicked-at',
+    new Date(Date.now() - 60_000).toISOString(),
+    '--json',
+  ];
 
   it('enqueues one confirmation, then says the order is already there on a second call', async () => {
     const first = await run(args());
     expect(first.code).toBe(0);
-    expect(JSON.parse(first.out)).toMatchObject({ created: true, job: { kind: 'confirm', orderId: 'o-7', state: 'pending' } });
+    expect(JSON.parse(first.out)).toMatchObject({
+      created: true,
+      job: { kind: 'confirm', orderId: 'o-7', state: 'pending' },
+    });
     const second = await run(args());
     expect(second.code).toBe(0);
     expect(JSON.parse(second.out)).toMatchObject({ created: false, job: { orderId: 'o-7' } });
@@ -131,11 +160,18 @@ describe('postback confirm', () => {
 describe('postback refund', () => {
   it('cancels a confirmation that was not sent yet, then reports the refund as not charged', async () => {
     const outbox = db.open();
-    await outbox.confirm({ orderId: 'o-1', valueMicros: 1, click: { token: token(1), clickedAt: Date.now() } });
+    await outbox.confirm({
+      orderId: 'o-1',
+      valueMicros: 1,
+      click: { token: token(1), clickedAt: Date.now() },
+    });
     await outbox.close();
     const first = await run(['refund', '--db', db.file, '--order-id', 'o-1', '--json']);
     expect(first.code).toBe(0);
-    expect(JSON.parse(first.out)).toMatchObject({ outcome: 'cancelled', job: { kind: 'confirm', state: 'cancelled' } });
+    expect(JSON.parse(first.out)).toMatchObject({
+      outcome: 'cancelled',
+      job: { kind: 'confirm', state: 'cancelled' },
+    });
     const again = await run(['refund', '--db', db.file, '--order-id', 'o-1']);
     expect(again.code).toBe(0);
     expect(again.out).toMatch(/without a charge/);
@@ -143,18 +179,33 @@ describe('postback refund', () => {
 
   it('enqueues a reversal of a delivered confirmation using its campaign, once', async () => {
     const outbox = db.open();
-    await outbox.confirm({ orderId: 'o-2', valueMicros: 1, click: { token: token(2), clickedAt: Date.now() } });
+    await outbox.confirm({
+      orderId: 'o-2',
+      valueMicros: 1,
+      click: { token: token(2), clickedAt: Date.now() },
+    });
     const [job] = await outbox.claim({ now: Date.now(), limit: 1, leaseMs: 60_000 });
     await outbox.complete(job as never, { now: Date.now(), campaignId: 'cmp_abc' });
     await outbox.close();
     const first = await run(['refund', '--db', db.file, '--order-id', 'o-2', '--json']);
-    expect(JSON.parse(first.out)).toMatchObject({ outcome: 'enqueued', job: { kind: 'refund', campaignId: 'cmp_abc' } });
+    expect(JSON.parse(first.out)).toMatchObject({
+      outcome: 'enqueued',
+      job: { kind: 'refund', campaignId: 'cmp_abc' },
+    });
     const second = await run(['refund', '--db', db.file, '--order-id', 'o-2', '--json']);
     expect(JSON.parse(second.out)).toMatchObject({ outcome: 'duplicate' });
   });
 
   it('exits 2 naming --campaign-id when it is not of the form cmp_<id>', async () => {
-    const { code, err } = await run(['refund', '--db', db.file, '--order-id', 'o-3', '--campaign-id', 'campaign 3']);
+    const { code, err } = await run([
+      'refund',
+      '--db',
+      db.file,
+      '--order-id',
+      'o-3',
+      '--campaign-id',
+      'campaign 3',
+    ]);
     expect(code).toBe(2);
     expect(err).toMatch(/--campaign-id/);
   });
@@ -162,7 +213,13 @@ describe('postback refund', () => {
 
 describe('postback enqueue', () => {
   const confirmLine = (i: number) =>
-    JSON.stringify({ kind: 'confirm', click_token: token(i), order_id: `o-${i}`, value_micros: 1000 + i, clicked_at: new Date(Date.now() - 1000).toISOString() });
+    JSON.stringify({
+      kind: 'confirm',
+      click_token: token(i),
+      order_id: `o-${i}`,
+      value_micros: 1000 + i,
+      clicked_at: new Date(Date.now() - 1000).toISOString(),
+    });
 
   it('enqueues every good line, reports each bad line by number and field, and exits 1', async () => {
     const lines = [
@@ -172,7 +229,13 @@ describe('postback enqueue', () => {
       confirmLine(2),
       'not json',
       JSON.stringify({ kind: 'refund', order_id: 'o-1' }),
-      JSON.stringify({ kind: 'confirm', click_token: 'bad token!', order_id: 'o-9', value_micros: 1, clicked_at: Date.now() }),
+      JSON.stringify({
+        kind: 'confirm',
+        click_token: 'bad token!',
+        order_id: 'o-9',
+        value_micros: 1,
+        clicked_at: Date.now(),
+      }),
       confirmLine(1),
     ];
     const file = join(db.dir, 'jobs.ndjson');
@@ -211,7 +274,11 @@ describe('postback enqueue', () => {
     const command = createEnqueueCommand(undefined, stdin);
     const code = await command.run(['--db', db.file, '--from', '-', '--json'], io);
     expect(code).toBe(1);
-    expect(JSON.parse(io.out())).toMatchObject({ confirms: { created: 1 }, invalid: 1, errors: [{ line: 2, field: 'order_id' }] });
+    expect(JSON.parse(io.out())).toMatchObject({
+      confirms: { created: 1 },
+      invalid: 1,
+      errors: [{ line: 2, field: 'order_id' }],
+    });
   });
 
   it('streams a 20,000-line file and enqueues every line', async () => {
@@ -238,7 +305,9 @@ describe('postback dlq', () => {
     expect(page1.jobs).toHaveLength(2);
     expect(page1.jobs[0].reason).toMatch(/older than 7 days/);
     expect(page1.next).toBe(page1.jobs[1].id);
-    const page2 = JSON.parse((await run(['dlq', 'list', '--db', db.file, '--limit', '2', '--after', page1.next, '--json'])).out);
+    const page2 = JSON.parse(
+      (await run(['dlq', 'list', '--db', db.file, '--limit', '2', '--after', page1.next, '--json'])).out,
+    );
     expect(page2.jobs).toHaveLength(1);
     expect(page2.next).toBeNull();
     const seen = [...page1.jobs, ...page2.jobs].map((j: { orderId: string }) => j.orderId).sort();
@@ -260,7 +329,11 @@ describe('postback dlq', () => {
 
   it('replays all with a progress bar on a terminal and a plain summary otherwise', async () => {
     const outbox = db.open();
-    await seedDead(outbox, Array.from({ length: 450 }, (_, i) => `d-${i}`), 'gone');
+    await seedDead(
+      outbox,
+      Array.from({ length: 450 }, (_, i) => `d-${i}`),
+      'gone',
+    );
     await outbox.close();
     const tty = await run(['dlq', 'replay', '--db', db.file, '--all'], { isTTY: true });
     expect(tty.code).toBe(0);
@@ -290,7 +363,16 @@ describe('postback dlq', () => {
     const outbox = db.open();
     const [job] = await seedDead(outbox, ['d-1'], 'gone');
     await outbox.close();
-    const { code, out, err } = await run(['dlq', 'purge', '--db', db.file, '--id', job?.id as string, '--id', 'job_nope']);
+    const { code, out, err } = await run([
+      'dlq',
+      'purge',
+      '--db',
+      db.file,
+      '--id',
+      job?.id as string,
+      '--id',
+      'job_nope',
+    ]);
     expect(code).toBe(1);
     expect(out).toMatch(/purged 1 dead job/);
     expect(err).toMatch(/job_nope: no dead job/);
@@ -299,7 +381,11 @@ describe('postback dlq', () => {
   it('purges all dead jobs and leaves the others', async () => {
     const outbox = db.open();
     await seedDead(outbox, ['d-1', 'd-2'], 'gone');
-    await outbox.confirm({ orderId: 'live', valueMicros: 1, click: { token: token(9), clickedAt: Date.now() } });
+    await outbox.confirm({
+      orderId: 'live',
+      valueMicros: 1,
+      click: { token: token(9), clickedAt: Date.now() },
+    });
     await outbox.close();
     const { code, out } = await run(['dlq', 'purge', '--db', db.file, '--all', '--json']);
     expect(code).toBe(0);

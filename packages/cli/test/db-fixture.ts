@@ -34,7 +34,12 @@ export function token(i: number): string {
 }
 
 /** Enqueues confirmations for `orders` and moves them to `dead` with `reason`, as a failed delivery would. */
-export async function seedDead(outbox: Outbox, orders: string[], reason: string, clickedAt = Date.now()): Promise<Job[]> {
+export async function seedDead(
+  outbox: Outbox,
+  orders: string[],
+  reason: string,
+  clickedAt = Date.now(),
+): Promise<Job[]> {
   for (const [i, orderId] of orders.entries()) {
     await outbox.confirm({ orderId, valueMicros: 1_000_000, click: { token: token(i), clickedAt } });
   }

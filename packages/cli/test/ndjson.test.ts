@@ -43,7 +43,10 @@ describe('parseJobLine', () => {
     fc.assert(
       fc.property(refundLine, (line) => {
         const parsed = parseJobLine(JSON.stringify(line));
-        const input = line.campaign_id === undefined ? { orderId: line.order_id } : { orderId: line.order_id, campaignId: line.campaign_id };
+        const input =
+          line.campaign_id === undefined
+            ? { orderId: line.order_id }
+            : { orderId: line.order_id, campaignId: line.campaign_id };
         expect(parsed).toEqual({ ok: true, job: { kind: 'refund', input } });
       }),
     );
@@ -59,7 +62,15 @@ describe('parseJobLine', () => {
   });
 
   it('names the field when one field of a confirm line has a wrong value', () => {
-    const wrong = fc.oneof(fc.constant(null), fc.boolean(), fc.constant(''), fc.constant('  '), fc.double(), fc.constant([]), fc.constant({}));
+    const wrong = fc.oneof(
+      fc.constant(null),
+      fc.boolean(),
+      fc.constant(''),
+      fc.constant('  '),
+      fc.double(),
+      fc.constant([]),
+      fc.constant({}),
+    );
     fc.assert(
       fc.property(
         confirmLine,
@@ -67,8 +78,22 @@ describe('parseJobLine', () => {
         wrong,
         (line, field, value) => {
           // A number is a valid clicked_at (epoch ms) when it is a non-negative integer; doubles mostly are not.
-          fc.pre(!(field === 'clicked_at' && typeof value === 'number' && Number.isSafeInteger(value) && value >= 0));
-          fc.pre(!(field === 'value_micros' && typeof value === 'number' && Number.isSafeInteger(value) && value >= 0));
+          fc.pre(
+            !(
+              field === 'clicked_at' &&
+              typeof value === 'number' &&
+              Number.isSafeInteger(value) &&
+              value >= 0
+            ),
+          );
+          fc.pre(
+            !(
+              field === 'value_micros' &&
+              typeof value === 'number' &&
+              Number.isSafeInteger(value) &&
+              value >= 0
+            ),
+          );
           const parsed = parseJobLine(JSON.stringify({ ...line, [field]: value }));
           expect(parsed).toMatchObject({ ok: false, error: { field } });
         },
@@ -100,9 +125,25 @@ describe('parseJobLine', () => {
     fc.assert(
       fc.property(
         fc.oneof(confirmLine, refundLine),
-        fc.string({ minLength: 1, maxLength: 12 }).filter((k) => !['kind', 'click_token', 'order_id', 'value_micros', 'clicked_at', 'campaign_id', '__proto__'].includes(k)),
+        fc
+          .string({ minLength: 1, maxLength: 12 })
+          .filter(
+            (k) =>
+              ![
+                'kind',
+                'click_token',
+                'order_id',
+                'value_micros',
+                'clicked_at',
+                'campaign_id',
+                '__proto__',
+              ].includes(k),
+          ),
         (line, key) => {
-          expect(parseJobLine(JSON.stringify({ ...line, [key]: 1 }))).toMatchObject({ ok: false, error: { field: key } });
+          expect(parseJobLine(JSON.stringify({ ...line, [key]: 1 }))).toMatchObject({
+            ok: false,
+            error: { field: key },
+          });
         },
       ),
     );
@@ -110,7 +151,10 @@ describe('parseJobLine', () => {
 
   it('refuses a kind other than confirm or refund and a missing kind', () => {
     expect(parseJobLine('{"order_id":"o"}')).toMatchObject({ ok: false, error: { field: 'kind' } });
-    expect(parseJobLine('{"kind":"charge","order_id":"o"}')).toMatchObject({ ok: false, error: { field: 'kind' } });
+    expect(parseJobLine('{"kind":"charge","order_id":"o"}')).toMatchObject({
+      ok: false,
+      error: { field: 'kind' },
+    });
   });
 
   it('refuses JSON that is not an object', () => {

@@ -1,8 +1,13 @@
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { main } from '../src/main.ts';
 import { type SandboxWorld, startSandboxWorld } from '../../../test/helpers/sandbox-world.ts';
-import { spawnPostback, stopProcess, waitUntil, type PostbackProcess } from '../../../test/helpers/worker-process.ts';
+import {
+  type PostbackProcess,
+  spawnPostback,
+  stopProcess,
+  waitUntil,
+} from '../../../test/helpers/worker-process.ts';
+import { main } from '../src/main.ts';
 import { captureIo } from './capture-io.ts';
 import { type DbFixture, dbFixture } from './db-fixture.ts';
 
@@ -25,7 +30,11 @@ async function enqueueClicks(n: number, prefix = 'w'): Promise<void> {
   const clicks = await world.clicks(n);
   const outbox = db.open();
   for (const [i, click] of clicks.entries()) {
-    await outbox.confirm({ orderId: `${prefix}-${i}`, valueMicros: 1_000 + i, click: { token: click.token, clickedAt: click.clickedAt } });
+    await outbox.confirm({
+      orderId: `${prefix}-${i}`,
+      valueMicros: 1_000 + i,
+      click: { token: click.token, clickedAt: click.clickedAt },
+    });
   }
   await outbox.close();
 }
@@ -57,7 +66,11 @@ describe('postback worker (in process)', () => {
   it('logs one JSON object per line with --log json, including a dead job and its reason, and never the API key', async () => {
     const outbox = db.open();
     // A token the service never issued: the service answers 404 and the job goes dead.
-    await outbox.confirm({ orderId: 'unknown-click', valueMicros: 1, click: { token: 'tok_never_issued_by_the_service', clickedAt: Date.now() } });
+    await outbox.confirm({
+      orderId: 'unknown-click',
+      valueMicros: 1,
+      click: { token: 'tok_never_issued_by_the_service', clickedAt: Date.now() },
+    });
     await outbox.close();
     await enqueueClicks(3, 'ok');
     const io = captureIo({ env: { POSTBACK_API_KEY: world.conversionsKey } });
@@ -94,12 +107,20 @@ describe('postback worker (in process)', () => {
     expect(noUrl.err()).toMatch(/--base-url|POSTBACK_API_URL/);
     const badUrl = captureIo({ env: { POSTBACK_API_KEY: 'k' } });
     expect(await main(['worker', '--db', db.file, '--base-url', 'ftp://x'], badUrl)).toBe(2);
-    expect(await main(['worker', '--db', db.file, '--base-url', world.url, '--concurrency', '0'], captureIo({ env: { POSTBACK_API_KEY: 'k' } }))).toBe(2);
+    expect(
+      await main(
+        ['worker', '--db', db.file, '--base-url', world.url, '--concurrency', '0'],
+        captureIo({ env: { POSTBACK_API_KEY: 'k' } }),
+      ),
+    ).toBe(2);
   });
 
   it('exits 3 when the database cannot be opened', async () => {
     const io = captureIo({ env: { POSTBACK_API_KEY: world.conversionsKey } });
-    const code = await main(['worker', '--db', join(db.dir, 'no', 'such', 'dir', 'x.db'), '--base-url', world.url], io);
+    const code = await main(
+      ['worker', '--db', join(db.dir, 'no', 'such', 'dir', 'x.db'), '--base-url', world.url],
+      io,
+    );
     expect(code).toBe(3);
     expect(io.err()).toMatch(/cannot open the backend/);
   });
@@ -109,9 +130,12 @@ describe('postback worker (the real binary)', () => {
   it('stops gracefully on SIGTERM while sends are in flight: exit code 0 and nothing left inflight', async () => {
     await enqueueClicks(60);
     await world.setFaults({ latency_ms: 400 });
-    const proc = spawnPostback(['worker', '--db', db.file, '--base-url', world.url, '--concurrency', '10', '--log', 'json', ...FAST], {
-      POSTBACK_API_KEY: world.conversionsKey,
-    });
+    const proc = spawnPostback(
+      ['worker', '--db', db.file, '--base-url', world.url, '--concurrency', '10', '--log', 'json', ...FAST],
+      {
+        POSTBACK_API_KEY: world.conversionsKey,
+      },
+    );
     spawned.push(proc);
     await proc.waitForLine(/"event":"worker.started"/, 15_000);
     await waitUntil(async () => (await counts()).inflight > 0, 10_000, 20);

@@ -3,7 +3,16 @@
  * The outbox validates the job exactly as it does for the app; a bad value is a usage error naming the
  * flag, and an order that already has a confirmation is reported, not duplicated.
  */
-import { BACKEND_OPTIONS, EXIT, HELP_OPTION, UsageError, backendFlags, parseFlags, runGuarded, validationProblem } from '../args.ts';
+import {
+  BACKEND_OPTIONS,
+  backendFlags,
+  EXIT,
+  HELP_OPTION,
+  parseFlags,
+  runGuarded,
+  UsageError,
+  validationProblem,
+} from '../args.ts';
 import { type CommandContext, defaultContext, openFromFlags } from '../context.ts';
 import { iso, jobView } from '../format.ts';
 import type { Command } from '../main.ts';
@@ -74,7 +83,9 @@ export function createConfirmCommand(ctx: CommandContext = defaultContext): Comm
         if (values['clicked-at'] !== undefined) {
           const parsed = parseClickedAt(values['clicked-at']);
           if (parsed === null) {
-            throw new UsageError(`--clicked-at must be ISO 8601 with a zone (e.g. 2026-01-02T03:04:05Z), got '${values['clicked-at']}'`);
+            throw new UsageError(
+              `--clicked-at must be ISO 8601 with a zone (e.g. 2026-01-02T03:04:05Z), got '${values['clicked-at']}'`,
+            );
           }
           clickedAt = parsed;
         }
@@ -82,19 +93,29 @@ export function createConfirmCommand(ctx: CommandContext = defaultContext): Comm
         try {
           let result: Awaited<ReturnType<typeof backend.outbox.confirm>>;
           try {
-            result = await backend.outbox.confirm({ orderId, valueMicros: Number(micros), click: { token, clickedAt } });
+            result = await backend.outbox.confirm({
+              orderId,
+              valueMicros: Number(micros),
+              click: { token, clickedAt },
+            });
           } catch (error) {
             const problem = validationProblem(error);
             if (problem === null) throw error;
-            throw new UsageError(`${CONFIRM_FLAG_OF_FIELD[problem.field] ?? problem.field}: ${problem.reason}`);
+            throw new UsageError(
+              `${CONFIRM_FLAG_OF_FIELD[problem.field] ?? problem.field}: ${problem.reason}`,
+            );
           }
           const { created, job } = result;
           if (values.json) {
             io.stdout(`${JSON.stringify({ created, job: jobView(job) })}\n`);
           } else if (created) {
-            io.stdout(`created confirm job ${job.id} for order ${job.orderId} (deadline ${iso(job.deadline)})\n`);
+            io.stdout(
+              `created confirm job ${job.id} for order ${job.orderId} (deadline ${iso(job.deadline)})\n`,
+            );
           } else {
-            io.stdout(`order ${job.orderId} already has a confirm job ${job.id} (${job.state}); nothing changed\n`);
+            io.stdout(
+              `order ${job.orderId} already has a confirm job ${job.id} (${job.state}); nothing changed\n`,
+            );
           }
           return EXIT.ok;
         } finally {

@@ -4,7 +4,16 @@
  * `expired` instead — nothing is ever sent late), or purges them.
  */
 import type { Outbox } from '@postback/core';
-import { BACKEND_OPTIONS, EXIT, HELP_OPTION, UsageError, backendFlags, parseFlags, positiveInt, runGuarded } from '../args.ts';
+import {
+  BACKEND_OPTIONS,
+  backendFlags,
+  EXIT,
+  HELP_OPTION,
+  parseFlags,
+  positiveInt,
+  runGuarded,
+  UsageError,
+} from '../args.ts';
 import { type CommandContext, defaultContext, openFromFlags } from '../context.ts';
 import { jobLine, jobView } from '../format.ts';
 import type { CommandIo } from '../io.ts';
@@ -48,7 +57,10 @@ function selection(values: Values): { ids: string[] } | { all: true } {
   return { ids };
 }
 
-async function deadIds(outbox: Outbox, ids: readonly string[]): Promise<{ dead: string[]; missing: string[] }> {
+async function deadIds(
+  outbox: Outbox,
+  ids: readonly string[],
+): Promise<{ dead: string[]; missing: string[] }> {
   const dead: string[] = [];
   const missing: string[] = [];
   for (const id of new Set(ids)) {
@@ -61,7 +73,10 @@ async function deadIds(outbox: Outbox, ids: readonly string[]): Promise<{ dead: 
 async function list(outbox: Outbox, values: Values, io: CommandIo): Promise<number> {
   const limit = positiveInt('--limit', values.limit, 50);
   // One more than asked tells whether another page follows without a count query.
-  const page = await outbox.listDead({ limit: limit + 1, ...(values.after === undefined ? {} : { after: values.after }) });
+  const page = await outbox.listDead({
+    limit: limit + 1,
+    ...(values.after === undefined ? {} : { after: values.after }),
+  });
   const jobs = page.slice(0, limit);
   const next = page.length > limit ? (jobs.at(-1)?.id ?? null) : null;
   if (values.json) {
@@ -107,7 +122,9 @@ async function replay(outbox: Outbox, values: Values, io: CommandIo, now: () => 
   if (values.json) {
     io.stdout(`${JSON.stringify({ replayed, expired, notDead: missing })}\n`);
   } else {
-    io.stdout(`replayed ${replayed} job(s)${expired > 0 ? `; ${expired} past their deadline became expired` : ''}\n`);
+    io.stdout(
+      `replayed ${replayed} job(s)${expired > 0 ? `; ${expired} past their deadline became expired` : ''}\n`,
+    );
     for (const id of missing) io.stderr(`postback dlq replay: ${id}: no dead job with this id\n`);
   }
   return missing.length > 0 ? EXIT.failed : EXIT.ok;
@@ -153,10 +170,13 @@ export function createDlqCommand(ctx: CommandContext = defaultContext): Command 
         }
         const [action, ...extra] = positionals;
         if (action !== 'list' && action !== 'replay' && action !== 'purge') {
-          throw new UsageError(action === undefined ? 'give an action: list, replay or purge' : `unknown action '${action}'`);
+          throw new UsageError(
+            action === undefined ? 'give an action: list, replay or purge' : `unknown action '${action}'`,
+          );
         }
         if (extra.length > 0) throw new UsageError(`unexpected argument '${extra[0]}'`);
-        if (action === 'list' && (values.id !== undefined || values.all)) throw new UsageError('list takes no --id or --all');
+        if (action === 'list' && (values.id !== undefined || values.all))
+          throw new UsageError('list takes no --id or --all');
         if (action !== 'list' && (values.limit !== undefined || values.after !== undefined)) {
           throw new UsageError(`${action} takes no --limit or --after`);
         }

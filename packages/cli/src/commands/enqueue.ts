@@ -6,7 +6,16 @@
 import { existsSync } from 'node:fs';
 import type { Readable } from 'node:stream';
 import type { Outbox } from '@postback/core';
-import { BACKEND_OPTIONS, EXIT, HELP_OPTION, UsageError, backendFlags, parseFlags, runGuarded, validationProblem } from '../args.ts';
+import {
+  BACKEND_OPTIONS,
+  backendFlags,
+  EXIT,
+  HELP_OPTION,
+  parseFlags,
+  runGuarded,
+  UsageError,
+  validationProblem,
+} from '../args.ts';
 import { type CommandContext, defaultContext, openFromFlags } from '../context.ts';
 import type { Command } from '../main.ts';
 import { type JobLine, type LineError, parseJobLine, readLines } from '../ndjson.ts';
@@ -66,7 +75,10 @@ async function enqueueOne(outbox: Outbox, job: JobLine, summary: EnqueueSummary)
  * await createEnqueueCommand().run(['--db', 'a.db', '--from', 'jobs.ndjson'], io);
  * ```
  */
-export function createEnqueueCommand(ctx: CommandContext = defaultContext, stdin: Readable = process.stdin): Command {
+export function createEnqueueCommand(
+  ctx: CommandContext = defaultContext,
+  stdin: Readable = process.stdin,
+): Command {
   return {
     summary: 'Enqueue many jobs from a JSON-lines file or stdin',
     run: (args, io) =>
@@ -95,7 +107,8 @@ export function createEnqueueCommand(ctx: CommandContext = defaultContext, stdin
         const report = (line: number, error: LineError) => {
           summary.invalid += 1;
           if (summary.errors.length < MAX_REPORTED_ERRORS) summary.errors.push({ line, ...error });
-          if (!values.json) io.stderr(`line ${line}: ${error.field === null ? '' : `${error.field}: `}${error.message}\n`);
+          if (!values.json)
+            io.stderr(`line ${line}: ${error.field === null ? '' : `${error.field}: `}${error.message}\n`);
         };
         // In-flight enqueues by order id: a second line for the same order waits for the first, so a
         // refund never races ahead of the confirmation it reverses.
@@ -127,10 +140,16 @@ export function createEnqueueCommand(ctx: CommandContext = defaultContext, stdin
               enqueueOne(backend.outbox, job, summary).catch((error: unknown) => {
                 const problem = validationProblem(error);
                 if (problem === null) {
-                  fatal ??= new Error(`line ${at}: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
+                  fatal ??= new Error(
+                    `line ${at}: ${error instanceof Error ? error.message : String(error)}`,
+                    { cause: error },
+                  );
                   return;
                 }
-                report(at, { field: NDJSON_FIELD_OF[problem.field] ?? problem.field, message: problem.reason });
+                report(at, {
+                  field: NDJSON_FIELD_OF[problem.field] ?? problem.field,
+                  message: problem.reason,
+                });
               }),
             );
           }

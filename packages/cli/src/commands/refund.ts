@@ -3,7 +3,16 @@
  * enqueues a reversal that the worker sends once the confirmation is delivered.
  */
 import type { RefundOutcome } from '@postback/core';
-import { BACKEND_OPTIONS, EXIT, HELP_OPTION, UsageError, backendFlags, parseFlags, runGuarded, validationProblem } from '../args.ts';
+import {
+  BACKEND_OPTIONS,
+  backendFlags,
+  EXIT,
+  HELP_OPTION,
+  parseFlags,
+  runGuarded,
+  UsageError,
+  validationProblem,
+} from '../args.ts';
 import { type CommandContext, defaultContext, openFromFlags } from '../context.ts';
 import { jobView } from '../format.ts';
 import type { Command } from '../main.ts';
@@ -21,7 +30,10 @@ Options:
 Exit codes: 0 done (any outcome), 2 invalid flag or value, 3 backend unreachable.
 `;
 
-const FLAG_OF_FIELD: Readonly<Record<string, string>> = { orderId: '--order-id', campaignId: '--campaign-id' };
+const FLAG_OF_FIELD: Readonly<Record<string, string>> = {
+  orderId: '--order-id',
+  campaignId: '--campaign-id',
+};
 
 function describeOutcome(result: RefundOutcome): string {
   const { job } = result;
@@ -68,7 +80,9 @@ export function createRefundCommand(ctx: CommandContext = defaultContext): Comma
         try {
           let result: RefundOutcome;
           try {
-            result = await backend.outbox.refund(campaignId === undefined ? { orderId } : { orderId, campaignId });
+            result = await backend.outbox.refund(
+              campaignId === undefined ? { orderId } : { orderId, campaignId },
+            );
           } catch (error) {
             const problem = validationProblem(error);
             if (problem === null) throw error;

@@ -3,7 +3,15 @@
  * nearest deadline, and the first dead jobs with their reasons.
  */
 import { JOB_STATES } from '@postback/core';
-import { BACKEND_OPTIONS, EXIT, HELP_OPTION, backendFlags, parseFlags, positiveInt, runGuarded } from '../args.ts';
+import {
+  BACKEND_OPTIONS,
+  backendFlags,
+  EXIT,
+  HELP_OPTION,
+  parseFlags,
+  positiveInt,
+  runGuarded,
+} from '../args.ts';
 import { type CommandContext, defaultContext, openFromFlags } from '../context.ts';
 import { iso, jobLine, jobView, when } from '../format.ts';
 import type { Command } from '../main.ts';
@@ -71,7 +79,9 @@ export function createStatusCommand(ctx: CommandContext = defaultContext): Comma
           }
           const lines = [`backend: ${backend.describe}`, `jobs: ${total}`];
           for (const state of JOB_STATES) lines.push(`  ${state.padEnd(10)} ${stats.counts[state]}`);
-          lines.push(`oldest pending: ${stats.oldestPendingAt === null ? '-' : when(stats.oldestPendingAt, now)}`);
+          lines.push(
+            `oldest pending: ${stats.oldestPendingAt === null ? '-' : when(stats.oldestPendingAt, now)}`,
+          );
           const nearest = stats.nearestDeadline;
           lines.push(
             `nearest deadline: ${nearest === null ? '-' : `${when(nearest.deadline, now)}  ${nearest.kind} order ${nearest.orderId} (${nearest.id})`}`,

@@ -4,11 +4,20 @@
  * nothing is left `inflight`. One log line per Dispatcher event; the API key (from `POSTBACK_API_KEY`)
  * is never printed.
  */
-import { BACKEND_OPTIONS, EXIT, HELP_OPTION, UsageError, backendFlags, parseFlags, positiveInt, runGuarded } from '../args.ts';
+import {
+  BACKEND_OPTIONS,
+  backendFlags,
+  EXIT,
+  HELP_OPTION,
+  parseFlags,
+  positiveInt,
+  runGuarded,
+  UsageError,
+} from '../args.ts';
 import { type CommandContext, defaultContext, openFromFlags } from '../context.ts';
 import { createLogger, type LogFormat, safeFields } from '../log.ts';
 import type { Command } from '../main.ts';
-import { type DispatcherHandle, type WorkerFactories, realFactories } from '../worker-factories.ts';
+import { type DispatcherHandle, realFactories, type WorkerFactories } from '../worker-factories.ts';
 
 /**
  * How long a graceful shutdown waits for in-flight sends before releasing them.
@@ -63,15 +72,18 @@ function optionalInt(flag: string, value: string | undefined): number | undefine
 }
 
 function parseBaseUrl(value: string | undefined): string {
-  if (value === undefined || value === '') throw new UsageError('give --base-url URL or set POSTBACK_API_URL');
+  if (value === undefined || value === '')
+    throw new UsageError('give --base-url URL or set POSTBACK_API_URL');
   let url: URL;
   try {
     url = new URL(value);
   } catch {
     throw new UsageError(`--base-url must be an http(s) URL, got '${value}'`);
   }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new UsageError(`--base-url must be an http(s) URL, got '${value}'`);
-  if (url.username !== '' || url.password !== '') throw new UsageError('--base-url must not carry credentials; use POSTBACK_API_KEY');
+  if (url.protocol !== 'http:' && url.protocol !== 'https:')
+    throw new UsageError(`--base-url must be an http(s) URL, got '${value}'`);
+  if (url.username !== '' || url.password !== '')
+    throw new UsageError('--base-url must not carry credentials; use POSTBACK_API_KEY');
   return url.toString().replace(/\/$/, '');
 }
 
@@ -89,7 +101,10 @@ function aborted(signal: AbortSignal): Promise<void> {
  * process.exitCode = await createWorkerCommand().run(['--db', 'postback.db'], io);
  * ```
  */
-export function createWorkerCommand(ctx: CommandContext = defaultContext, factories: WorkerFactories = realFactories): Command {
+export function createWorkerCommand(
+  ctx: CommandContext = defaultContext,
+  factories: WorkerFactories = realFactories,
+): Command {
   return {
     summary: 'Deliver queued jobs to the ad service until SIGTERM/SIGINT',
     run: (args, io) =>
@@ -100,9 +115,11 @@ export function createWorkerCommand(ctx: CommandContext = defaultContext, factor
           return EXIT.ok;
         }
         const format = (values.log ?? 'text') as LogFormat;
-        if (format !== 'text' && format !== 'json') throw new UsageError(`--log must be text or json, got '${values.log}'`);
+        if (format !== 'text' && format !== 'json')
+          throw new UsageError(`--log must be text or json, got '${values.log}'`);
         const apiKey = io.env.POSTBACK_API_KEY;
-        if (apiKey === undefined || apiKey.trim() === '') throw new UsageError('set POSTBACK_API_KEY to the API key');
+        if (apiKey === undefined || apiKey.trim() === '')
+          throw new UsageError('set POSTBACK_API_KEY to the API key');
         const baseUrl = parseBaseUrl(values['base-url'] ?? io.env.POSTBACK_API_URL);
         const tuning = {
           concurrency: optionalInt('--concurrency', values.concurrency),
@@ -112,19 +129,31 @@ export function createWorkerCommand(ctx: CommandContext = defaultContext, factor
           backoffMaxMs: optionalInt('--backoff-max-ms', values['backoff-max-ms']),
           requestTimeoutMs: optionalInt('--request-timeout-ms', values['request-timeout-ms']),
         };
-        const shutdownTimeoutMs = positiveInt('--shutdown-timeout-ms', values['shutdown-timeout-ms'], DEFAULT_SHUTDOWN_TIMEOUT_MS);
+        const shutdownTimeoutMs = positiveInt(
+          '--shutdown-timeout-ms',
+          values['shutdown-timeout-ms'],
+          DEFAULT_SHUTDOWN_TIMEOUT_MS,
+        );
         const logger = createLogger(format, (line) => io.stdout(line), [apiKey]);
 
         const backend = await openFromFlags(ctx, backendFlags(values), io.env);
         let dispatcher: DispatcherHandle;
         try {
-          dispatcher = await factories.createDispatcher({ outbox: backend.outbox, baseUrl, apiKey, now: ctx.now, ...tuning });
+          dispatcher = await factories.createDispatcher({
+            outbox: backend.outbox,
+            baseUrl,
+            apiKey,
+            now: ctx.now,
+            ...tuning,
+          });
         } catch (error) {
           await backend.outbox.close();
           throw error;
         }
         for (const event of factories.events) {
-          dispatcher.on(event.name, (payload: unknown) => logger.log(event.level, event.name, safeFields(payload)));
+          dispatcher.on(event.name, (payload: unknown) =>
+            logger.log(event.level, event.name, safeFields(payload)),
+          );
         }
         let stopped = false;
         try {
