@@ -128,6 +128,24 @@ describe('POST /v1/conversions/s2s', () => {
     expect(report.counts).toMatchObject({ requests: 2, duplicates: 1 });
   });
 
+  test('a repeat of an accepted order after the 7 days gets the original answer but counts as late', async ({
+    sandbox,
+    newAccount,
+  }) => {
+    const acct = await newAccount();
+    const { clickToken } = await campaignWithClick(sandbox, acct);
+    const body = { click_token: clickToken, order_id: 'slow-retry', value_micros: 4 };
+    const first = await acct.conversions.conversions.confirm(body);
+    await sandbox.control.advanceClock(8 * DAY_S);
+    await expect(acct.conversions.conversions.confirm(body)).resolves.toEqual({ ...first, duplicate: true });
+    expect((await sandbox.control.conversions(acct.accountId)).counts).toEqual({
+      requests: 2,
+      duplicates: 1,
+      rejections: 0,
+      late: 1,
+    });
+  });
+
   test('answers 409 when an order_id comes back with a different value or click', async ({
     sandbox,
     newAccount,

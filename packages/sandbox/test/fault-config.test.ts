@@ -1,0 +1,61 @@
+/**
+ * Property tests of the fault configuration parser behind POST /_sandbox/faults: every in-range setting
+ * is kept as given, every out-of-range one is a 400 naming its field.
+ */
+import fc from 'fast-check';
+import { describe, expect, test } from 'vitest';
+import { NO_FAULTS, parseFaultConfig } from '../src/faults.ts';
+import { HttpProblem } from '../src/problem.ts';
+
+const RATES = ['error_rate', 'reset_rate', 'reset_after_rate'] as const;
+
+describe('parseFaultConfig', () => {
+  test('keeps every in-range setting and fills the rest with no faults', () => {
+    fc.assert(
+      fc.property(
+        fc.record(
+          {
+            error_rate: fc.double({ min: 0, max: 1, noNaN: true }),
+            reset_rate: fc.double({ min: 0, max: 1, noNaN: true }),
+            reset_after_rate: fc.double({ min: 0, max: 1, noNaN: true }),
+            error_status: fc.integer({ min: 400, max: 599 }),
+            latency_ms: fc.integer({ min: 0, max: 60_000 }),
+            retry_after_s: fc.integer({ min: 0, max: 86_400 }),
+            fail_next: fc.integer({ min: 0, max: 1_000_000 }),
+          },
+          { requiredKeys: [] },
+        ),
+        (body) => {
+          expect(parseFaultConfig(body)).toEqual({ ...NO_FAULTS, ...body });
+        },
+      ),
+    );
+  });
+
+  test('refuses a rate outside 0..1 with a 400 naming the field', () => {
+    fc.assert(
+      fc.property(
+        fc.constantFrom(...RATES),
+        fc.oneof(
+          fc.double({ min: 1, max: 1e9, minExcluded: true, noNaN: true }),
+          fc.double({ max: 0, maxExcluded: true, noNaN: true }),
+          fc.constant(Number.NaN),
+          fc.string(),
+        ),
+        (field, value) => {
+          let problem: unknown;
+          try {
+            parseFaultConfig({ [field]: value });
+          } catch (e) {
+            problem = e;
+          }
+          expect(problem).toBeInstanceOf(HttpProblem);
+          expect(problem).toMatchObject({
+            status: 400,
+            detail: expect.stringMatching(new RegExp(`^${field}: `)),
+          });
+        },
+      ),
+    );
+  });
+});
