@@ -11,7 +11,7 @@ import { createSqliteOutbox } from '../src/outbox.ts';
 import { type TempDatabase, tempDatabase } from './temp-files.ts';
 
 const CLAIMER = fileURLToPath(new URL('./fixtures/claimer.ts', import.meta.url));
-const JOBS = 2_000;
+const JOBS = 600;
 
 let temp: TempDatabase | undefined;
 const children: ChildProcessWithoutNullStreams[] = [];
