@@ -36,7 +36,16 @@ export const DEFAULT_RETRY_MAX_DELAY_MS = 5_000;
  */
 export const DEFAULT_CONNECTIONS = 64;
 
-/** The options a client was given are invalid. `field` names the option, e.g. `retry.retries`. */
+/**
+ * The options a client was given are invalid. `field` names the option, e.g. `retry.retries`.
+ * The message never contains an option's value, so a bad `apiKey` is not echoed.
+ *
+ * @example
+ * ```ts
+ * try { createClient({ baseUrl, apiKey, timeoutMs: 5 } as never); }
+ * catch (err) { if (err instanceof ClientOptionsError) console.error(err.field); } // "timeoutMs"
+ * ```
+ */
 export class ClientOptionsError extends AdServiceError {
   override name = 'ClientOptionsError';
   /** Dotted path of the first bad option. */
@@ -53,7 +62,14 @@ const nonNegativeMs = z
   .min(0)
   .max(2_147_483_647);
 
-/** Retry policy of idempotent GETs. */
+/**
+ * Retry policy of idempotent GETs.
+ *
+ * @example
+ * ```ts
+ * createClient({ baseUrl, apiKey, retry: { retries: 3, minDelay: 100, maxDelay: 2_000 } });
+ * ```
+ */
 export const retryOptionsSchema = z.strictObject({
   /** Extra attempts after the first. @defaultValue {@link DEFAULT_RETRIES} */
   retries: z.int({ error: 'must be an integer from 0 to 10' }).min(0).max(10).default(DEFAULT_RETRIES),

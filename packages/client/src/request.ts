@@ -141,8 +141,8 @@ async function attemptOnce(
         'connection',
         `${a.what}: the ${err.status} response was cut off before its end`,
         {
+          // status stays null: no complete answer arrived, and a 2xx here must not read as one.
           retryable: true,
-          status: err.status,
           detail: 'response body cut off',
           cause: err.cause,
         },

@@ -64,7 +64,14 @@ import {
 } from './schemas/responses.ts';
 import { parseRequest } from './validate.ts';
 
-/** The endpoints, by resource. Every method takes an optional last `{ signal, timeout }`. */
+/**
+ * The endpoints, by resource. Every method takes an optional last `{ signal, timeout }`.
+ *
+ * @example
+ * ```ts
+ * const { campaigns } = await client.campaigns.list({ signal });
+ * ```
+ */
 export interface AdServiceResources {
   me: {
     /** `GET /v1/me` — who the key belongs to, and its scopes. */

@@ -155,6 +155,8 @@ describe.each(transports)('failures over $name', ({ fetch }) => {
     const err = await failure(client.conversions.confirm(CONFIRM));
     expect(err).toBeInstanceOf(ConnectionError);
     expect(err.retryable).toBe(true);
+    // No complete answer arrived: a status here would read as "the service answered 200".
+    expect(err.status).toBeNull();
   });
 
   it('a connection reset before any answer is a retryable ConnectionError, and the POST is not retried', async () => {
@@ -273,6 +275,18 @@ describe.each(transports)('failures over $name', ({ fetch }) => {
   it('waits as long as Retry-After asks before retrying a rate-limited GET', async () => {
     const { server, client } = await setup((_req, res, i) =>
       i === 0 ? sendJson(res, 429, { detail: 'slow down' }, { 'retry-after': '1' }) : sendJson(res, 200, ME),
+    );
+    const started = performance.now();
+    expect(await client.me.get()).toEqual(ME);
+    expect(performance.now() - started).toBeGreaterThanOrEqual(950);
+    expect(server.requests).toHaveLength(2);
+  });
+
+  it('honours Retry-After on a 503 too before retrying a GET', async () => {
+    const { server, client } = await setup((_req, res, i) =>
+      i === 0
+        ? sendJson(res, 503, { detail: 'maintenance' }, { 'retry-after': '1' })
+        : sendJson(res, 200, ME),
     );
     const started = performance.now();
     expect(await client.me.get()).toEqual(ME);
