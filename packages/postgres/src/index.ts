@@ -15,6 +15,7 @@ export {
 } from './migrations.ts';
 export {
   DEFAULT_LIST_DEAD_LIMIT,
+  DEFAULT_NOTIFY_COALESCE_MS,
   DEFAULT_POOL_SIZE,
   DEFAULT_RECONNECT_MS,
   type PostgresClickStoreOptions,

@@ -142,3 +142,57 @@ export function createNotifyListener(options: NotifyListenerOptions): NotifyList
     },
   };
 }
+
+/** Decides, per enqueue, whether it notifies inside its transaction (see `DEFAULT_NOTIFY_COALESCE_MS`). */
+export interface NotifyGate {
+  /** True: notify in this enqueue's transaction. False: call {@link NotifyGate.skipped} once it is written. */
+  take(): boolean;
+  /** An enqueue that did not notify has been written: make sure a NOTIFY follows it. */
+  skipped(): void;
+  close(): void;
+}
+
+/**
+ * Leading-edge notify with a trailing one: the first enqueue of a window notifies at its commit; the
+ * others of the window are covered by one NOTIFY sent `windowMs` after the last of them was written,
+ * outside any transaction (time for the caller to commit; if it commits later still, workers find the job
+ * at their next claim or poll). Under steady load the leading notifications keep workers awake.
+ *
+ * @example
+ * ```ts
+ * const gate = createNotifyGate(25, () => pool.query('SELECT pg_notify($1, $2)', [channel, '']));
+ * const notify = gate.take();
+ * await tx.query(insertSql, [...values, notify]);
+ * if (!notify) gate.skipped();
+ * ```
+ */
+export function createNotifyGate(windowMs: number, sendTrailing: () => void): NotifyGate {
+  let lastLeading = Number.NEGATIVE_INFINITY;
+  let trailing: ReturnType<typeof setTimeout> | null = null;
+  let closed = false;
+  return {
+    take() {
+      // Real elapsed time, not the injected clock: this is about lock contention, not job times.
+      const t = performance.now();
+      if (windowMs === 0 || t - lastLeading >= windowMs) {
+        lastLeading = t;
+        return true;
+      }
+      return false;
+    },
+    skipped() {
+      if (closed) return;
+      if (trailing !== null) clearTimeout(trailing);
+      trailing = setTimeout(() => {
+        trailing = null;
+        sendTrailing();
+      }, windowMs);
+      trailing.unref?.();
+    },
+    close() {
+      closed = true;
+      if (trailing !== null) clearTimeout(trailing);
+      trailing = null;
+    },
+  };
+}

@@ -22,6 +22,15 @@ export const DEFAULT_POOL_SIZE = 10;
 export const DEFAULT_RECONNECT_MS = 1000;
 
 /**
+ * Enqueues within this many milliseconds of the last one that notified do not notify inside their own
+ * transaction; one trailing NOTIFY follows instead. A NOTIFY takes a lock held through its transaction's
+ * commit, so notifying on every enqueue would serialise concurrent order commits (measured: about half
+ * the throughput). `0` notifies on every enqueue.
+ * @defaultValue 25
+ */
+export const DEFAULT_NOTIFY_COALESCE_MS = 25;
+
+/**
  * Page size of `listDead` when none is given.
  * @defaultValue 100
  */
@@ -65,6 +74,8 @@ const outboxOptionsSchema = z.strictObject({
   onError: z.custom<(err: unknown) => void>((v) => typeof v === 'function', 'must be a function').optional(),
   /** @defaultValue {@link DEFAULT_RECONNECT_MS} */
   reconnectMs: z.number().int().min(1).optional(),
+  /** @defaultValue {@link DEFAULT_NOTIFY_COALESCE_MS} */
+  notifyCoalesceMs: z.number().int().min(0).max(60_000).optional(),
 });
 
 /** Options of `createPostgresOutbox`. Give exactly one of `pool` and `connectionString`. */
@@ -116,6 +127,7 @@ export interface ResolvedOutboxOptions extends ResolvedConnection {
   now: () => EpochMs;
   onError: (err: unknown) => void;
   reconnectMs: number;
+  notifyCoalesceMs: number;
 }
 
 /** Validates outbox options (throws `OptionsError`) and opens the pool when given a URL. */
@@ -128,6 +140,7 @@ export function resolveOutboxOptions(input: PostgresOutboxOptions): ResolvedOutb
     now: options.now ?? Date.now,
     onError: options.onError ?? ((err) => console.error('postback: LISTEN connection error:', err)),
     reconnectMs: options.reconnectMs ?? DEFAULT_RECONNECT_MS,
+    notifyCoalesceMs: options.notifyCoalesceMs ?? DEFAULT_NOTIFY_COALESCE_MS,
   };
 }
 

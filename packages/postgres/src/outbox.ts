@@ -27,7 +27,9 @@ import {
   type RefundOutcome,
   JOB_STATES,
 } from '@postback/core';
-import { createNotifyListener, type Subscription } from './listener.ts';
+import { createNotifyGate, createNotifyListener, type Subscription } from './listener.ts';
+import { createGroupCommit } from './group-commit.ts';
+import { arrayLiteral, inline } from './literal.ts';
 import { DEFAULT_LIST_DEAD_LIMIT, resolveOutboxOptions, type PostgresOutboxOptions } from './options.ts';
 import { isQueryable, run, type PoolLike, type Queryable } from './queryable.ts';
 import { JOB_COLUMNS, rowToJob, toBigintText } from './rows.ts';
@@ -65,6 +67,14 @@ export interface PostgresOutbox extends Outbox {
 
 type Row = Record<string, unknown>;
 
+/** One completion waiting for its group. */
+interface Completion {
+  id: string;
+  token: string;
+  at: number;
+  campaignId: string | null;
+}
+
 /**
  * Creates a Postgres outbox. Run {@link migrate} (or `postback migrate`) once before using it: the outbox
  * never changes the schema by itself.
@@ -87,10 +97,13 @@ type Row = Record<string, unknown>;
  * ```
  */
 export function createPostgresOutbox(options: PostgresOutboxOptions): PostgresOutbox {
-  const { pool, ownsPool, schema, policy, now, onError, reconnectMs } = resolveOutboxOptions(options);
+  const { pool, ownsPool, schema, policy, now, onError, reconnectMs, notifyCoalesceMs } = resolveOutboxOptions(options);
   const s = quoteIdent(schema);
   const channel = channelOf(schema);
   const listener = createNotifyListener({ pool, channel, onError, reconnectMs });
+  const notifyGate = createNotifyGate(notifyCoalesceMs, () => {
+    pool.query('SELECT pg_notify($1, $2)', [channel, '']).catch(onError);
+  });
   let closed = false;
 
   const assertOpen = () => {
@@ -119,43 +132,78 @@ export function createPostgresOutbox(options: PostgresOutboxOptions): PostgresOu
     }
   };
 
+  /**
+   * Writes a group of completions. Both statements go in one simple-protocol message: one round trip,
+   * one implicit transaction, and each statement with its own snapshot (the second must see a refund
+   * committed while the first waited for the order's row lock). The protocol allows no `$n`, so values
+   * are inlined as checked literals.
+   */
+  const writeCompletions = async (group: Completion[]): Promise<boolean[]> => {
+    const ids = group.map((c) => c.id);
+    const script = [
+      inline(SQL.completeMany, [
+        arrayLiteral(ids, 'bigint'),
+        arrayLiteral(group.map((c) => c.token), 'bigint'),
+        arrayLiteral(group.map((c) => c.at), 'bigint'),
+        arrayLiteral(group.map((c) => c.campaignId), 'text'),
+      ]),
+      inline(SQL.followDeliveredMany, [arrayLiteral(ids, 'bigint'), policy.returnWindowMs - policy.safetyMarginMs, channel]),
+    ].join(';\n');
+    for (let attempt = 1; ; attempt += 1) {
+      try {
+        const results = (await q(pool, script)) as unknown;
+        const first = (Array.isArray(results) ? results[0] : results) as { rows: Array<{ id: string }> };
+        const applied = new Set(first.rows.map((row) => row.id));
+        return ids.map((id) => applied.has(id));
+      } catch (err) {
+        // Two groups holding the same stale job in opposite order can deadlock; Postgres aborts one.
+        if ((err as { code?: unknown }).code !== '40P01' || attempt >= 3) throw err;
+      }
+    }
+  };
+  const completions = createGroupCommit(writeCompletions, { maxSize: 500, keyOf: (c) => c.id });
+
   const SQL = {
     insertConfirm: `INSERT INTO ${s}.jobs (kind, order_id, state, attempts, created_at, updated_at, next_attempt_at, deadline, click_token, value_micros, clicked_at)
       VALUES ('confirm', $1, 'pending', 0, $2, $2, $2, $3, $4, $5, $6)
       ON CONFLICT (order_id, kind) DO NOTHING
-      RETURNING ${JOB_COLUMNS}, pg_notify($7, '') IS NULL AS notified`,
+      RETURNING ${JOB_COLUMNS}, CASE WHEN $8::boolean THEN pg_notify($7, '') IS NULL END AS notified`,
     insertRefund: `INSERT INTO ${s}.jobs (kind, order_id, state, attempts, created_at, updated_at, next_attempt_at, deadline, campaign_id)
       VALUES ('refund', $1, 'pending', 0, $2, $2, $2, $3, $4)
       ON CONFLICT (order_id, kind) DO NOTHING
-      RETURNING ${JOB_COLUMNS}, pg_notify($5, '') IS NULL AS notified`,
+      RETURNING ${JOB_COLUMNS}, CASE WHEN $6::boolean THEN pg_notify($5, '') IS NULL END AS notified`,
     byOrderAndKind: `SELECT ${JOB_COLUMNS} FROM ${s}.jobs WHERE order_id = $1 AND kind = $2`,
     lockOrder: `SELECT ${JOB_COLUMNS} FROM ${s}.jobs WHERE order_id = $1 ORDER BY kind FOR UPDATE`,
     cancelConfirm: `UPDATE ${s}.jobs SET state = 'cancelled', updated_at = $2, last_error = $3, lease_token = NULL, lease_expires_at = NULL
       WHERE id = $1 AND state IN ('pending', 'dead') RETURNING ${JOB_COLUMNS}`,
     // A refund waits while its order's confirm may still be sent; `due_at` already excludes refunds
-    // without a deadline, the NOT EXISTS covers a confirm enqueued after its refund.
+    // without a deadline, the confirm lookup (one probe of the unique index) covers a confirm enqueued
+    // after its refund. `= ANY(ARRAY(...))` makes the locking subquery run once, up front, and the UPDATE
+    // fetch its rows by primary key, whatever the table's statistics say.
     claim: `UPDATE ${s}.jobs AS j
       SET state = 'inflight', attempts = j.attempts + 1, updated_at = $1,
           lease_token = nextval('${s}.lease_tokens'), lease_expires_at = $1::bigint + $3::bigint
-      WHERE j.id IN (
+      WHERE j.id = ANY (ARRAY(
         SELECT c.id FROM ${s}.jobs AS c
         WHERE c.due_at <= $1
-          AND (c.kind = 'confirm' OR NOT EXISTS (
-            SELECT 1 FROM ${s}.jobs AS b WHERE b.order_id = c.order_id AND b.kind = 'confirm' AND b.state IN ('pending', 'inflight')))
+          AND (c.kind = 'confirm' OR coalesce((
+            SELECT b.state NOT IN ('pending', 'inflight') FROM ${s}.jobs AS b WHERE b.order_id = c.order_id AND b.kind = 'confirm'), true))
         ORDER BY c.due_at, c.id
         LIMIT $2
-        FOR UPDATE SKIP LOCKED)
+        FOR UPDATE SKIP LOCKED))
       RETURNING ${JOB_COLUMNS}`,
-    complete: `UPDATE ${s}.jobs SET state = 'delivered', updated_at = $3, delivered_at = $3, lease_token = NULL, lease_expires_at = NULL,
-        last_error = NULL, campaign_id = CASE WHEN kind = 'confirm' THEN coalesce($4, campaign_id) ELSE campaign_id END
-      WHERE id = $1 AND state = 'inflight' AND lease_token = $2 RETURNING kind`,
-    // Run in a statement of its own (so with a fresh snapshot) after a confirm is delivered: it must see
-    // a refund committed by a concurrent refund() that held the confirm's row lock meanwhile.
-    followDelivered: `UPDATE ${s}.jobs AS r
+    completeMany: `UPDATE ${s}.jobs AS j SET state = 'delivered', updated_at = v.at, delivered_at = v.at, lease_token = NULL,
+        lease_expires_at = NULL, last_error = NULL,
+        campaign_id = CASE WHEN j.kind = 'confirm' THEN coalesce(v.campaign_id, j.campaign_id) ELSE j.campaign_id END
+      FROM unnest($1::bigint[], $2::bigint[], $3::bigint[], $4::text[]) AS v(id, token, at, campaign_id)
+      WHERE j.id = v.id AND j.state = 'inflight' AND j.lease_token = v.token
+      RETURNING j.id::text AS id`,
+    followDeliveredMany: `UPDATE ${s}.jobs AS r
       SET campaign_id = coalesce(r.campaign_id, c.campaign_id), deadline = c.delivered_at + $2::bigint,
           updated_at = greatest(r.updated_at, c.delivered_at)
       FROM ${s}.jobs AS c
-      WHERE c.id = $1 AND c.state = 'delivered' AND r.order_id = c.order_id AND r.kind = 'refund' AND r.state = 'pending' AND r.deadline IS NULL
+      WHERE c.id = ANY ($1::bigint[]) AND c.kind = 'confirm' AND c.state = 'delivered'
+        AND r.order_id = c.order_id AND r.kind = 'refund' AND r.state = 'pending' AND r.deadline IS NULL
       RETURNING pg_notify($3, '') IS NULL AS notified`,
     retry: `UPDATE ${s}.jobs SET state = 'pending', attempts = CASE WHEN $5 THEN attempts ELSE greatest(attempts - 1, 0) END,
         updated_at = $3, next_attempt_at = $4, last_error = $6, lease_token = NULL, lease_expires_at = NULL
@@ -224,6 +272,7 @@ export function createPostgresOutbox(options: PostgresOutboxOptions): PostgresOu
   const confirm = async (db: Queryable, input: ConfirmInput): Promise<EnqueueResult<ConfirmJob>> => {
     const at = now();
     const job = newConfirmJob(input, { now: at, id: '0', policy });
+    const notify = notifyGate.take();
     const inserted = await q(db, SQL.insertConfirm, [
       job.orderId,
       at,
@@ -232,8 +281,10 @@ export function createPostgresOutbox(options: PostgresOutboxOptions): PostgresOu
       job.valueMicros,
       job.clickedAt,
       channel,
+      notify,
     ]);
     const row = inserted.rows[0];
+    if (!notify && row !== undefined) notifyGate.skipped();
     if (row !== undefined) return { created: true, job: rowToJob(row) as ConfirmJob };
     const existing = await q(db, SQL.byOrderAndKind, [job.orderId, 'confirm']);
     const found = existing.rows[0];
@@ -258,8 +309,17 @@ export function createPostgresOutbox(options: PostgresOutboxOptions): PostgresOu
         const row = updated.rows[0];
         if (row !== undefined) return { outcome: 'cancelled', job: rowToJob(row) as ConfirmJob };
       } else {
-        const inserted = await q(db, SQL.insertRefund, [plan.job.orderId, at, plan.job.deadline, plan.job.campaignId, channel]);
+        const notify = notifyGate.take();
+        const inserted = await q(db, SQL.insertRefund, [
+          plan.job.orderId,
+          at,
+          plan.job.deadline,
+          plan.job.campaignId,
+          channel,
+          notify,
+        ]);
         const row = inserted.rows[0];
+        if (!notify && row !== undefined) notifyGate.skipped();
         if (row !== undefined) return { outcome: 'enqueued', job: rowToJob(row) as RefundJob };
         // A concurrent refund of the same order committed first.
         const existing = (await q(db, SQL.byOrderAndKind, [checked.orderId, 'refund'])).rows[0];
@@ -311,11 +371,10 @@ export function createPostgresOutbox(options: PostgresOutboxOptions): PostgresOu
       assertOpen();
       const ids = fence(job);
       if (ids === null) return false;
-      const values = [...ids, result.now, result.campaignId ?? null];
-      if (job.kind !== 'confirm') return ((await q(pool, SQL.complete, values)).rowCount ?? 0) > 0;
-      return transitionWithFollowUp(SQL.complete, values, (db) =>
-        q(db, SQL.followDelivered, [ids[0], policy.returnWindowMs - policy.safetyMarginMs, channel]),
-      );
+      if (!Number.isSafeInteger(result.now)) throw new RangeError(`complete now must be an integer of epoch ms, got ${result.now}`);
+      const campaignId = result.campaignId ?? null;
+      if (campaignId !== null && typeof campaignId !== 'string') throw new TypeError('complete campaignId must be a string or null');
+      return completions.add({ id: ids[0], token: ids[1], at: result.now, campaignId });
     },
 
     async retry(job: Job, result: { now: number; nextAttemptAt: number; error: string; countAttempt?: boolean }): Promise<boolean> {
@@ -423,6 +482,7 @@ export function createPostgresOutbox(options: PostgresOutboxOptions): PostgresOu
     async close(): Promise<void> {
       if (closed) return;
       closed = true;
+      notifyGate.close();
       await listener.close();
       if (ownsPool) await pool.end();
     },

@@ -87,6 +87,25 @@ describe('claims from many workers', () => {
   });
 });
 
+describe('completions made together (group commit)', () => {
+  it('answer each caller for its own job: fresh leases apply, a stale lease and a second call do not', async () => {
+    const outbox = worker();
+    await Promise.all(Array.from({ length: 20 }, (_, i) => outbox.confirm({ orderId: `ord_g${i}`, valueMicros: 1, click })));
+    const t0 = Date.now();
+    const jobs = await outbox.claim({ now: t0, limit: 20, leaseMs: 30_000 });
+    expect(jobs).toHaveLength(20);
+    const stale = { ...jobs[0]!, lease: { token: String(BigInt(jobs[0]!.lease!.token) + 1000n), expiresAt: 0 } };
+    const results = await Promise.all([
+      ...jobs.map((job, i) => outbox.complete(job, { now: t0 + 1, campaignId: `cmp_${i}` })),
+      outbox.complete(stale, { now: t0 + 1, campaignId: 'cmp_stale' }),
+      outbox.complete(jobs[1]!, { now: t0 + 2, campaignId: 'cmp_again' }),
+    ]);
+    expect(results).toEqual([...jobs.map(() => true), false, false]);
+    const stored = await Promise.all(jobs.map((job) => outbox.get(job.id)));
+    expect(stored.map((job) => [job?.state, job?.campaignId])).toEqual(jobs.map((_, i) => ['delivered', `cmp_${i}`]));
+  });
+});
+
 describe('a refund racing the delivery of its confirmation', () => {
   it('gets the campaign and deadline when delivery commits while the refund holds the order', async () => {
     const shop = worker();

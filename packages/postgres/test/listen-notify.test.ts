@@ -128,6 +128,21 @@ describe('subscribe', () => {
     await resilient.close();
   });
 
+  it('coalesces a burst of enqueues into few wake-ups, the last one after the burst has committed', async () => {
+    const wakeTimes: number[] = [];
+    const stop = worker.subscribe(() => wakeTimes.push(Date.now()));
+    await stop.ready;
+    await Promise.all(Array.from({ length: 40 }, (_, i) => shop.confirm({ orderId: `ord_burst_${i}`, valueMicros: 1, click })));
+    const burstDone = Date.now();
+    const until = Date.now() + 3000;
+    while (!wakeTimes.some((t) => t >= burstDone) && Date.now() < until) await new Promise((r) => setTimeout(r, 20));
+    // A worker woken after the last commit finds every job of the burst with its next claim.
+    expect(wakeTimes.some((t) => t >= burstDone), JSON.stringify({ wakeTimes, burstDone })).toBe(true);
+    expect(wakeTimes.length).toBeLessThan(40);
+    expect(await worker.claim({ now: Date.now(), limit: 100, leaseMs: 30_000 })).toHaveLength(40);
+    stop();
+  });
+
   it('stops calling a subscriber that unsubscribed', async () => {
     let count = 0;
     const stop = worker.subscribe(() => {
