@@ -8,6 +8,7 @@ import { inspect } from 'node:util';
 import {
   CaptureError,
   type CaptureOptions,
+  createClickCookieCodec,
   createMemoryClickStore,
   createMemoryOutbox,
   DAY_MS,
@@ -101,6 +102,16 @@ describe.each([
     const later = await get(`${s.base}/click`, `theme=dark; ${pair(ours(landing)[0])}`);
     expect(await later.json()).toEqual({ click: { token: TOKEN, clickedAt: T0 } });
     expect(ours(later)).toEqual([]);
+  });
+
+  it('accepts a cookie signed with Web Crypto (as an edge middleware signs it), though it signs with node:crypto', async () => {
+    const s = await shop();
+    const edge = createClickCookieCodec({ secrets: [SECRET], confirmWindowMs: 7 * DAY_MS, tokenMinLength: 16, tokenMaxLength: 256 });
+    const cookie = `postback_click=${await edge.encode({ token: TOKEN, clickedAt: T0 - 1000 })}`;
+    expect(await (await get(`${s.base}/click`, cookie)).json()).toEqual({ click: { token: TOKEN, clickedAt: T0 - 1000 } });
+    const landing = await get(`${s.base}/plain?click_token=${TOKEN_2}`);
+    const value = pair(ours(landing)[0]).slice('postback_click='.length);
+    expect(await edge.decode(value, T0)).toEqual({ ok: true, click: { token: TOKEN_2, clickedAt: T0 } });
   });
 
   it('ignores an invalid token: the page answers 200, no cookie, and onInvalid hears of it', async () => {

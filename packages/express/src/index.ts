@@ -12,6 +12,7 @@ import {
   type Outbox,
   type OrderToConfirm,
 } from '@postback/core';
+import { nodeHmac } from './node-hmac.ts';
 
 /** What the middleware needs of Express's `req` (an `http.IncomingMessage` with `originalUrl`). */
 export interface ExpressRequestLike {
@@ -65,7 +66,7 @@ function appendSetCookie(res: ExpressResponseLike, value: string): void {
  * ```
  */
 export function postback<Req extends ExpressRequestLike = ExpressRequestLike>(options: CaptureOptions<Req>) {
-  const capture = createClickCapture<Req>(options);
+  const capture = createClickCapture<Req>({ hmac: nodeHmac, ...options });
   const apply = (outcome: Awaited<ReturnType<typeof capture.handle>>, req: Req, res: ExpressResponseLike, next: (error?: unknown) => void) => {
     req.postback = outcome.postback;
     if (outcome.setCookie !== null) appendSetCookie(res, outcome.setCookie);

@@ -12,6 +12,7 @@ import {
   type Outbox,
   type OrderToConfirm,
 } from '@postback/core';
+import { nodeHmac } from './node-hmac.ts';
 
 /** What the middleware needs of Koa's `ctx`. */
 export interface KoaContextLike {
@@ -50,7 +51,7 @@ export interface PostbackState {
  * ```
  */
 export function postback<Ctx extends KoaContextLike = KoaContextLike>(options: CaptureOptions<Ctx>) {
-  const capture = createClickCapture<Ctx>(options);
+  const capture = createClickCapture<Ctx>({ hmac: nodeHmac, ...options });
   return async function postbackMiddleware(ctx: Ctx, next: () => Promise<unknown>): Promise<unknown> {
     let outcome = capture.handle({ url: ctx.originalUrl, method: ctx.method, headers: ctx.headers }, ctx);
     if (outcome instanceof Promise) outcome = await outcome;

@@ -3,30 +3,31 @@
  *
  * - version: one byte, {@link CLICK_COOKIE_VERSION}; any other version is refused, so the layout can change.
  * - clickedAt: 6 bytes big-endian epoch milliseconds (good until the year 10889).
- * - token: the click token's UTF-8 bytes (its length is what is left).
+ * - token: the click token's ASCII bytes (its length is what is left).
  * - mac: HMAC-SHA256 over a fixed context label and the bytes before it (32 bytes). The label keeps a
  *   secret shared with other cookies from making their signatures valid here.
  *
  * Signing uses the first secret; verification accepts any, so secrets rotate by prepending a new one and
  * dropping the old one after the window. A `clickedAt` further in the future than the outbox's allowed
- * clock skew (`DEFAULT_MAX_CLOCK_SKEW_MS`) is refused, as the outbox would refuse it. Only Web Crypto: runs on Node, Bun, Deno and edge runtimes.
- * Secrets live only in this module's closure as non-extractable `CryptoKey`s.
+ * clock skew (`DEFAULT_MAX_CLOCK_SKEW_MS`) is refused, as the outbox would refuse it.
+ *
+ * The HMAC is Web Crypto's by default, so this runs on Node, Bun, Deno and edge runtimes; a faster
+ * implementation of the same function can be passed (the Node adapters pass `node:crypto`'s). Secrets
+ * live only in closures, never in a property.
  */
 import type { ClickStamp } from '../click.ts';
-import { decodeBase64Url, encodeBase64Url } from './base64url.ts';
 import { DEFAULT_MAX_CLOCK_SKEW_MS } from '../queue/validation.ts';
+import { decodeBase64Url, encodeBase64Url } from './base64url.ts';
 import { checkClickToken, type TokenRules } from './token.ts';
 
 /** The layout version written into every cookie. */
 export const CLICK_COOKIE_VERSION = 1;
 
-
 const MAC_BYTES = 32;
 const HEADER_BYTES = 7;
 const MAX_CLICKED_AT = 2 ** 48 - 1;
-const CONTEXT = new TextEncoder().encode('postback/click-cookie\0');
 const encoder = new TextEncoder();
-const decoder = new TextDecoder('utf-8', { fatal: true });
+const CONTEXT = encoder.encode('postback/click-cookie\0');
 
 /** Why a cookie value was refused. */
 export type CookieProblem = 'malformed' | 'version' | 'signature' | 'token' | 'expired' | 'future';
@@ -38,32 +39,61 @@ export type DecodedCookie = { ok: true; click: ClickStamp } | { ok: false; probl
 export interface ClickCookieCodec {
   /** The cookie value for a click (signed with the first secret). */
   encode(click: ClickStamp): Promise<string>;
-  /** Verifies a cookie value and checks the click is still inside the window at `now`. Never throws. */
+  /** Verifies a cookie value and checks the click is still inside the window at `now`. Never throws on bad input. */
   decode(value: string, now: number): Promise<DecodedCookie>;
 }
+
+/**
+ * An HMAC-SHA256 bound to one secret: returns the 32-byte MAC of `data`, synchronously or not. All
+ * implementations compute the same MAC, so a cookie signed by an edge middleware (Web Crypto) verifies in
+ * a Node route (`node:crypto`) and back.
+ */
+export type HmacSha256 = (secret: string) => (data: Uint8Array) => Uint8Array | Promise<Uint8Array>;
+
+/**
+ * HMAC-SHA256 on Web Crypto (`globalThis.crypto.subtle`), available on every runtime. The key is
+ * imported once, non-extractable.
+ *
+ * @example
+ * ```ts
+ * const mac = await webCryptoHmac(secret)(new TextEncoder().encode('data'));
+ * ```
+ */
+export const webCryptoHmac: HmacSha256 = (secret) => {
+  let key: Promise<CryptoKey> | undefined;
+  return async (data) => {
+    key ??= globalThis.crypto.subtle.importKey('raw', encoder.encode(secret), { name: 'HMAC', hash: 'SHA-256' }, false, [
+      'sign',
+    ]);
+    return new Uint8Array(await globalThis.crypto.subtle.sign('HMAC', await key, data as Uint8Array<ArrayBuffer>));
+  };
+};
 
 /** Options of {@link createClickCookieCodec}; validated by the capture options schema. */
 export interface ClickCookieCodecOptions extends TokenRules {
   secrets: readonly string[];
   confirmWindowMs: number;
+  /** @defaultValue {@link webCryptoHmac} */
+  hmac?: HmacSha256 | undefined;
 }
 
-function importKey(secret: string): Promise<CryptoKey> {
-  return globalThis.crypto.subtle.importKey('raw', encoder.encode(secret), { name: 'HMAC', hash: 'SHA-256' }, false, [
-    'sign',
-    'verify',
-  ]);
-}
-
-function withContext(bytes: Uint8Array): Uint8Array<ArrayBuffer> {
+function withContext(bytes: Uint8Array): Uint8Array {
   const data = new Uint8Array(CONTEXT.length + bytes.length);
   data.set(CONTEXT);
   data.set(bytes, CONTEXT.length);
   return data;
 }
 
+/** Compares two MACs in time independent of where they differ. */
+function sameBytes(a: Uint8Array, b: Uint8Array): boolean {
+  if (a.length !== b.length) return false;
+  let diff = 0;
+  for (let i = 0; i < a.length; i++) diff |= (a[i] as number) ^ (b[i] as number);
+  return diff === 0;
+}
+
 /**
- * Creates the codec. Keys are imported once, on first use.
+ * Creates the codec.
  *
  * @example
  * ```ts
@@ -74,36 +104,37 @@ function withContext(bytes: Uint8Array): Uint8Array<ArrayBuffer> {
  * ```
  */
 export function createClickCookieCodec(options: ClickCookieCodecOptions): ClickCookieCodec {
-  const secrets = [...options.secrets];
   const rules: TokenRules = { tokenMinLength: options.tokenMinLength, tokenMaxLength: options.tokenMaxLength };
   const windowMs = options.confirmWindowMs;
-  let keys: Promise<CryptoKey[]> | undefined;
-  const getKeys = (): Promise<CryptoKey[]> => {
-    keys ??= Promise.all(secrets.map(importKey));
-    return keys;
-  };
+  // One signer per secret, newest first; the secrets themselves stay inside the signers' closures.
+  const signers = options.secrets.map(options.hmac ?? webCryptoHmac);
+  const signWithNewest = signers[0];
+  if (signWithNewest === undefined) throw new RangeError('at least one secret is required');
 
   return {
     async encode(click) {
-      const token = encoder.encode(click.token);
-      if (!Number.isSafeInteger(click.clickedAt) || click.clickedAt < 0 || click.clickedAt > MAX_CLICKED_AT) {
+      const { token, clickedAt } = click;
+      if (!Number.isSafeInteger(clickedAt) || clickedAt < 0 || clickedAt > MAX_CLICKED_AT) {
         throw new RangeError('clickedAt must be a non-negative integer of epoch milliseconds');
       }
-      const body = new Uint8Array(HEADER_BYTES + token.length);
-      body[0] = CLICK_COOKIE_VERSION;
-      // 48-bit big-endian: split into high 16 and low 32 bits (bitwise ops are 32-bit).
-      const high = Math.floor(click.clickedAt / 2 ** 32);
-      const low = click.clickedAt % 2 ** 32;
-      body[1] = high >>> 8;
-      body[2] = high & 0xff;
-      new DataView(body.buffer).setUint32(3, low);
-      body.set(token, HEADER_BYTES);
-      const [key] = await getKeys();
-      const mac = new Uint8Array(await globalThis.crypto.subtle.sign('HMAC', key as CryptoKey, withContext(body)));
-      const out = new Uint8Array(body.length + MAC_BYTES);
-      out.set(body);
-      out.set(mac, body.length);
-      return encodeBase64Url(out);
+      // One buffer: context label ‖ version ‖ clickedAt ‖ token ‖ mac; the label is signed, not sent.
+      const start = CONTEXT.length;
+      const bodyEnd = start + HEADER_BYTES + token.length;
+      const buffer = new Uint8Array(bodyEnd + MAC_BYTES);
+      buffer.set(CONTEXT);
+      buffer[start] = CLICK_COOKIE_VERSION;
+      // 48-bit big-endian: high 16 bits, then low 32 (bitwise operators are 32-bit).
+      const view = new DataView(buffer.buffer);
+      view.setUint16(start + 1, Math.floor(clickedAt / 2 ** 32));
+      view.setUint32(start + 3, clickedAt % 2 ** 32);
+      for (let i = 0; i < token.length; i++) {
+        const code = token.charCodeAt(i);
+        // Tokens are ASCII by the token rules; anything else is a caller's bug, not a cookie to sign.
+        if (code > 0x7e) throw new RangeError('click token must be ASCII');
+        buffer[start + HEADER_BYTES + i] = code;
+      }
+      buffer.set(await signWithNewest(buffer.subarray(0, bodyEnd)), bodyEnd);
+      return encodeBase64Url(buffer.subarray(start));
     },
 
     async decode(value, now) {
@@ -111,12 +142,11 @@ export function createClickCookieCodec(options: ClickCookieCodecOptions): ClickC
       if (bytes === null || bytes.length < HEADER_BYTES + 1 + MAC_BYTES) return { ok: false, problem: 'malformed' };
       if (bytes[0] !== CLICK_COOKIE_VERSION) return { ok: false, problem: 'version' };
       const body = bytes.subarray(0, bytes.length - MAC_BYTES);
-      const mac = bytes.slice(bytes.length - MAC_BYTES);
+      const mac = bytes.subarray(bytes.length - MAC_BYTES);
       const data = withContext(body);
       let valid = false;
-      for (const key of await getKeys()) {
-        // subtle.verify compares in constant time.
-        if (await globalThis.crypto.subtle.verify('HMAC', key, mac, data)) {
+      for (const sign of signers) {
+        if (sameBytes(await sign(data), mac)) {
           valid = true;
           break;
         }
@@ -124,12 +154,8 @@ export function createClickCookieCodec(options: ClickCookieCodecOptions): ClickC
       if (!valid) return { ok: false, problem: 'signature' };
       const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.length);
       const clickedAt = view.getUint16(1) * 2 ** 32 + view.getUint32(3);
-      let token: string;
-      try {
-        token = decoder.decode(body.subarray(HEADER_BYTES));
-      } catch {
-        return { ok: false, problem: 'token' };
-      }
+      // Bytes above 0x7e become characters the token rules refuse, so no UTF-8 decoding is needed.
+      const token = String.fromCharCode(...body.subarray(HEADER_BYTES));
       if (checkClickToken(token, rules) !== null) return { ok: false, problem: 'token' };
       if (clickedAt > now + DEFAULT_MAX_CLOCK_SKEW_MS) return { ok: false, problem: 'future' };
       if (now - clickedAt > windowMs) return { ok: false, problem: 'expired' };

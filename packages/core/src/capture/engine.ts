@@ -189,7 +189,7 @@ export function createClickCapture<R = CaptureRequest>(options: CaptureOptions<R
         click = pick(pick(cookieClick, storeClick), landed) as ClickStamp;
         cookieKept = cookieClick !== null && cookieClick === click;
       }
-      if (!cookieKept && (await consentOf(context))) {
+      if (!cookieKept && (resolved.consent === undefined || (await consentOf(context)))) {
         const maxAge = Math.floor((click.clickedAt + confirmWindowMs - at) / 1000);
         if (maxAge > 0) setCookie = serializeCookie(await codec.encode(click), maxAge, resolved);
       }

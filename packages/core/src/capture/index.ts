@@ -13,6 +13,8 @@ export {
   type CookieProblem,
   createClickCookieCodec,
   type DecodedCookie,
+  type HmacSha256,
+  webCryptoHmac,
 } from './cookie-codec.ts';
 export { cookieValues, serializeCookie } from './cookie-header.ts';
 export {

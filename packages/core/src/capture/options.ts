@@ -6,7 +6,7 @@
  */
 import type { ClickStore } from '../click.ts';
 import { DEFAULT_CONFIRM_WINDOW_MS } from '../policy.ts';
-import type { CookieProblem } from './cookie-codec.ts';
+import type { CookieProblem, HmacSha256 } from './cookie-codec.ts';
 import { OptionsError } from '../errors.ts';
 import { MAX_CLICK_TOKEN_LENGTH } from '../queue/validation.ts';
 import { DEFAULT_CLICK_PARAM, DEFAULT_TOKEN_MAX_LENGTH, DEFAULT_TOKEN_MIN_LENGTH, type TokenProblem } from './token.ts';
@@ -102,6 +102,8 @@ export interface CaptureOptions<R = CaptureRequest> {
   onError?: (error: unknown, request: R) => void;
   /** Clock in epoch milliseconds. @defaultValue `Date.now` */
   now?: () => number;
+  /** HMAC-SHA256 implementation. @defaultValue Web Crypto ({@link webCryptoHmac}); the Express and Koa adapters pass `node:crypto`'s. */
+  hmac?: HmacSha256;
 }
 
 /** Options after validation, defaults filled in. */
@@ -123,11 +125,12 @@ export interface ResolvedCaptureOptions<R = CaptureRequest> {
   onInvalid: ((event: InvalidClickEvent, request: R) => void) | undefined;
   onError: (error: unknown, request: R) => void;
   now: () => number;
+  hmac: HmacSha256 | undefined;
 }
 
 /** One row of the schema. `check` returns a problem ("must be …") or null. */
 interface OptionSpec {
-  /** Type as shown in the README. */
+  /** Type as shown in the README (in a code span; `|` escaped for the table). */
   type: string;
   /** Default as shown in the README ('—' for none, 'required'). */
   default: string;
@@ -205,7 +208,7 @@ export const CAPTURE_OPTIONS_SCHEMA = {
     check: isBoolean,
   },
   attribution: {
-    type: "`'last'` \\| `'first'`",
+    type: "'last' \\| 'first'",
     default: `\`'${DEFAULT_ATTRIBUTION}'\` (\`DEFAULT_ATTRIBUTION\`)`,
     description: '`last`: a new click replaces the kept one. `first`: a valid kept click stays.',
     check: (v) => (v === 'last' || v === 'first' ? null : "must be 'last' or 'first'"),
@@ -244,7 +247,7 @@ export const CAPTURE_OPTIONS_SCHEMA = {
     check: isBoolean,
   },
   cleanUrlStatus: {
-    type: '`302` \\| `303`',
+    type: '302 \\| 303',
     default: `\`${DEFAULT_CLEAN_URL_STATUS}\` (\`DEFAULT_CLEAN_URL_STATUS\`)`,
     description: 'Status of the clean-URL redirect.',
     check: (v) => (v === 302 || v === 303 ? null : 'must be 302 or 303'),
@@ -265,6 +268,12 @@ export const CAPTURE_OPTIONS_SCHEMA = {
     type: '() => number',
     default: '`Date.now`',
     description: 'Clock, epoch milliseconds (inject in tests).',
+    check: isFunction,
+  },
+  hmac: {
+    type: '(secret) => (data) => Uint8Array \\| Promise<Uint8Array>',
+    default: 'Web Crypto; `node:crypto` in the Express and Koa adapters',
+    description: 'The HMAC-SHA256 implementation (all give the same MAC, so cookies move between edge and Node).',
     check: isFunction,
   },
 } as const satisfies { [K in keyof CaptureOptions]-?: OptionSpec };
@@ -329,6 +338,7 @@ export function resolveCaptureOptions<R>(options: CaptureOptions<R>): ResolvedCa
     onInvalid: options.onInvalid,
     onError: options.onError ?? defaultOnError,
     now: options.now ?? Date.now,
+    hmac: options.hmac,
   };
 }
 
@@ -343,7 +353,7 @@ export function resolveCaptureOptions<R>(options: CaptureOptions<R>): ResolvedCa
  */
 export function renderCaptureOptionsTable(): string {
   const rows = Object.entries(CAPTURE_OPTIONS_SCHEMA).map(
-    ([name, spec]) => `| \`${name}\` | ${spec.type} | ${spec.default} | ${spec.description} |`,
+    ([name, spec]) => `| \`${name}\` | \`${spec.type}\` | ${spec.default} | ${spec.description} |`,
   );
   return ['| option | type | default | what it does |', '|---|---|---|---|', ...rows].join('\n');
 }
