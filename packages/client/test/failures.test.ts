@@ -199,7 +199,7 @@ describe.each(transports)('failures over $name', ({ fetch }) => {
     const { client } = await setup(() => {}, { timeout: 30_000, retry: false });
     const started = performance.now();
     expect(await failure(client.me.get({ timeout: 100 }))).toBeInstanceOf(TimeoutError);
-    expect(performance.now() - started).toBeLessThan(2_000);
+    expect(performance.now() - started).toBeLessThan(5_000);
   });
 
   it('a body that stalls mid-way times out too', async () => {
@@ -214,10 +214,10 @@ describe.each(transports)('failures over $name', ({ fetch }) => {
   });
 
   it('a caller abort rejects with the signal reason and is not retried', async () => {
-    const { server, client } = await setup(() => {});
     const controller = new AbortController();
     const reason = new Error('user went away');
-    setTimeout(() => controller.abort(reason), 50);
+    // The server never answers; the caller gives up once the request has arrived.
+    const { server, client } = await setup(() => controller.abort(reason));
     await expect(client.me.get({ signal: controller.signal })).rejects.toBe(reason);
     expect(server.requests).toHaveLength(1);
   });
@@ -302,7 +302,7 @@ describe.each(transports)('failures over $name', ({ fetch }) => {
     const err = await failure(client.me.get());
     expect(err).toBeInstanceOf(RateLimitError);
     expect((err as RateLimitError).retryAfterMs).toBe(120_000);
-    expect(performance.now() - started).toBeLessThan(1_000);
+    expect(performance.now() - started).toBeLessThan(5_000);
     expect(server.requests).toHaveLength(1);
   });
 
@@ -315,16 +315,19 @@ describe.each(transports)('failures over $name', ({ fetch }) => {
   });
 
   it('a caller abort during the backoff sleep stops the retries', async () => {
-    const { server, client } = await setup((_req, res) => sendJson(res, 503, { detail: 'busy' }), {
-      retry: { retries: 5, minDelay: 5_000, maxDelay: 5_000 },
-      random: () => 0.99,
-    });
     const controller = new AbortController();
     const reason = new Error('shutting down');
-    setTimeout(() => controller.abort(reason), 100);
+    const { server, client } = await setup(
+      (_req, res) => {
+        sendJson(res, 503, { detail: 'busy' });
+        // The client is now asleep for ~5 s before its retry: abort in the middle of that sleep.
+        setTimeout(() => controller.abort(reason), 100);
+      },
+      { retry: { retries: 5, minDelay: 5_000, maxDelay: 5_000 }, random: () => 0.99 },
+    );
     const started = performance.now();
     await expect(client.me.get({ signal: controller.signal })).rejects.toBe(reason);
-    expect(performance.now() - started).toBeLessThan(2_000);
+    expect(performance.now() - started).toBeLessThan(4_000);
     expect(server.requests).toHaveLength(1);
   });
 });
