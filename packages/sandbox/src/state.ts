@@ -126,10 +126,8 @@ export interface Conversion {
   chargeMicros: number;
   clickedAt: number;
   confirmedAt: number;
+  /** Set once by the first reversal; a repeated reversal answers with it. */
   reversedAt: number | null;
-  /** The confirmation answer, kept so a duplicate gets the same result. */
-  confirmAnswer: ConfirmAnswer;
-  reverseAnswer: ReverseAnswer | null;
 }
 
 export interface ConfirmAnswer {
