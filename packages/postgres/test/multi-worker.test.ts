@@ -1,0 +1,140 @@
+/**
+ * Four worker processes on one Postgres queue deliver 10,000 confirmations to a local sandbox of the ad
+ * service while workers are killed at random with SIGKILL and restarted: every order is confirmed, none
+ * is charged twice (the sandbox counts), and nothing is left inflight.
+ */
+import { type ChildProcess, spawn } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { afterEach, describe, expect, it } from 'vitest';
+import { createPostgresOutbox, type PostgresOutbox } from '../src/index.ts';
+import { startSandboxWorld, type SandboxWorld } from '../../../test/helpers/sandbox-world.ts';
+import { freshSchema, TEST_PG_URL, testPool } from './pg-test-db.ts';
+
+const JOBS = Number(process.env.POSTBACK_MULTI_WORKER_JOBS ?? 10_000);
+const WORKERS = 4;
+const MIN_KILLS = 4;
+const RUN_LIMIT_MS = 150_000;
+const WORKER_SCRIPT = fileURLToPath(new URL('./fixtures/worker.ts', import.meta.url));
+
+interface WorkerProcess {
+  child: ChildProcess;
+  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+  ready: Promise<void>;
+  stderr: string[];
+}
+
+function spawnWorker(schema: string, world: SandboxWorld): WorkerProcess {
+  const child = spawn(process.execPath, ['--conditions=@postback/source', WORKER_SCRIPT, TEST_PG_URL, schema, world.url], {
+    env: { PATH: process.env.PATH ?? '', POSTBACK_API_KEY: world.conversionsKey },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const stderr: string[] = [];
+  child.stderr?.setEncoding('utf8').on('data', (chunk: string) => stderr.push(chunk));
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+    child.once('exit', (code, signal) => resolve({ code, signal })),
+  );
+  const ready = new Promise<void>((resolve, reject) => {
+    child.stdout?.setEncoding('utf8').on('data', (chunk: string) => {
+      if (chunk.includes('ready')) resolve();
+    });
+    void exited.then(() => reject(new Error(`worker exited before ready: ${stderr.join('')}`)));
+  });
+  ready.catch(() => {});
+  return { child, exited, ready, stderr };
+}
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+let world: SandboxWorld | undefined;
+let dropSchema: (() => Promise<void>) | undefined;
+let outbox: PostgresOutbox | undefined;
+const workers: WorkerProcess[] = [];
+const pool = testPool(4);
+
+afterEach(async () => {
+  for (const w of workers.splice(0)) {
+    if (w.child.exitCode === null && w.child.signalCode === null) w.child.kill('SIGKILL');
+    await w.exited;
+  }
+  await outbox?.close();
+  await world?.close();
+  await dropSchema?.();
+  await pool.end();
+});
+
+describe('four worker processes on one Postgres queue, killed at random', () => {
+  it(`deliver ${JOBS.toLocaleString('en-US')} confirmations, each charged once, none left inflight`, async () => {
+    const started = Date.now();
+    world = await startSandboxWorld();
+    const w = world;
+    const fresh = await freshSchema(pool, 'pbmw');
+    dropSchema = fresh.drop;
+    const schema = fresh.schema;
+    outbox = createPostgresOutbox({ pool, schema });
+    const shop = outbox;
+
+    const clicks = await w.clicks(JOBS);
+    for (let i = 0; i < JOBS; i += 200) {
+      await Promise.all(
+        clicks.slice(i, i + 200).map((click, k) =>
+          shop.confirm({ orderId: `mw-${i + k}`, valueMicros: 1_000 + i + k, click }),
+        ),
+      );
+    }
+    const setupMs = Date.now() - started;
+
+    const slots: WorkerProcess[] = [];
+    for (let i = 0; i < WORKERS; i += 1) {
+      const proc = spawnWorker(schema, w);
+      workers.push(proc);
+      slots.push(proc);
+    }
+    await Promise.all(slots.map((s) => s.ready));
+
+    // Kill a random worker every 0.4-1.2 s while jobs remain, restarting it at once.
+    let kills = 0;
+    const delivered = async () => (await shop.stats(Date.now())).counts.delivered;
+    while ((await delivered()) < JOBS) {
+      expect(Date.now() - started, 'run limit').toBeLessThan(RUN_LIMIT_MS);
+      await sleep(400 + Math.random() * 800);
+      if ((await delivered()) >= JOBS) break;
+      const victim = Math.floor(Math.random() * WORKERS);
+      const proc = slots[victim]!;
+      proc.child.kill('SIGKILL');
+      expect((await proc.exited).signal).toBe('SIGKILL');
+      kills += 1;
+      const next = spawnWorker(schema, w);
+      workers.push(next);
+      slots[victim] = next;
+      await next.ready;
+    }
+    // Keep killing until the minimum is reached even if delivery was quick (jobs are all delivered, so
+    // these kills exercise shutdown-free exits only).
+    for (; kills < MIN_KILLS; kills += 1) {
+      const proc = slots[kills % WORKERS]!;
+      proc.child.kill('SIGKILL');
+      await proc.exited;
+    }
+    for (const proc of slots) {
+      if (proc.child.exitCode === null && proc.child.signalCode === null) proc.child.kill('SIGTERM');
+      await proc.exited;
+    }
+
+    const stats = await shop.stats(Date.now());
+    expect(stats.counts).toEqual({ pending: 0, inflight: 0, delivered: JOBS, dead: 0, expired: 0, cancelled: 0 });
+    const seen = await w.conversions();
+    expect(seen.conversions).toHaveLength(JOBS);
+    expect(new Set(seen.conversions.map((c) => c.order_id)).size).toBe(JOBS);
+    // Charged once per order, whatever was re-sent after a kill.
+    expect(await w.spendMicros()).toBe(JOBS * w.bidMicros);
+    // Every confirm job recorded the campaign the service attributed it to.
+    const { rows } = await pool.query(`SELECT count(*)::int AS n FROM "${schema}".jobs WHERE campaign_id = $1`, [w.campaignId]);
+    expect(rows[0].n).toBe(JOBS);
+    expect(kills).toBeGreaterThanOrEqual(MIN_KILLS);
+    console.log(
+      `multi-worker: ${JOBS} jobs, ${WORKERS} workers, ${kills} SIGKILLs, ${seen.counts.requests} requests ` +
+        `(${seen.counts.duplicates} duplicate re-sends after kills), setup ${(setupMs / 1000).toFixed(1)} s, ` +
+        `total ${((Date.now() - started) / 1000).toFixed(1)} s`,
+    );
+  }, 180_000);
+});
