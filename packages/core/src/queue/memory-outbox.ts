@@ -103,6 +103,14 @@ export function createMemoryOutbox(options: MemoryOutboxOptions = {}): Outbox {
   let sequence = 0;
   let closed = false;
 
+  // Ids of pending and inflight jobs: the only ones `claim` has to look at, however many are delivered.
+  const live = new Set<string>();
+  const put = (job: Job) => {
+    jobs.set(job.id, job);
+    if (job.state === 'pending' || job.state === 'inflight') live.add(job.id);
+    else live.delete(job.id);
+  };
+
   const nextId = () => `${idPrefix}${(++sequence).toString().padStart(12, '0')}`;
   const confirmOf = (orderId: string): ConfirmJob | null => {
     const id = byOrder.get(orderId)?.confirm;
@@ -127,7 +135,7 @@ export function createMemoryOutbox(options: MemoryOutboxOptions = {}): Outbox {
     const stored = jobs.get(claimed.id);
     if (stored === undefined || !holdsLease(stored, claimed)) return false;
     const next = apply(stored);
-    jobs.set(next.id, next);
+    put(next);
     followConfirm(next);
     return true;
   };
@@ -141,7 +149,7 @@ export function createMemoryOutbox(options: MemoryOutboxOptions = {}): Outbox {
     if (job.state === 'delivered') next = followDeliveredConfirm(refund, job, policy);
     else if (job.state === 'dead' || job.state === 'expired')
       next = cancelWaitingRefund(refund, job.state, job.updatedAt);
-    if (next !== refund) jobs.set(next.id, next);
+    if (next !== refund) put(next);
   };
 
   const outbox: Outbox = {
@@ -153,7 +161,7 @@ export function createMemoryOutbox(options: MemoryOutboxOptions = {}): Outbox {
       // Validate even a duplicate, so a malformed retry of a good request is still reported.
       const job = newConfirmJob(input, { now: at, id: existing?.id ?? nextId(), policy });
       if (existing !== null) return { created: false, job: copy(existing) };
-      jobs.set(job.id, job);
+      put(job);
       index(job);
       return { created: true, job: copy(job) };
     },
@@ -167,12 +175,12 @@ export function createMemoryOutbox(options: MemoryOutboxOptions = {}): Outbox {
       switch (outcome.outcome) {
         case 'enqueued': {
           const job: RefundJob = { ...outcome.job, id: nextId() };
-          jobs.set(job.id, job);
+          put(job);
           index(job);
           return { outcome: 'enqueued', job: copy(job) };
         }
         case 'cancelled':
-          jobs.set(outcome.job.id, outcome.job);
+          put(outcome.job);
           return { outcome: 'cancelled', job: copy(outcome.job) };
         default:
           return { ...outcome, job: copy(outcome.job) } as RefundOutcome;
@@ -184,14 +192,17 @@ export function createMemoryOutbox(options: MemoryOutboxOptions = {}): Outbox {
       if (!Number.isSafeInteger(limit) || limit < 1)
         throw new RangeError(`claim limit must be a positive integer, got ${limit}`);
       if (!(leaseMs > 0)) throw new RangeError(`claim leaseMs must be positive, got ${leaseMs}`);
-      const due = [...jobs.values()]
-        .filter((job) => isClaimable(job, at, confirmOf(job.orderId)))
-        .sort((a, b) => a.nextAttemptAt - b.nextAttemptAt || a.createdAt - b.createdAt)
-        .slice(0, limit);
+      // Creation order among due jobs (`live` keeps insertion order): no sort, and the scan stops at `limit`.
+      const due: Job[] = [];
+      for (const id of live) {
+        const job = jobs.get(id) as Job;
+        if (isClaimable(job, at, confirmOf(job.orderId))) due.push(job);
+        if (due.length === limit) break;
+      }
       // No await between the scan and the writes: two concurrent claims cannot interleave here.
       return due.map((job) => {
         const claimed = claimJob(job, { now: at, leaseMs, token: newLeaseToken() });
-        jobs.set(claimed.id, claimed);
+        put(claimed);
         return copy(claimed);
       });
     },
@@ -265,7 +276,7 @@ export function createMemoryOutbox(options: MemoryOutboxOptions = {}): Outbox {
       for (const job of targets) {
         if (job === undefined || job.state !== 'dead') continue;
         const next = replayJob(job, { now: at, orderHasRefund: refundOf(job.orderId) !== null });
-        jobs.set(next.id, next);
+        put(next);
         if (next.state === 'pending') replayed += 1;
       }
       return replayed;
@@ -278,6 +289,7 @@ export function createMemoryOutbox(options: MemoryOutboxOptions = {}): Outbox {
       for (const job of targets) {
         if (job === undefined || job.state !== 'dead') continue;
         jobs.delete(job.id);
+        live.delete(job.id);
         const entry = byOrder.get(job.orderId);
         if (entry !== undefined) {
           delete entry[job.kind];

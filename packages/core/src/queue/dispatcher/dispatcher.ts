@@ -90,12 +90,18 @@ type JobOutcome = 'delivered' | 'retried' | 'dead' | 'expired' | 'deferred' | 'l
 interface Slot {
   job: Job;
   controller: AbortController;
+  /** When the lease we hold runs out (as far as we know), for the heart-beat. */
+  leaseUntil: EpochMs;
   /** Given back by `stop()`: its outcome must not be recorded. */
   abandoned: boolean;
   /** Another worker took the lease: its outcome cannot be recorded. */
   lost: boolean;
   done: Promise<JobOutcome>;
 }
+
+/** Reason of internal aborts: a preallocated error, so waking a sleep does not build a DOMException. */
+const WOKEN = new Error('woken');
+const SEND_TIMED_OUT = Object.assign(new Error('send timed out'), { name: 'TimeoutError' });
 
 const emptySummary = (): RunSummary => ({
   claimed: 0,
@@ -134,9 +140,23 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
   const active = new Map<string, Slot>();
   const counters = { delivered: 0, retried: 0, dead: 0, expired: 0, failed: 0, pauses: 0 };
 
+  let changeWaiters: Array<() => void> = [];
   const wakeUp = () => {
     wakePending = true;
-    idleController?.abort();
+    idleController?.abort(WOKEN);
+    const waiters = changeWaiters;
+    changeWaiters = [];
+    for (const resolve of waiters) resolve();
+  };
+
+  /** Waits, without a timer, until a send finishes or someone calls `wake()`/`stop()`. */
+  const nextChange = async () => {
+    if (wakePending) {
+      wakePending = false;
+      return;
+    }
+    await new Promise<void>((resolve) => changeWaiters.push(resolve));
+    wakePending = false;
   };
 
   /** Sleeps up to `ms`, or less when woken (a job finished, `wake()`, `stop()`). */
@@ -216,19 +236,28 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
           // Checked before every HTTP request, quick retries included: nothing is sent after a deadline.
           if (now() > deadline) throw new AbortError(new DeadlinePassed());
           if (slot.controller.signal.aborted) throw new AbortError(new Error('send aborted'));
-          const signal = AbortSignal.any([slot.controller.signal, AbortSignal.timeout(o.sendTimeoutMs)]);
-          if (job.kind === 'confirm') {
-            const body = {
-              click_token: job.clickToken,
-              order_id: job.orderId,
-              value_micros: job.valueMicros,
-            };
-            return client.conversions.confirm(body, { signal });
+          // One controller per request: aborted by the slot (stop, lost lease) or by our backstop timeout.
+          const request = new AbortController();
+          const forward = () => request.abort(slot.controller.signal.reason);
+          slot.controller.signal.addEventListener('abort', forward, { once: true });
+          const timer = setTimeout(() => request.abort(SEND_TIMED_OUT), o.sendTimeoutMs);
+          try {
+            if (job.kind === 'confirm') {
+              const body = {
+                click_token: job.clickToken,
+                order_id: job.orderId,
+                value_micros: job.valueMicros,
+              };
+              return await client.conversions.confirm(body, { signal: request.signal });
+            }
+            return await client.conversions.refund(
+              { campaign_id: job.campaignId as string, order_id: job.orderId },
+              { signal: request.signal },
+            );
+          } finally {
+            clearTimeout(timer);
+            slot.controller.signal.removeEventListener('abort', forward);
           }
-          return client.conversions.refund(
-            { campaign_id: job.campaignId as string, order_id: job.orderId },
-            { signal },
-          );
         },
         {
           retries: o.quickRetries.retries,
@@ -314,33 +343,62 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
     return 'retried';
   };
 
-  /** Renews the lease every third of it while the send runs; a refused renewal means the job was lost. */
-  const heartbeat = (slot: Slot): (() => void) => {
-    const stop = new AbortController();
-    const every = Math.max(1, Math.floor(o.leaseMs / 3));
-    void (async () => {
-      while (!stop.signal.aborted) {
-        await sleep(every, stop.signal);
-        if (stop.signal.aborted) return;
+  /**
+   * One heart-beat for all sends in flight (not a timer per job): every third of the lease it renews each
+   * lease with two thirds or less left. A refused renewal means another worker took the job: its send is
+   * aborted and its outcome not recorded. Runs only while something is in flight.
+   */
+  let heartbeatController: AbortController | null = null;
+  const renewLeases = async () => {
+    const at = now();
+    const due = [...active.values()].filter(
+      (slot) => !slot.lost && slot.leaseUntil - at <= (o.leaseMs * 2) / 3,
+    );
+    await Promise.all(
+      due.map(async (slot) => {
         try {
-          if (!(await outbox.extendLease(slot.job, { now: now(), leaseMs: o.leaseMs }))) {
+          if (await outbox.extendLease(slot.job, { now: at, leaseMs: o.leaseMs })) {
+            slot.leaseUntil = at + o.leaseMs;
+          } else {
             slot.lost = true;
             slot.controller.abort(new Error('lease lost'));
-            return;
           }
         } catch (error) {
           emit('error', { error, during: 'heartbeat' });
         }
+      }),
+    );
+  };
+  const ensureHeartbeat = () => {
+    if (heartbeatController !== null) return;
+    const controller = new AbortController();
+    heartbeatController = controller;
+    const every = Math.max(1, Math.floor(o.leaseMs / 3));
+    void (async () => {
+      while (!controller.signal.aborted) {
+        await sleep(every, controller.signal);
+        if (controller.signal.aborted) return;
+        await renewLeases();
       }
     })();
-    return () => stop.abort();
+  };
+  const stopHeartbeat = () => {
+    heartbeatController?.abort(WOKEN);
+    heartbeatController = null;
   };
 
   const processJob = (job: Job): Slot => {
-    const slot = { job, controller: new AbortController(), abandoned: false, lost: false } as Slot;
+    const leaseUntil = job.lease?.expiresAt ?? now() + o.leaseMs;
+    const slot = {
+      job,
+      controller: new AbortController(),
+      leaseUntil,
+      abandoned: false,
+      lost: false,
+    } as Slot;
     active.set(job.id, slot);
+    ensureHeartbeat();
     slot.done = (async (): Promise<JobOutcome> => {
-      const stopHeartbeat = heartbeat(slot);
       try {
         if (state === 'paused') {
           // Claimed before a 401/403 paused delivery: give it back untried instead of sending into the outage.
@@ -354,7 +412,6 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
           return ok ? 'deferred' : 'lost';
         }
         const result = await send(slot);
-        stopHeartbeat();
         if (slot.abandoned) return 'released';
         if (slot.lost) return 'lost';
         return await settle(slot, result);
@@ -362,8 +419,8 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
         emit('error', { error, during: 'transition' });
         return 'lost'; // the lease runs out and another claim retakes the job
       } finally {
-        stopHeartbeat();
         active.delete(job.id);
+        if (active.size === 0) stopHeartbeat();
         wakeUp(); // a slot is free
       }
     })();
@@ -384,6 +441,9 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
     }
   };
 
+  /** Free slots worth a claim while others are still busy: a quarter of the concurrency, at most a batch. */
+  const refillAt = Math.max(1, Math.min(o.batchSize, Math.ceil(o.concurrency / 4)));
+
   // A function, not an inline comparison: `state` changes across awaits, which flow analysis cannot see.
   const stopping = () => state === 'stopping';
 
@@ -393,10 +453,11 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
         await idle(Math.max(1, (pausedUntil ?? now()) - now()));
         continue;
       }
-      // While probing, one job at a time tests the key; otherwise fill the free slots.
+      // While probing, one job at a time tests the key. Otherwise refill in batches: claiming for every
+      // single freed slot would cost the store one claim (a write transaction) per job.
       const free = state === 'probing' ? (active.size === 0 ? 1 : 0) : o.concurrency - active.size;
-      if (free <= 0) {
-        await idle(o.pollIntervalMs);
+      if (free <= 0 || (free < refillAt && active.size > 0)) {
+        await nextChange();
         continue;
       }
       let jobs: Job[];
@@ -457,7 +518,7 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
       const waited = new AbortController();
       const settled = Promise.all([loop, ...[...active.values()].map((slot) => slot.done)]);
       await Promise.race([settled, sleep(timeoutMs, waited.signal)]);
-      waited.abort();
+      waited.abort(WOKEN);
       const remaining = [...active.values()];
       for (const slot of remaining) {
         slot.abandoned = true;
