@@ -7,7 +7,10 @@
  * and request headers are never attached.
  */
 
-/** What went wrong, as a stable literal a program can switch on. */
+/**
+ * What went wrong, as a stable literal a program can switch on.
+ * @example `if (err.code === 'unauthorized' || err.code === 'forbidden') pauseDelivery();`
+ */
 export type AdServiceErrorCode =
   | 'validation'
   | 'unauthorized'
@@ -59,7 +62,14 @@ export class AdServiceError extends Error {
   }
 }
 
-/** A request failed validation before anything was sent. `field` is the dotted path of the first bad field. */
+/**
+ * A request failed validation before anything was sent. `field` is the dotted path of the first bad field.
+ *
+ * @example
+ * ```ts
+ * catch (err) { if (err instanceof RequestValidationError) console.error(err.field); } // "creatives.0.landing_url"
+ * ```
+ */
 export class RequestValidationError extends AdServiceError {
   override name = 'RequestValidationError';
   /** Dotted path of the offending field, e.g. `creatives.0.landing_url`. */
@@ -77,27 +87,45 @@ export class RequestValidationError extends AdServiceError {
   }
 }
 
-/** 401: the key is missing or invalid. Not the request's fault; pause and alert. */
+/**
+ * 401: the key is missing or invalid. Not the request's fault; pause and alert.
+ * @example `if (err instanceof AuthenticationError) pauseDelivery();`
+ */
 export class AuthenticationError extends AdServiceError {
   override name = 'AuthenticationError';
 }
-/** 402: the available balance is too low (campaign creation). */
+/**
+ * 402: the available balance is too low (campaign creation).
+ * @example `if (err instanceof PaymentRequiredError) askForTopUp();`
+ */
 export class PaymentRequiredError extends AdServiceError {
   override name = 'PaymentRequiredError';
 }
-/** 403: the key lacks the scope the endpoint needs. */
+/**
+ * 403: the key lacks the scope the endpoint needs.
+ * @example `if (err instanceof PermissionError) pauseDelivery();`
+ */
 export class PermissionError extends AdServiceError {
   override name = 'PermissionError';
 }
-/** 404: no such object, or an object of another account (the service never tells the two apart). */
+/**
+ * 404: no such object, or an object of another account (the service never tells the two apart).
+ * @example `if (err instanceof NotFoundError) return null;`
+ */
 export class NotFoundError extends AdServiceError {
   override name = 'NotFoundError';
 }
-/** 409 or 422: the service understood the request and refused it (conflict, rule violation). */
+/**
+ * 409 or 422: the service understood the request and refused it (conflict, rule violation).
+ * @example `if (err instanceof ConflictError) deadLetter(job, err.detail);`
+ */
 export class ConflictError extends AdServiceError {
   override name = 'ConflictError';
 }
-/** 429: too many requests. `retryAfterMs` is the service's `Retry-After`, when it sent one. */
+/**
+ * 429: too many requests. `retryAfterMs` is the service's `Retry-After`, when it sent one.
+ * @example `if (err instanceof RateLimitError) retryIn(err.retryAfterMs ?? 1_000);`
+ */
 export class RateLimitError extends AdServiceError {
   override name = 'RateLimitError';
   /** Milliseconds the service asked us to wait, or null when it did not say. */
@@ -107,28 +135,51 @@ export class RateLimitError extends AdServiceError {
     this.retryAfterMs = options.retryAfterMs;
   }
 }
-/** 5xx: the service failed. Retryable. */
+/**
+ * 5xx: the service failed. Retryable.
+ * @example `if (err instanceof ServerError) retryLater();`
+ */
 export class ServerError extends AdServiceError {
   override name = 'ServerError';
 }
-/** Any other non-2xx status. 408 is retryable, the rest are not. */
+/**
+ * Any other non-2xx status. 408 is retryable, the rest are not.
+ * @example `if (err instanceof HttpError && err.retryable) retryLater();`
+ */
 export class HttpError extends AdServiceError {
   override name = 'HttpError';
 }
-/** No complete response within the configured timeout. Retryable. */
+/**
+ * No complete response within the configured timeout. Retryable.
+ * @example `if (err instanceof TimeoutError) retryLater();`
+ */
 export class TimeoutError extends AdServiceError {
   override name = 'TimeoutError';
 }
-/** The connection failed or was reset before a response arrived. Retryable. */
+/**
+ * The connection failed or was reset before a complete response arrived. Retryable.
+ * @example `if (err instanceof ConnectionError) retryLater();`
+ */
 export class ConnectionError extends AdServiceError {
   override name = 'ConnectionError';
 }
-/** A 2xx response whose body is not the JSON the endpoint promises (malformed, truncated, wrong shape). */
+/**
+ * A 2xx response whose body is not the JSON the endpoint promises: not JSON (retryable) or the wrong
+ * shape (not retryable; `detail` names the field).
+ * @example `if (err instanceof InvalidResponseError) deadLetter(job, err.detail);`
+ */
 export class InvalidResponseError extends AdServiceError {
   override name = 'InvalidResponseError';
 }
 
-/** Parses a `Retry-After` header (delta-seconds or HTTP date) into milliseconds from `now`. */
+/**
+ * Parses a `Retry-After` header (delta-seconds or HTTP date) into milliseconds from `now`.
+ *
+ * @example
+ * ```ts
+ * parseRetryAfter('7'); // 7000
+ * ```
+ */
 export function parseRetryAfter(value: string | null | undefined, now: number = Date.now()): number | null {
   if (value == null || value.trim() === '') return null;
   const trimmed = value.trim();
