@@ -95,6 +95,17 @@ describe.each(transports)('failures over $name', ({ fetch }) => {
     },
   );
 
+  it('a redirect is not followed: it is a non-retryable HttpError and only one request is made', async () => {
+    const { server, client } = await setup((req, res) => {
+      res.writeHead(302, { location: '/elsewhere', 'content-length': '0' });
+      res.end();
+    });
+    const err = await failure(client.me.get());
+    expect(err).toBeInstanceOf(HttpError);
+    expect(err).toMatchObject({ status: 302, retryable: false });
+    expect(server.requests.map((r) => r.path)).toEqual(['/v1/me']);
+  });
+
   it('a 429 carries retryAfterMs from Retry-After and is retryable', async () => {
     const { client } = await setup((_req, res) =>
       sendJson(res, 429, { detail: 'slow down' }, { 'retry-after': '7' }),

@@ -21,7 +21,9 @@ export function createFetchTransport(fetchFn: typeof globalThis.fetch): Transpor
         method: request.method,
         headers: request.headers,
         signal: request.signal,
-        redirect: 'error',
+        // Never follow: a redirect answers like any other non-2xx (as on the undici transport), and the
+        // bearer key is never replayed to another location.
+        redirect: 'manual',
       };
       if (request.body !== undefined) init.body = request.body;
       const response = await fetchFn(request.url, init);
