@@ -7,7 +7,7 @@
 
 import type { DatabaseSync } from 'node:sqlite';
 import { type ClickStamp, type ClickStore, type EpochMs, validateClickToken } from '@postback/core';
-import { openDatabase } from './database.ts';
+import { openDatabase, openWalSync, type WalSync } from './database.ts';
 import { createGroupCommit } from './group-commit.ts';
 import {
   parseOptions,
@@ -73,13 +73,18 @@ export function createSqliteClickStore(options: SqliteClickStoreOptions): Sqlite
   const windowMs = policyOption(parsed.policy).confirmWindowMs;
   const owned = parsed.database === undefined;
   let db: DatabaseSync;
+  let wal: WalSync | null = null;
   if (parsed.database === undefined) {
     db = openDatabase(parsed.filename as string, parsed);
+    if (parsed.synchronous === 'full-async') wal = openWalSync(parsed.filename as string);
   } else {
     db = parsed.database;
     migrate(db);
   }
-  const writes = createGroupCommit(db, parsed.maxBatchSize);
+  const writes = createGroupCommit(db, {
+    maxBatchSize: parsed.maxBatchSize,
+    ...(wal === null ? {} : { syncCommitted: wal.sync }),
+  });
   const upsert = db.prepare(
     'INSERT INTO clicks (key, token, clicked_at) VALUES (?, ?, ?) ' +
       'ON CONFLICT (key) DO UPDATE SET token = excluded.token, clicked_at = excluded.clicked_at',
@@ -149,7 +154,8 @@ export function createSqliteClickStore(options: SqliteClickStoreOptions): Sqlite
     async close() {
       if (closed) return;
       closed = true;
-      writes.flush();
+      await writes.drain();
+      wal?.close();
       if (owned) db.close();
     },
   };

@@ -12,6 +12,15 @@ describeOutbox('sqlite', ({ now, policy }) => {
   return { outbox: createSqliteOutbox({ filename: temp.filename, now, policy }), cleanup: temp.cleanup };
 });
 
+// The same rules with the WAL synced off the event loop: resolution order differs, behaviour must not.
+describeOutbox('sqlite (synchronous: full-async)', ({ now, policy }) => {
+  const temp = tempDatabase();
+  return {
+    outbox: createSqliteOutbox({ filename: temp.filename, now, policy, synchronous: 'full-async' }),
+    cleanup: temp.cleanup,
+  };
+});
+
 describeClickStore('sqlite', ({ policy }) => {
   const temp = tempDatabase();
   return { store: createSqliteClickStore({ filename: temp.filename, policy }), cleanup: temp.cleanup };

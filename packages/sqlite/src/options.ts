@@ -13,6 +13,11 @@ import { z } from 'zod';
  * survives power loss. `extra`: also fsyncs the directory after the journal is deleted (belt and braces on
  * file systems that need it). `normal`: WAL is fsynced only at checkpoints — several times faster per commit,
  * never corrupts the file, but the last commits before a power cut (not a process crash) can be lost.
+ * `full-async`: as durable as `full` — a call resolves only after an fdatasync of the WAL that began after
+ * its commit — but that fsync runs on libuv's thread pool instead of blocking the event loop (SQLite itself
+ * runs at NORMAL); other work (HTTP sends of a Dispatcher) goes on during the fsync, and the next batch
+ * commits while the previous one is synced. Not the default because a sync failure reports committed rows
+ * as failed (a retry is harmless: enqueue is idempotent).
  * @defaultValue `'full'`
  *
  * @example
@@ -72,7 +77,7 @@ const nonNegativeMs = z.number().int().nonnegative().max(Number.MAX_SAFE_INTEGER
 
 const connectionShape = {
   /** @defaultValue {@link DEFAULT_SYNCHRONOUS} */
-  synchronous: z.enum(['full', 'extra', 'normal']).default(DEFAULT_SYNCHRONOUS),
+  synchronous: z.enum(['full', 'extra', 'normal', 'full-async']).default(DEFAULT_SYNCHRONOUS),
   /** @defaultValue {@link DEFAULT_BUSY_TIMEOUT_MS} */
   busyTimeoutMs: z.number().int().nonnegative().max(2_147_483_647).default(DEFAULT_BUSY_TIMEOUT_MS),
   /** @defaultValue {@link DEFAULT_MAX_BATCH_SIZE} */

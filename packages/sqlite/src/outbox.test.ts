@@ -31,7 +31,7 @@ afterEach(async () => {
 describe('the file', () => {
   it('is in WAL mode with synchronous=FULL by default, so a resolved enqueue is fsynced', () => {
     const outbox = open();
-    expect(outbox.durability).toEqual({ journalMode: 'wal', synchronous: 'full' });
+    expect(outbox.durability).toEqual({ journalMode: 'wal', synchronous: 'full', durableOnResolve: true });
     const raw = new DatabaseSync(outbox.filename);
     expect(raw.prepare('PRAGMA journal_mode').get()).toEqual({ journal_mode: 'wal' });
     expect(raw.prepare('PRAGMA user_version').get()).toEqual({ user_version: SCHEMA_VERSION });
@@ -39,7 +39,21 @@ describe('the file', () => {
   });
 
   it('applies synchronous=normal when asked (faster commits, last ones lost on power cut)', () => {
-    expect(open({ synchronous: 'normal' }).durability.synchronous).toBe('normal');
+    expect(open({ synchronous: 'normal' }).durability).toMatchObject({
+      synchronous: 'normal',
+      durableOnResolve: false,
+    });
+  });
+
+  it('full-async lets SQLite commit at NORMAL and syncs the WAL itself before resolving', async () => {
+    const outbox = open({ synchronous: 'full-async' });
+    expect(outbox.durability).toEqual({ journalMode: 'wal', synchronous: 'normal', durableOnResolve: true });
+    const results = await Promise.all(
+      [1, 2].map((i) => outbox.confirm({ orderId: `ord_fa${i}`, valueMicros: i, click: click() })),
+    );
+    expect(results.map((r) => r.created)).toEqual([true, true]);
+    await outbox.close();
+    expect((await open().stats(t)).counts.pending).toBe(2);
   });
 
   it('keeps every resolved enqueue across close and reopen', async () => {

@@ -36,7 +36,7 @@ import {
   validateRefundInput,
   type WindowPolicy,
 } from '@postback/core';
-import { type Durability, openDatabase, readDurability } from './database.ts';
+import { type Durability, openDatabase, openWalSync, readDurability } from './database.ts';
 import { CallError, createGroupCommit } from './group-commit.ts';
 import {
   insertValues,
@@ -144,9 +144,13 @@ export function createSqliteOutbox(options: SqliteOutboxOptions): SqliteOutbox {
   const clock = parsed.now ?? Date.now;
   const filename = parsed.filename;
   const db: DatabaseSync = openDatabase(filename, parsed);
+  const wal = parsed.synchronous === 'full-async' ? openWalSync(filename) : null;
   const sql = prepareJobStatements(db);
-  const durability = Object.freeze(readDurability(db));
-  const writes = createGroupCommit(db, parsed.maxBatchSize);
+  const durability = Object.freeze(readDurability(db, wal !== null));
+  const writes = createGroupCommit(db, {
+    maxBatchSize: parsed.maxBatchSize,
+    ...(wal === null ? {} : { syncCommitted: wal.sync }),
+  });
   let closed = false;
 
   /** Runs a write in the next group commit. */
@@ -471,7 +475,8 @@ export function createSqliteOutbox(options: SqliteOutboxOptions): SqliteOutbox {
       if (closed) return;
       closed = true;
       // Everything already accepted is committed before the file is closed.
-      writes.flush();
+      await writes.drain();
+      wal?.close();
       db.close();
     },
   };
