@@ -365,6 +365,46 @@ describe('Dispatcher lifecycle', () => {
     }
   });
 
+  it('aborts a send whose lease renewal is refused (another worker owns the job) and records nothing', async () => {
+    // A real clock here: the heart-beat renews by elapsed time.
+    const realOutbox = createMemoryOutbox();
+    try {
+      service.script(CONFIRM_PATH, { status: 200, delayMs: 2_000 });
+      const { job } = await realOutbox.confirm({
+        orderId: 'ord_1',
+        valueMicros: 1,
+        click: { token: 'tok_1', clickedAt: Date.now() },
+      });
+      const stolen: Outbox = { ...realOutbox, extendLease: async () => false };
+      const started = Date.now();
+      const summary = await dispatcherWith({ outbox: stolen, leaseMs: 300, now: Date.now }).runOnce();
+      expect(summary).toMatchObject({ claimed: 1, lost: 1, delivered: 0 });
+      expect(Date.now() - started).toBeLessThan(1_500); // the request was aborted, not awaited
+      expect(eventsNamed('delivered')).toEqual([]);
+      expect((await realOutbox.get(job.id))?.state).toBe('inflight'); // left to whoever holds the lease now
+    } finally {
+      await realOutbox.close();
+    }
+  });
+
+  it('keeps running when the outbox fails to answer a claim, reporting an error event', async () => {
+    let failures = 1;
+    const flaky: Outbox = {
+      ...outbox,
+      claim: async (options) => {
+        if (failures-- > 0) throw new Error('database is locked');
+        return outbox.claim(options);
+      },
+    };
+    await enqueue('ord_1');
+    const dispatcher = dispatcherWith({ outbox: flaky, pollIntervalMs: 10 });
+    dispatcher.start();
+    await service.waitForRequests(1, 2_000);
+    await dispatcher.stop({ timeoutMs: 2_000 });
+    expect(eventsNamed('error')).toEqual([expect.objectContaining({ during: 'claim' })]);
+    expect(eventsNamed('delivered')).toHaveLength(1);
+  });
+
   it('reports queue depth, oldest pending age, nearest deadline and outcome counters', async () => {
     service.script(CONFIRM_PATH, { status: 200 }, { status: 400, body: { detail: 'bad' } });
     await enqueue('ord_1');
