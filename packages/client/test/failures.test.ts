@@ -96,7 +96,7 @@ describe.each(transports)('failures over $name', ({ fetch }) => {
   );
 
   it('a redirect is not followed: it is a non-retryable HttpError and only one request is made', async () => {
-    const { server, client } = await setup((req, res) => {
+    const { server, client } = await setup((_req, res) => {
       res.writeHead(302, { location: '/elsewhere', 'content-length': '0' });
       res.end();
     });
