@@ -16,41 +16,45 @@ let temp: TempDatabase | undefined;
 
 afterEach(() => temp?.cleanup());
 
-it('keeps every enqueue that resolved before the process was killed with SIGKILL', async () => {
-  temp = tempDatabase();
-  const child = spawn(process.execPath, ['--conditions=@postback/source', ENQUEUER, temp.filename], {
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let out = '';
-  let err = '';
-  child.stderr.setEncoding('utf8').on('data', (chunk: string) => {
-    err += chunk;
-  });
-  const exited = once(child, 'exit');
-  await new Promise<void>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`no progress from the enqueuer: ${err}`)), 20_000);
-    child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
-      out += chunk;
-      // Kill mid-stream, once thousands of enqueues resolved and more are in flight.
-      if (out.length > 40_000 && child.exitCode === null && !child.killed) {
-        clearTimeout(timer);
-        child.kill('SIGKILL');
-        resolve();
-      }
+it.each(['full', 'full-async'])(
+  'keeps every enqueue that resolved before the process was killed with SIGKILL (synchronous: %s)',
+  async (mode) => {
+    temp = tempDatabase();
+    const child = spawn(process.execPath, ['--conditions=@postback/source', ENQUEUER, temp.filename, mode], {
+      stdio: ['ignore', 'pipe', 'pipe'],
     });
-  });
-  const [, signal] = await exited;
-  expect(signal).toBe('SIGKILL');
+    let out = '';
+    let err = '';
+    child.stderr.setEncoding('utf8').on('data', (chunk: string) => {
+      err += chunk;
+    });
+    const exited = once(child, 'exit');
+    await new Promise<void>((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error(`no progress from the enqueuer: ${err}`)), 20_000);
+      child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
+        out += chunk;
+        // Kill mid-stream, once thousands of enqueues resolved and more are in flight.
+        if (out.length > 40_000 && child.exitCode === null && !child.killed) {
+          clearTimeout(timer);
+          child.kill('SIGKILL');
+          resolve();
+        }
+      });
+    });
+    const [, signal] = await exited;
+    expect(signal).toBe('SIGKILL');
 
-  const reported = out.split('\n').filter((line) => /^ord_\d+$/.test(line));
-  expect(reported.length).toBeGreaterThan(3_000);
-  const outbox = createSqliteOutbox({ filename: temp.filename });
-  const missing: string[] = [];
-  for (const orderId of reported) {
-    if ((await outbox.getByOrder(orderId)).length !== 1) missing.push(orderId);
-  }
-  const stored = (await outbox.stats(Date.now())).counts.pending;
-  await outbox.close();
-  expect(missing).toEqual([]);
-  expect(stored).toBeGreaterThanOrEqual(reported.length);
-}, 60_000);
+    const reported = out.split('\n').filter((line) => /^ord_\d+$/.test(line));
+    expect(reported.length).toBeGreaterThan(3_000);
+    const outbox = createSqliteOutbox({ filename: temp.filename });
+    const missing: string[] = [];
+    for (const orderId of reported) {
+      if ((await outbox.getByOrder(orderId)).length !== 1) missing.push(orderId);
+    }
+    const stored = (await outbox.stats(Date.now())).counts.pending;
+    await outbox.close();
+    expect(missing).toEqual([]);
+    expect(stored).toBeGreaterThanOrEqual(reported.length);
+  },
+  60_000,
+);
