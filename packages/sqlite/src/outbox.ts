@@ -1,8 +1,9 @@
 /**
  * `createSqliteOutbox`: the durable `Outbox` on one SQLite file. Writes (enqueues, claims, transitions) are
  * group-committed — everything issued in one turn of the event loop shares one `BEGIN IMMEDIATE`
- * transaction and one fsync — and each call resolves only after its transaction committed. Reads run on
- * indexes with LIMITs, so a worker's memory does not grow with the backlog.
+ * transaction and one fsync — and each call resolves only after its transaction is durable (fsynced by
+ * SQLite at COMMIT, or with `synchronous: 'full-async'` by an fdatasync of the WAL off the event loop).
+ * Reads run on indexes with LIMITs, so a worker's memory does not grow with the backlog.
  */
 
 import type { DatabaseSync } from 'node:sqlite';
@@ -61,7 +62,7 @@ import {
  * @example
  * ```ts
  * const outbox: SqliteOutbox = createSqliteOutbox({ filename: 'postback.db' });
- * console.log(outbox.durability); // { journalMode: 'wal', synchronous: 'full' }
+ * console.log(outbox.durability); // { journalMode: 'wal', synchronous: 'full', durableOnResolve: true }
  * ```
  */
 export interface SqliteOutbox extends Outbox {
@@ -69,9 +70,9 @@ export interface SqliteOutbox extends Outbox {
   readonly filename: string;
   /** The windows this outbox stamps deadlines with. */
   readonly policy: Readonly<WindowPolicy>;
-  /** Transactions committed by this outbox so far (each is one fsync with `synchronous=full`). */
+  /** Transactions committed by this outbox so far (each one fsync with `synchronous: 'full'`). */
   readonly commits: number;
-  /** Journal mode and `synchronous` level as SQLite reports them for this connection. */
+  /** Journal mode and `synchronous` level as SQLite reports them, and whether a resolved write is on disk. */
   readonly durability: Durability;
 }
 
