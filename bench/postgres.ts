@@ -17,20 +17,20 @@
  *
  * Run: node --conditions=@postback/source bench/postgres.ts
  */
+import { type ChildProcess, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { createClient } from '@postback/client';
-import { createDispatcher } from '@postback/core';
+import { fileURLToPath } from 'node:url';
 import { createPostgresOutbox, migrate, type PostgresOutbox } from '@postback/postgres';
-import { startSandbox } from '@postback/sandbox';
 import pg from 'pg';
 import PgBoss from 'pg-boss';
+import { startSandboxWorld } from '../test/helpers/sandbox-world.ts';
 
 const URL_ = process.env.POSTBACK_BENCH_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 const IN_FLIGHT = 50;
 const POOL_MAX = 10;
-const ROUNDS = 6;
+const ROUNDS = 4;
 const SLICE = 1_000;
-const MAX_MS = 25_000;
+const MAX_MS = 20_000;
 const CONSUMERS = 4;
 const BATCH = 10;
 const QUEUE = 'postback_bench';
@@ -172,23 +172,19 @@ async function benchClaimComplete(): Promise<void> {
     const rates = await interleave({
       ours: async (round) => {
         await prefillOurs(SLICE, round);
-        const t0 = performance.now();
-        const done = await consume(async () => {
+        return consume(async () => {
           const jobs = await ours.outbox.claim({ now: Date.now(), limit: BATCH, leaseMs: 60_000 });
           await Promise.all(jobs.map((job) => ours.outbox.complete(job, { now: Date.now(), campaignId: 'cmp_bench' })));
           return jobs.length;
         });
-        prefillMs.ours += performance.now() - t0;
-        return done;
       },
       pgBossEach: async () => {
         await prefillBoss(bossEach, SLICE);
-        const done = await consume(async () => {
+        return consume(async () => {
           const jobs = await bossEach.fetch(QUEUE, { batchSize: BATCH });
           await Promise.all(jobs.map((job) => bossEach.complete(QUEUE, job.id)));
           return jobs.length;
         });
-        return done;
       },
       pgBossBatch: async () => {
         await prefillBoss(bossBatch, SLICE);
@@ -210,13 +206,67 @@ async function benchClaimComplete(): Promise<void> {
     await bossBatch.stop({ graceful: false, wait: true });
   }
 }
-const prefillMs = { ours: 0 };
+const WORKER_SCRIPT = fileURLToPath(new URL('../packages/postgres/test/fixtures/worker.ts', import.meta.url));
+const DELIVERY_JOBS = 600;
+/** Sends in flight per worker process, and the service's simulated network latency. */
+const WORKER_CONCURRENCY = 8;
+const SERVICE_LATENCY_MS = 25;
+
+async function benchDelivery(): Promise<void> {
+  const world = await startSandboxWorld();
+  const children: ChildProcess[] = [];
+  try {
+    // A real service is tens of milliseconds away: without latency the in-process sandbox, not the
+    // queue, would be what is measured on a 2-core machine.
+    await world.setFaults({ latency_ms: SERVICE_LATENCY_MS });
+    const seconds: Record<string, number[]> = { one: [], four: [] };
+    for (const [round, workers] of [1, 4, 1, 4].entries()) {
+      const ours = await ourOutbox(`deliv${round}`);
+      const clicks = await world.clicks(DELIVERY_JOBS);
+      const procs = Array.from({ length: workers }, () => {
+        const child = spawn(process.execPath, ['--conditions=@postback/source', WORKER_SCRIPT, URL_, ours.schema, world.url], {
+          env: { PATH: process.env.PATH ?? '', POSTBACK_API_KEY: world.conversionsKey, WORKER_CONCURRENCY: String(WORKER_CONCURRENCY) },
+          stdio: ['ignore', 'pipe', 'inherit'],
+        });
+        children.push(child);
+        return child;
+      });
+      await Promise.all(
+        procs.map((child) => new Promise<void>((resolve) => child.stdout?.setEncoding('utf8').on('data', (s: string) => s.includes('ready') && resolve()))),
+      );
+      // Workers are idle and listening; one shop transaction enqueues everything and wakes them at commit.
+      await inTx(ours.pool, async (tx) => {
+        for (const [i, click] of clicks.entries()) await ours.outbox.confirm(tx, { orderId: `dl_${round}_${i}`, valueMicros: 1_000, click });
+      });
+      const t0 = performance.now();
+      const limit = Date.now() + 30_000;
+      while ((await ours.outbox.stats(Date.now())).counts.delivered < DELIVERY_JOBS && Date.now() < limit) await new Promise((r) => setTimeout(r, 20));
+      const elapsed = (performance.now() - t0) / 1000;
+      const delivered = (await ours.outbox.stats(Date.now())).counts.delivered;
+      if (delivered < DELIVERY_JOBS) throw new Error(`delivery run ${round} stalled at ${delivered}/${DELIVERY_JOBS}`);
+      (workers === 1 ? seconds.one! : seconds.four!).push(elapsed);
+      await Promise.all(procs.map((child) => new Promise<void>((resolve) => { child.once('exit', () => resolve()); child.kill('SIGTERM'); })));
+      await ours.outbox.close();
+      await ours.pool.end();
+    }
+    const rate = (list: number[]) => (DELIVERY_JOBS * list.length) / list.reduce((a, b) => a + b, 0);
+    const one = rate(seconds.one!);
+    const four = rate(seconds.four!);
+    console.log(`delivery through the Dispatcher to the sandbox (${SERVICE_LATENCY_MS} ms latency, ${WORKER_CONCURRENCY} sends in flight per worker), ${DELIVERY_JOBS} jobs per run:`);
+    console.log(`  1 worker process    ${fmt(one)}`);
+    console.log(`  4 worker processes  ${fmt(four)}   ratio 4/1 ${(four / one).toFixed(2)}x`);
+  } finally {
+    for (const child of children) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+    await world.close();
+  }
+}
 
 async function main(): Promise<void> {
   const started = Date.now();
   try {
     await benchEnqueue();
     await benchClaimComplete();
+    await benchDelivery();
   } finally {
     for (const schema of schemas) await admin.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
     await admin.end();
