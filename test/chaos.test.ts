@@ -83,6 +83,8 @@ describe('chaos: faults at the service and a worker killed again and again', () 
           '20',
           '--backoff-max-ms',
           '400',
+          '--backoff-min-ms',
+          '10',
           '--request-timeout-ms',
           '2000',
           '--shutdown-timeout-ms',
@@ -114,11 +116,12 @@ describe('chaos: faults at the service and a worker killed again and again', () 
 
     let kills = 0;
     let current = spawnWorker();
-    await current.waitForLine(/"event":"worker.started"/, 20_000);
     let nextBurstAt = Date.now() + 4_000;
     // Kill at random moments until KILLS kills happened; then let the last worker finish.
     while (kills < KILLS) {
-      const lifetime = 2_000 + random() * 4_000;
+      // Each worker is killed at a random moment of its working life (counted from its start).
+      await current.waitForLine(/"event":"worker.started"/, 20_000);
+      const lifetime = 1_000 + random() * 4_000;
       const until = Date.now() + lifetime;
       while (Date.now() < until) {
         await enqueueRefunds();
@@ -147,6 +150,7 @@ describe('chaos: faults at the service and a worker killed again and again', () 
       250,
     );
     await w.clearFaults();
+    await current.waitForLine(/"event":"worker.started"/, 20_000);
     current.child.kill('SIGTERM');
     expect((await current.exited).code).toBe(0);
 

@@ -38,6 +38,8 @@ function worker(w: SandboxWorld, file: string): PostbackProcess {
       '50',
       '--backoff-max-ms',
       '300',
+      '--backoff-min-ms',
+      '10',
       '--shutdown-timeout-ms',
       '5000',
       '--log',

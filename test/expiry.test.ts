@@ -53,7 +53,7 @@ describe('an outage longer than the confirmation window', () => {
       now,
       concurrency: 5,
       pollIntervalMs: 20,
-      backoff: { baseMs: 20, maxMs: 200 },
+      backoff: { baseMs: 20, maxMs: 200, minMs: 10 },
     });
     cleanups.push(() => dispatcher.stop({ timeoutMs: 5_000 }));
     dispatcher.start();

@@ -6,15 +6,22 @@ const fromSource = [...process.execArgv, ...(process.env.NODE_OPTIONS ?? '').spl
   arg.includes('@postback/source'),
 );
 
+// A SIGTERM/SIGINT that arrives while the CLI is still loading must not kill the process outright: it is
+// remembered and handed to the command as an already-aborted stop signal, so it stops gracefully (exit 0).
+let early = null;
+const remember = (signal) => {
+  early = signal;
+};
+process.once('SIGTERM', remember);
+process.once('SIGINT', remember);
+
 let entry;
+let io;
 try {
   entry = await import(fromSource ? '../src/main.ts' : '../dist/main.js');
+  io = await import(fromSource ? '../src/io.ts' : '../dist/io.js');
 } catch (error) {
-  if (
-    !fromSource &&
-    error?.code === 'ERR_MODULE_NOT_FOUND' &&
-    String(error.message).includes('dist/main.js')
-  ) {
+  if (!fromSource && error?.code === 'ERR_MODULE_NOT_FOUND' && String(error.message).includes('dist/')) {
     process.stderr.write(
       'postback: the CLI is not built. Run `npm run build`, or start it from source with\n' +
         '  node --conditions=@postback/source packages/cli/bin/postback.js ...\n',
@@ -24,4 +31,8 @@ try {
   throw error;
 }
 
-process.exitCode = await entry.main(process.argv.slice(2));
+const commandIo = io.defaultIo();
+process.off('SIGTERM', remember);
+process.off('SIGINT', remember);
+if (early !== null) process.emit(early, early);
+process.exitCode = await entry.main(process.argv.slice(2), commandIo);

@@ -36,6 +36,7 @@ export interface WorkerSetup {
   pollMs: number | undefined;
   backoffBaseMs: number | undefined;
   backoffMaxMs: number | undefined;
+  backoffMinMs: number | undefined;
   requestTimeoutMs: number | undefined;
 }
 
@@ -76,12 +77,12 @@ export const realFactories: WorkerFactories = {
     if (setup.concurrency !== undefined) options.concurrency = setup.concurrency;
     if (setup.leaseMs !== undefined) options.leaseMs = setup.leaseMs;
     if (setup.pollMs !== undefined) options.pollIntervalMs = setup.pollMs;
-    if (setup.backoffBaseMs !== undefined || setup.backoffMaxMs !== undefined) {
-      options.backoff = {
-        ...(setup.backoffBaseMs === undefined ? {} : { baseMs: setup.backoffBaseMs }),
-        ...(setup.backoffMaxMs === undefined ? {} : { maxMs: setup.backoffMaxMs }),
-      };
-    }
+    const backoff = {
+      ...(setup.backoffBaseMs === undefined ? {} : { baseMs: setup.backoffBaseMs }),
+      ...(setup.backoffMaxMs === undefined ? {} : { maxMs: setup.backoffMaxMs }),
+      ...(setup.backoffMinMs === undefined ? {} : { minMs: setup.backoffMinMs }),
+    };
+    if (Object.keys(backoff).length > 0) options.backoff = backoff;
     let dispatcher: ReturnType<typeof createDispatcher>;
     try {
       dispatcher = createDispatcher(options);

@@ -48,7 +48,16 @@ async function counts() {
   }
 }
 
-const FAST = ['--poll-ms', '20', '--backoff-base-ms', '20', '--backoff-max-ms', '100'];
+const FAST = [
+  '--poll-ms',
+  '20',
+  '--backoff-base-ms',
+  '20',
+  '--backoff-max-ms',
+  '100',
+  '--backoff-min-ms',
+  '10',
+];
 
 describe('postback worker (in process)', () => {
   it('delivers queued confirmations, then stops with exit 0 when its stop signal fires', async () => {

@@ -4,6 +4,13 @@
  * nothing is left `inflight`. One log line per Dispatcher event; the API key (from `POSTBACK_API_KEY`)
  * is never printed.
  */
+import { DEFAULT_TIMEOUT_MS } from '@postback/client';
+import {
+  DEFAULT_BACKOFF,
+  DEFAULT_CONCURRENCY,
+  DEFAULT_LEASE_MS,
+  DEFAULT_POLL_INTERVAL_MS,
+} from '@postback/core';
 import {
   BACKEND_OPTIONS,
   backendFlags,
@@ -36,12 +43,15 @@ Environment:
 
 Options:
   --base-url URL          the service's base URL (http or https)
-  --concurrency N         sends in flight at once (default: the Dispatcher's)
+  --concurrency N         sends in flight at once (default ${DEFAULT_CONCURRENCY})
   --lease-ms N            how long a claim holds before another worker may take the job
-  --poll-ms N             how often to look for due jobs when idle
-  --backoff-base-ms N     first retry delay ceiling (doubles per attempt, full jitter)
-  --backoff-max-ms N      largest retry delay ceiling
-  --request-timeout-ms N  timeout of one HTTP request
+                          (default ${DEFAULT_LEASE_MS}; renewed while a send runs)
+  --poll-ms N             how often to look for due jobs when idle (default ${DEFAULT_POLL_INTERVAL_MS})
+  --backoff-base-ms N     first retry delay ceiling, doubling per attempt, full jitter
+                          (default ${DEFAULT_BACKOFF.baseMs}); never past a job's deadline
+  --backoff-max-ms N      largest retry delay ceiling (default ${DEFAULT_BACKOFF.maxMs})
+  --backoff-min-ms N      shortest retry delay, also after Retry-After: 0 (default ${DEFAULT_BACKOFF.minMs})
+  --request-timeout-ms N  timeout of one HTTP request (default ${DEFAULT_TIMEOUT_MS})
   --shutdown-timeout-ms N how long a graceful stop waits for in-flight sends (default ${DEFAULT_SHUTDOWN_TIMEOUT_MS})
   --drain                 exit 0 once no job is due, instead of waiting for a signal
   --log text|json         log format: text lines (default) or JSON lines
@@ -61,6 +71,7 @@ const OPTIONS = {
   'poll-ms': { type: 'string' },
   'backoff-base-ms': { type: 'string' },
   'backoff-max-ms': { type: 'string' },
+  'backoff-min-ms': { type: 'string' },
   'request-timeout-ms': { type: 'string' },
   'shutdown-timeout-ms': { type: 'string' },
   drain: { type: 'boolean' },
@@ -127,6 +138,7 @@ export function createWorkerCommand(
           pollMs: optionalInt('--poll-ms', values['poll-ms']),
           backoffBaseMs: optionalInt('--backoff-base-ms', values['backoff-base-ms']),
           backoffMaxMs: optionalInt('--backoff-max-ms', values['backoff-max-ms']),
+          backoffMinMs: optionalInt('--backoff-min-ms', values['backoff-min-ms']),
           requestTimeoutMs: optionalInt('--request-timeout-ms', values['request-timeout-ms']),
         };
         const shutdownTimeoutMs = positiveInt(
