@@ -81,6 +81,21 @@ describe('client options', () => {
     }
   });
 
+  it('connections bounds the sockets the Node transport opens, however many calls are in flight', async () => {
+    server = await startServer((_req, res) => {
+      setTimeout(() => sendJson(res, 200, { account_id: 'acct_1', scopes: [] }), 20);
+    });
+    const client = createClient({ baseUrl: server.url, apiKey: 'k', connections: 3 });
+    try {
+      const results = await Promise.all(Array.from({ length: 30 }, () => client.me.get()));
+      expect(results).toHaveLength(30);
+      expect(server.requests).toHaveLength(30);
+      expect(server.connections()).toBeLessThanOrEqual(3);
+    } finally {
+      await client.close();
+    }
+  });
+
   it('sends a custom user agent', async () => {
     server = await startServer((_req, res) => sendJson(res, 200, { account_id: 'acct_1', scopes: [] }));
     const client = createClient({ baseUrl: server.url, apiKey: 'k', userAgent: 'shop-worker/2.1' });
