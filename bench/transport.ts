@@ -45,6 +45,8 @@ interface Result {
   name: string;
   rps: number;
   count: number;
+  /** Process CPU time per request (client thread + server worker), in µs: steadier than req/s on a busy machine. */
+  cpuUs: number;
 }
 
 async function runFor(
@@ -69,20 +71,26 @@ async function runFor(
 
 /** Runs every contender ROUNDS times, interleaved; reports the median round of each. */
 async function measureAll(contenders: Array<[string, (i: number) => Promise<unknown>]>): Promise<Result[]> {
-  const rounds = new Map<string, Array<{ rps: number; count: number }>>(
+  const rounds = new Map<string, Array<{ rps: number; count: number; cpuUs: number }>>(
     contenders.map(([name]) => [name, []]),
   );
   for (const [, once] of contenders) await runFor(WARMUP_MS, MAX_REQUESTS, once);
   for (let r = 0; r < ROUNDS; r++) {
     for (const [name, once] of contenders) {
+      const cpu0 = process.cpuUsage();
       const { done, ms } = await runFor(MAX_MS, MAX_REQUESTS, once);
-      rounds.get(name)?.push({ rps: (done / ms) * 1000, count: done });
+      const cpu = process.cpuUsage(cpu0);
+      rounds
+        .get(name)
+        ?.push({ rps: (done / ms) * 1000, count: done, cpuUs: (cpu.user + cpu.system) / Math.max(done, 1) });
     }
   }
   return contenders.map(([name]) => {
     const sorted = (rounds.get(name) ?? []).sort((a, b) => a.rps - b.rps);
-    const median = sorted[Math.floor(sorted.length / 2)] ?? { rps: 0, count: 0 };
-    return { name, rps: median.rps, count: sorted.reduce((n, x) => n + x.count, 0) };
+    const median = sorted[Math.floor(sorted.length / 2)] ?? { rps: 0, count: 0, cpuUs: 0 };
+    const cpus = sorted.map((x) => x.cpuUs).sort((a, b) => a - b);
+    const cpuUs = cpus[Math.floor(cpus.length / 2)] ?? 0;
+    return { name, rps: median.rps, count: sorted.reduce((n, x) => n + x.count, 0), cpuUs };
   });
 }
 
@@ -161,7 +169,7 @@ console.log(
 );
 for (const r of results) {
   console.log(
-    `${r.name.padEnd(42)} ${r.rps.toFixed(0).padStart(7)} req/s  (${r.count} req in all rounds)  x${(r.rps / base).toFixed(2)} vs global fetch`,
+    `${r.name.padEnd(42)} ${r.rps.toFixed(0).padStart(7)} req/s  ${r.cpuUs.toFixed(0).padStart(5)} CPU µs/req  x${(r.rps / base).toFixed(2)} vs global fetch  (${r.count} req in all rounds)`,
   );
 }
 const d = results[3];
