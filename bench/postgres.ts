@@ -52,7 +52,13 @@ async function ourOutbox(name: string): Promise<{ outbox: PostgresOutbox; pool: 
 async function startBoss(name: string): Promise<PgBoss> {
   const schema = `pbbench_${name}_${tag}`;
   schemas.push(schema);
-  const boss = new PgBoss({ connectionString: URL_, schema, max: POOL_MAX, supervise: false, schedule: false });
+  const boss = new PgBoss({
+    connectionString: URL_,
+    schema,
+    max: POOL_MAX,
+    supervise: false,
+    schedule: false,
+  });
   boss.on('error', () => {});
   await boss.start();
   await boss.createQueue(QUEUE);
@@ -84,7 +90,9 @@ async function inTx(pool: pg.Pool, work: (tx: pg.PoolClient) => Promise<unknown>
 }
 
 /** Interleaves slices of each variant; returns jobs per second of each. */
-async function interleave(variants: Record<string, (round: number) => Promise<number>>): Promise<Record<string, number>> {
+async function interleave(
+  variants: Record<string, (round: number) => Promise<number>>,
+): Promise<Record<string, number>> {
   const totals = Object.fromEntries(Object.keys(variants).map((k) => [k, { jobs: 0, ms: 0 }]));
   const started = Date.now();
   for (let round = 0; round < ROUNDS && Date.now() - started < MAX_MS; round += 1) {
@@ -110,20 +118,32 @@ async function benchEnqueue(): Promise<void> {
     const rates = await interleave({
       ours: async (round) => {
         await inFlight(SLICE, IN_FLIGHT, (i) =>
-          inTx(ours.pool, (tx) => ours.outbox.confirm(tx, { orderId: `ord_${round}_${i}`, valueMicros: 1_000 + i, click: click(i) })),
+          inTx(ours.pool, (tx) =>
+            ours.outbox.confirm(tx, {
+              orderId: `ord_${round}_${i}`,
+              valueMicros: 1_000 + i,
+              click: click(i),
+            }),
+          ),
         );
         return SLICE;
       },
       pgBossSend: async (round) => {
-        await inFlight(SLICE, IN_FLIGHT, (i) => boss.send(QUEUE, { orderId: `ord_${round}_${i}`, valueMicros: 1_000 + i, click: click(i) }));
+        await inFlight(SLICE, IN_FLIGHT, (i) =>
+          boss.send(QUEUE, { orderId: `ord_${round}_${i}`, valueMicros: 1_000 + i, click: click(i) }),
+        );
         return SLICE;
       },
       pgBossSendInTx: async (round) => {
         await inFlight(SLICE, IN_FLIGHT, (i) =>
           inTx(bossTxPool, (tx) =>
-            bossTx.send(QUEUE, { orderId: `ord_${round}_${i}`, valueMicros: 1_000 + i, click: click(i) }, {
-              db: { executeSql: (text, values) => tx.query(text, values) },
-            }),
+            bossTx.send(
+              QUEUE,
+              { orderId: `ord_${round}_${i}`, valueMicros: 1_000 + i, click: click(i) },
+              {
+                db: { executeSql: (text, values) => tx.query(text, values) },
+              },
+            ),
           ),
         );
         return SLICE;
@@ -131,8 +151,12 @@ async function benchEnqueue(): Promise<void> {
     });
     console.log('enqueue, 50 in flight:');
     console.log(`  ours confirm(tx) in a transaction   ${fmt(rates.ours!)}`);
-    console.log(`  pg-boss send()                      ${fmt(rates.pgBossSend!)}   ratio ours/pg-boss ${(rates.ours! / rates.pgBossSend!).toFixed(2)}x`);
-    console.log(`  pg-boss send({ db }) in a transaction ${fmt(rates.pgBossSendInTx!)}   ratio ${(rates.ours! / rates.pgBossSendInTx!).toFixed(2)}x`);
+    console.log(
+      `  pg-boss send()                      ${fmt(rates.pgBossSend!)}   ratio ours/pg-boss ${(rates.ours! / rates.pgBossSend!).toFixed(2)}x`,
+    );
+    console.log(
+      `  pg-boss send({ db }) in a transaction ${fmt(rates.pgBossSendInTx!)}   ratio ${(rates.ours! / rates.pgBossSendInTx!).toFixed(2)}x`,
+    );
   } finally {
     await ours.outbox.close();
     await ours.pool.end();
@@ -154,7 +178,12 @@ async function benchClaimComplete(): Promise<void> {
       [n, round, Date.now() - 1000, clickedAt + 7 * 86_400_000, clickedAt],
     );
   const prefillBoss = (boss: PgBoss, n: number) =>
-    boss.insert(Array.from({ length: n }, (_, i) => ({ name: QUEUE, data: { orderId: `ord_${i}`, valueMicros: 1000, click: click(i) } })));
+    boss.insert(
+      Array.from({ length: n }, (_, i) => ({
+        name: QUEUE,
+        data: { orderId: `ord_${i}`, valueMicros: 1000, click: click(i) },
+      })),
+    );
   try {
     const consume = async (take: () => Promise<number>) => {
       let total = 0;
@@ -174,7 +203,9 @@ async function benchClaimComplete(): Promise<void> {
         await prefillOurs(SLICE, round);
         return consume(async () => {
           const jobs = await ours.outbox.claim({ now: Date.now(), limit: BATCH, leaseMs: 60_000 });
-          await Promise.all(jobs.map((job) => ours.outbox.complete(job, { now: Date.now(), campaignId: 'cmp_bench' })));
+          await Promise.all(
+            jobs.map((job) => ours.outbox.complete(job, { now: Date.now(), campaignId: 'cmp_bench' })),
+          );
           return jobs.length;
         });
       },
@@ -190,15 +221,25 @@ async function benchClaimComplete(): Promise<void> {
         await prefillBoss(bossBatch, SLICE);
         return consume(async () => {
           const jobs = await bossBatch.fetch(QUEUE, { batchSize: BATCH });
-          if (jobs.length > 0) await bossBatch.complete(QUEUE, jobs.map((job) => job.id));
+          if (jobs.length > 0)
+            await bossBatch.complete(
+              QUEUE,
+              jobs.map((job) => job.id),
+            );
           return jobs.length;
         });
       },
     });
-    console.log(`claim + complete (no-op handler), ${CONSUMERS} consumers, batches of ${BATCH} (prefill included in every variant's time):`);
+    console.log(
+      `claim + complete (no-op handler), ${CONSUMERS} consumers, batches of ${BATCH} (prefill included in every variant's time):`,
+    );
     console.log(`  ours claim + complete per job        ${fmt(rates.ours!)}`);
-    console.log(`  pg-boss fetch + complete per job     ${fmt(rates.pgBossEach!)}   ratio ours/pg-boss ${(rates.ours! / rates.pgBossEach!).toFixed(2)}x`);
-    console.log(`  pg-boss fetch + complete per batch   ${fmt(rates.pgBossBatch!)}   ratio ${(rates.ours! / rates.pgBossBatch!).toFixed(2)}x`);
+    console.log(
+      `  pg-boss fetch + complete per job     ${fmt(rates.pgBossEach!)}   ratio ours/pg-boss ${(rates.ours! / rates.pgBossEach!).toFixed(2)}x`,
+    );
+    console.log(
+      `  pg-boss fetch + complete per batch   ${fmt(rates.pgBossBatch!)}   ratio ${(rates.ours! / rates.pgBossBatch!).toFixed(2)}x`,
+    );
   } finally {
     await ours.outbox.close();
     await ours.pool.end();
@@ -224,39 +265,66 @@ async function benchDelivery(): Promise<void> {
       const ours = await ourOutbox(`deliv${round}`);
       const clicks = await world.clicks(DELIVERY_JOBS);
       const procs = Array.from({ length: workers }, () => {
-        const child = spawn(process.execPath, ['--conditions=@postback/source', WORKER_SCRIPT, URL_, ours.schema, world.url], {
-          env: { PATH: process.env.PATH ?? '', POSTBACK_API_KEY: world.conversionsKey, WORKER_CONCURRENCY: String(WORKER_CONCURRENCY) },
-          stdio: ['ignore', 'pipe', 'inherit'],
-        });
+        const child = spawn(
+          process.execPath,
+          ['--conditions=@postback/source', WORKER_SCRIPT, URL_, ours.schema, world.url],
+          {
+            env: {
+              PATH: process.env.PATH ?? '',
+              POSTBACK_API_KEY: world.conversionsKey,
+              WORKER_CONCURRENCY: String(WORKER_CONCURRENCY),
+            },
+            stdio: ['ignore', 'pipe', 'inherit'],
+          },
+        );
         children.push(child);
         return child;
       });
       await Promise.all(
-        procs.map((child) => new Promise<void>((resolve) => child.stdout?.setEncoding('utf8').on('data', (s: string) => s.includes('ready') && resolve()))),
+        procs.map(
+          (child) =>
+            new Promise<void>((resolve) =>
+              child.stdout?.setEncoding('utf8').on('data', (s: string) => s.includes('ready') && resolve()),
+            ),
+        ),
       );
       // Workers are idle and listening; one shop transaction enqueues everything and wakes them at commit.
       await inTx(ours.pool, async (tx) => {
-        for (const [i, click] of clicks.entries()) await ours.outbox.confirm(tx, { orderId: `dl_${round}_${i}`, valueMicros: 1_000, click });
+        for (const [i, click] of clicks.entries())
+          await ours.outbox.confirm(tx, { orderId: `dl_${round}_${i}`, valueMicros: 1_000, click });
       });
       const t0 = performance.now();
       const limit = Date.now() + 30_000;
-      while ((await ours.outbox.stats(Date.now())).counts.delivered < DELIVERY_JOBS && Date.now() < limit) await new Promise((r) => setTimeout(r, 20));
+      while ((await ours.outbox.stats(Date.now())).counts.delivered < DELIVERY_JOBS && Date.now() < limit)
+        await new Promise((r) => setTimeout(r, 20));
       const elapsed = (performance.now() - t0) / 1000;
       const delivered = (await ours.outbox.stats(Date.now())).counts.delivered;
-      if (delivered < DELIVERY_JOBS) throw new Error(`delivery run ${round} stalled at ${delivered}/${DELIVERY_JOBS}`);
+      if (delivered < DELIVERY_JOBS)
+        throw new Error(`delivery run ${round} stalled at ${delivered}/${DELIVERY_JOBS}`);
       (workers === 1 ? seconds.one! : seconds.four!).push(elapsed);
-      await Promise.all(procs.map((child) => new Promise<void>((resolve) => { child.once('exit', () => resolve()); child.kill('SIGTERM'); })));
+      await Promise.all(
+        procs.map(
+          (child) =>
+            new Promise<void>((resolve) => {
+              child.once('exit', () => resolve());
+              child.kill('SIGTERM');
+            }),
+        ),
+      );
       await ours.outbox.close();
       await ours.pool.end();
     }
     const rate = (list: number[]) => (DELIVERY_JOBS * list.length) / list.reduce((a, b) => a + b, 0);
     const one = rate(seconds.one!);
     const four = rate(seconds.four!);
-    console.log(`delivery through the Dispatcher to the sandbox (${SERVICE_LATENCY_MS} ms latency, ${WORKER_CONCURRENCY} sends in flight per worker), ${DELIVERY_JOBS} jobs per run:`);
+    console.log(
+      `delivery through the Dispatcher to the sandbox (${SERVICE_LATENCY_MS} ms latency, ${WORKER_CONCURRENCY} sends in flight per worker), ${DELIVERY_JOBS} jobs per run:`,
+    );
     console.log(`  1 worker process    ${fmt(one)}`);
     console.log(`  4 worker processes  ${fmt(four)}   ratio 4/1 ${(four / one).toFixed(2)}x`);
   } finally {
-    for (const child of children) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+    for (const child of children)
+      if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
     await world.close();
   }
 }

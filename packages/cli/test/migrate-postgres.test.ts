@@ -28,11 +28,15 @@ describe('postback migrate', () => {
     const schema = newSchema();
     const first = captureIo();
     expect(await main(['migrate', '--pg', URL_, '--schema', schema], first)).toBe(0);
-    expect(first.out()).toMatch(new RegExp(`migrated schema ${schema} on postgres://postgres@127.0.0.1:5432/test from version 0 to 1`));
+    expect(first.out()).toMatch(
+      new RegExp(`migrated schema ${schema} on postgres://postgres@127.0.0.1:5432/test from version 0 to 1`),
+    );
     const second = captureIo();
     expect(await main(['migrate', '--pg', URL_, '--schema', schema], second)).toBe(0);
     expect(second.out()).toContain('up to date (version 1)');
-    const { rows } = await admin.query('SELECT count(*)::int AS n FROM pg_tables WHERE schemaname = $1', [schema]);
+    const { rows } = await admin.query('SELECT count(*)::int AS n FROM pg_tables WHERE schemaname = $1', [
+      schema,
+    ]);
     expect(rows[0]?.n).toBe(3);
   });
 
@@ -44,7 +48,11 @@ describe('postback migrate', () => {
   });
 
   it('exits 2 without connecting for a missing --pg, an unknown flag or an unsafe schema name', async () => {
-    for (const args of [['migrate'], ['migrate', '--pg', URL_, '--bogus'], ['migrate', '--pg', URL_, '--schema', 'Bad-Name"']]) {
+    for (const args of [
+      ['migrate'],
+      ['migrate', '--pg', URL_, '--bogus'],
+      ['migrate', '--pg', URL_, '--schema', 'Bad-Name"'],
+    ]) {
       const io = captureIo();
       expect(await main(args, io), args.join(' ')).toBe(2);
       expect(io.err()).toMatch(/postback migrate: /);
@@ -85,7 +93,11 @@ describe('the --pg backend', () => {
         woken += 1;
       });
       await (stop as unknown as { ready: Promise<void> }).ready;
-      await backend.outbox.confirm({ orderId: 'ord_cli', valueMicros: 1, click: { token: 'tok_cli_backend', clickedAt: Date.now() } });
+      await backend.outbox.confirm({
+        orderId: 'ord_cli',
+        valueMicros: 1,
+        click: { token: 'tok_cli_backend', clickedAt: Date.now() },
+      });
       const until = Date.now() + 5000;
       while (woken === 0 && Date.now() < until) await new Promise((r) => setTimeout(r, 20));
       expect(woken).toBeGreaterThan(0);
@@ -103,7 +115,9 @@ describe('the --pg backend', () => {
   });
 
   it('describes URLs without password or query string', () => {
-    expect(describePgUrl('postgres://app:s3cret@db.internal:5433/shop?sslmode=require&password=x')).toBe('postgres://app@db.internal:5433/shop');
+    expect(describePgUrl('postgres://app:s3cret@db.internal:5433/shop?sslmode=require&password=x')).toBe(
+      'postgres://app@db.internal:5433/shop',
+    );
     expect(describePgUrl('host=db password=s3cret')).toBe('postgres (connection string hidden)');
   });
 });

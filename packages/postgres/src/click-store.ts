@@ -3,12 +3,18 @@
  * the same schema as the outbox (created by the same migration). A click older than the confirmation
  * window is never returned and is deleted by `sweep`.
  */
-import { type ClickStamp, type ClickStore, type EpochMs } from '@postback/core';
-import { resolveClickStoreOptions, type PostgresClickStoreOptions } from './options.ts';
+import type { ClickStamp, ClickStore, EpochMs } from '@postback/core';
+import { type PostgresClickStoreOptions, resolveClickStoreOptions } from './options.ts';
 import { run } from './queryable.ts';
 import { quoteIdent } from './schema-name.ts';
 
-/** A {@link ClickStore} on Postgres. */
+/**
+ * A {@link ClickStore} on Postgres.
+ * @example
+ * ```ts
+ * const clicks: PostgresClickStore = createPostgresClickStore({ pool });
+ * ```
+ */
 export interface PostgresClickStore extends ClickStore {
   /** The schema holding the `clicks` table. */
   readonly schema: string;
@@ -17,6 +23,10 @@ export interface PostgresClickStore extends ClickStore {
 /**
  * Longest key accepted (visitor or customer ids).
  * @defaultValue 255
+ * @example
+ * ```ts
+ * if (customerId.length <= MAX_CLICK_KEY_LENGTH) await clicks.put(customerId, click);
+ * ```
  */
 export const MAX_CLICK_KEY_LENGTH = 255;
 
@@ -72,8 +82,12 @@ export function createPostgresClickStore(options: PostgresClickStoreOptions): Po
     },
     async get(key: string, now: EpochMs): Promise<ClickStamp | null> {
       assertOpen();
-      const row = (await q(`SELECT token, clicked_at FROM ${s}.clicks WHERE key = $1 AND clicked_at >= $2`, [checkKey(key), horizon(now)]))
-        .rows[0];
+      const row = (
+        await q(`SELECT token, clicked_at FROM ${s}.clicks WHERE key = $1 AND clicked_at >= $2`, [
+          checkKey(key),
+          horizon(now),
+        ])
+      ).rows[0];
       return row === undefined ? null : { token: String(row.token), clickedAt: Number(row.clicked_at) };
     },
     async delete(key: string): Promise<void> {

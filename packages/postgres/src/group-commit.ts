@@ -56,8 +56,12 @@ export function createGroupCommit<T, R>(
     flushing = true;
     flush(group.map((e) => e.item))
       .then(
-        (results) => group.forEach((entry, i) => entry.resolve(results[i] as R)),
-        (err: unknown) => group.forEach((entry) => entry.reject(err)),
+        (results) => {
+          for (const [i, entry] of group.entries()) entry.resolve(results[i] as R);
+        },
+        (err: unknown) => {
+          for (const entry of group) entry.reject(err);
+        },
       )
       .finally(() => {
         flushing = false;

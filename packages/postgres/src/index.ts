@@ -7,11 +7,11 @@ export { createPostgresClickStore, MAX_CLICK_KEY_LENGTH, type PostgresClickStore
 export type { Subscription } from './listener.ts';
 export {
   LATEST_SCHEMA_VERSION,
+  type MigrateOptions,
+  type MigrateResult,
   migrate,
   migrationScript,
   schemaVersion,
-  type MigrateOptions,
-  type MigrateResult,
 } from './migrations.ts';
 export {
   DEFAULT_LIST_DEAD_LIMIT,
@@ -22,5 +22,5 @@ export {
   type PostgresOutboxOptions,
 } from './options.ts';
 export { createPostgresOutbox, type PostgresOutbox } from './outbox.ts';
-export { SchemaNotMigratedError, type PoolLike, type Queryable, type QueryResultLike } from './queryable.ts';
+export { type PoolLike, type Queryable, type QueryResultLike, SchemaNotMigratedError } from './queryable.ts';
 export { channelOf, DEFAULT_SCHEMA, SCHEMA_NAME_PATTERN, validateSchemaName } from './schema-name.ts';

@@ -4,8 +4,9 @@
  * when the app's transaction commits). Polling remains the fallback: a lost connection is re-opened with
  * a delay, and subscribers are woken after each reconnect, since notifications sent meanwhile are lost.
  */
-import { quoteIdent } from './schema-name.ts';
+
 import type { PoolLike, Queryable } from './queryable.ts';
+import { quoteIdent } from './schema-name.ts';
 
 /** A checked-out connection that can receive notifications. */
 type ListenConnection = Queryable & {
@@ -14,7 +15,15 @@ type ListenConnection = Queryable & {
   on(event: 'error', listener: (err: Error) => void): unknown;
 };
 
-/** What `subscribe` returns: call it to stop; `ready` resolves once LISTEN is in effect. */
+/**
+ * What `subscribe` returns: call it to stop; `ready` resolves once LISTEN is in effect.
+ * @example
+ * ```ts
+ * const stop = outbox.subscribe(wakeUp);
+ * await stop.ready;
+ * stop();
+ * ```
+ */
 export interface Subscription {
   (): void;
   /** Resolves when the listening connection is up (the first time). Never rejects: errors go to `onError`. */

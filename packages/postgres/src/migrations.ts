@@ -6,7 +6,7 @@
  * lock serialises concurrent runs (two deploys starting at once); each version is applied only if its
  * row is missing from `<schema>.migrations`, so running it again is a no-op.
  */
-import { run, type Queryable } from './queryable.ts';
+import { type Queryable, run } from './queryable.ts';
 import { DEFAULT_SCHEMA, quoteIdent, validateSchemaName } from './schema-name.ts';
 
 /** One schema version: its number, a name for the history table, and its DDL (`{s}` is the schema). */
@@ -71,7 +71,13 @@ CREATE INDEX clicks_clicked_at ON {s}.clicks (clicked_at);
   },
 ];
 
-/** The newest schema version this release knows. */
+/**
+ * The newest schema version this release knows.
+ * @example
+ * ```ts
+ * if ((await schemaVersion(pool)) < LATEST_SCHEMA_VERSION) throw new Error('run postback migrate');
+ * ```
+ */
 export const LATEST_SCHEMA_VERSION: number = MIGRATIONS.at(-1)?.version ?? 0;
 
 // Advisory-lock class id for migrations ("pb" in ASCII); the second key is hashtext(schema), so
@@ -113,13 +119,25 @@ function quoteLiteral(text: string): string {
   return `'${text.replaceAll("'", "''")}'`;
 }
 
-/** Options of {@link migrate}. */
+/**
+ * Options of {@link migrate}.
+ * @example
+ * ```ts
+ * const options: MigrateOptions = { schema: 'shop_postback' };
+ * ```
+ */
 export interface MigrateOptions {
   /** @defaultValue {@link DEFAULT_SCHEMA} */
   schema?: string;
 }
 
-/** What {@link migrate} did. */
+/**
+ * What {@link migrate} did.
+ * @example
+ * ```ts
+ * const { from, to }: MigrateResult = await migrate(pool);
+ * ```
+ */
 export interface MigrateResult {
   schema: string;
   /** Version before the run (0 for a fresh schema). */
@@ -162,8 +180,14 @@ export async function schemaVersion(db: Queryable, schema: string = DEFAULT_SCHE
 }
 
 async function currentVersion(db: Queryable, schema: string): Promise<number> {
-  const exists = await db.query('SELECT to_regclass($1) IS NOT NULL AS present', [`${quoteIdent(schema)}.migrations`]);
+  const exists = await db.query('SELECT to_regclass($1) IS NOT NULL AS present', [
+    `${quoteIdent(schema)}.migrations`,
+  ]);
   if (exists.rows[0]?.present !== true) return 0;
-  const result = await run(db, schema, `SELECT coalesce(max(version), 0)::int AS version FROM ${quoteIdent(schema)}.migrations`);
+  const result = await run(
+    db,
+    schema,
+    `SELECT coalesce(max(version), 0)::int AS version FROM ${quoteIdent(schema)}.migrations`,
+  );
   return Number(result.rows[0]?.version ?? 0);
 }

@@ -2,7 +2,7 @@
  * The options of the Postgres outbox and click store: one zod schema each, the single source of truth for
  * their types, defaults and validation (unknown keys rejected, bad values named by an `OptionsError`).
  */
-import { OptionsError, resolvePolicy, type EpochMs, type WindowPolicy } from '@postback/core';
+import { type EpochMs, OptionsError, resolvePolicy, type WindowPolicy } from '@postback/core';
 import pg from 'pg';
 import { z } from 'zod';
 import type { PoolLike } from './queryable.ts';
@@ -12,12 +12,20 @@ import { DEFAULT_SCHEMA, validateSchemaName } from './schema-name.ts';
  * Connections of the pool the outbox opens itself (from `connectionString`). One more is held while
  * anybody `subscribe`s (the LISTEN connection).
  * @defaultValue 10
+ * @example
+ * ```ts
+ * createPostgresOutbox({ connectionString: url, poolSize: DEFAULT_POOL_SIZE * 2 });
+ * ```
  */
 export const DEFAULT_POOL_SIZE = 10;
 
 /**
  * Delay before re-opening a lost LISTEN connection (polling keeps delivering meanwhile).
  * @defaultValue 1000
+ * @example
+ * ```ts
+ * createPostgresOutbox({ pool, reconnectMs: DEFAULT_RECONNECT_MS * 5 });
+ * ```
  */
 export const DEFAULT_RECONNECT_MS = 1000;
 
@@ -27,12 +35,20 @@ export const DEFAULT_RECONNECT_MS = 1000;
  * commit, so notifying on every enqueue would serialise concurrent order commits (measured: about half
  * the throughput). `0` notifies on every enqueue.
  * @defaultValue 25
+ * @example
+ * ```ts
+ * createPostgresOutbox({ pool, notifyCoalesceMs: 0 }); // lowest latency, for low enqueue rates
+ * ```
  */
 export const DEFAULT_NOTIFY_COALESCE_MS = 25;
 
 /**
  * Page size of `listDead` when none is given.
  * @defaultValue 100
+ * @example
+ * ```ts
+ * const page = await outbox.listDead({ limit: DEFAULT_LIST_DEAD_LIMIT });
+ * ```
  */
 export const DEFAULT_LIST_DEAD_LIMIT = 100;
 
@@ -69,7 +85,9 @@ const outboxOptionsSchema = z.strictObject({
   /** Windows used to stamp deadlines. @defaultValue DEFAULT_WINDOW_POLICY */
   policy: policySchema,
   /** Clock for `createdAt` and validation. @defaultValue Date.now */
-  now: z.custom<() => EpochMs>((v) => typeof v === 'function', 'must be a function returning epoch ms').optional(),
+  now: z
+    .custom<() => EpochMs>((v) => typeof v === 'function', 'must be a function returning epoch ms')
+    .optional(),
   /** Errors of the LISTEN connection (it reconnects by itself). @defaultValue console.error */
   onError: z.custom<(err: unknown) => void>((v) => typeof v === 'function', 'must be a function').optional(),
   /** @defaultValue {@link DEFAULT_RECONNECT_MS} */
@@ -78,7 +96,13 @@ const outboxOptionsSchema = z.strictObject({
   notifyCoalesceMs: z.number().int().min(0).max(60_000).optional(),
 });
 
-/** Options of `createPostgresOutbox`. Give exactly one of `pool` and `connectionString`. */
+/**
+ * Options of `createPostgresOutbox`. Give exactly one of `pool` and `connectionString`.
+ * @example
+ * ```ts
+ * const options: PostgresOutboxOptions = { pool, schema: 'postback', policy: { returnWindowMs: 14 * DAY_MS } };
+ * ```
+ */
 export type PostgresOutboxOptions = z.input<typeof outboxOptionsSchema>;
 
 const clickStoreOptionsSchema = z.strictObject({
@@ -87,7 +111,13 @@ const clickStoreOptionsSchema = z.strictObject({
   policy: policySchema,
 });
 
-/** Options of `createPostgresClickStore`. Give exactly one of `pool` and `connectionString`. */
+/**
+ * Options of `createPostgresClickStore`. Give exactly one of `pool` and `connectionString`.
+ * @example
+ * ```ts
+ * const options: PostgresClickStoreOptions = { connectionString: process.env.DATABASE_URL };
+ * ```
+ */
 export type PostgresClickStoreOptions = z.input<typeof clickStoreOptionsSchema>;
 
 function parse<S extends z.ZodType>(schema: S, input: unknown): z.output<S> {
@@ -95,7 +125,8 @@ function parse<S extends z.ZodType>(schema: S, input: unknown): z.output<S> {
   if (result.success) return result.data;
   const issue = result.error.issues[0];
   const path = issue?.path.map(String).join('.') ?? '';
-  if (issue?.code === 'unrecognized_keys') throw new OptionsError([path, issue.keys[0]].filter(Boolean).join('.'), 'unknown option');
+  if (issue?.code === 'unrecognized_keys')
+    throw new OptionsError([path, issue.keys[0]].filter(Boolean).join('.'), 'unknown option');
   throw new OptionsError(path || 'options', issue?.message ?? 'invalid value');
 }
 
@@ -106,16 +137,25 @@ export interface ResolvedConnection {
   schema: string;
 }
 
-function resolveConnection(options: { pool?: PoolLike; connectionString?: string; poolSize?: number; schema?: string }): ResolvedConnection {
+function resolveConnection(options: {
+  pool?: PoolLike;
+  connectionString?: string;
+  poolSize?: number;
+  schema?: string;
+}): ResolvedConnection {
   const schema = validateSchemaName(options.schema ?? DEFAULT_SCHEMA);
   if ((options.pool === undefined) === (options.connectionString === undefined)) {
     throw new OptionsError('pool', 'give exactly one of pool and connectionString');
   }
   if (options.pool !== undefined) {
-    if (options.poolSize !== undefined) throw new OptionsError('poolSize', 'only applies with connectionString');
+    if (options.poolSize !== undefined)
+      throw new OptionsError('poolSize', 'only applies with connectionString');
     return { pool: options.pool, ownsPool: false, schema };
   }
-  const pool = new pg.Pool({ connectionString: options.connectionString, max: options.poolSize ?? DEFAULT_POOL_SIZE });
+  const pool = new pg.Pool({
+    connectionString: options.connectionString,
+    max: options.poolSize ?? DEFAULT_POOL_SIZE,
+  });
   // An idle client losing its connection must not crash the process; the next query reconnects.
   pool.on('error', () => {});
   return { pool, ownsPool: true, schema };
@@ -156,9 +196,13 @@ export function resolveClickStoreOptions(input: PostgresClickStoreOptions): Reso
   return { ...resolveConnection(options), confirmWindowMs: policy.confirmWindowMs };
 }
 
-function resolvePolicyOption(partial: Partial<Record<keyof WindowPolicy, number | undefined>> | undefined): WindowPolicy {
+function resolvePolicyOption(
+  partial: Partial<Record<keyof WindowPolicy, number | undefined>> | undefined,
+): WindowPolicy {
   try {
-    return resolvePolicy(Object.fromEntries(Object.entries(partial ?? {}).filter(([, v]) => v !== undefined)));
+    return resolvePolicy(
+      Object.fromEntries(Object.entries(partial ?? {}).filter(([, v]) => v !== undefined)),
+    );
   } catch (err) {
     throw new OptionsError('policy', (err as Error).message);
   }

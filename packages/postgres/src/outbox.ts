@@ -10,33 +10,40 @@
  * only persists their results, or states the same transition as one SQL statement.
  */
 import {
-  newConfirmJob,
-  planRefund,
-  truncateReason,
-  validateRefundInput,
   type ClaimOptions,
   type ConfirmInput,
   type ConfirmJob,
   type EnqueueResult,
+  JOB_STATES,
   type Job,
   type ListDeadOptions,
+  newConfirmJob,
   type Outbox,
   type OutboxStats,
+  planRefund,
   type RefundInput,
   type RefundJob,
   type RefundOutcome,
-  JOB_STATES,
+  truncateReason,
+  validateRefundInput,
 } from '@postback/core';
-import { createNotifyGate, createNotifyListener, type Subscription } from './listener.ts';
 import { createGroupCommit } from './group-commit.ts';
+import { createNotifyGate, createNotifyListener, type Subscription } from './listener.ts';
 import { arrayLiteral, inline } from './literal.ts';
-import { DEFAULT_LIST_DEAD_LIMIT, resolveOutboxOptions, type PostgresOutboxOptions } from './options.ts';
-import { isQueryable, run, type PoolLike, type Queryable } from './queryable.ts';
+import { DEFAULT_LIST_DEAD_LIMIT, type PostgresOutboxOptions, resolveOutboxOptions } from './options.ts';
+import { isQueryable, type PoolLike, type Queryable, run } from './queryable.ts';
 import { JOB_COLUMNS, rowToJob, toBigintText } from './rows.ts';
 import { channelOf, quoteIdent } from './schema-name.ts';
 
 /**
  * A durable {@link Outbox} on Postgres, plus enqueueing inside the caller's transaction and wake-ups.
+ *
+ * @example
+ * ```ts
+ * const outbox: PostgresOutbox = createPostgresOutbox({ pool });
+ * await outbox.confirm(tx, { orderId, valueMicros, click });
+ * const stop = outbox.subscribe(() => dispatcher.wake());
+ * ```
  */
 export interface PostgresOutbox extends Outbox {
   /** Enqueue a confirmation through the outbox's pool (its own implicit transaction). */
@@ -97,7 +104,8 @@ interface Completion {
  * ```
  */
 export function createPostgresOutbox(options: PostgresOutboxOptions): PostgresOutbox {
-  const { pool, ownsPool, schema, policy, now, onError, reconnectMs, notifyCoalesceMs } = resolveOutboxOptions(options);
+  const { pool, ownsPool, schema, policy, now, onError, reconnectMs, notifyCoalesceMs } =
+    resolveOutboxOptions(options);
   const s = quoteIdent(schema);
   const channel = channelOf(schema);
   const listener = createNotifyListener({ pool, channel, onError, reconnectMs });
@@ -143,11 +151,24 @@ export function createPostgresOutbox(options: PostgresOutboxOptions): PostgresOu
     const script = [
       inline(SQL.completeMany, [
         arrayLiteral(ids, 'bigint'),
-        arrayLiteral(group.map((c) => c.token), 'bigint'),
-        arrayLiteral(group.map((c) => c.at), 'bigint'),
-        arrayLiteral(group.map((c) => c.campaignId), 'text'),
+        arrayLiteral(
+          group.map((c) => c.token),
+          'bigint',
+        ),
+        arrayLiteral(
+          group.map((c) => c.at),
+          'bigint',
+        ),
+        arrayLiteral(
+          group.map((c) => c.campaignId),
+          'text',
+        ),
       ]),
-      inline(SQL.followDeliveredMany, [arrayLiteral(ids, 'bigint'), policy.returnWindowMs - policy.safetyMarginMs, channel]),
+      inline(SQL.followDeliveredMany, [
+        arrayLiteral(ids, 'bigint'),
+        policy.returnWindowMs - policy.safetyMarginMs,
+        channel,
+      ]),
     ].join(';\n');
     for (let attempt = 1; ; attempt += 1) {
       try {
@@ -263,7 +284,8 @@ export function createPostgresOutbox(options: PostgresOutboxOptions): PostgresOu
 
   const splitArgs = <I>(args: unknown[]): [Queryable, I] => {
     if (args.length >= 2) {
-      if (!isQueryable(args[0])) throw new TypeError('the first argument must be a transaction with query(text, values)');
+      if (!isQueryable(args[0]))
+        throw new TypeError('the first argument must be a transaction with query(text, values)');
       return [args[0], args[1] as I];
     }
     return [pool, args[0] as I];
@@ -288,7 +310,8 @@ export function createPostgresOutbox(options: PostgresOutboxOptions): PostgresOu
     if (row !== undefined) return { created: true, job: rowToJob(row) as ConfirmJob };
     const existing = await q(db, SQL.byOrderAndKind, [job.orderId, 'confirm']);
     const found = existing.rows[0];
-    if (found === undefined) throw new Error(`order ${job.orderId}: confirm conflicted but cannot be read back`);
+    if (found === undefined)
+      throw new Error(`order ${job.orderId}: confirm conflicted but cannot be read back`);
     return { created: false, job: rowToJob(found) as ConfirmJob };
   };
 
@@ -361,33 +384,52 @@ export function createPostgresOutbox(options: PostgresOutboxOptions): PostgresOu
 
     async claim({ now: at, limit, leaseMs }: ClaimOptions): Promise<Job[]> {
       assertOpen();
-      if (!Number.isSafeInteger(limit) || limit < 1) throw new RangeError(`claim limit must be a positive integer, got ${limit}`);
-      if (!Number.isSafeInteger(leaseMs) || leaseMs < 1) throw new RangeError(`claim leaseMs must be a positive integer, got ${leaseMs}`);
+      if (!Number.isSafeInteger(limit) || limit < 1)
+        throw new RangeError(`claim limit must be a positive integer, got ${limit}`);
+      if (!Number.isSafeInteger(leaseMs) || leaseMs < 1)
+        throw new RangeError(`claim leaseMs must be a positive integer, got ${leaseMs}`);
       const result = await q(pool, SQL.claim, [at, limit, leaseMs]);
-      return result.rows.map(rowToJob).sort((a, b) => a.nextAttemptAt - b.nextAttemptAt || Number(BigInt(a.id) - BigInt(b.id)));
+      return result.rows
+        .map(rowToJob)
+        .sort((a, b) => a.nextAttemptAt - b.nextAttemptAt || Number(BigInt(a.id) - BigInt(b.id)));
     },
 
     async complete(job: Job, result: { now: number; campaignId?: string | null }): Promise<boolean> {
       assertOpen();
       const ids = fence(job);
       if (ids === null) return false;
-      if (!Number.isSafeInteger(result.now)) throw new RangeError(`complete now must be an integer of epoch ms, got ${result.now}`);
+      if (!Number.isSafeInteger(result.now))
+        throw new RangeError(`complete now must be an integer of epoch ms, got ${result.now}`);
       const campaignId = result.campaignId ?? null;
-      if (campaignId !== null && typeof campaignId !== 'string') throw new TypeError('complete campaignId must be a string or null');
+      if (campaignId !== null && typeof campaignId !== 'string')
+        throw new TypeError('complete campaignId must be a string or null');
       return completions.add({ id: ids[0], token: ids[1], at: result.now, campaignId });
     },
 
-    async retry(job: Job, result: { now: number; nextAttemptAt: number; error: string; countAttempt?: boolean }): Promise<boolean> {
+    async retry(
+      job: Job,
+      result: { now: number; nextAttemptAt: number; error: string; countAttempt?: boolean },
+    ): Promise<boolean> {
       assertOpen();
       const ids = fence(job);
       if (ids === null) return false;
-      const values = [...ids, result.now, result.nextAttemptAt, result.countAttempt !== false, truncateReason(String(result.error))];
+      const values = [
+        ...ids,
+        result.now,
+        result.nextAttemptAt,
+        result.countAttempt !== false,
+        truncateReason(String(result.error)),
+      ];
       return ((await q(pool, SQL.retry, values)).rowCount ?? 0) > 0;
     },
 
-    async fail(job: Job, result: { now: number; state: 'dead' | 'expired'; reason: string }): Promise<boolean> {
+    async fail(
+      job: Job,
+      result: { now: number; state: 'dead' | 'expired'; reason: string },
+    ): Promise<boolean> {
       assertOpen();
-      if (result.state !== 'dead' && result.state !== 'expired') throw new RangeError(`fail state must be dead or expired, got ${String(result.state)}`);
+      if (result.state !== 'dead' && result.state !== 'expired')
+        throw new RangeError(`fail state must be dead or expired, got ${String(result.state)}`);
       const ids = fence(job);
       if (ids === null) return false;
       const values = [...ids, result.now, result.state, truncateReason(String(result.reason))];
@@ -407,7 +449,8 @@ export function createPostgresOutbox(options: PostgresOutboxOptions): PostgresOu
       assertOpen();
       const ids = fence(job);
       if (ids === null) return false;
-      if (!Number.isSafeInteger(options.leaseMs) || options.leaseMs < 1) throw new RangeError(`leaseMs must be a positive integer, got ${options.leaseMs}`);
+      if (!Number.isSafeInteger(options.leaseMs) || options.leaseMs < 1)
+        throw new RangeError(`leaseMs must be a positive integer, got ${options.leaseMs}`);
       return ((await q(pool, SQL.extendLease, [...ids, options.now, options.leaseMs])).rowCount ?? 0) > 0;
     },
 
@@ -441,18 +484,27 @@ export function createPostgresOutbox(options: PostgresOutboxOptions): PostgresOu
         nearestDeadline:
           near === undefined
             ? null
-            : { id: String(near.id), orderId: String(near.order_id), kind: near.kind as Job['kind'], deadline: Number(near.deadline) },
+            : {
+                id: String(near.id),
+                orderId: String(near.order_id),
+                kind: near.kind as Job['kind'],
+                deadline: Number(near.deadline),
+              },
       };
     },
 
     async listDead(options: ListDeadOptions = {}): Promise<Job[]> {
       assertOpen();
       const limit = options.limit ?? DEFAULT_LIST_DEAD_LIMIT;
-      if (!Number.isSafeInteger(limit) || limit < 1) throw new RangeError(`listDead limit must be a positive integer, got ${limit}`);
+      if (!Number.isSafeInteger(limit) || limit < 1)
+        throw new RangeError(`listDead limit must be a positive integer, got ${limit}`);
       let after = '0';
       if (options.after !== undefined) {
         const cursor = toBigintText(options.after);
-        if (cursor === null) throw new RangeError(`listDead after must be a job id of this outbox, got ${JSON.stringify(options.after)}`);
+        if (cursor === null)
+          throw new RangeError(
+            `listDead after must be a job id of this outbox, got ${JSON.stringify(options.after)}`,
+          );
         after = cursor;
       }
       return (await q(pool, SQL.listDead, [after, limit])).rows.map(rowToJob);
@@ -460,7 +512,10 @@ export function createPostgresOutbox(options: PostgresOutboxOptions): PostgresOu
 
     async replay(selection: { ids: readonly string[] } | { all: true }, at: number): Promise<number> {
       assertOpen();
-      const ids = 'all' in selection && selection.all === true ? null : idList((selection as { ids: readonly string[] }).ids);
+      const ids =
+        'all' in selection && selection.all === true
+          ? null
+          : idList((selection as { ids: readonly string[] }).ids);
       if (ids !== null && ids.length === 0) return 0;
       const result = await q(pool, SQL.replay, [at, ids, channel]);
       return result.rows.filter((row: Row) => row.next_state === 'pending').length;

@@ -5,7 +5,13 @@
  * app uses (the idea of pg-boss's `fromKnex`).
  */
 
-/** A result with rows (the subset of `pg.QueryResult` postback reads). */
+/**
+ * A result with rows (the subset of `pg.QueryResult` postback reads).
+ * @example
+ * ```ts
+ * const result: QueryResultLike = await pool.query('SELECT 1 AS one');
+ * ```
+ */
 export interface QueryResultLike {
   rows: Array<Record<string, unknown>>;
   rowCount?: number | null;
@@ -25,7 +31,13 @@ export interface Queryable {
   query(text: string, values?: unknown[]): Promise<QueryResultLike>;
 }
 
-/** A `pg` Pool: hands out clients that must be released. */
+/**
+ * A `pg` Pool: hands out clients that must be released.
+ * @example
+ * ```ts
+ * const pool: PoolLike = new pg.Pool({ connectionString });
+ * ```
+ */
 export interface PoolLike extends Queryable {
   connect(): Promise<Queryable & { release(err?: Error | boolean): void }>;
   end(): Promise<void>;
@@ -33,7 +45,9 @@ export interface PoolLike extends Queryable {
 
 /** Whether `value` looks like a {@link Queryable}. */
 export function isQueryable(value: unknown): value is Queryable {
-  return typeof value === 'object' && value !== null && typeof (value as { query?: unknown }).query === 'function';
+  return (
+    typeof value === 'object' && value !== null && typeof (value as { query?: unknown }).query === 'function'
+  );
 }
 
 /**
@@ -61,7 +75,12 @@ export class SchemaNotMigratedError extends Error {
 }
 
 /** Runs a statement, turning "relation does not exist" into a {@link SchemaNotMigratedError}. */
-export async function run(db: Queryable, schema: string, text: string, values?: unknown[]): Promise<QueryResultLike> {
+export async function run(
+  db: Queryable,
+  schema: string,
+  text: string,
+  values?: unknown[],
+): Promise<QueryResultLike> {
   try {
     return values === undefined ? await db.query(text) : await db.query(text, values);
   } catch (err) {

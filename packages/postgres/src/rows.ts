@@ -10,7 +10,8 @@ export const JOB_COLUMNS =
   'lease_token::text AS lease_token, lease_expires_at, delivered_at, campaign_id, click_token, value_micros, clicked_at';
 
 const num = (value: unknown): number => Number(value);
-const numOrNull = (value: unknown): number | null => (value === null || value === undefined ? null : Number(value));
+const numOrNull = (value: unknown): number | null =>
+  value === null || value === undefined ? null : Number(value);
 
 /** Turns a row selected with {@link JOB_COLUMNS} into a `Job`. */
 export function rowToJob(row: Record<string, unknown>): Job {

@@ -7,6 +7,10 @@ import { OptionsError } from '@postback/core';
 /**
  * Schema used when none is given.
  * @defaultValue "postback"
+ * @example
+ * ```ts
+ * createPostgresOutbox({ pool, schema: DEFAULT_SCHEMA });
+ * ```
  */
 export const DEFAULT_SCHEMA = 'postback';
 
@@ -14,6 +18,10 @@ export const DEFAULT_SCHEMA = 'postback';
  * Schema names accepted: lowercase letters, digits and `_`, starting with a letter or `_`, at most 48
  * characters (so the LISTEN channel `postback_<schema>` stays inside Postgres's 63-byte identifier limit).
  * Lowercase only, so the quoted name and the unquoted name a person types in `psql` are the same table.
+ * @example
+ * ```ts
+ * SCHEMA_NAME_PATTERN.test('shop_postback'); // true
+ * ```
  */
 export const SCHEMA_NAME_PATTERN: RegExp = /^[a-z_][a-z0-9_]{0,47}$/;
 

@@ -34,7 +34,10 @@ describe('postgres click store', () => {
   it('opens and ends its own pool from a connection string', async () => {
     const { schema, drop } = await freshSchema(pool);
     try {
-      const store = createPostgresClickStore({ connectionString: 'postgres://postgres@127.0.0.1:5432/test', schema });
+      const store = createPostgresClickStore({
+        connectionString: 'postgres://postgres@127.0.0.1:5432/test',
+        schema,
+      });
       await store.put('k', { token: 'tok_own_pool', clickedAt: Date.now() });
       expect(await store.get('k', Date.now())).not.toBeNull();
       await store.close();

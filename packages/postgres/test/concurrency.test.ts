@@ -3,8 +3,9 @@
  * machines would have) never hand out the same job, stale leases are fenced off, and a refund racing the
  * delivery of its confirmation still ends up with the confirmation's campaign and deadline.
  */
-import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
+
 import type pg from 'pg';
+import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createPostgresOutbox, type PostgresOutbox } from '../src/index.ts';
 import { freshSchema, testPool } from './pg-test-db.ts';
 
@@ -41,7 +42,9 @@ describe('claims from many workers', () => {
     const total = 600;
     for (let i = 0; i < total; i += 100) {
       await Promise.all(
-        Array.from({ length: 100 }, (_, k) => producer.confirm({ orderId: `ord_${i + k}`, valueMicros: 1, click })),
+        Array.from({ length: 100 }, (_, k) =>
+          producer.confirm({ orderId: `ord_${i + k}`, valueMicros: 1, click }),
+        ),
       );
     }
     const workers = [worker(), worker(), worker(), worker()];
@@ -51,14 +54,18 @@ describe('claims from many workers', () => {
       workers.map(async (outbox, w) => {
         while (Date.now() < deadline) {
           // Small batches and several loops per worker maximise contention on the same rows.
-          const batches = await Promise.all([0, 1].map(() => outbox.claim({ now: Date.now(), limit: 7, leaseMs: 60_000 })));
+          const batches = await Promise.all(
+            [0, 1].map(() => outbox.claim({ now: Date.now(), limit: 7, leaseMs: 60_000 })),
+          );
           const jobs = batches.flat();
           if (jobs.length === 0) return;
           for (const job of jobs) {
             expect(claimedBy.has(job.id), `job ${job.id} claimed twice`).toBe(false);
             claimedBy.set(job.id, w);
           }
-          await Promise.all(jobs.map((job) => outbox.complete(job, { now: Date.now(), campaignId: 'cmp_1' })));
+          await Promise.all(
+            jobs.map((job) => outbox.complete(job, { now: Date.now(), campaignId: 'cmp_1' })),
+          );
         }
       }),
     );
@@ -90,11 +97,16 @@ describe('claims from many workers', () => {
 describe('completions made together (group commit)', () => {
   it('answer each caller for its own job: fresh leases apply, a stale lease and a second call do not', async () => {
     const outbox = worker();
-    await Promise.all(Array.from({ length: 20 }, (_, i) => outbox.confirm({ orderId: `ord_g${i}`, valueMicros: 1, click })));
+    await Promise.all(
+      Array.from({ length: 20 }, (_, i) => outbox.confirm({ orderId: `ord_g${i}`, valueMicros: 1, click })),
+    );
     const t0 = Date.now();
     const jobs = await outbox.claim({ now: t0, limit: 20, leaseMs: 30_000 });
     expect(jobs).toHaveLength(20);
-    const stale = { ...jobs[0]!, lease: { token: String(BigInt(jobs[0]!.lease!.token) + 1000n), expiresAt: 0 } };
+    const stale = {
+      ...jobs[0]!,
+      lease: { token: String(BigInt(jobs[0]!.lease!.token) + 1000n), expiresAt: 0 },
+    };
     const results = await Promise.all([
       ...jobs.map((job, i) => outbox.complete(job, { now: t0 + 1, campaignId: `cmp_${i}` })),
       outbox.complete(stale, { now: t0 + 1, campaignId: 'cmp_stale' }),
@@ -102,7 +114,9 @@ describe('completions made together (group commit)', () => {
     ]);
     expect(results).toEqual([...jobs.map(() => true), false, false]);
     const stored = await Promise.all(jobs.map((job) => outbox.get(job.id)));
-    expect(stored.map((job) => [job?.state, job?.campaignId])).toEqual(jobs.map((_, i) => ['delivered', `cmp_${i}`]));
+    expect(stored.map((job) => [job?.state, job?.campaignId])).toEqual(
+      jobs.map((_, i) => ['delivered', `cmp_${i}`]),
+    );
   });
 });
 
@@ -139,7 +153,10 @@ describe('a refund racing the delivery of its confirmation', () => {
     await a.confirm({ orderId: 'ord_twice', valueMicros: 1, click });
     const [claimed] = await a.claim({ now: Date.now(), limit: 1, leaseMs: 30_000 });
     await a.complete(claimed!, { now: Date.now(), campaignId: 'cmp_9' });
-    const outcomes = await Promise.all([a.refund({ orderId: 'ord_twice' }), b.refund({ orderId: 'ord_twice' })]);
+    const outcomes = await Promise.all([
+      a.refund({ orderId: 'ord_twice' }),
+      b.refund({ orderId: 'ord_twice' }),
+    ]);
     expect(outcomes.map((o) => o.outcome).sort()).toEqual(['duplicate', 'enqueued']);
     expect((await a.getByOrder('ord_twice')).filter((j) => j.kind === 'refund')).toHaveLength(1);
   });

@@ -31,7 +31,10 @@ afterEach(async () => {
 });
 
 /** Resolves with true when `count` wake-ups arrived within `ms`, false otherwise. */
-function wakes(count: number, ms: number): { promise: Promise<boolean>; onWake: () => void; seen: () => number } {
+function wakes(
+  count: number,
+  ms: number,
+): { promise: Promise<boolean>; onWake: () => void; seen: () => number } {
   let seen = 0;
   let resolve: (v: boolean) => void = () => {};
   const promise = new Promise<boolean>((r) => {
@@ -103,7 +106,12 @@ describe('subscribe', () => {
 
   it('reconnects after its connection is killed, wakes subscribers then, and keeps hearing new jobs', async () => {
     const errors: unknown[] = [];
-    const resilient = createPostgresOutbox({ pool: workerPool, schema, reconnectMs: 50, onError: (e) => errors.push(e) });
+    const resilient = createPostgresOutbox({
+      pool: workerPool,
+      schema,
+      reconnectMs: 50,
+      onError: (e) => errors.push(e),
+    });
     let count = 0;
     const stop = resilient.subscribe(() => {
       count += 1;
@@ -132,12 +140,20 @@ describe('subscribe', () => {
     const wakeTimes: number[] = [];
     const stop = worker.subscribe(() => wakeTimes.push(Date.now()));
     await stop.ready;
-    await Promise.all(Array.from({ length: 40 }, (_, i) => shop.confirm({ orderId: `ord_burst_${i}`, valueMicros: 1, click })));
+    await Promise.all(
+      Array.from({ length: 40 }, (_, i) =>
+        shop.confirm({ orderId: `ord_burst_${i}`, valueMicros: 1, click }),
+      ),
+    );
     const burstDone = Date.now();
     const until = Date.now() + 3000;
-    while (!wakeTimes.some((t) => t >= burstDone) && Date.now() < until) await new Promise((r) => setTimeout(r, 20));
+    while (!wakeTimes.some((t) => t >= burstDone) && Date.now() < until)
+      await new Promise((r) => setTimeout(r, 20));
     // A worker woken after the last commit finds every job of the burst with its next claim.
-    expect(wakeTimes.some((t) => t >= burstDone), JSON.stringify({ wakeTimes, burstDone })).toBe(true);
+    expect(
+      wakeTimes.some((t) => t >= burstDone),
+      JSON.stringify({ wakeTimes, burstDone }),
+    ).toBe(true);
     expect(wakeTimes.length).toBeLessThan(40);
     expect(await worker.claim({ now: Date.now(), limit: 100, leaseMs: 30_000 })).toHaveLength(40);
     stop();

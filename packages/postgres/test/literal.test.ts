@@ -13,10 +13,13 @@ afterAll(() => pool.end());
 describe('literal', () => {
   it('round-trips any string without NUL through Postgres exactly', async () => {
     await fc.assert(
-      fc.asyncProperty(fc.string({ unit: 'binary', maxLength: 40 }).filter((s) => !s.includes('\u0000')), async (s) => {
-        const { rows } = await pool.query(`SELECT ${literal(s)}::text AS v`);
-        expect(rows[0].v).toBe(s);
-      }),
+      fc.asyncProperty(
+        fc.string({ unit: 'binary', maxLength: 40 }).filter((s) => !s.includes('\u0000')),
+        async (s) => {
+          const { rows } = await pool.query(`SELECT ${literal(s)}::text AS v`);
+          expect(rows[0].v).toBe(s);
+        },
+      ),
       { numRuns: 300 },
     );
   });
@@ -27,7 +30,8 @@ describe('literal', () => {
       const client = await pool.connect();
       try {
         await client.query(`SET standard_conforming_strings = ${setting}`);
-        for (const s of nasty) expect((await client.query(`SELECT ${literal(s)}::text AS v`)).rows[0].v).toBe(s);
+        for (const s of nasty)
+          expect((await client.query(`SELECT ${literal(s)}::text AS v`)).rows[0].v).toBe(s);
       } finally {
         await client.query('RESET standard_conforming_strings');
         client.release();
@@ -36,7 +40,9 @@ describe('literal', () => {
   });
 
   it('inlines safe integers, null and booleans, and refuses anything else', () => {
-    expect(inline('SELECT $1, $2, $3, $10', [42, null, true, 4, 5, 6, 7, 8, 9, -7])).toBe('SELECT 42, NULL, TRUE, -7');
+    expect(inline('SELECT $1, $2, $3, $10', [42, null, true, 4, 5, 6, 7, 8, 9, -7])).toBe(
+      'SELECT 42, NULL, TRUE, -7',
+    );
     expect(() => literal(1.5)).toThrow(RangeError);
     expect(() => literal(2 ** 60)).toThrow(RangeError);
     expect(() => literal({})).toThrow(TypeError);

@@ -8,8 +8,8 @@ import {
   LATEST_SCHEMA_VERSION,
   migrate,
   migrationScript,
-  schemaVersion,
   SchemaNotMigratedError,
+  schemaVersion,
 } from '../src/index.ts';
 import { dropSchema, randomSchema, testPool } from './pg-test-db.ts';
 
@@ -17,7 +17,10 @@ const pool = testPool();
 afterAll(() => pool.end());
 
 async function tablesOf(schema: string): Promise<string[]> {
-  const { rows } = await pool.query('SELECT tablename FROM pg_tables WHERE schemaname = $1 ORDER BY tablename', [schema]);
+  const { rows } = await pool.query(
+    'SELECT tablename FROM pg_tables WHERE schemaname = $1 ORDER BY tablename',
+    [schema],
+  );
   return rows.map((r) => r.tablename);
 }
 
@@ -38,8 +41,16 @@ describe('migrate', () => {
     try {
       await migrate(pool, { schema });
       const outbox = createPostgresOutbox({ pool, schema });
-      await outbox.confirm({ orderId: 'ord_keep', valueMicros: 1, click: { token: 'tok_keep_me_1', clickedAt: Date.now() } });
-      expect(await migrate(pool, { schema })).toEqual({ schema, from: LATEST_SCHEMA_VERSION, to: LATEST_SCHEMA_VERSION });
+      await outbox.confirm({
+        orderId: 'ord_keep',
+        valueMicros: 1,
+        click: { token: 'tok_keep_me_1', clickedAt: Date.now() },
+      });
+      expect(await migrate(pool, { schema })).toEqual({
+        schema,
+        from: LATEST_SCHEMA_VERSION,
+        to: LATEST_SCHEMA_VERSION,
+      });
       expect(await outbox.getByOrder('ord_keep')).toHaveLength(1);
       const { rows } = await pool.query(`SELECT count(*)::int AS n FROM "${schema}".migrations`);
       expect(rows[0].n).toBe(LATEST_SCHEMA_VERSION);
@@ -55,7 +66,9 @@ describe('migrate', () => {
       const results = await Promise.all(pools.map((p) => migrate(p, { schema })));
       expect(results.every((r) => r.to === LATEST_SCHEMA_VERSION)).toBe(true);
       const { rows } = await pool.query(`SELECT version FROM "${schema}".migrations ORDER BY version`);
-      expect(rows.map((r) => r.version)).toEqual(Array.from({ length: LATEST_SCHEMA_VERSION }, (_, i) => i + 1));
+      expect(rows.map((r) => r.version)).toEqual(
+        Array.from({ length: LATEST_SCHEMA_VERSION }, (_, i) => i + 1),
+      );
     } finally {
       await Promise.all(pools.map((p) => p.end()));
       await dropSchema(pool, schema);
@@ -78,8 +91,19 @@ describe('migrate', () => {
   });
 
   it('rejects a schema name that is not a plain lowercase identifier, before touching the database', async () => {
-    for (const bad of ['Postback', 'a-b', 'x"; DROP TABLE users; --', '', '1abc', 'pg_catalog', 'a'.repeat(49)]) {
-      await expect(migrate(pool, { schema: bad }), bad).rejects.toMatchObject({ name: 'OptionsError', field: 'schema' });
+    for (const bad of [
+      'Postback',
+      'a-b',
+      'x"; DROP TABLE users; --',
+      '',
+      '1abc',
+      'pg_catalog',
+      'a'.repeat(49),
+    ]) {
+      await expect(migrate(pool, { schema: bad }), bad).rejects.toMatchObject({
+        name: 'OptionsError',
+        field: 'schema',
+      });
     }
     expect(() => migrationScript('bad name')).toThrow(/schema/);
   });
@@ -88,7 +112,10 @@ describe('migrate', () => {
     const schema = randomSchema();
     try {
       await pool.query(migrationScript(schema));
-      expect(await migrate(pool, { schema })).toMatchObject({ from: LATEST_SCHEMA_VERSION, to: LATEST_SCHEMA_VERSION });
+      expect(await migrate(pool, { schema })).toMatchObject({
+        from: LATEST_SCHEMA_VERSION,
+        to: LATEST_SCHEMA_VERSION,
+      });
     } finally {
       await dropSchema(pool, schema);
     }

@@ -6,8 +6,8 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
+import { type SandboxWorld, startSandboxWorld } from '../../../test/helpers/sandbox-world.ts';
 import { createPostgresOutbox, type PostgresOutbox } from '../src/index.ts';
-import { startSandboxWorld, type SandboxWorld } from '../../../test/helpers/sandbox-world.ts';
 import { freshSchema, TEST_PG_URL, testPool } from './pg-test-db.ts';
 
 const JOBS = Number(process.env.POSTBACK_MULTI_WORKER_JOBS ?? 10_000);
@@ -24,10 +24,14 @@ interface WorkerProcess {
 }
 
 function spawnWorker(schema: string, world: SandboxWorld): WorkerProcess {
-  const child = spawn(process.execPath, ['--conditions=@postback/source', WORKER_SCRIPT, TEST_PG_URL, schema, world.url], {
-    env: { PATH: process.env.PATH ?? '', POSTBACK_API_KEY: world.conversionsKey },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  const child = spawn(
+    process.execPath,
+    ['--conditions=@postback/source', WORKER_SCRIPT, TEST_PG_URL, schema, world.url],
+    {
+      env: { PATH: process.env.PATH ?? '', POSTBACK_API_KEY: world.conversionsKey },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
+  );
   const stderr: string[] = [];
   child.stderr?.setEncoding('utf8').on('data', (chunk: string) => stderr.push(chunk));
   const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
@@ -76,9 +80,9 @@ describe('four worker processes on one Postgres queue, killed at random', () => 
     const clicks = await w.clicks(JOBS);
     for (let i = 0; i < JOBS; i += 200) {
       await Promise.all(
-        clicks.slice(i, i + 200).map((click, k) =>
-          shop.confirm({ orderId: `mw-${i + k}`, valueMicros: 1_000 + i + k, click }),
-        ),
+        clicks
+          .slice(i, i + 200)
+          .map((click, k) => shop.confirm({ orderId: `mw-${i + k}`, valueMicros: 1_000 + i + k, click })),
       );
     }
     const setupMs = Date.now() - started;
@@ -121,14 +125,24 @@ describe('four worker processes on one Postgres queue, killed at random', () => 
     }
 
     const stats = await shop.stats(Date.now());
-    expect(stats.counts).toEqual({ pending: 0, inflight: 0, delivered: JOBS, dead: 0, expired: 0, cancelled: 0 });
+    expect(stats.counts).toEqual({
+      pending: 0,
+      inflight: 0,
+      delivered: JOBS,
+      dead: 0,
+      expired: 0,
+      cancelled: 0,
+    });
     const seen = await w.conversions();
     expect(seen.conversions).toHaveLength(JOBS);
     expect(new Set(seen.conversions.map((c) => c.order_id)).size).toBe(JOBS);
     // Charged once per order, whatever was re-sent after a kill.
     expect(await w.spendMicros()).toBe(JOBS * w.bidMicros);
     // Every confirm job recorded the campaign the service attributed it to.
-    const { rows } = await pool.query(`SELECT count(*)::int AS n FROM "${schema}".jobs WHERE campaign_id = $1`, [w.campaignId]);
+    const { rows } = await pool.query(
+      `SELECT count(*)::int AS n FROM "${schema}".jobs WHERE campaign_id = $1`,
+      [w.campaignId],
+    );
     expect(rows[0].n).toBe(JOBS);
     expect(kills).toBeGreaterThanOrEqual(MIN_KILLS);
     console.log(

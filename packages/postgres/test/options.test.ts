@@ -12,12 +12,16 @@ afterAll(() => pool.end());
 
 describe('createPostgresOutbox options', () => {
   it('rejects an unknown option by name (a typo is not silently ignored)', () => {
-    expect(() => createPostgresOutbox({ pool, shema: 'x' } as never)).toThrow(expect.objectContaining({ name: 'OptionsError', field: 'shema' }));
+    expect(() => createPostgresOutbox({ pool, shema: 'x' } as never)).toThrow(
+      expect.objectContaining({ name: 'OptionsError', field: 'shema' }),
+    );
   });
 
   it('requires exactly one of pool and connectionString', () => {
     expect(() => createPostgresOutbox({})).toThrow(/exactly one of pool and connectionString/);
-    expect(() => createPostgresOutbox({ pool, connectionString: 'postgres://x@localhost/db' })).toThrow(/exactly one/);
+    expect(() => createPostgresOutbox({ pool, connectionString: 'postgres://x@localhost/db' })).toThrow(
+      /exactly one/,
+    );
   });
 
   it('rejects a pool that cannot hand out connections, naming the option', () => {
@@ -27,16 +31,23 @@ describe('createPostgresOutbox options', () => {
   });
 
   it('rejects an unsafe schema name and a policy whose margin exceeds its window', () => {
-    expect(() => createPostgresOutbox({ pool, schema: 'public; drop' })).toThrow(expect.objectContaining({ field: 'schema' }));
-    expect(() => createPostgresOutbox({ pool, policy: { confirmWindowMs: 1000, safetyMarginMs: 2000 } })).toThrow(
-      expect.objectContaining({ field: 'policy' }),
+    expect(() => createPostgresOutbox({ pool, schema: 'public; drop' })).toThrow(
+      expect.objectContaining({ field: 'schema' }),
     );
+    expect(() =>
+      createPostgresOutbox({ pool, policy: { confirmWindowMs: 1000, safetyMarginMs: 2000 } }),
+    ).toThrow(expect.objectContaining({ field: 'policy' }));
   });
 
   it('never prints the password of its connection string (inspect, JSON, errors)', async () => {
     const secret = 'S3cr3t-pa55word';
-    const outbox = createPostgresOutbox({ connectionString: `postgres://postgres:${secret}@127.0.0.1:1/test`, schema: 'postback' });
-    const clicks = createPostgresClickStore({ connectionString: `postgres://postgres:${secret}@127.0.0.1:1/test` });
+    const outbox = createPostgresOutbox({
+      connectionString: `postgres://postgres:${secret}@127.0.0.1:1/test`,
+      schema: 'postback',
+    });
+    const clicks = createPostgresClickStore({
+      connectionString: `postgres://postgres:${secret}@127.0.0.1:1/test`,
+    });
     try {
       expect(inspect(outbox, { depth: 10 })).not.toContain(secret);
       expect(JSON.stringify(outbox)).not.toContain(secret);

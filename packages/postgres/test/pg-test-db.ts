@@ -22,7 +22,10 @@ export function randomSchema(prefix = 'pbt'): string {
 }
 
 /** Creates and migrates a fresh schema; returns it with the function that drops it. */
-export async function freshSchema(pool: pg.Pool, prefix?: string): Promise<{ schema: string; drop: () => Promise<void> }> {
+export async function freshSchema(
+  pool: pg.Pool,
+  prefix?: string,
+): Promise<{ schema: string; drop: () => Promise<void> }> {
   const schema = randomSchema(prefix);
   await migrate(pool, { schema });
   return { schema, drop: () => dropSchema(pool, schema) };

@@ -1,8 +1,9 @@
 /**
  * Enqueueing inside the app's own transaction: the job exists exactly when the order does.
  */
-import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
+
 import type pg from 'pg';
+import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createPostgresOutbox, type PostgresOutbox, type Queryable } from '../src/index.ts';
 import { freshSchema, testPool } from './pg-test-db.ts';
 
@@ -24,7 +25,10 @@ afterEach(async () => {
   await drop();
 });
 
-async function inOrderTransaction(work: (tx: pg.PoolClient) => Promise<void>, outcome: 'commit' | 'rollback'): Promise<void> {
+async function inOrderTransaction(
+  work: (tx: pg.PoolClient) => Promise<void>,
+  outcome: 'commit' | 'rollback',
+): Promise<void> {
   const tx = await pool.connect();
   try {
     await tx.query('BEGIN');
@@ -39,7 +43,11 @@ describe('confirm(tx, input)', () => {
   it('leaves no job when the order transaction rolls back', async () => {
     await inOrderTransaction(async (tx) => {
       await tx.query(`INSERT INTO "${schema}".orders VALUES ($1, $2)`, ['ord_1', 12_340_000]);
-      const { created } = await outbox.confirm(tx, { orderId: 'ord_1', valueMicros: 12_340_000, click: click() });
+      const { created } = await outbox.confirm(tx, {
+        orderId: 'ord_1',
+        valueMicros: 12_340_000,
+        click: click(),
+      });
       expect(created).toBe(true);
     }, 'rollback');
     expect(await outbox.getByOrder('ord_1')).toEqual([]);
@@ -91,7 +99,9 @@ describe('confirm(tx, input)', () => {
 
   it('rejects a malformed order inside the transaction before writing anything', async () => {
     await inOrderTransaction(async (tx) => {
-      await expect(outbox.confirm(tx, { orderId: 'ord_5', valueMicros: 1.5, click: click() })).rejects.toMatchObject({
+      await expect(
+        outbox.confirm(tx, { orderId: 'ord_5', valueMicros: 1.5, click: click() }),
+      ).rejects.toMatchObject({
         name: 'JobValidationError',
         field: 'valueMicros',
       });
@@ -100,7 +110,9 @@ describe('confirm(tx, input)', () => {
   });
 
   it('rejects a first argument that cannot run queries', async () => {
-    await expect(outbox.confirm({} as Queryable, { orderId: 'ord_6', valueMicros: 1, click: click() })).rejects.toThrow(/transaction/);
+    await expect(
+      outbox.confirm({} as Queryable, { orderId: 'ord_6', valueMicros: 1, click: click() }),
+    ).rejects.toThrow(/transaction/);
   });
 });
 

@@ -5,7 +5,12 @@
  * LISTEN/NOTIFY wake-up, so it reacts to new jobs at once instead of at its next poll.
  */
 import { OptionsError } from '@postback/core';
-import { createPostgresOutbox, DEFAULT_SCHEMA, LATEST_SCHEMA_VERSION, schemaVersion } from '@postback/postgres';
+import {
+  createPostgresOutbox,
+  DEFAULT_SCHEMA,
+  LATEST_SCHEMA_VERSION,
+  schemaVersion,
+} from '@postback/postgres';
 import type { OpenedBackend } from './index.ts';
 
 /**
@@ -20,7 +25,8 @@ import type { OpenedBackend } from './index.ts';
 export function describePgUrl(url: string): string {
   try {
     const parsed = new URL(url);
-    if (parsed.protocol !== 'postgres:' && parsed.protocol !== 'postgresql:') return 'postgres (connection string hidden)';
+    if (parsed.protocol !== 'postgres:' && parsed.protocol !== 'postgresql:')
+      return 'postgres (connection string hidden)';
     const user = parsed.username === '' ? '' : `${decodeURIComponent(parsed.username)}@`;
     return `${parsed.protocol}//${user}${parsed.host}${parsed.pathname}`;
   } catch {

@@ -26,12 +26,26 @@ Exit codes: 0 ok, 1 migration failed, 2 usage error, 3 cannot connect to the dat
 `;
 
 // SQLSTATE classes and socket errors that mean "could not reach or log in to the database".
-const UNREACHABLE_CODES = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'ETIMEDOUT', 'ECONNRESET', 'EHOSTUNREACH', '3D000', '28000', '28P01', '57P03']);
+const UNREACHABLE_CODES = new Set([
+  'ECONNREFUSED',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'ETIMEDOUT',
+  'ECONNRESET',
+  'EHOSTUNREACH',
+  '3D000',
+  '28000',
+  '28P01',
+  '57P03',
+]);
 
 function isUnreachable(error: unknown): boolean {
   const code = (error as { code?: unknown } | null)?.code;
   if (typeof code === 'string' && (UNREACHABLE_CODES.has(code) || code.startsWith('08'))) return true;
-  return error instanceof Error && /timeout exceeded when trying to connect|Connection terminated/i.test(error.message);
+  return (
+    error instanceof Error &&
+    /timeout exceeded when trying to connect|Connection terminated/i.test(error.message)
+  );
 }
 
 /**
@@ -86,8 +100,11 @@ export function createMigrateCommand(): Command {
           );
           return EXIT.ok;
         } catch (error) {
-          if (isUnreachable(error)) throw new UnreachableError(`lost the connection to ${where}: ${(error as Error).message}`);
-          throw new Error(`migration of schema ${schema} on ${where} failed: ${(error as Error).message}`, { cause: error });
+          if (isUnreachable(error))
+            throw new UnreachableError(`lost the connection to ${where}: ${(error as Error).message}`);
+          throw new Error(`migration of schema ${schema} on ${where} failed: ${(error as Error).message}`, {
+            cause: error,
+          });
         } finally {
           await pool.end().catch(() => {});
         }
@@ -100,7 +117,8 @@ function usageSafe<T>(make: () => T): T {
   try {
     return make();
   } catch (error) {
-    if (error instanceof OptionsError) throw new UsageError(`--schema ${error.message.replace(/^Invalid option [^:]+: /, '')}`);
+    if (error instanceof OptionsError)
+      throw new UsageError(`--schema ${error.message.replace(/^Invalid option [^:]+: /, '')}`);
     throw error;
   }
 }
