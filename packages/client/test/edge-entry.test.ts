@@ -6,6 +6,7 @@
 import { readFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { rolldown } from 'rolldown';
 import { describe, expect, it } from 'vitest';
 import { createDefaultTransport } from '../src/transport/web.ts';
 import { sendJson, startServer } from './helpers/server.ts';
@@ -60,6 +61,28 @@ describe('the entry an edge runtime loads', () => {
   it('errors.ts imports nothing, so @postback/client/errors is safe anywhere', () => {
     expect(graph(resolve(root, 'src/errors.ts')).get(resolve(root, 'src/errors.ts'))).toEqual([]);
   });
+
+  it('bundled for a worker runtime the entry holds no undici and no node: import; bundled for Node it does', async () => {
+    const bundleFor = async (platform: 'browser' | 'node', conditionNames: string[]) => {
+      const bundle = await rolldown({
+        input: resolve(root, 'src/index.ts'),
+        platform,
+        resolve: { conditionNames: ['@postback/source', ...conditionNames] },
+        logLevel: 'silent',
+      });
+      try {
+        const { output } = await bundle.generate({ format: 'esm' });
+        return output.map((chunk) => ('code' in chunk ? chunk.code : '')).join('\n');
+      } finally {
+        await bundle.close();
+      }
+    };
+    const worker = await bundleFor('browser', ['worker', 'browser', 'import', 'default']);
+    expect(worker).toContain('createClient');
+    expect(worker).not.toMatch(/UND_ERR|from ["']node:|require\(["']node:/);
+    const node = await bundleFor('node', ['node', 'import', 'default']);
+    expect(node).toMatch(/UND_ERR/);
+  }, 60_000);
 
   it('the edge default transport sends with the global fetch', async () => {
     const server = await startServer((_req, res) => sendJson(res, 200, { ok: true }));
