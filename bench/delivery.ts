@@ -8,7 +8,7 @@
  *    with the same client and concurrency 50: target ratio Dispatcher / BullMQ > 1.
  * Every run delivers the same number of fresh orders to its own sandbox account, bounded by count and time.
  *
- *   node --conditions=@postback/source bench/delivery.ts [--jobs 2000] [--concurrency 50] [--rounds 3]
+ *   node --conditions=@postback/source bench/delivery.ts [--jobs 2000] [--concurrency 50] [--rounds 5]
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -24,7 +24,7 @@ const { values } = parseArgs({
   options: {
     jobs: { type: 'string', default: '2000' },
     concurrency: { type: 'string', default: '50' },
-    rounds: { type: 'string', default: '3' },
+    rounds: { type: 'string', default: '5' },
   },
 });
 const JOBS = Number(values.jobs);
