@@ -43,7 +43,10 @@ describe.each([
   ['Express 4', express4],
   ['Express 5', express5],
 ])('%s adapter', (_name, express) => {
-  async function shop(extra: Partial<CaptureOptions<express5.Request>> = {}, mount?: (app: express5.Express) => void): Promise<Shop> {
+  async function shop(
+    extra: Partial<CaptureOptions<express5.Request>> = {},
+    mount?: (app: express5.Express) => void,
+  ): Promise<Shop> {
     let time = T0;
     const state: Shop = {
       base: '',
@@ -55,7 +58,14 @@ describe.each([
       routeCalls: 0,
     };
     const app = express() as express5.Express;
-    app.use(postback<express5.Request>({ secrets: [SECRET], now: () => time, onInvalid: (e) => state.invalid.push(e), ...extra }));
+    app.use(
+      postback<express5.Request>({
+        secrets: [SECRET],
+        now: () => time,
+        onInvalid: (e) => state.invalid.push(e),
+        ...extra,
+      }),
+    );
     app.get('/click', async (req, res) => {
       state.routeCalls++;
       res.json({ click: await req.postback.click() });
@@ -67,7 +77,10 @@ describe.each([
     });
     app.post('/orders/:id', async (req, res, next) => {
       try {
-        const result = await confirmOrder(req, state.outbox, { orderId: String(req.params.id), valueMicros: 12_340_000 });
+        const result = await confirmOrder(req, state.outbox, {
+          orderId: String(req.params.id),
+          valueMicros: 12_340_000,
+        });
         res.json(result);
       } catch (error) {
         next(error);
@@ -81,8 +94,10 @@ describe.each([
     return state;
   }
 
-  const get = (url: string, cookie?: string) => fetch(url, { headers: cookie ? { cookie } : {}, redirect: 'manual' });
-  const ours = (response: Response) => response.headers.getSetCookie().filter((c) => c.startsWith('postback_click='));
+  const get = (url: string, cookie?: string) =>
+    fetch(url, { headers: cookie ? { cookie } : {}, redirect: 'manual' });
+  const ours = (response: Response) =>
+    response.headers.getSetCookie().filter((c) => c.startsWith('postback_click='));
   const pair = (setCookie: string | undefined) => (setCookie ?? '').split(';')[0] as string;
 
   it('sets the signed cookie on a landing and serves the click to the route on the same request', async () => {
@@ -91,7 +106,9 @@ describe.each([
     expect(response.status).toBe(200);
     expect(await response.json()).toEqual({ click: { token: TOKEN, clickedAt: T0 } });
     expect(ours(response)).toHaveLength(1);
-    expect(ours(response)[0]).toMatch(/^postback_click=[A-Za-z0-9_-]+; Max-Age=604800; Path=\/; HttpOnly; Secure; SameSite=Lax$/);
+    expect(ours(response)[0]).toMatch(
+      /^postback_click=[A-Za-z0-9_-]+; Max-Age=604800; Path=\/; HttpOnly; Secure; SameSite=Lax$/,
+    );
   });
 
   it('reads the click from the cookie on later requests and keeps the app’s own cookies', async () => {
@@ -106,9 +123,16 @@ describe.each([
 
   it('accepts a cookie signed with Web Crypto (as an edge middleware signs it), though it signs with node:crypto', async () => {
     const s = await shop();
-    const edge = createClickCookieCodec({ secrets: [SECRET], confirmWindowMs: 7 * DAY_MS, tokenMinLength: 16, tokenMaxLength: 256 });
+    const edge = createClickCookieCodec({
+      secrets: [SECRET],
+      confirmWindowMs: 7 * DAY_MS,
+      tokenMinLength: 16,
+      tokenMaxLength: 256,
+    });
     const cookie = `postback_click=${await edge.encode({ token: TOKEN, clickedAt: T0 - 1000 })}`;
-    expect(await (await get(`${s.base}/click`, cookie)).json()).toEqual({ click: { token: TOKEN, clickedAt: T0 - 1000 } });
+    expect(await (await get(`${s.base}/click`, cookie)).json()).toEqual({
+      click: { token: TOKEN, clickedAt: T0 - 1000 },
+    });
     const landing = await get(`${s.base}/plain?click_token=${TOKEN_2}`);
     const value = pair(ours(landing)[0]).slice('postback_click='.length);
     expect(await edge.decode(value, T0)).toEqual({ ok: true, click: { token: TOKEN_2, clickedAt: T0 } });
@@ -173,12 +197,26 @@ describe.each([
   it('confirmOrder enqueues one confirmation per order for a request with a click, and none without', async () => {
     const s = await shop();
     const cookie = pair(ours(await get(`${s.base}/plain?click_token=${TOKEN_2}`))[0]);
-    const first = await (await fetch(`${s.base}/orders/ord_1`, { method: 'POST', headers: { cookie } })).json();
-    expect(first).toMatchObject({ enqueued: true, click: { token: TOKEN_2, clickedAt: T0 }, result: { created: true } });
-    const again = await (await fetch(`${s.base}/orders/ord_1`, { method: 'POST', headers: { cookie } })).json();
+    const first = await (
+      await fetch(`${s.base}/orders/ord_1`, { method: 'POST', headers: { cookie } })
+    ).json();
+    expect(first).toMatchObject({
+      enqueued: true,
+      click: { token: TOKEN_2, clickedAt: T0 },
+      result: { created: true },
+    });
+    const again = await (
+      await fetch(`${s.base}/orders/ord_1`, { method: 'POST', headers: { cookie } })
+    ).json();
     expect(again).toMatchObject({ enqueued: true, result: { created: false } });
     const [job] = await s.outbox.getByOrder('ord_1');
-    expect(job).toMatchObject({ kind: 'confirm', clickToken: TOKEN_2, valueMicros: 12_340_000, clickedAt: T0, state: 'pending' });
+    expect(job).toMatchObject({
+      kind: 'confirm',
+      clickToken: TOKEN_2,
+      valueMicros: 12_340_000,
+      clickedAt: T0,
+      state: 'pending',
+    });
 
     const organic = await (await fetch(`${s.base}/orders/ord_2`, { method: 'POST' })).json();
     expect(organic).toEqual({ enqueued: false, click: null });
@@ -187,15 +225,28 @@ describe.each([
 
   it('answers 200 whatever the query string and cookie header', async () => {
     const s = await shop({ store: createMemoryClickStore(), key: () => 'k', onInvalid: () => {} });
-    const queryChar = fc.constantFrom(...'abcz09-._~!$&\'()*+,;=:@/?%', '%zz', '%E0%A4', 'click_token=', TOKEN, '%00');
+    const queryChar = fc.constantFrom(
+      ..."abcz09-._~!$&'()*+,;=:@/?%",
+      '%zz',
+      '%E0%A4',
+      'click_token=',
+      TOKEN,
+      '%00',
+    );
     const cookieChar = fc.constantFrom(...'abc09-_=; ,"', 'postback_click=', 'AAAA', TOKEN);
     await fc.assert(
-      fc.asyncProperty(fc.array(queryChar, { maxLength: 12 }), fc.array(cookieChar, { maxLength: 12 }), async (q, c) => {
-        const cookie = c.join('').trim();
-        const response = await fetch(`${s.base}/click?${q.join('')}`, { headers: cookie ? { cookie } : {} });
-        expect(response.status).toBe(200);
-        await response.arrayBuffer();
-      }),
+      fc.asyncProperty(
+        fc.array(queryChar, { maxLength: 12 }),
+        fc.array(cookieChar, { maxLength: 12 }),
+        async (q, c) => {
+          const cookie = c.join('').trim();
+          const response = await fetch(`${s.base}/click?${q.join('')}`, {
+            headers: cookie ? { cookie } : {},
+          });
+          expect(response.status).toBe(200);
+          await response.arrayBuffer();
+        },
+      ),
       { numRuns: 60 },
     );
   });
@@ -203,11 +254,15 @@ describe.each([
 
 describe('Express adapter outside a request', () => {
   it('confirmOrder on a request the middleware never saw fails with CaptureError not-installed', async () => {
-    await expect(confirmOrder({}, createMemoryOutbox(), { orderId: 'o', valueMicros: 1 })).rejects.toMatchObject({
+    await expect(
+      confirmOrder({}, createMemoryOutbox(), { orderId: 'o', valueMicros: 1 }),
+    ).rejects.toMatchObject({
       name: 'CaptureError',
       reason: 'not-installed',
     });
-    await expect(confirmOrder({}, createMemoryOutbox(), { orderId: 'o', valueMicros: 1 })).rejects.toBeInstanceOf(CaptureError);
+    await expect(
+      confirmOrder({}, createMemoryOutbox(), { orderId: 'o', valueMicros: 1 }),
+    ).rejects.toBeInstanceOf(CaptureError);
   });
 
   it('never shows its secrets when the middleware is inspected', () => {

@@ -67,7 +67,12 @@ function appendSetCookie(res: ExpressResponseLike, value: string): void {
  */
 export function postback<Req extends ExpressRequestLike = ExpressRequestLike>(options: CaptureOptions<Req>) {
   const capture = createClickCapture<Req>({ hmac: nodeHmac, ...options });
-  const apply = (outcome: Awaited<ReturnType<typeof capture.handle>>, req: Req, res: ExpressResponseLike, next: (error?: unknown) => void) => {
+  const apply = (
+    outcome: Awaited<ReturnType<typeof capture.handle>>,
+    req: Req,
+    res: ExpressResponseLike,
+    next: (error?: unknown) => void,
+  ) => {
     req.postback = outcome.postback;
     if (outcome.setCookie !== null) appendSetCookie(res, outcome.setCookie);
     if (outcome.redirect === null) return next();
@@ -76,8 +81,15 @@ export function postback<Req extends ExpressRequestLike = ExpressRequestLike>(op
     res.setHeader('cache-control', 'no-store');
     res.end();
   };
-  return function postbackMiddleware(req: Req, res: ExpressResponseLike, next: (error?: unknown) => void): void {
-    const outcome = capture.handle({ url: req.originalUrl ?? req.url ?? '/', method: req.method, headers: req.headers }, req);
+  return function postbackMiddleware(
+    req: Req,
+    res: ExpressResponseLike,
+    next: (error?: unknown) => void,
+  ): void {
+    const outcome = capture.handle(
+      { url: req.originalUrl ?? req.url ?? '/', method: req.method, headers: req.headers },
+      req,
+    );
     if (outcome instanceof Promise) outcome.then((done) => apply(done, req, res, next), next);
     else apply(outcome, req, res, next);
   };

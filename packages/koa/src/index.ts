@@ -85,7 +85,12 @@ export function confirmOrder(
   outbox: Pick<Outbox, 'confirm'>,
   order: OrderToConfirm,
 ): Promise<ConfirmOrderResult> {
-  return confirmClickOrder((ctx.state as Partial<PostbackState> | undefined)?.postback, outbox, order, 'ctx.state.postback');
+  return confirmClickOrder(
+    (ctx.state as Partial<PostbackState> | undefined)?.postback,
+    outbox,
+    order,
+    'ctx.state.postback',
+  );
 }
 
 export type { CaptureOptions, ClickContext, ConfirmOrderResult, OrderToConfirm } from '@postback/core';

@@ -41,7 +41,9 @@ describe.each([
   ['Koa 2', Koa2],
   ['Koa 3', Koa3],
 ])('%s adapter', (_name, Koa) => {
-  async function shop(extra: Partial<CaptureOptions<Koa3.ParameterizedContext<PostbackState>>> = {}): Promise<Shop> {
+  async function shop(
+    extra: Partial<CaptureOptions<Koa3.ParameterizedContext<PostbackState>>> = {},
+  ): Promise<Shop> {
     let time = T0;
     const state: Shop = {
       base: '',
@@ -53,12 +55,17 @@ describe.each([
       routeCalls: 0,
     };
     const app = new Koa<PostbackState>() as Koa3<PostbackState>;
-    app.use(postback({ secrets: [SECRET], now: () => time, onInvalid: (e) => state.invalid.push(e), ...extra }));
+    app.use(
+      postback({ secrets: [SECRET], now: () => time, onInvalid: (e) => state.invalid.push(e), ...extra }),
+    );
     app.use(async (ctx) => {
       state.routeCalls++;
       if (ctx.path === '/click') ctx.body = { click: await ctx.state.postback.click() };
       else if (ctx.path.startsWith('/orders/') && ctx.method === 'POST') {
-        ctx.body = await confirmOrder(ctx, state.outbox, { orderId: ctx.path.slice('/orders/'.length), valueMicros: 12_340_000 });
+        ctx.body = await confirmOrder(ctx, state.outbox, {
+          orderId: ctx.path.slice('/orders/'.length),
+          valueMicros: 12_340_000,
+        });
       } else {
         ctx.cookies.set('theme', 'dark');
         ctx.body = 'ok';
@@ -71,8 +78,10 @@ describe.each([
     return state;
   }
 
-  const get = (url: string, cookie?: string) => fetch(url, { headers: cookie ? { cookie } : {}, redirect: 'manual' });
-  const ours = (response: Response) => response.headers.getSetCookie().filter((c) => c.startsWith('postback_click='));
+  const get = (url: string, cookie?: string) =>
+    fetch(url, { headers: cookie ? { cookie } : {}, redirect: 'manual' });
+  const ours = (response: Response) =>
+    response.headers.getSetCookie().filter((c) => c.startsWith('postback_click='));
   const pair = (setCookie: string | undefined) => (setCookie ?? '').split(';')[0] as string;
 
   it('sets the signed cookie on a landing and serves the click to the app on the same request', async () => {
@@ -81,7 +90,9 @@ describe.each([
     expect(response.status).toBe(200);
     expect(await response.json()).toEqual({ click: { token: TOKEN, clickedAt: T0 } });
     expect(ours(response)).toHaveLength(1);
-    expect(ours(response)[0]).toMatch(/^postback_click=[A-Za-z0-9_-]+; Max-Age=604800; Path=\/; HttpOnly; Secure; SameSite=Lax$/);
+    expect(ours(response)[0]).toMatch(
+      /^postback_click=[A-Za-z0-9_-]+; Max-Age=604800; Path=\/; HttpOnly; Secure; SameSite=Lax$/,
+    );
   });
 
   it('reads the click from the cookie on later requests and keeps the app’s own cookies', async () => {
@@ -146,12 +157,26 @@ describe.each([
   it('confirmOrder enqueues one confirmation per order for a request with a click, and none without', async () => {
     const s = await shop();
     const cookie = pair(ours(await get(`${s.base}/plain?click_token=${TOKEN_2}`))[0]);
-    const first = await (await fetch(`${s.base}/orders/ord_1`, { method: 'POST', headers: { cookie } })).json();
-    expect(first).toMatchObject({ enqueued: true, click: { token: TOKEN_2, clickedAt: T0 }, result: { created: true } });
-    const again = await (await fetch(`${s.base}/orders/ord_1`, { method: 'POST', headers: { cookie } })).json();
+    const first = await (
+      await fetch(`${s.base}/orders/ord_1`, { method: 'POST', headers: { cookie } })
+    ).json();
+    expect(first).toMatchObject({
+      enqueued: true,
+      click: { token: TOKEN_2, clickedAt: T0 },
+      result: { created: true },
+    });
+    const again = await (
+      await fetch(`${s.base}/orders/ord_1`, { method: 'POST', headers: { cookie } })
+    ).json();
     expect(again).toMatchObject({ enqueued: true, result: { created: false } });
     const [job] = await s.outbox.getByOrder('ord_1');
-    expect(job).toMatchObject({ kind: 'confirm', clickToken: TOKEN_2, valueMicros: 12_340_000, clickedAt: T0, state: 'pending' });
+    expect(job).toMatchObject({
+      kind: 'confirm',
+      clickToken: TOKEN_2,
+      valueMicros: 12_340_000,
+      clickedAt: T0,
+      state: 'pending',
+    });
 
     const organic = await (await fetch(`${s.base}/orders/ord_2`, { method: 'POST' })).json();
     expect(organic).toEqual({ enqueued: false, click: null });
@@ -160,15 +185,28 @@ describe.each([
 
   it('answers 200 whatever the query string and cookie header', async () => {
     const s = await shop({ store: createMemoryClickStore(), key: () => 'k', onInvalid: () => {} });
-    const queryChar = fc.constantFrom(...'abcz09-._~!$&\'()*+,;=:@/?%', '%zz', '%E0%A4', 'click_token=', TOKEN, '%00');
+    const queryChar = fc.constantFrom(
+      ..."abcz09-._~!$&'()*+,;=:@/?%",
+      '%zz',
+      '%E0%A4',
+      'click_token=',
+      TOKEN,
+      '%00',
+    );
     const cookieChar = fc.constantFrom(...'abc09-_=; ,"', 'postback_click=', 'AAAA', TOKEN);
     await fc.assert(
-      fc.asyncProperty(fc.array(queryChar, { maxLength: 12 }), fc.array(cookieChar, { maxLength: 12 }), async (q, c) => {
-        const cookie = c.join('').trim();
-        const response = await fetch(`${s.base}/click?${q.join('')}`, { headers: cookie ? { cookie } : {} });
-        expect(response.status).toBe(200);
-        await response.arrayBuffer();
-      }),
+      fc.asyncProperty(
+        fc.array(queryChar, { maxLength: 12 }),
+        fc.array(cookieChar, { maxLength: 12 }),
+        async (q, c) => {
+          const cookie = c.join('').trim();
+          const response = await fetch(`${s.base}/click?${q.join('')}`, {
+            headers: cookie ? { cookie } : {},
+          });
+          expect(response.status).toBe(200);
+          await response.arrayBuffer();
+        },
+      ),
       { numRuns: 60 },
     );
   });
@@ -176,7 +214,9 @@ describe.each([
 
 describe('Koa adapter outside a request', () => {
   it('confirmOrder on a context the middleware never saw fails with CaptureError not-installed', async () => {
-    await expect(confirmOrder({ state: {} }, createMemoryOutbox(), { orderId: 'o', valueMicros: 1 })).rejects.toMatchObject({
+    await expect(
+      confirmOrder({ state: {} }, createMemoryOutbox(), { orderId: 'o', valueMicros: 1 }),
+    ).rejects.toMatchObject({
       name: 'CaptureError',
       reason: 'not-installed',
     });

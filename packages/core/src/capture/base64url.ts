@@ -35,7 +35,7 @@ export function encodeBase64Url(bytes: Uint8Array): string {
 export function decodeBase64Url(text: string): Uint8Array | null {
   const rest = text.length % 4;
   if (rest === 1) return null;
-  const out = new Uint8Array(((text.length >> 2) * 3) + (rest === 0 ? 0 : rest - 1));
+  const out = new Uint8Array((text.length >> 2) * 3 + (rest === 0 ? 0 : rest - 1));
   let o = 0;
   let acc = 0;
   let bits = 0;

@@ -41,7 +41,10 @@ export async function confirmClickOrder(
   where = 'the click context',
 ): Promise<ConfirmOrderResult> {
   if (postback === undefined || typeof postback.click !== 'function') {
-    throw new CaptureError('not-installed', `${where} is missing: install the postback capture middleware before this route`);
+    throw new CaptureError(
+      'not-installed',
+      `${where} is missing: install the postback capture middleware before this route`,
+    );
   }
   const click = await postback.click();
   if (click === null) return { enqueued: false, click: null };

@@ -21,7 +21,8 @@ function reachableStrings(root: unknown): string[] {
   const out: string[] = [];
   const walk = (value: unknown): void => {
     if (typeof value === 'string') out.push(value);
-    if ((typeof value !== 'object' && typeof value !== 'function') || value === null || seen.has(value)) return;
+    if ((typeof value !== 'object' && typeof value !== 'function') || value === null || seen.has(value))
+      return;
     seen.add(value);
     for (const key of Reflect.ownKeys(value)) {
       const descriptor = Object.getOwnPropertyDescriptor(value, key);
@@ -48,24 +49,33 @@ describe('click cookie codec', () => {
     const mutation = fc.oneof(
       fc.record({ kind: fc.constant('replace' as const), at: fc.nat(), char: fc.constantFrom(...ALPHABET) }),
       fc.record({ kind: fc.constant('delete' as const), at: fc.nat() }),
-      fc.record({ kind: fc.constant('insert' as const), at: fc.nat(), char: fc.constantFrom(...ALPHABET, '=', '.', '%') }),
+      fc.record({
+        kind: fc.constant('insert' as const),
+        at: fc.nat(),
+        char: fc.constantFrom(...ALPHABET, '=', '.', '%'),
+      }),
       fc.record({ kind: fc.constant('truncate' as const), at: fc.nat() }),
     );
     await fc.assert(
-      fc.asyncProperty(tokenArb, fc.integer({ min: NOW - WINDOW, max: NOW }), mutation, async (token, clickedAt, m) => {
-        const value = await codec.encode({ token, clickedAt });
-        const at = m.at % value.length;
-        const tampered =
-          m.kind === 'replace'
-            ? value.slice(0, at) + m.char + value.slice(at + 1)
-            : m.kind === 'delete'
-              ? value.slice(0, at) + value.slice(at + 1)
-              : m.kind === 'insert'
-                ? value.slice(0, at) + m.char + value.slice(at)
-                : value.slice(0, at);
-        fc.pre(tampered !== value);
-        expect((await codec.decode(tampered, NOW)).ok).toBe(false);
-      }),
+      fc.asyncProperty(
+        tokenArb,
+        fc.integer({ min: NOW - WINDOW, max: NOW }),
+        mutation,
+        async (token, clickedAt, m) => {
+          const value = await codec.encode({ token, clickedAt });
+          const at = m.at % value.length;
+          const tampered =
+            m.kind === 'replace'
+              ? value.slice(0, at) + m.char + value.slice(at + 1)
+              : m.kind === 'delete'
+                ? value.slice(0, at) + value.slice(at + 1)
+                : m.kind === 'insert'
+                  ? value.slice(0, at) + m.char + value.slice(at)
+                  : value.slice(0, at);
+          fc.pre(tampered !== value);
+          expect((await codec.decode(tampered, NOW)).ok).toBe(false);
+        },
+      ),
       { numRuns: 300 },
     );
   });
@@ -80,17 +90,25 @@ describe('click cookie codec', () => {
     const before = createClickCookieCodec({ ...base, secrets: [OLD_SECRET] });
     const rotated = createClickCookieCodec({ ...base, secrets: [SECRET, OLD_SECRET] });
     const oldCookie = await before.encode({ token: 'tok_aaaaaaaaaaaaaaaaaaaaaa', clickedAt: NOW });
-    expect(await rotated.decode(oldCookie, NOW)).toEqual({ ok: true, click: { token: 'tok_aaaaaaaaaaaaaaaaaaaaaa', clickedAt: NOW } });
+    expect(await rotated.decode(oldCookie, NOW)).toEqual({
+      ok: true,
+      click: { token: 'tok_aaaaaaaaaaaaaaaaaaaaaa', clickedAt: NOW },
+    });
     const newCookie = await rotated.encode({ token: 'tok_bbbbbbbbbbbbbbbbbbbbbb', clickedAt: NOW });
     expect((await codec.decode(newCookie, NOW)).ok).toBe(true);
     expect((await before.decode(newCookie, NOW)).ok).toBe(false);
   });
 
   it('rejects an unsigned cookie, a bare token, and a cookie of another layout version', async () => {
-    const signed = decodeBase64Url(await codec.encode({ token: 'tok_aaaaaaaaaaaaaaaaaaaaaa', clickedAt: NOW })) as Uint8Array;
+    const signed = decodeBase64Url(
+      await codec.encode({ token: 'tok_aaaaaaaaaaaaaaaaaaaaaa', clickedAt: NOW }),
+    ) as Uint8Array;
     const unsigned = encodeBase64Url(signed.subarray(0, signed.length - 32));
     expect((await codec.decode(unsigned, NOW)).ok).toBe(false);
-    expect(await codec.decode('tok_aaaaaaaaaaaaaaaaaaaaaa', NOW)).toEqual({ ok: false, problem: 'malformed' });
+    expect(await codec.decode('tok_aaaaaaaaaaaaaaaaaaaaaa', NOW)).toEqual({
+      ok: false,
+      problem: 'malformed',
+    });
     const v2 = signed.slice();
     v2[0] = 2;
     expect(await codec.decode(encodeBase64Url(v2), NOW)).toEqual({ ok: false, problem: 'version' });
@@ -99,9 +117,16 @@ describe('click cookie codec', () => {
   it('rejects a click older than the window and one further in the future than the allowed clock skew', async () => {
     const token = 'tok_aaaaaaaaaaaaaaaaaaaaaa';
     expect((await codec.decode(await codec.encode({ token, clickedAt: NOW - WINDOW }), NOW)).ok).toBe(true);
-    expect(await codec.decode(await codec.encode({ token, clickedAt: NOW - WINDOW - 1 }), NOW)).toEqual({ ok: false, problem: 'expired' });
-    expect((await codec.decode(await codec.encode({ token, clickedAt: NOW + DEFAULT_MAX_CLOCK_SKEW_MS }), NOW)).ok).toBe(true);
-    expect(await codec.decode(await codec.encode({ token, clickedAt: NOW + DEFAULT_MAX_CLOCK_SKEW_MS + 1 }), NOW)).toEqual({
+    expect(await codec.decode(await codec.encode({ token, clickedAt: NOW - WINDOW - 1 }), NOW)).toEqual({
+      ok: false,
+      problem: 'expired',
+    });
+    expect(
+      (await codec.decode(await codec.encode({ token, clickedAt: NOW + DEFAULT_MAX_CLOCK_SKEW_MS }), NOW)).ok,
+    ).toBe(true);
+    expect(
+      await codec.decode(await codec.encode({ token, clickedAt: NOW + DEFAULT_MAX_CLOCK_SKEW_MS + 1 }), NOW),
+    ).toEqual({
       ok: false,
       problem: 'future',
     });

@@ -39,6 +39,8 @@ export type DecodedCookie = { ok: true; click: ClickStamp } | { ok: false; probl
 export interface ClickCookieCodec {
   /** The cookie value for a click (signed with the first secret). */
   encode(click: ClickStamp): Promise<string>;
+  /** As `encode`, but synchronous when the HMAC is (the landing fast path uses it). May throw a RangeError. */
+  encodeNow(click: ClickStamp): string | Promise<string>;
   /** Verifies a cookie value and checks the click is still inside the window at `now`. Never throws on bad input. */
   decode(value: string, now: number): Promise<DecodedCookie>;
 }
@@ -62,10 +64,16 @@ export type HmacSha256 = (secret: string) => (data: Uint8Array) => Uint8Array | 
 export const webCryptoHmac: HmacSha256 = (secret) => {
   let key: Promise<CryptoKey> | undefined;
   return async (data) => {
-    key ??= globalThis.crypto.subtle.importKey('raw', encoder.encode(secret), { name: 'HMAC', hash: 'SHA-256' }, false, [
-      'sign',
-    ]);
-    return new Uint8Array(await globalThis.crypto.subtle.sign('HMAC', await key, data as Uint8Array<ArrayBuffer>));
+    key ??= globalThis.crypto.subtle.importKey(
+      'raw',
+      encoder.encode(secret),
+      { name: 'HMAC', hash: 'SHA-256' },
+      false,
+      ['sign'],
+    );
+    return new Uint8Array(
+      await globalThis.crypto.subtle.sign('HMAC', await key, data as Uint8Array<ArrayBuffer>),
+    );
   };
 };
 
@@ -104,42 +112,55 @@ function sameBytes(a: Uint8Array, b: Uint8Array): boolean {
  * ```
  */
 export function createClickCookieCodec(options: ClickCookieCodecOptions): ClickCookieCodec {
-  const rules: TokenRules = { tokenMinLength: options.tokenMinLength, tokenMaxLength: options.tokenMaxLength };
+  const rules: TokenRules = {
+    tokenMinLength: options.tokenMinLength,
+    tokenMaxLength: options.tokenMaxLength,
+  };
   const windowMs = options.confirmWindowMs;
   // One signer per secret, newest first; the secrets themselves stay inside the signers' closures.
   const signers = options.secrets.map(options.hmac ?? webCryptoHmac);
-  const signWithNewest = signers[0];
-  if (signWithNewest === undefined) throw new RangeError('at least one secret is required');
+  if (signers.length === 0) throw new RangeError('at least one secret is required');
+  const signWithNewest = signers[0] as ReturnType<HmacSha256>;
+
+  function encodeNow(click: ClickStamp): string | Promise<string> {
+    const { token, clickedAt } = click;
+    if (!Number.isSafeInteger(clickedAt) || clickedAt < 0 || clickedAt > MAX_CLICKED_AT) {
+      throw new RangeError('clickedAt must be a non-negative integer of epoch milliseconds');
+    }
+    // One buffer: context label ‖ version ‖ clickedAt ‖ token ‖ mac; the label is signed, not sent.
+    const start = CONTEXT.length;
+    const bodyEnd = start + HEADER_BYTES + token.length;
+    const buffer = new Uint8Array(bodyEnd + MAC_BYTES);
+    buffer.set(CONTEXT);
+    buffer[start] = CLICK_COOKIE_VERSION;
+    // 48-bit big-endian: high 16 bits, then low 32 (bitwise operators are 32-bit).
+    const view = new DataView(buffer.buffer);
+    view.setUint16(start + 1, Math.floor(clickedAt / 2 ** 32));
+    view.setUint32(start + 3, clickedAt % 2 ** 32);
+    for (let i = 0; i < token.length; i++) {
+      const code = token.charCodeAt(i);
+      // Tokens are ASCII by the token rules; anything else is a caller's bug, not a cookie to sign.
+      if (code > 0x7e) throw new RangeError('click token must be ASCII');
+      buffer[start + HEADER_BYTES + i] = code;
+    }
+    const finish = (mac: Uint8Array): string => {
+      buffer.set(mac, bodyEnd);
+      return encodeBase64Url(buffer.subarray(start));
+    };
+    const mac = signWithNewest(buffer.subarray(0, bodyEnd));
+    return mac instanceof Uint8Array ? finish(mac) : mac.then(finish);
+  }
 
   return {
     async encode(click) {
-      const { token, clickedAt } = click;
-      if (!Number.isSafeInteger(clickedAt) || clickedAt < 0 || clickedAt > MAX_CLICKED_AT) {
-        throw new RangeError('clickedAt must be a non-negative integer of epoch milliseconds');
-      }
-      // One buffer: context label ‖ version ‖ clickedAt ‖ token ‖ mac; the label is signed, not sent.
-      const start = CONTEXT.length;
-      const bodyEnd = start + HEADER_BYTES + token.length;
-      const buffer = new Uint8Array(bodyEnd + MAC_BYTES);
-      buffer.set(CONTEXT);
-      buffer[start] = CLICK_COOKIE_VERSION;
-      // 48-bit big-endian: high 16 bits, then low 32 (bitwise operators are 32-bit).
-      const view = new DataView(buffer.buffer);
-      view.setUint16(start + 1, Math.floor(clickedAt / 2 ** 32));
-      view.setUint32(start + 3, clickedAt % 2 ** 32);
-      for (let i = 0; i < token.length; i++) {
-        const code = token.charCodeAt(i);
-        // Tokens are ASCII by the token rules; anything else is a caller's bug, not a cookie to sign.
-        if (code > 0x7e) throw new RangeError('click token must be ASCII');
-        buffer[start + HEADER_BYTES + i] = code;
-      }
-      buffer.set(await signWithNewest(buffer.subarray(0, bodyEnd)), bodyEnd);
-      return encodeBase64Url(buffer.subarray(start));
+      return encodeNow(click);
     },
+    encodeNow,
 
     async decode(value, now) {
       const bytes = decodeBase64Url(value);
-      if (bytes === null || bytes.length < HEADER_BYTES + 1 + MAC_BYTES) return { ok: false, problem: 'malformed' };
+      if (bytes === null || bytes.length < HEADER_BYTES + 1 + MAC_BYTES)
+        return { ok: false, problem: 'malformed' };
       if (bytes[0] !== CLICK_COOKIE_VERSION) return { ok: false, problem: 'version' };
       const body = bytes.subarray(0, bytes.length - MAC_BYTES);
       const mac = bytes.subarray(bytes.length - MAC_BYTES);

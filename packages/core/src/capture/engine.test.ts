@@ -51,7 +51,9 @@ describe('click capture engine', () => {
     const { handle } = setup();
     const outcome = await handle(`/landing?utm_source=ad&click_token=${TOKEN}`);
     expect(await outcome.postback.click()).toEqual({ token: TOKEN, clickedAt: T0 });
-    expect(outcome.setCookie).toMatch(/^postback_click=[A-Za-z0-9_-]+; Max-Age=604800; Path=\/; HttpOnly; Secure; SameSite=Lax$/);
+    expect(outcome.setCookie).toMatch(
+      /^postback_click=[A-Za-z0-9_-]+; Max-Age=604800; Path=\/; HttpOnly; Secure; SameSite=Lax$/,
+    );
     expect(outcome.setCookie).not.toContain(TOKEN);
   });
 
@@ -83,7 +85,9 @@ describe('click capture engine', () => {
     const outcome = capture.handle(request, request) as CaptureOutcome;
     expect(outcome.setCookie).toBeNull();
     expect(await outcome.postback.click()).toBeNull();
-    expect(invalid).toEqual([{ source: 'url', param: 'click_token', reason: 'characters', value: '{click_token}' }]);
+    expect(invalid).toEqual([
+      { source: 'url', param: 'click_token', reason: 'characters', value: '{click_token}' },
+    ]);
   });
 
   it('accepts a list of parameter names and takes the first listed that holds a valid token', async () => {
@@ -140,12 +144,18 @@ describe('click capture engine', () => {
 
   it('finds the click in the store on another device by the visitor key', async () => {
     const store = createMemoryClickStore();
-    const { capture, advance } = setup({ store, key: (req) => new URL(req.url).searchParams.get('customer') });
+    const { capture, advance } = setup({
+      store,
+      key: (req) => new URL(req.url).searchParams.get('customer'),
+    });
     const phone = new Request(`https://shop.test/?customer=c1&click_token=${TOKEN}`);
     await capture.handle(phone, phone);
     advance(DAY_MS);
     const desktop = new Request('https://shop.test/checkout?customer=c1');
-    expect(await (await capture.handle(desktop, desktop)).postback.click()).toEqual({ token: TOKEN, clickedAt: T0 });
+    expect(await (await capture.handle(desktop, desktop)).postback.click()).toEqual({
+      token: TOKEN,
+      clickedAt: T0,
+    });
     const stranger = new Request('https://shop.test/checkout?customer=c2');
     expect(await (await capture.handle(stranger, stranger)).postback.click()).toBeNull();
   });
@@ -158,7 +168,11 @@ describe('click capture engine', () => {
       const cookieOnly = setup();
       const landing = await cookieOnly.handle(`/?click_token=${TOKEN_2}`);
       const click = await (await handle('/', pair(landing.setCookie))).postback.click();
-      expect(click).toEqual(attribution === 'first' ? { token: TOKEN, clickedAt: T0 - DAY_MS } : { token: TOKEN_2, clickedAt: T0 });
+      expect(click).toEqual(
+        attribution === 'first'
+          ? { token: TOKEN, clickedAt: T0 - DAY_MS }
+          : { token: TOKEN_2, clickedAt: T0 },
+      );
     }
   });
 
@@ -175,14 +189,20 @@ describe('click capture engine', () => {
     const { handle, errors } = setup({ store: broken, key: () => 'c1' });
     const landing = await handle(`/?click_token=${TOKEN}`);
     expect(landing.setCookie).not.toBeNull();
-    expect(await (await handle('/', pair(landing.setCookie))).postback.click()).toEqual({ token: TOKEN, clickedAt: T0 });
+    expect(await (await handle('/', pair(landing.setCookie))).postback.click()).toEqual({
+      token: TOKEN,
+      clickedAt: T0,
+    });
     expect(errors).toHaveLength(2);
   });
 
   it('redirects a landing GET to the same URL without the token, with the cookie, when cleanUrl is on', async () => {
     const { handle } = setup({ cleanUrl: true, cleanUrlStatus: 303 });
     const outcome = await handle(`/shoes?size=42&click_token=${TOKEN}&color=red#reviews`);
-    expect(outcome.redirect).toEqual({ status: 303, location: 'https://shop.test/shoes?size=42&color=red#reviews' });
+    expect(outcome.redirect).toEqual({
+      status: 303,
+      location: 'https://shop.test/shoes?size=42&color=red#reviews',
+    });
     expect(outcome.setCookie).toMatch(/^postback_click=/);
     const post = await handle(`/shoes?click_token=${TOKEN}`, undefined, { method: 'POST' });
     expect(post.redirect).toBeNull();
@@ -198,7 +218,9 @@ describe('click capture engine', () => {
   it('writes Domain and leaves out Secure when configured for plain-http development', async () => {
     const { handle } = setup({ secure: false, cookieDomain: 'shop.test', cookieName: '__pb' });
     const outcome = await handle(`/?click_token=${TOKEN}`);
-    expect(outcome.setCookie).toMatch(/^__pb=[^;]+; Max-Age=604800; Path=\/; Domain=shop\.test; HttpOnly; SameSite=Lax$/);
+    expect(outcome.setCookie).toMatch(
+      /^__pb=[^;]+; Max-Age=604800; Path=\/; Domain=shop\.test; HttpOnly; SameSite=Lax$/,
+    );
   });
 
   it('survives hooks that throw', async () => {
@@ -215,7 +237,10 @@ describe('click capture engine', () => {
       store: createMemoryClickStore(),
     });
     expect(await (await handle('/?click_token=bad')).postback.click()).toBeNull();
-    expect(await (await handle(`/?click_token=${TOKEN}`)).postback.click()).toEqual({ token: TOKEN, clickedAt: T0 });
+    expect(await (await handle(`/?click_token=${TOKEN}`)).postback.click()).toEqual({
+      token: TOKEN,
+      clickedAt: T0,
+    });
   });
 
   it('never throws or rejects, whatever the URL and cookie header', async () => {

@@ -6,12 +6,18 @@
  * - no token in the URL, no click cookie, no store: two string searches and a shared constant result;
  *   synchronous, nothing allocated.
  * - a click cookie but no token: a small lazy object; the HMAC is verified only if the app reads the click.
- * - a landing (valid token in the URL): async — consent, sign, `Set-Cookie`, store, optional redirect.
+ * - a landing (valid token in the URL): sign, `Set-Cookie`, optional redirect — synchronous with a
+ *   synchronous HMAC and neither `consent` nor `store` nor first-click attribution; async otherwise.
  */
 import type { ClickStamp } from '../click.ts';
 import { createClickCookieCodec } from './cookie-codec.ts';
 import { cookieValues, serializeCookie } from './cookie-header.ts';
-import { type CaptureOptions, type CaptureRequest, type ResolvedCaptureOptions, resolveCaptureOptions } from './options.ts';
+import {
+  type CaptureOptions,
+  type CaptureRequest,
+  type ResolvedCaptureOptions,
+  resolveCaptureOptions,
+} from './options.ts';
 import { checkClickToken, findTokens, stripParams } from './token.ts';
 
 /**
@@ -47,8 +53,9 @@ export interface CaptureOutcome {
 /** A configured capture engine. Holds no secret in any enumerable property. */
 export interface ClickCapture<R = CaptureRequest> {
   /**
-   * Captures the click of one request. Synchronous when the URL carries no token (most requests), a
-   * promise otherwise; never throws or rejects because of request data.
+   * Captures the click of one request. Synchronous when the URL carries no token (most requests), and
+   * for landings when nothing needs awaiting; a promise otherwise. Never throws or rejects because of
+   * request data.
    *
    * @param request the URL, method and headers (a Fetch `Request` fits as it is).
    * @param context what the option hooks (`consent`, `key`, `onInvalid`, `onError`) receive: the framework's request.
@@ -65,7 +72,9 @@ const NOTHING: CaptureOutcome = Object.freeze({ postback: NO_CLICK, setCookie: n
 function cookieHeaderOf(request: CaptureRequest): string | undefined {
   const headers = request.headers as { get?: unknown; cookie?: unknown };
   const raw =
-    typeof headers.get === 'function' ? (headers.get as (name: string) => unknown).call(headers, 'cookie') : headers.cookie;
+    typeof headers.get === 'function'
+      ? (headers.get as (name: string) => unknown).call(headers, 'cookie')
+      : headers.cookie;
   if (typeof raw === 'string') return raw;
   return Array.isArray(raw) ? raw.join('; ') : undefined;
 }
@@ -174,7 +183,12 @@ export function createClickCapture<R = CaptureRequest>(options: CaptureOptions<R
     };
   }
 
-  async function land(request: CaptureRequest, context: R, landed: ClickStamp, header: string | undefined): Promise<CaptureOutcome> {
+  async function land(
+    request: CaptureRequest,
+    context: R,
+    landed: ClickStamp,
+    header: string | undefined,
+  ): Promise<CaptureOutcome> {
     const at = landed.clickedAt;
     let click = landed;
     let cookieKept = false;
@@ -184,7 +198,10 @@ export function createClickCapture<R = CaptureRequest>(options: CaptureOptions<R
       const key = store === undefined ? null : await keyOf(context);
       let storeHadClick = false;
       if (attribution === 'first') {
-        const [cookieClick, storeClick] = await Promise.all([fromCookie(header, context, at), fromStore(key, context, at)]);
+        const [cookieClick, storeClick] = await Promise.all([
+          fromCookie(header, context, at),
+          fromStore(key, context, at),
+        ]);
         storeHadClick = storeClick !== null;
         click = pick(pick(cookieClick, storeClick), landed) as ClickStamp;
         cookieKept = cookieClick !== null && cookieClick === click;
@@ -207,15 +224,46 @@ export function createClickCapture<R = CaptureRequest>(options: CaptureOptions<R
     } catch (error) {
       fail(error, context);
     }
-    const method = request.method ?? 'GET';
-    // Redirect only once the click is kept somewhere, else the clean URL would lose it.
-    const redirect: CaptureRedirect | null =
-      resolved.cleanUrl && (method === 'GET' || method === 'HEAD') && (setCookie !== null || cookieKept || stored)
-        ? { status: resolved.cleanUrlStatus, location: stripParams(request.url, params) }
-        : null;
+    const redirect = redirectFor(request, setCookie !== null || cookieKept || stored);
     const result = Promise.resolve<ClickStamp | null>(click);
     return { postback: { click: () => result }, setCookie, redirect };
   }
+
+  const redirectFor = (request: CaptureRequest, kept: boolean): CaptureRedirect | null => {
+    const method = request.method ?? 'GET';
+    // Redirect only once the click is kept somewhere, else the clean URL would lose it.
+    return resolved.cleanUrl && kept && (method === 'GET' || method === 'HEAD')
+      ? { status: resolved.cleanUrlStatus, location: stripParams(request.url, params) }
+      : null;
+  };
+
+  // The common configuration (last click, no consent hook, no store) needs no awaiting: with a
+  // synchronous HMAC the whole landing completes before the adapter calls the app.
+  const simpleLanding = attribution === 'last' && resolved.consent === undefined && store === undefined;
+  const landQuickly = (
+    request: CaptureRequest,
+    context: R,
+    click: ClickStamp,
+  ): CaptureOutcome | Promise<CaptureOutcome> => {
+    const maxAge = Math.floor(confirmWindowMs / 1000);
+    let clickPromise: Promise<ClickStamp | null> | undefined;
+    const postback: ClickContext = { click: () => (clickPromise ??= Promise.resolve(click)) };
+    const finish = (value: string): CaptureOutcome => ({
+      postback,
+      setCookie: serializeCookie(value, maxAge, resolved),
+      redirect: redirectFor(request, true),
+    });
+    const failed = (error: unknown): CaptureOutcome => {
+      fail(error, context);
+      return { postback, setCookie: null, redirect: null };
+    };
+    try {
+      const value = codec.encodeNow(click);
+      return typeof value === 'string' ? finish(value) : value.then(finish, failed);
+    } catch (error) {
+      return failed(error);
+    }
+  };
 
   function landedClick(url: string, context: R): ClickStamp | null {
     for (const found of findTokens(url, params)) {
@@ -223,7 +271,12 @@ export function createClickCapture<R = CaptureRequest>(options: CaptureOptions<R
       if (problem === null) return { token: found.value, clickedAt: now() };
       if (resolved.onInvalid) {
         const onInvalid = resolved.onInvalid;
-        const event = { source: 'url', param: found.param, reason: problem, value: found.value.slice(0, 256) } as const;
+        const event = {
+          source: 'url',
+          param: found.param,
+          reason: problem,
+          value: found.value.slice(0, 256),
+        } as const;
         report(() => onInvalid(event, context));
       }
     }
@@ -239,10 +292,13 @@ export function createClickCapture<R = CaptureRequest>(options: CaptureOptions<R
       for (const needle of needles) {
         if (!url.includes(needle)) continue;
         const landed = landedClick(url, context);
-        if (landed !== null) return land(request, context, landed, header);
+        if (landed !== null)
+          return simpleLanding
+            ? landQuickly(request, context, landed)
+            : land(request, context, landed, header);
         break;
       }
-      const hasCookie = header !== undefined && header.includes(cookieNeedle);
+      const hasCookie = header?.includes(cookieNeedle) === true;
       if (!hasCookie && store === undefined) return NOTHING;
       return { postback: lazy(hasCookie ? header : undefined, context), setCookie: null, redirect: null };
     },

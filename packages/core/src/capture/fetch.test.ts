@@ -8,30 +8,37 @@ const T0 = Date.UTC(2026, 0, 15, 12, 0, 0);
 
 describe('withPostback', () => {
   it('hands the click of a landing request to the handler and sets the cookie on its response', async () => {
-    const app = withPostback(
-      async (_request, postback) => Response.json({ click: await postback.click() }),
-      { secrets: [SECRET], now: () => T0 },
-    );
+    const app = withPostback(async (_request, postback) => Response.json({ click: await postback.click() }), {
+      secrets: [SECRET],
+      now: () => T0,
+    });
     const response = await app(new Request(`https://shop.test/?click_token=${TOKEN}`));
     expect(await response.json()).toEqual({ click: { token: TOKEN, clickedAt: T0 } });
     const cookie = response.headers.get('set-cookie') as string;
     expect(cookie).toMatch(/^postback_click=[^;]+; Max-Age=604800; Path=\/; HttpOnly; Secure; SameSite=Lax$/);
 
-    const later = await app(new Request('https://shop.test/checkout', { headers: { cookie: cookie.split(';')[0] as string } }));
+    const later = await app(
+      new Request('https://shop.test/checkout', { headers: { cookie: cookie.split(';')[0] as string } }),
+    );
     expect(await later.json()).toEqual({ click: { token: TOKEN, clickedAt: T0 } });
     expect(later.headers.get('set-cookie')).toBeNull();
   });
 
   it('passes the platform arguments (env, ctx) through after the click', async () => {
     const app = withPostback(
-      (_request, _postback, env: { name: string }, ctx: { id: number }) => new Response(`${env.name}:${ctx.id}`),
+      (_request, _postback, env: { name: string }, ctx: { id: number }) =>
+        new Response(`${env.name}:${ctx.id}`),
       { secrets: [SECRET] },
     );
-    expect(await (await app(new Request('https://shop.test/'), { name: 'prod' }, { id: 7 })).text()).toBe('prod:7');
+    expect(await (await app(new Request('https://shop.test/'), { name: 'prod' }, { id: 7 })).text()).toBe(
+      'prod:7',
+    );
   });
 
   it('sets the cookie even on a response whose headers are immutable', async () => {
-    const app = withPostback(() => Response.redirect('https://shop.test/elsewhere', 302), { secrets: [SECRET] });
+    const app = withPostback(() => Response.redirect('https://shop.test/elsewhere', 302), {
+      secrets: [SECRET],
+    });
     const response = await app(new Request(`https://shop.test/?click_token=${TOKEN}`));
     expect(response.status).toBe(302);
     expect(response.headers.get('location')).toBe('https://shop.test/elsewhere');

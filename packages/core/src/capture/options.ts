@@ -9,7 +9,12 @@ import { DEFAULT_CONFIRM_WINDOW_MS } from '../policy.ts';
 import type { CookieProblem, HmacSha256 } from './cookie-codec.ts';
 import { OptionsError } from '../errors.ts';
 import { MAX_CLICK_TOKEN_LENGTH } from '../queue/validation.ts';
-import { DEFAULT_CLICK_PARAM, DEFAULT_TOKEN_MAX_LENGTH, DEFAULT_TOKEN_MIN_LENGTH, type TokenProblem } from './token.ts';
+import {
+  DEFAULT_CLICK_PARAM,
+  DEFAULT_TOKEN_MAX_LENGTH,
+  DEFAULT_TOKEN_MIN_LENGTH,
+  type TokenProblem,
+} from './token.ts';
 
 /**
  * Name of the signed click cookie.
@@ -60,7 +65,9 @@ export interface CaptureRequest {
   /** HTTP method; the clean-URL redirect is only made for GET and HEAD. Absent means GET. */
   readonly method?: string | undefined;
   /** A `Headers`-like getter, or Node's lower-cased header record. Only `cookie` is read. */
-  readonly headers: { get(name: string): string | null | undefined } | Readonly<Record<string, string | string[] | undefined>>;
+  readonly headers:
+    | { get(name: string): string | null | undefined }
+    | Readonly<Record<string, string | string[] | undefined>>;
 }
 
 /**
@@ -146,7 +153,8 @@ const isBoolean = (v: unknown): string | null => (typeof v === 'boolean' ? null 
 const PARAM_NAME = /^[A-Za-z0-9._~-]{1,64}$/;
 // RFC 6265 cookie-name: an RFC 7230 token.
 const COOKIE_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]{1,64}$/;
-const DOMAIN = /^\.?[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*$/;
+const DOMAIN =
+  /^\.?[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*$/;
 
 /**
  * The capture options schema: per option its README type, default, description and check.
@@ -162,7 +170,9 @@ export const CAPTURE_OPTIONS_SCHEMA = {
     default: 'required',
     description: `HMAC-SHA256 secrets, newest first: sign with the first, verify with any (rotation). Each ≥ ${MIN_SECRET_LENGTH} characters.`,
     check: (v) =>
-      Array.isArray(v) && v.length > 0 && v.every((s) => typeof s === 'string' && s.length >= MIN_SECRET_LENGTH)
+      Array.isArray(v) &&
+      v.length > 0 &&
+      v.every((s) => typeof s === 'string' && s.length >= MIN_SECRET_LENGTH)
         ? null
         : `must be a non-empty array of strings of at least ${MIN_SECRET_LENGTH} characters`,
   },
@@ -172,7 +182,9 @@ export const CAPTURE_OPTIONS_SCHEMA = {
     description: 'Query parameter(s) carrying the click token; the first listed holding a valid token wins.',
     check: (v) => {
       const names = typeof v === 'string' ? [v] : v;
-      return Array.isArray(names) && names.length > 0 && names.every((n) => typeof n === 'string' && PARAM_NAME.test(n))
+      return Array.isArray(names) &&
+        names.length > 0 &&
+        names.every((n) => typeof n === 'string' && PARAM_NAME.test(n))
         ? null
         : 'must be a name (or non-empty array of names) of 1-64 characters A-Z a-z 0-9 - . _ ~';
     },
@@ -181,25 +193,33 @@ export const CAPTURE_OPTIONS_SCHEMA = {
     type: 'number',
     default: `${DEFAULT_TOKEN_MIN_LENGTH} (\`DEFAULT_TOKEN_MIN_LENGTH\`)`,
     description: 'Shortest token accepted. Tokens may use A-Z a-z 0-9 - . _ ~ (RFC 3986 unreserved).',
-    check: (v) => (isInt(v, 1, MAX_CLICK_TOKEN_LENGTH) ? null : `must be an integer from 1 to ${MAX_CLICK_TOKEN_LENGTH}`),
+    check: (v) =>
+      isInt(v, 1, MAX_CLICK_TOKEN_LENGTH) ? null : `must be an integer from 1 to ${MAX_CLICK_TOKEN_LENGTH}`,
   },
   tokenMaxLength: {
     type: 'number',
     default: `${DEFAULT_TOKEN_MAX_LENGTH} (\`DEFAULT_TOKEN_MAX_LENGTH\`)`,
     description: `Longest token accepted, at most ${MAX_CLICK_TOKEN_LENGTH} (what the outbox accepts).`,
-    check: (v) => (isInt(v, 1, MAX_CLICK_TOKEN_LENGTH) ? null : `must be an integer from 1 to ${MAX_CLICK_TOKEN_LENGTH}`),
+    check: (v) =>
+      isInt(v, 1, MAX_CLICK_TOKEN_LENGTH) ? null : `must be an integer from 1 to ${MAX_CLICK_TOKEN_LENGTH}`,
   },
   cookieName: {
     type: 'string',
     default: `\`'${DEFAULT_COOKIE_NAME}'\` (\`DEFAULT_COOKIE_NAME\`)`,
     description: 'Name of the signed cookie (use a `__Host-` prefix with `secure` and no `cookieDomain`).',
-    check: (v) => (typeof v === 'string' && COOKIE_NAME.test(v) ? null : 'must be a cookie name (RFC 6265 token, 1-64 characters)'),
+    check: (v) =>
+      typeof v === 'string' && COOKIE_NAME.test(v)
+        ? null
+        : 'must be a cookie name (RFC 6265 token, 1-64 characters)',
   },
   cookieDomain: {
     type: 'string',
     default: '— (host-only)',
     description: '`Domain` attribute, to share the cookie with subdomains.',
-    check: (v) => (typeof v === 'string' && v.length <= 253 && DOMAIN.test(v) ? null : 'must be a domain name such as example.com'),
+    check: (v) =>
+      typeof v === 'string' && v.length <= 253 && DOMAIN.test(v)
+        ? null
+        : 'must be a domain name such as example.com',
   },
   secure: {
     type: 'boolean',
@@ -222,7 +242,8 @@ export const CAPTURE_OPTIONS_SCHEMA = {
   consent: {
     type: '(request) => boolean \\| Promise<boolean>',
     default: 'always allowed',
-    description: 'May the cookie be set on this request? Without consent the click still serves this request and the store.',
+    description:
+      'May the cookie be set on this request? Without consent the click still serves this request and the store.',
     check: isFunction,
   },
   store: {
@@ -230,7 +251,9 @@ export const CAPTURE_OPTIONS_SCHEMA = {
     default: '—',
     description: 'Server-side store of clicks keyed by `key` (follows a shopper across devices).',
     check: (v) =>
-      typeof v === 'object' && v !== null && ['put', 'get'].every((m) => typeof (v as Record<string, unknown>)[m] === 'function')
+      typeof v === 'object' &&
+      v !== null &&
+      ['put', 'get'].every((m) => typeof (v as Record<string, unknown>)[m] === 'function')
         ? null
         : 'must be a ClickStore (an object with put and get)',
   },
@@ -243,7 +266,8 @@ export const CAPTURE_OPTIONS_SCHEMA = {
   cleanUrl: {
     type: 'boolean',
     default: '`false`',
-    description: 'Answer a landing GET/HEAD with a redirect to the same URL without the token, setting the cookie on it.',
+    description:
+      'Answer a landing GET/HEAD with a redirect to the same URL without the token, setting the cookie on it.',
     check: isBoolean,
   },
   cleanUrlStatus: {
@@ -273,7 +297,8 @@ export const CAPTURE_OPTIONS_SCHEMA = {
   hmac: {
     type: '(secret) => (data) => Uint8Array \\| Promise<Uint8Array>',
     default: 'Web Crypto; `node:crypto` in the Express and Koa adapters',
-    description: 'The HMAC-SHA256 implementation (all give the same MAC, so cookies move between edge and Node).',
+    description:
+      'The HMAC-SHA256 implementation (all give the same MAC, so cookies move between edge and Node).',
     check: isFunction,
   },
 } as const satisfies { [K in keyof CaptureOptions]-?: OptionSpec };

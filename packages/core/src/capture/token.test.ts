@@ -9,7 +9,12 @@ const tokenArb = fc.stringMatching(/^[A-Za-z0-9._~-]{16,256}$/);
 
 describe('click token', () => {
   it('accepts every token the sandbox issues ([A-Za-z0-9_-]{24,48})', () => {
-    fc.assert(fc.property(fc.stringMatching(/^[A-Za-z0-9_-]{24,48}$/), (token) => checkClickToken(token, RULES) === null));
+    fc.assert(
+      fc.property(
+        fc.stringMatching(/^[A-Za-z0-9_-]{24,48}$/),
+        (token) => checkClickToken(token, RULES) === null,
+      ),
+    );
   });
 
   it('refuses tokens that are too short, too long, or hold characters outside the unreserved set', () => {
@@ -22,8 +27,12 @@ describe('click token', () => {
   it('finds a token however its value is percent-encoded', () => {
     fc.assert(
       fc.property(tokenArb, fc.boolean(), (token, encodeAll) => {
-        const value = encodeAll ? [...token].map((c) => `%${c.charCodeAt(0).toString(16).padStart(2, '0')}`).join('') : token;
-        expect(findTokens(`/land?utm=x&click_token=${value}#frag`, ['click_token'])).toEqual([{ param: 'click_token', value: token }]);
+        const value = encodeAll
+          ? [...token].map((c) => `%${c.charCodeAt(0).toString(16).padStart(2, '0')}`).join('')
+          : token;
+        expect(findTokens(`/land?utm=x&click_token=${value}#frag`, ['click_token'])).toEqual([
+          { param: 'click_token', value: token },
+        ]);
       }),
     );
   });
@@ -37,31 +46,45 @@ describe('click token', () => {
   });
 
   it('never throws on malformed query strings', () => {
-    fc.assert(fc.property(fc.string({ unit: 'binary', maxLength: 300 }), (url) => Array.isArray(findTokens(url, ['click_token']))));
+    fc.assert(
+      fc.property(fc.string({ unit: 'binary', maxLength: 300 }), (url) =>
+        Array.isArray(findTokens(url, ['click_token'])),
+      ),
+    );
     const [found] = findTokens('/?click_token=%E0%A4%A_and_more_text', ['click_token']);
     expect(found?.param).toBe('click_token');
     expect(checkClickToken(found?.value ?? '', RULES)).toBe('characters');
   });
 
   it('strips only the token parameters and keeps every other byte of the URL', () => {
-    expect(stripParams('/land?a=%20x+y&click_token=abc&b=2#top', ['click_token'])).toBe('/land?a=%20x+y&b=2#top');
-    expect(stripParams('https://shop.test/land?click_token=abc', ['click_token'])).toBe('https://shop.test/land');
+    expect(stripParams('/land?a=%20x+y&click_token=abc&b=2#top', ['click_token'])).toBe(
+      '/land?a=%20x+y&b=2#top',
+    );
+    expect(stripParams('https://shop.test/land?click_token=abc', ['click_token'])).toBe(
+      'https://shop.test/land',
+    );
     expect(stripParams('/land?click%5Ftoken=abc&ct=1&ct=2', ['click_token', 'ct'])).toBe('/land');
     fc.assert(
-      fc.property(fc.array(fc.tuple(fc.stringMatching(/^[a-z]{1,5}$/), fc.stringMatching(/^[a-z0-9%+]{0,8}$/))), tokenArb, (pairs, token) => {
-        const others = pairs.filter(([name]) => name !== 'click_token').map(([n, v]) => `${n}=${v}`);
-        const url = `/p?${[...others, `click_token=${token}`].join('&')}`;
-        expect(stripParams(url, ['click_token'])).toBe(others.length > 0 ? `/p?${others.join('&')}` : '/p');
-      }),
+      fc.property(
+        fc.array(fc.tuple(fc.stringMatching(/^[a-z]{1,5}$/), fc.stringMatching(/^[a-z0-9%+]{0,8}$/))),
+        tokenArb,
+        (pairs, token) => {
+          const others = pairs.filter(([name]) => name !== 'click_token').map(([n, v]) => `${n}=${v}`);
+          const url = `/p?${[...others, `click_token=${token}`].join('&')}`;
+          expect(stripParams(url, ['click_token'])).toBe(others.length > 0 ? `/p?${others.join('&')}` : '/p');
+        },
+      ),
     );
   });
 });
 
 describe('base64url', () => {
   it('round-trips any bytes', () => {
-    fc.assert(fc.property(fc.uint8Array({ maxLength: 400 }), (bytes) => {
-      expect(decodeBase64Url(encodeBase64Url(bytes))).toEqual(bytes);
-    }));
+    fc.assert(
+      fc.property(fc.uint8Array({ maxLength: 400 }), (bytes) => {
+        expect(decodeBase64Url(encodeBase64Url(bytes))).toEqual(bytes);
+      }),
+    );
   });
 
   it('refuses text that is not the canonical encoding of some bytes', () => {

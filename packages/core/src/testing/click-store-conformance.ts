@@ -86,7 +86,9 @@ export function describeClickStore(name: string, factory: ClickStoreFactory): vo
       const store = await open();
       await store.put('visitor-1', click('tok_first_aaaaaaaaaaaaaaaaa', T0));
       await store.put('visitor-1', click('tok_second_bbbbbbbbbbbbbbbb', T0 + 60_000));
-      expect(await store.get('visitor-1', T0 + 120_000)).toEqual(click('tok_second_bbbbbbbbbbbbbbbb', T0 + 60_000));
+      expect(await store.get('visitor-1', T0 + 120_000)).toEqual(
+        click('tok_second_bbbbbbbbbbbbbbbb', T0 + 60_000),
+      );
     });
 
     it('keeps keys independent of each other', async () => {
@@ -155,7 +157,9 @@ export function describeClickStore(name: string, factory: ClickStoreFactory): vo
     it('keeps every click of many concurrent puts to different keys', async () => {
       const store = await open();
       const keys = Array.from({ length: 50 }, (_, i) => `visitor-${i}`);
-      await Promise.all(keys.map((key, i) => store.put(key, click(`tok_${String(i).padStart(24, '0')}`, T0 + i))));
+      await Promise.all(
+        keys.map((key, i) => store.put(key, click(`tok_${String(i).padStart(24, '0')}`, T0 + i))),
+      );
       const read = await Promise.all(keys.map((key) => store.get(key, T0 + 100)));
       expect(read).toEqual(keys.map((_, i) => click(`tok_${String(i).padStart(24, '0')}`, T0 + i)));
     });

@@ -1,0 +1,239 @@
+/**
+ * Benchmark: what click capture costs an Express 5 and a Koa 3 app, against the same app without the
+ * middleware, side by side in one run. Three kinds of request:
+ *   1. no token, no click cookie (most traffic)                target ratio >= 0.97
+ *   2. a valid signed click cookie, the app not reading it     target ratio >= 0.97 (verification is lazy)
+ *   3. a landing with a token: cookie signed and set           target Express >= 0.90, Koa >= 0.80
+ *
+ * Each server (bare or with capture) runs in its own child process so the load generator (autocannon, in
+ * this process) does not share its event loop. The machine is shared, so per kind the two servers are
+ * measured in ABBA order (repeated with --rounds) after a warm-up, each run bounded by time and by request count. Each child also
+ * reports its CPU time, giving CPU µs per request (the server's own cost, less sensitive to noise).
+ * Prints requests/s of both, and ratio = ours / bare for throughput and bare / ours for CPU per request.
+ *
+ *   node --conditions=@postback/source bench/capture.ts [--duration 2] [--rounds 1] [--connections 10]
+ */
+import { type ChildProcess, spawn } from 'node:child_process';
+import type { Server } from 'node:http';
+import { createRequire } from 'node:module';
+import { createInterface } from 'node:readline';
+import { parseArgs } from 'node:util';
+
+interface LoadResult {
+  requests: { total: number };
+  non2xx: number;
+  errors: number;
+}
+/** The slice of autocannon's API used here (it ships no types). */
+type Autocannon = (options: {
+  url: string;
+  connections: number;
+  duration: number;
+  maxOverallRequests: number;
+  headers: Record<string, string>;
+}) => Promise<LoadResult>;
+const autocannon = createRequire(import.meta.url)('autocannon') as Autocannon;
+
+const SECRET = 'bench-secret-0123456789-abcdefghijklmnop';
+const TOKEN = 'tok_4kQ9xZ7pLm2Rv8sWc1Ny3Bd';
+const MAX_REQUESTS_PER_RUN = 2_000_000;
+
+type Framework = 'express' | 'koa';
+type Variant = 'bare' | 'ours';
+
+/** Child mode: one app on an ephemeral port; prints the port, then answers CPU probes on stdin. */
+async function serve(framework: Framework, variant: Variant): Promise<void> {
+  let server: Server;
+  if (framework === 'express') {
+    const { default: express } = await import('express');
+    const { postback } = await import('@postback/express');
+    const app = express();
+    app.disable('x-powered-by');
+    if (variant === 'ours') app.use(postback({ secrets: [SECRET] }));
+    app.get('/{*path}', (_req, res) => {
+      res.send('ok');
+    });
+    server = app.listen(0, '127.0.0.1');
+  } else {
+    const { default: Koa } = await import('koa');
+    const { postback } = await import('@postback/koa');
+    const app = new Koa();
+    if (variant === 'ours') app.use(postback({ secrets: [SECRET] }));
+    app.use((ctx) => {
+      ctx.body = 'ok';
+    });
+    server = app.listen(0, '127.0.0.1');
+  }
+  await new Promise((resolve) => server.once('listening', resolve));
+  process.stdout.write(`${(server.address() as { port: number }).port}\n`);
+  createInterface({ input: process.stdin })
+    .on('line', () => {
+      const { user, system } = process.cpuUsage();
+      process.stdout.write(`${user + system}\n`);
+    })
+    .on('close', () => process.exit(0));
+}
+
+interface Child {
+  name: string;
+  url: string;
+  process: ChildProcess;
+  cpu(): Promise<number>;
+}
+
+function startChild(framework: Framework, variant: Variant): Promise<Child> {
+  const child = spawn(
+    process.execPath,
+    [...process.execArgv, import.meta.filename, '--serve', `${framework}:${variant}`],
+    {
+      stdio: ['pipe', 'pipe', 'inherit'],
+    },
+  );
+  const lines = createInterface({ input: child.stdout as NodeJS.ReadableStream });
+  const waiting: Array<(line: string) => void> = [];
+  lines.on('line', (line) => waiting.shift()?.(line));
+  const nextLine = () => new Promise<string>((resolve) => waiting.push(resolve));
+  return new Promise((resolve, reject) => {
+    child.once('exit', (code) =>
+      reject(new Error(`${framework} ${variant} server exited early with code ${code}`)),
+    );
+    nextLine().then((port) =>
+      resolve({
+        name: `${framework} ${variant}`,
+        url: `http://127.0.0.1:${port}`,
+        process: child,
+        cpu: async () => {
+          const answer = nextLine();
+          child.stdin?.write('cpu\n');
+          return Number(await answer);
+        },
+      }),
+    );
+  });
+}
+
+interface Scenario {
+  name: string;
+  path: string;
+  headers: Record<string, string>;
+  target: Record<Framework, number>;
+}
+
+interface Tally {
+  requests: number;
+  seconds: number;
+  cpuMicros: number;
+}
+
+async function run(
+  child: Child,
+  scenario: Scenario,
+  seconds: number,
+  connections: number,
+  tally?: Tally,
+): Promise<void> {
+  const cpuBefore = await child.cpu();
+  const started = performance.now();
+  const result = await autocannon({
+    url: child.url + scenario.path,
+    connections,
+    duration: seconds,
+    maxOverallRequests: MAX_REQUESTS_PER_RUN,
+    headers: scenario.headers,
+  });
+  if (result.non2xx > 0 || result.errors > 0) {
+    throw new Error(
+      `${child.name} ${scenario.name}: ${result.non2xx} non-2xx answers and ${result.errors} errors`,
+    );
+  }
+  if (tally === undefined) return;
+  tally.seconds += (performance.now() - started) / 1000;
+  tally.cpuMicros += (await child.cpu()) - cpuBefore;
+  tally.requests += result.requests.total;
+}
+
+async function main(): Promise<void> {
+  const { values } = parseArgs({
+    options: {
+      serve: { type: 'string' },
+      duration: { type: 'string', default: '2' },
+      rounds: { type: 'string', default: '1' },
+      connections: { type: 'string', default: '10' },
+    },
+  });
+  if (values.serve !== undefined) {
+    const [framework, variant] = values.serve.split(':') as [Framework, Variant];
+    return serve(framework, variant);
+  }
+  const seconds = Number(values.duration);
+  const rounds = Number(values.rounds);
+  const connections = Number(values.connections);
+  const { createClickCookieCodec, DEFAULT_CONFIRM_WINDOW_MS } = await import('@postback/core');
+  const codec = createClickCookieCodec({
+    secrets: [SECRET],
+    confirmWindowMs: DEFAULT_CONFIRM_WINDOW_MS,
+    tokenMinLength: 16,
+    tokenMaxLength: 256,
+  });
+  const cookie = await codec.encode({ token: TOKEN, clickedAt: Date.now() });
+  const scenarios: Scenario[] = [
+    {
+      name: 'no token',
+      path: '/products?page=2',
+      headers: { cookie: 'session=abc123' },
+      target: { express: 0.97, koa: 0.97 },
+    },
+    {
+      name: 'valid cookie, not read',
+      path: '/products?page=2',
+      headers: { cookie: `session=abc123; postback_click=${cookie}` },
+      target: { express: 0.97, koa: 0.97 },
+    },
+    {
+      name: 'landing (sign + set)',
+      path: `/landing?utm_source=ad&click_token=${TOKEN}`,
+      headers: {},
+      target: { express: 0.9, koa: 0.8 },
+    },
+  ];
+
+  console.log(
+    `capture bench: ${seconds}s per run, ${connections} connections, ABBA x${rounds} per scenario, Node ${process.version}`,
+  );
+  const results: string[] = [];
+  for (const framework of ['express', 'koa'] as const) {
+    const bare = await startChild(framework, 'bare');
+    const ours = await startChild(framework, 'ours');
+    try {
+      for (const scenario of scenarios) {
+        await run(bare, scenario, 1, connections);
+        await run(ours, scenario, 1, connections);
+        const tallies = {
+          bare: { requests: 0, seconds: 0, cpuMicros: 0 },
+          ours: { requests: 0, seconds: 0, cpuMicros: 0 },
+        };
+        const order = Array.from({ length: rounds }, () => [bare, ours, ours, bare]).flat();
+        for (const child of order) {
+          await run(child, scenario, seconds, connections, child === bare ? tallies.bare : tallies.ours);
+        }
+        const rps = (t: Tally) => t.requests / t.seconds;
+        const cpuPerRequest = (t: Tally) => t.cpuMicros / t.requests;
+        const ratio = rps(tallies.ours) / rps(tallies.bare);
+        const cpuRatio = cpuPerRequest(tallies.bare) / cpuPerRequest(tallies.ours);
+        const target = scenario.target[framework];
+        const line =
+          `${framework.padEnd(7)} ${scenario.name.padEnd(24)} bare ${rps(tallies.bare).toFixed(0).padStart(6)} req/s, ` +
+          `ours ${rps(tallies.ours).toFixed(0).padStart(6)} req/s, ratio ${ratio.toFixed(3)} (target >= ${target.toFixed(2)}` +
+          `${ratio >= target ? '' : ', MISSED'}); CPU µs/req bare ${cpuPerRequest(tallies.bare).toFixed(1)}, ` +
+          `ours ${cpuPerRequest(tallies.ours).toFixed(1)}, ratio ${cpuRatio.toFixed(3)}`;
+        console.log(line);
+        results.push(line);
+      }
+    } finally {
+      bare.process.stdin?.end();
+      ours.process.stdin?.end();
+    }
+  }
+}
+
+await main();
