@@ -332,9 +332,11 @@ async function benchDelivery(): Promise<void> {
 async function main(): Promise<void> {
   const started = Date.now();
   try {
-    await benchEnqueue();
-    await benchClaimComplete();
-    await benchDelivery();
+    // POSTBACK_BENCH_PARTS=enqueue,claim,delivery runs a subset (all by default).
+    const parts = (process.env.POSTBACK_BENCH_PARTS ?? 'enqueue,claim,delivery').split(',');
+    if (parts.includes('enqueue')) await benchEnqueue();
+    if (parts.includes('claim')) await benchClaimComplete();
+    if (parts.includes('delivery')) await benchDelivery();
   } finally {
     for (const schema of schemas) await admin.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
     await admin.end();

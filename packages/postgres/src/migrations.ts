@@ -18,6 +18,9 @@ interface Migration {
 
 // Times are epoch milliseconds (bigint) rather than timestamptz because the clock is injected: tests and
 // the Dispatcher pass `now`, and the database's own clock must not disagree with it.
+// Indexes are few on purpose, since every enqueue writes each of them: `jobs_due` serves claims,
+// `jobs_dead` the dead-letter pages, `jobs_open` the operator's stats (oldest pending, and the nearest
+// deadline among the open backlog, found by scanning just that backlog).
 // `due_at` is derived by Postgres itself, so no code path can forget to maintain it: when `claim` may
 // take the row — `next_attempt_at` for a sendable pending job (a refund is sendable once it has a
 // deadline, i.e. its confirmation was delivered), the lease expiry for an inflight one, never otherwise.
@@ -58,8 +61,7 @@ CREATE TABLE {s}.jobs (
 );
 CREATE INDEX jobs_due ON {s}.jobs (due_at, id) WHERE due_at IS NOT NULL;
 CREATE INDEX jobs_dead ON {s}.jobs (id) WHERE state = 'dead';
-CREATE INDEX jobs_open_deadline ON {s}.jobs (deadline) WHERE state IN ('pending', 'inflight');
-CREATE INDEX jobs_pending_created ON {s}.jobs (created_at) WHERE state = 'pending';
+CREATE INDEX jobs_open ON {s}.jobs (state, created_at) WHERE state IN ('pending', 'inflight');
 CREATE SEQUENCE {s}.lease_tokens;
 CREATE TABLE {s}.clicks (
   key text PRIMARY KEY,
