@@ -101,9 +101,11 @@ const COLUMNS =
 /**
  * The claim, in one statement: up to `limit` due jobs — pending ones whose `next_attempt_at` has come (the
  * partial index `jobs_due` holds only those with a deadline, so refunds waiting for their confirmation
- * are never even read), and inflight ones whose lease ran out — oldest due first, become inflight with a
- * fresh random lease token and one more attempt. The NOT EXISTS re-checks the refund-ordering rule at the
- * moment of the claim, whatever the deadline says.
+ * are never even read), and inflight ones whose lease ran out — oldest `next_attempt_at` first, then oldest
+ * job (the order of the memory outbox; the index gives it without sorting the backlog) — become inflight with a
+ * fresh random lease token and one more attempt. The NOT EXISTS checks keep the refund-ordering rule at the
+ * moment of the claim for both kinds of candidates (a refund given its campaign may exist before its
+ * order's confirm is enqueued; from then on it waits for that confirm, even with an expired lease).
  */
 const CLAIM_SQL = `
   UPDATE jobs
@@ -121,16 +123,19 @@ const CLAIM_SQL = `
             AND (j.kind = 'confirm' OR NOT EXISTS (
                   SELECT 1 FROM jobs AS c
                    WHERE c.order_id = j.order_id AND c.kind = 'confirm' AND c.state IN ('pending', 'inflight')))
-          ORDER BY j.next_attempt_at
+          ORDER BY j.next_attempt_at, j.id
           LIMIT :limit)
        UNION ALL
        SELECT id, due FROM (
-         SELECT id, lease_expires_at AS due
-           FROM jobs INDEXED BY jobs_lease
-          WHERE state = 'inflight' AND lease_expires_at <= :now
-          ORDER BY lease_expires_at
+         SELECT l.id, l.next_attempt_at AS due
+           FROM jobs AS l INDEXED BY jobs_lease
+          WHERE l.state = 'inflight' AND l.lease_expires_at <= :now
+            AND (l.kind = 'confirm' OR NOT EXISTS (
+                  SELECT 1 FROM jobs AS c
+                   WHERE c.order_id = l.order_id AND c.kind = 'confirm' AND c.state IN ('pending', 'inflight')))
+          ORDER BY l.next_attempt_at, l.id
           LIMIT :limit)
-       ORDER BY due
+       ORDER BY due, id
        LIMIT :limit))
   RETURNING *`;
 

@@ -204,6 +204,19 @@ describe('a refund never overtakes its confirmation', () => {
     expect(confirm?.kind).toBe('confirm');
   });
 
+  it('is not reclaimed after its lease ran out while a confirm of its order has been enqueued since', async () => {
+    const outbox = open();
+    // A reversal given its campaign (its confirmation went out elsewhere) is claimable at once …
+    await outbox.refund({ orderId: 'ord_late_confirm', campaignId: 'cmp_5' });
+    const [refund] = await outbox.claim({ now: t, limit: 10, leaseMs: LEASE });
+    expect(refund?.kind).toBe('refund');
+    // … then a confirm of the same order arrives, and the refund's worker dies.
+    await outbox.confirm({ orderId: 'ord_late_confirm', valueMicros: 1, click: click() });
+    t += LEASE;
+    const next = await outbox.claim({ now: t, limit: 10, leaseMs: LEASE });
+    expect(next.map((j) => j.kind)).toEqual(['confirm']);
+  });
+
   it('is cancelled when its confirmation ends dead', async () => {
     const outbox = open();
     await outbox.confirm({ orderId: 'ord_dead', valueMicros: 10, click: click() });
