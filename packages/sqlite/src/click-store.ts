@@ -20,6 +20,11 @@ import { migrate } from './schema.ts';
 /**
  * Longest key accepted (a visitor id, customer id or hash of one).
  * @defaultValue 255
+ *
+ * @example
+ * ```ts
+ * await clicks.put(customerId.slice(0, MAX_CLICK_KEY_LENGTH), click);
+ * ```
  */
 export const MAX_CLICK_KEY_LENGTH = 255;
 

@@ -7,7 +7,14 @@ import { closeSync, fdatasync, openSync } from 'node:fs';
 import { DatabaseSync } from 'node:sqlite';
 import { migrate } from './schema.ts';
 
-/** Durability levels of the options (see `DEFAULT_SYNCHRONOUS`). */
+/**
+ * Durability levels of the options (see `DEFAULT_SYNCHRONOUS`).
+ *
+ * @example
+ * ```ts
+ * const level: SynchronousOption = 'full-async';
+ * ```
+ */
 export type SynchronousOption = 'full' | 'extra' | 'normal' | 'full-async';
 
 /** How to open a file: see the options of `createSqliteOutbox`. */
@@ -51,7 +58,14 @@ export function openDatabase(filename: string, options: OpenDatabaseOptions): Da
   }
 }
 
-/** What the connection actually runs with, read back from SQLite (not from our options). */
+/**
+ * What the connection actually runs with, read back from SQLite (not from our options).
+ *
+ * @example
+ * ```ts
+ * if (!outbox.durability.durableOnResolve) console.warn('enqueues may be lost on power loss');
+ * ```
+ */
 export interface Durability {
   journalMode: string;
   /** SQLite's own `synchronous` level. */

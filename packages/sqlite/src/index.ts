@@ -3,7 +3,8 @@
  * (`node:sqlite`, WAL, `synchronous=FULL`, group commit).
  */
 
-export { createSqliteClickStore, type SqliteClickStore } from './click-store.ts';
+export { createSqliteClickStore, MAX_CLICK_KEY_LENGTH, type SqliteClickStore } from './click-store.ts';
+export type { Durability, SynchronousOption } from './database.ts';
 export {
   DEFAULT_BUSY_TIMEOUT_MS,
   DEFAULT_LIST_DEAD_LIMIT,
