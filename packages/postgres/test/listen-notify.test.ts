@@ -30,6 +30,14 @@ afterEach(async () => {
   await drop();
 });
 
+async function waitFor(check: () => Promise<boolean>, ms = 5000): Promise<void> {
+  const until = Date.now() + ms;
+  while (!(await check())) {
+    if (Date.now() > until) throw new Error('condition not met in time');
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
 /** Resolves with true when `count` wake-ups arrived within `ms`, false otherwise. */
 function wakes(
   count: number,
@@ -157,6 +165,30 @@ describe('subscribe', () => {
     expect(wakeTimes.length).toBeLessThan(40);
     expect(await worker.claim({ now: Date.now(), limit: 100, leaseMs: 30_000 })).toHaveLength(40);
     stop();
+  });
+
+  it('gives its listening connection back when the last subscriber leaves, and on close', async () => {
+    const listening = async () =>
+      Number(
+        (
+          await pool.query('SELECT count(*)::int AS n FROM pg_stat_activity WHERE query = $1', [
+            `LISTEN "postback_${schema}"`,
+          ])
+        ).rows[0].n,
+      );
+    const a = worker.subscribe(() => {});
+    const b = worker.subscribe(() => {});
+    await a.ready;
+    expect(await listening()).toBe(1); // one connection, however many subscribers
+    a();
+    expect(await listening()).toBe(1);
+    b();
+    await waitFor(async () => (await listening()) === 0);
+    const c = worker.subscribe(() => {});
+    await c.ready;
+    expect(await listening()).toBe(1);
+    await worker.close();
+    await waitFor(async () => (await listening()) === 0);
   });
 
   it('stops calling a subscriber that unsubscribed', async () => {
