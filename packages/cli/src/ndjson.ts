@@ -8,7 +8,6 @@
  * memory stays bounded whatever the file size.
  */
 import { createReadStream } from 'node:fs';
-import { createInterface } from 'node:readline';
 import type { Readable } from 'node:stream';
 import type { ConfirmInput, RefundInput } from '@postback/core';
 
@@ -108,15 +107,55 @@ export function parseJobLine(line: string): ParsedLine {
 }
 
 /**
- * Streams the lines of a file (or of `stdin` when `path` is `-`), one at a time, without reading the
- * whole file into memory. Handles `\n` and `\r\n`.
+ * Longest line accepted, in characters (1 Mi). A job line is a few hundred bytes; without a cap, a file with no newline
+ * would be read whole into memory. A longer line is yielded as {@link TOO_LONG} and reported as bad.
+ */
+export const MAX_LINE_LENGTH = 1_048_576;
+
+/** Stands for a line longer than {@link MAX_LINE_LENGTH} (its text is dropped as it streams by). */
+export const TOO_LONG = Symbol('line too long');
+
+/**
+ * Streams the lines of a file (or of `stdin` when `path` is `-`), one at a time, with the stream's own
+ * backpressure: at most one chunk and one partial line are held, whatever the file size. Handles `\n` and
+ * `\r\n`; a last line without a newline is yielded too.
  *
  * @example
  * ```ts
  * for await (const line of readLines('jobs.ndjson')) console.log(line);
  * ```
  */
-export function readLines(path: string, stdin: Readable = process.stdin): AsyncIterable<string> {
-  const input = path === '-' ? stdin : createReadStream(path, { encoding: 'utf8' });
-  return createInterface({ input, crlfDelay: Number.POSITIVE_INFINITY });
+export async function* readLines(
+  path: string,
+  stdin: Readable = process.stdin,
+): AsyncGenerator<string | typeof TOO_LONG> {
+  const input: AsyncIterable<string | Buffer> =
+    path === '-' ? stdin : createReadStream(path, { encoding: 'utf8' });
+  const decoder = new TextDecoder();
+  let partial = '';
+  let skipping = false;
+  for await (const chunk of input) {
+    const text = typeof chunk === 'string' ? chunk : decoder.decode(chunk, { stream: true });
+    let start = 0;
+    for (let end = text.indexOf('\n'); end !== -1; end = text.indexOf('\n', start)) {
+      const line = partial + text.slice(start, end);
+      partial = '';
+      start = end + 1;
+      if (skipping) {
+        skipping = false;
+        yield TOO_LONG;
+      } else {
+        yield line.endsWith('\r') ? line.slice(0, -1) : line;
+      }
+    }
+    if (!skipping) {
+      partial += text.slice(start);
+      if (partial.length > MAX_LINE_LENGTH) {
+        partial = '';
+        skipping = true;
+      }
+    }
+  }
+  if (skipping) yield TOO_LONG;
+  else if (partial !== '') yield partial.endsWith('\r') ? partial.slice(0, -1) : partial;
 }

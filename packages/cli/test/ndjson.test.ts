@@ -1,6 +1,7 @@
+import { Readable } from 'node:stream';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { parseClickedAt, parseJobLine } from '../src/ndjson.ts';
+import { MAX_LINE_LENGTH, parseClickedAt, parseJobLine, readLines, TOO_LONG } from '../src/ndjson.ts';
 
 const text = fc.string({ minLength: 1, maxLength: 40 }).filter((s) => s.trim() !== '');
 const micros = fc.integer({ min: 0, max: Number.MAX_SAFE_INTEGER });
@@ -192,5 +193,46 @@ describe('parseClickedAt', () => {
     expect(parseClickedAt('yesterday')).toBeNull();
     expect(parseClickedAt(-1)).toBeNull();
     expect(parseClickedAt(1.5)).toBeNull();
+  });
+});
+
+describe('readLines', () => {
+  const collect = async (chunks: string[]) => {
+    const out: Array<string | typeof TOO_LONG> = [];
+    for await (const line of readLines('-', Readable.from(chunks))) out.push(line);
+    return out;
+  };
+
+  it('yields the same lines however the input is cut into chunks, with \\n or \\r\\n endings', async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        fc.array(
+          fc.string({ maxLength: 30 }).map((s) => s.replace(/[\r\n]/g, '')),
+          { maxLength: 20 },
+        ),
+        fc.constantFrom('\n', '\r\n'),
+        fc.boolean(),
+        fc.array(fc.integer({ min: 1, max: 40 }), { minLength: 1, maxLength: 10 }),
+        async (lines, eol, trailing, cuts) => {
+          const text = lines.join(eol) + (trailing && lines.length > 0 ? eol : '');
+          const chunks: string[] = [];
+          for (let at = 0, i = 0; at < text.length; i++) {
+            const size = cuts[i % cuts.length] as number;
+            chunks.push(text.slice(at, at + size));
+            at += size;
+          }
+          // Line semantics: a final line ending adds no empty line; an empty input has no lines.
+          const expected = text === '' ? [] : text.split(eol);
+          if (text.endsWith(eol)) expected.pop();
+          expect(await collect(chunks)).toEqual(expected);
+        },
+      ),
+    );
+  });
+
+  it('replaces a line longer than the limit by a marker, without holding it, and goes on', async () => {
+    const long = 'x'.repeat(MAX_LINE_LENGTH + 10);
+    const chunks = ['{"a":1}\n', ...long.match(/.{1,65536}/gs)!, '\n{"b":2}\n'];
+    expect(await collect(chunks)).toEqual(['{"a":1}', TOO_LONG, '{"b":2}']);
   });
 });

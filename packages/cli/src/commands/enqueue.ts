@@ -18,7 +18,14 @@ import {
 } from '../args.ts';
 import { type CommandContext, defaultContext, openFromFlags } from '../context.ts';
 import type { Command } from '../main.ts';
-import { type JobLine, type LineError, parseJobLine, readLines } from '../ndjson.ts';
+import {
+  type JobLine,
+  type LineError,
+  MAX_LINE_LENGTH,
+  parseJobLine,
+  readLines,
+  TOO_LONG,
+} from '../ndjson.ts';
 
 const HELP = `Usage: postback enqueue (--db FILE | --pg URL | --sqs URL) --from FILE|- [--json]
 
@@ -37,7 +44,7 @@ Exit codes: 0 all lines enqueued (or already there), 1 some line was bad, 2 usag
 /** How many errors the JSON summary keeps (text mode streams every one to stderr). */
 export const MAX_REPORTED_ERRORS = 100;
 /** How many enqueues may be awaited at once: lets a group-committing store batch writes. */
-const WINDOW = 64;
+const WINDOW = 512;
 
 const NDJSON_FIELD_OF: Readonly<Record<string, string>> = {
   orderId: 'order_id',
@@ -125,6 +132,11 @@ export function createEnqueueCommand(
           let lineNo = 0;
           for await (const text of readLines(from, stdin)) {
             lineNo += 1;
+            if (text === TOO_LONG) {
+              summary.lines += 1;
+              report(lineNo, { field: null, message: `line longer than ${MAX_LINE_LENGTH} characters` });
+              continue;
+            }
             const parsed = parseJobLine(text);
             if (parsed.ok === 'skip') continue;
             summary.lines += 1;
