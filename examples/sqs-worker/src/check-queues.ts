@@ -9,7 +9,11 @@ import { readConfig } from './config.ts';
 
 if (import.meta.main) {
   const config = readConfig(process.env);
-  const outbox = createSqsOutbox({ queueUrl: config.queueUrl, deadLetterQueueUrl: config.deadLetterQueueUrl, onWarning: () => {} });
+  const outbox = createSqsOutbox({
+    queueUrl: config.queueUrl,
+    deadLetterQueueUrl: config.deadLetterQueueUrl,
+    onWarning: () => {},
+  });
   const warnings = await outbox.checkQueues();
   await outbox.close();
   for (const warning of warnings) console.log(`- ${warning}`);

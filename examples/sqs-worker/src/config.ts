@@ -25,7 +25,8 @@ export class ConfigError extends Error {
 
 function required(env: Record<string, string | undefined>, name: string): string {
   const value = env[name];
-  if (value === undefined || value.trim() === '') throw new ConfigError(`${name} is not set (see the README, step 4)`);
+  if (value === undefined || value.trim() === '')
+    throw new ConfigError(`${name} is not set (see the README, step 4)`);
   return value.trim();
 }
 
@@ -40,7 +41,9 @@ function required(env: Record<string, string | undefined>, name: string): string
 export function readConfig(env: Record<string, string | undefined>): ExampleConfig {
   const concurrency = Number(env.POSTBACK_CONCURRENCY ?? '8');
   if (!Number.isInteger(concurrency) || concurrency < 1 || concurrency > 256) {
-    throw new ConfigError(`POSTBACK_CONCURRENCY must be an integer from 1 to 256, got ${env.POSTBACK_CONCURRENCY}`);
+    throw new ConfigError(
+      `POSTBACK_CONCURRENCY must be an integer from 1 to 256, got ${env.POSTBACK_CONCURRENCY}`,
+    );
   }
   return {
     queueUrl: required(env, 'SQS_QUEUE_URL'),

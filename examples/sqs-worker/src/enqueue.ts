@@ -34,13 +34,23 @@ export async function enqueue(
     return 2;
   }
   const config = readConfig(env);
-  const outbox = createSqsOutbox({ queueUrl: config.queueUrl, deadLetterQueueUrl: config.deadLetterQueueUrl, ...outboxOptions });
+  const outbox = createSqsOutbox({
+    queueUrl: config.queueUrl,
+    deadLetterQueueUrl: config.deadLetterQueueUrl,
+    ...outboxOptions,
+  });
   try {
     if (kind === 'confirm') {
       const [value = '', token = '', clickedAtIso] = rest;
       const clickedAt = clickedAtIso === undefined ? Date.now() : Date.parse(clickedAtIso);
-      const { job } = await outbox.confirm({ orderId, valueMicros: toMicros(value), click: { token, clickedAt } });
-      print(`queued confirmation of ${job.orderId} (${job.valueMicros} micros), to be sent by ${new Date(job.deadline ?? 0).toISOString()}`);
+      const { job } = await outbox.confirm({
+        orderId,
+        valueMicros: toMicros(value),
+        click: { token, clickedAt },
+      });
+      print(
+        `queued confirmation of ${job.orderId} (${job.valueMicros} micros), to be sent by ${new Date(job.deadline ?? 0).toISOString()}`,
+      );
     } else {
       const result = await outbox.refund({ orderId, campaignId: rest[0] });
       print(`refund of ${orderId}: ${result.outcome}`);

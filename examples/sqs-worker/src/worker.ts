@@ -35,11 +35,14 @@ export async function startWorker(
   outboxOptions: Partial<SqsOutboxOptions> = {},
 ): Promise<RunningWorker> {
   const config = readConfig(env);
-  if (config.apiKey === undefined || config.apiKey === '') throw new ConfigError('POSTBACK_API_KEY is not set (see the README, step 4)');
+  if (config.apiKey === undefined || config.apiKey === '')
+    throw new ConfigError('POSTBACK_API_KEY is not set (see the README, step 4)');
   const outbox = createSqsOutbox({
     queueUrl: config.queueUrl,
     deadLetterQueueUrl: config.deadLetterQueueUrl,
     onWarning: (message) => log(`warning: ${message}`),
+    // Receive ahead of claims, so a free slot is filled without a round trip to SQS.
+    prefetch: Math.min(100, config.concurrency),
     ...outboxOptions,
   });
   // Reads the queues' attributes: fails fast on a wrong URL or missing permissions, warns on risky settings.
@@ -56,12 +59,20 @@ export async function startWorker(
     wake: () => () => outbox.interruptClaims(),
   });
   // One plain line per outcome: kind, order, reason. Never the whole job, never the key.
-  dispatcher.on('delivered', ({ job, campaignId }) => log(`delivered ${job.kind} ${job.orderId} (campaign ${campaignId ?? '?'})`));
-  dispatcher.on('retried', ({ job, reason, nextAttemptAt }) => log(`retry ${job.kind} ${job.orderId} at ${new Date(nextAttemptAt).toISOString()}: ${reason}`));
+  dispatcher.on('delivered', ({ job, campaignId }) =>
+    log(`delivered ${job.kind} ${job.orderId} (campaign ${campaignId ?? '?'})`),
+  );
+  dispatcher.on('retried', ({ job, reason, nextAttemptAt }) =>
+    log(`retry ${job.kind} ${job.orderId} at ${new Date(nextAttemptAt).toISOString()}: ${reason}`),
+  );
   dispatcher.on('dead', ({ job, reason }) => log(`dead ${job.kind} ${job.orderId}: ${reason}`));
   dispatcher.on('expired', ({ job, reason }) => log(`expired ${job.kind} ${job.orderId}: ${reason}`));
-  dispatcher.on('paused', ({ status, until }) => log(`paused until ${new Date(until).toISOString()}: the API key was refused (${status ?? 'no status'})`));
-  dispatcher.on('error', ({ during, error }) => log(`error during ${during}: ${error instanceof Error ? error.message : String(error)}`));
+  dispatcher.on('paused', ({ status, until }) =>
+    log(`paused until ${new Date(until).toISOString()}: the API key was refused (${status ?? 'no status'})`),
+  );
+  dispatcher.on('error', ({ during, error }) =>
+    log(`error during ${during}: ${error instanceof Error ? error.message : String(error)}`),
+  );
   dispatcher.start();
   log(`worker started on ${config.queueUrl.split('/').pop()} with concurrency ${config.concurrency}`);
   return {

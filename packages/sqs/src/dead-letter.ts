@@ -6,8 +6,13 @@
  * Messages moved by the queue's own redrive policy carry no attributes; they read as `dead` with a reason
  * saying so.
  */
-import { type Message, type MessageAttributeValue, ReceiveMessageCommand, type SQSClient } from '@aws-sdk/client-sqs';
-import { truncateReason, type EpochMs, type Job } from '@postback/core';
+import {
+  type Message,
+  type MessageAttributeValue,
+  ReceiveMessageCommand,
+  type SQSClient,
+} from '@aws-sdk/client-sqs';
+import { type EpochMs, type Job, truncateReason } from '@postback/core';
 import { MalformedMessageError } from './errors.ts';
 import { decodeJobBody, type JobBody } from './message-codec.ts';
 
@@ -45,7 +50,12 @@ const NOT_XML_CHAR = /[^\t\n\r\u0020-\uD7FF\uE000-\uFFFD\u{10000}-\u{10FFFF}]/gu
  * failureAttributes({ state: 'dead', reason: 'HTTP 422: unknown click', failedAt: now, attempts: 3 });
  * ```
  */
-export function failureAttributes(failure: { state: DeadLetterState; reason: string; failedAt: EpochMs; attempts: number }): Record<string, MessageAttributeValue> {
+export function failureAttributes(failure: {
+  state: DeadLetterState;
+  reason: string;
+  failedAt: EpochMs;
+  attempts: number;
+}): Record<string, MessageAttributeValue> {
   const reason = truncateReason(failure.reason).replace(NOT_XML_CHAR, '\uFFFD') || '(no reason given)';
   return {
     [STATE_ATTRIBUTE]: { DataType: 'String', StringValue: failure.state },
@@ -66,7 +76,10 @@ function numberAttribute(message: Message, name: string): number | undefined {
 }
 
 /** Builds the job a dead-letter body describes, in its final state. */
-export function deadJobOf(body: JobBody, failure: { state: DeadLetterState; reason: string; failedAt: EpochMs; attempts: number }): Job {
+export function deadJobOf(
+  body: JobBody,
+  failure: { state: DeadLetterState; reason: string; failedAt: EpochMs; attempts: number },
+): Job {
   const common = {
     id: body.id,
     orderId: body.orderId,
@@ -82,7 +95,13 @@ export function deadJobOf(body: JobBody, failure: { state: DeadLetterState; reas
     campaignId: body.campaignId,
   };
   return body.kind === 'confirm'
-    ? { ...common, kind: 'confirm', clickToken: body.clickToken, valueMicros: body.valueMicros, clickedAt: body.clickedAt }
+    ? {
+        ...common,
+        kind: 'confirm',
+        clickToken: body.clickToken,
+        valueMicros: body.valueMicros,
+        clickedAt: body.clickedAt,
+      }
     : { ...common, kind: 'refund' };
 }
 
@@ -92,18 +111,26 @@ export function readDeadLetter(message: Message): DeadLetter {
   const stateText = attribute(message, STATE_ATTRIBUTE);
   const state: DeadLetterState = stateText === 'expired' || stateText === 'cancelled' ? stateText : 'dead';
   const sentAt = Number(message.Attributes?.SentTimestamp ?? 0);
-  const failedAt = numberAttribute(message, FAILED_AT_ATTRIBUTE) ?? (Number.isSafeInteger(sentAt) ? sentAt : 0);
+  const failedAt =
+    numberAttribute(message, FAILED_AT_ATTRIBUTE) ?? (Number.isSafeInteger(sentAt) ? sentAt : 0);
   const reason =
     attribute(message, REASON_ATTRIBUTE) ??
     `moved to the dead-letter queue by the queue's redrive policy (received ${Number.isFinite(receiveCount) ? receiveCount : '?'} times)`;
-  const attempts = numberAttribute(message, ATTEMPTS_ATTRIBUTE) ?? (Number.isSafeInteger(receiveCount) ? receiveCount : 0);
+  const attempts =
+    numberAttribute(message, ATTEMPTS_ATTRIBUTE) ?? (Number.isSafeInteger(receiveCount) ? receiveCount : 0);
   let job: Job | null = null;
   try {
     job = deadJobOf(decodeJobBody(message.Body ?? ''), { state, reason, failedAt, attempts });
   } catch (err) {
     if (!(err instanceof MalformedMessageError)) throw err;
   }
-  return { messageId: message.MessageId ?? '', receiptHandle: message.ReceiptHandle ?? '', job, state, reason };
+  return {
+    messageId: message.MessageId ?? '',
+    receiptHandle: message.ReceiptHandle ?? '',
+    job,
+    state,
+    reason,
+  };
 }
 
 /**

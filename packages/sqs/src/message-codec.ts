@@ -64,7 +64,13 @@ export function encodeJobBody(job: Job): string {
   };
   const body =
     job.kind === 'confirm'
-      ? { ...common, kind: job.kind, clickToken: job.clickToken, valueMicros: job.valueMicros, clickedAt: job.clickedAt }
+      ? {
+          ...common,
+          kind: job.kind,
+          clickToken: job.clickToken,
+          valueMicros: job.valueMicros,
+          clickedAt: job.clickedAt,
+        }
       : { ...common, kind: job.kind };
   return JSON.stringify(body);
 }

@@ -42,7 +42,9 @@ export function createMicroBatcher<In, Out>(
     waiting = [];
     const run = handler(batch.map((entry) => entry.item)).then(
       (results) => {
-        batch.forEach((entry, i) => entry.resolve(results[i] as Out));
+        batch.forEach((entry, i) => {
+          entry.resolve(results[i] as Out);
+        });
       },
       (err: unknown) => {
         for (const entry of batch) entry.reject(err);

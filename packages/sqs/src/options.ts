@@ -17,6 +17,14 @@ import type { OrderLedger } from './order-ledger.ts';
 export const DEFAULT_WAIT_TIME_SECONDS = 20;
 
 /**
+ * Jobs a worker receives ahead of its claims, so a claim is served from memory instead of waiting a round
+ * trip to SQS. Each waits at most a quarter of the lease before it is given back to the queue. 0 turns
+ * prefetching off (every claim receives directly).
+ * @defaultValue 0
+ */
+export const DEFAULT_PREFETCH = 0;
+
+/**
  * How long `complete()` waits for more completions to share one `DeleteMessageBatch` (up to 10 entries).
  * @defaultValue 5
  */
@@ -66,7 +74,10 @@ export const DEFAULT_RETENTION_MARGIN_MS = DAY_MS;
 
 const nonNegativeMs = z.number().int().nonnegative().max(Number.MAX_SAFE_INTEGER);
 
-const queueUrl = z.url({ protocol: /^https?$/, error: 'expected a queue URL (https://sqs.<region>.amazonaws.com/<account>/<name>)' });
+const queueUrl = z.url({
+  protocol: /^https?$/,
+  error: 'expected a queue URL (https://sqs.<region>.amazonaws.com/<account>/<name>)',
+});
 
 /** Schema of {@link SqsOutboxOptions}. */
 export const sqsOutboxOptionsSchema = z
@@ -77,18 +88,25 @@ export const sqsOutboxOptionsSchema = z
     deadLetterQueueUrl: queueUrl.optional(),
     /** An `SQSClient` to use (not destroyed by `close()`). Default: one built from `clientConfig`. */
     client: z
-      .custom<SQSClient>((v) => typeof v === 'object' && v !== null && typeof (v as { send?: unknown }).send === 'function', {
-        message: 'expected an SQSClient',
-      })
+      .custom<SQSClient>(
+        (v) => typeof v === 'object' && v !== null && typeof (v as { send?: unknown }).send === 'function',
+        {
+          message: 'expected an SQSClient',
+        },
+      )
       .optional(),
     /** Configuration of the `SQSClient` built when `client` is not given (region, endpoint, credentials…). */
     clientConfig: z
-      .custom<SQSClientConfig>((v) => typeof v === 'object' && v !== null && !Array.isArray(v), { message: 'expected an SQSClientConfig object' })
+      .custom<SQSClientConfig>((v) => typeof v === 'object' && v !== null && !Array.isArray(v), {
+        message: 'expected an SQSClientConfig object',
+      })
       .optional(),
     /** Whether the queue is FIFO. @defaultValue inferred from the `.fifo` suffix of `queueUrl` */
     fifo: z.boolean().optional(),
     /** @defaultValue {@link DEFAULT_WAIT_TIME_SECONDS} */
     waitTimeSeconds: z.number().int().min(0).max(20).default(DEFAULT_WAIT_TIME_SECONDS),
+    /** @defaultValue {@link DEFAULT_PREFETCH} */
+    prefetch: z.number().int().min(0).max(100).default(DEFAULT_PREFETCH),
     /** @defaultValue {@link DEFAULT_DELETE_BATCH_WINDOW_MS} */
     deleteBatchWindowMs: z.number().int().min(0).max(1_000).default(DEFAULT_DELETE_BATCH_WINDOW_MS),
     /** @defaultValue {@link DEFAULT_MAX_BATCH_BYTES} */
@@ -117,14 +135,24 @@ export const sqsOutboxOptionsSchema = z
      */
     ledger: z
       .custom<OrderLedger>(
-        (v) => typeof v === 'object' && v !== null && typeof (v as OrderLedger).get === 'function' && typeof (v as OrderLedger).put === 'function',
+        (v) =>
+          typeof v === 'object' &&
+          v !== null &&
+          typeof (v as OrderLedger).get === 'function' &&
+          typeof (v as OrderLedger).put === 'function',
         { message: 'expected an OrderLedger { get(orderId), put(job) }' },
       )
       .optional(),
     /** Clock for `createdAt` of enqueued jobs. @defaultValue `Date.now` */
-    now: z.custom<() => number>((v) => typeof v === 'function', { message: 'expected a function returning epoch milliseconds' }).optional(),
+    now: z
+      .custom<() => number>((v) => typeof v === 'function', {
+        message: 'expected a function returning epoch milliseconds',
+      })
+      .optional(),
     /** Where non-fatal problems go (malformed messages, queue misconfiguration). @defaultValue `console.warn` */
-    onWarning: z.custom<(message: string) => void>((v) => typeof v === 'function', { message: 'expected a function' }).optional(),
+    onWarning: z
+      .custom<(message: string) => void>((v) => typeof v === 'function', { message: 'expected a function' })
+      .optional(),
   })
   .refine((o) => o.client === undefined || o.clientConfig === undefined, {
     message: 'give client or clientConfig, not both',

@@ -60,7 +60,10 @@ export function createMemoryOrderLedger(): OrderLedger {
     async get(orderId) {
       const confirm = confirms.get(orderId);
       const refund = refunds.get(orderId);
-      return { confirm: confirm === undefined ? null : structuredClone(confirm), refund: refund === undefined ? null : structuredClone(refund) };
+      return {
+        confirm: confirm === undefined ? null : structuredClone(confirm),
+        refund: refund === undefined ? null : structuredClone(refund),
+      };
     },
     async put(job) {
       if (job.kind === 'confirm') confirms.set(job.orderId, structuredClone(job));

@@ -47,7 +47,10 @@ export function messageSize(message: OutgoingMessage): number {
  * const { batches, tooLarge } = splitIntoBatches(messages, 262_144);
  * ```
  */
-export function splitIntoBatches(messages: readonly OutgoingMessage[], maxBytes: number): { batches: number[][]; tooLarge: number[] } {
+export function splitIntoBatches(
+  messages: readonly OutgoingMessage[],
+  maxBytes: number,
+): { batches: number[][]; tooLarge: number[] } {
   const batches: number[][] = [];
   const tooLarge: number[] = [];
   let current: number[] = [];
@@ -93,7 +96,11 @@ function describeError(err: unknown): string {
  * const id = await sendMessage(client, queueUrl, { body, attributes: {} });
  * ```
  */
-export async function sendMessage(client: SQSClient, queueUrl: string, message: OutgoingMessage): Promise<string> {
+export async function sendMessage(
+  client: SQSClient,
+  queueUrl: string,
+  message: OutgoingMessage,
+): Promise<string> {
   const { Id: _id, ...entry } = toEntry('single', message);
   const output = await client.send(new SendMessageCommand({ QueueUrl: queueUrl, ...entry }));
   return output.MessageId ?? '';
@@ -138,7 +145,11 @@ export async function sendMessageBatch(
         for (const failed of output.Failed ?? []) {
           const index = Number(failed.Id?.slice(1));
           if (!failed.SenderFault && !last) retry.push(index);
-          else outcomes[index] = { ok: false, error: `${failed.Code ?? 'Failed'}: ${failed.Message ?? 'no message'}` };
+          else
+            outcomes[index] = {
+              ok: false,
+              error: `${failed.Code ?? 'Failed'}: ${failed.Message ?? 'no message'}`,
+            };
         }
         remaining = retry;
       } catch (err) {

@@ -23,10 +23,18 @@ function queueNameOf(urlOrArn: string): string {
  */
 export async function checkQueueAttributes(
   client: SQSClient,
-  options: { queueUrl: string; deadLetterQueueUrl: string | undefined; fifo: boolean; policy: WindowPolicy; retentionMarginMs: number },
+  options: {
+    queueUrl: string;
+    deadLetterQueueUrl: string | undefined;
+    fifo: boolean;
+    policy: WindowPolicy;
+    retentionMarginMs: number;
+  },
 ): Promise<string[]> {
   const warnings: string[] = [];
-  const { Attributes: attrs = {} } = await client.send(new GetQueueAttributesCommand({ QueueUrl: options.queueUrl, AttributeNames: ['All'] }));
+  const { Attributes: attrs = {} } = await client.send(
+    new GetQueueAttributesCommand({ QueueUrl: options.queueUrl, AttributeNames: ['All'] }),
+  );
   const retention = Number(attrs.MessageRetentionPeriod ?? Number.NaN);
   const needed = Math.ceil((options.policy.confirmWindowMs + options.retentionMarginMs) / 1000);
   if (!Number.isFinite(retention) || retention < needed) {
@@ -40,13 +48,15 @@ export async function checkQueueAttributes(
   if (redrive === undefined || redrive === '') {
     warnings.push(
       `queue ${queueNameOf(options.queueUrl)} has no RedrivePolicy: a message that crashes every worker is received forever. ` +
-        'Set one with a maxReceiveCount above the dispatcher\'s attempts, pointing at the dead-letter queue.',
+        "Set one with a maxReceiveCount above the dispatcher's attempts, pointing at the dead-letter queue.",
     );
   } else if (options.deadLetterQueueUrl !== undefined) {
     try {
       const target = (JSON.parse(redrive) as { deadLetterTargetArn?: string }).deadLetterTargetArn ?? '';
       if (queueNameOf(target) !== queueNameOf(options.deadLetterQueueUrl)) {
-        warnings.push(`the RedrivePolicy of ${queueNameOf(options.queueUrl)} points at ${queueNameOf(target)}, not at the deadLetterQueueUrl ${queueNameOf(options.deadLetterQueueUrl)}`);
+        warnings.push(
+          `the RedrivePolicy of ${queueNameOf(options.queueUrl)} points at ${queueNameOf(target)}, not at the deadLetterQueueUrl ${queueNameOf(options.deadLetterQueueUrl)}`,
+        );
       }
     } catch {
       warnings.push(`the RedrivePolicy of ${queueNameOf(options.queueUrl)} is not valid JSON`);
@@ -54,13 +64,20 @@ export async function checkQueueAttributes(
   }
   const isFifo = attrs.FifoQueue === 'true';
   if (isFifo !== options.fifo) {
-    warnings.push(`queue ${queueNameOf(options.queueUrl)} is ${isFifo ? '' : 'not '}a FIFO queue, but the outbox treats it as ${options.fifo ? 'FIFO' : 'standard'}`);
+    warnings.push(
+      `queue ${queueNameOf(options.queueUrl)} is ${isFifo ? '' : 'not '}a FIFO queue, but the outbox treats it as ${options.fifo ? 'FIFO' : 'standard'}`,
+    );
   }
   if (options.deadLetterQueueUrl === undefined) {
-    warnings.push('no deadLetterQueueUrl: jobs that fail permanently cannot be dead-lettered with their reason, and malformed messages are only hidden');
+    warnings.push(
+      'no deadLetterQueueUrl: jobs that fail permanently cannot be dead-lettered with their reason, and malformed messages are only hidden',
+    );
   } else {
     const { Attributes: dlq = {} } = await client.send(
-      new GetQueueAttributesCommand({ QueueUrl: options.deadLetterQueueUrl, AttributeNames: ['MessageRetentionPeriod'] }),
+      new GetQueueAttributesCommand({
+        QueueUrl: options.deadLetterQueueUrl,
+        AttributeNames: ['MessageRetentionPeriod'],
+      }),
     );
     const dlqRetention = Number(dlq.MessageRetentionPeriod ?? Number.NaN);
     if (Number.isFinite(retention) && Number.isFinite(dlqRetention) && dlqRetention < retention) {

@@ -27,12 +27,16 @@ export function isStaleHandleError(errOrCode: unknown): boolean {
   if (typeof errOrCode === 'string') return STALE_HANDLE_CODES.has(errOrCode);
   if (typeof errOrCode !== 'object' || errOrCode === null) return false;
   const { name, Code } = errOrCode as { name?: unknown; Code?: unknown };
-  return (typeof name === 'string' && STALE_HANDLE_CODES.has(name)) || (typeof Code === 'string' && STALE_HANDLE_CODES.has(Code));
+  return (
+    (typeof name === 'string' && STALE_HANDLE_CODES.has(name)) ||
+    (typeof Code === 'string' && STALE_HANDLE_CODES.has(Code))
+  );
 }
 
 function chunks<T>(items: readonly T[]): T[][] {
   const out: T[][] = [];
-  for (let i = 0; i < items.length; i += SQS_MAX_BATCH_ENTRIES) out.push(items.slice(i, i + SQS_MAX_BATCH_ENTRIES));
+  for (let i = 0; i < items.length; i += SQS_MAX_BATCH_ENTRIES)
+    out.push(items.slice(i, i + SQS_MAX_BATCH_ENTRIES));
   return out;
 }
 
@@ -47,11 +51,18 @@ export type EntryOutcome = 'ok' | 'stale' | { error: string };
  * const [outcome] = await deleteMessages(client, queueUrl, [job.lease.token]);
  * ```
  */
-export async function deleteMessages(client: SQSClient, queueUrl: string, handles: readonly string[]): Promise<EntryOutcome[]> {
+export async function deleteMessages(
+  client: SQSClient,
+  queueUrl: string,
+  handles: readonly string[],
+): Promise<EntryOutcome[]> {
   const outcomes: EntryOutcome[] = [];
   for (const chunk of chunks(handles)) {
     const output = await client.send(
-      new DeleteMessageBatchCommand({ QueueUrl: queueUrl, Entries: chunk.map((h, i) => ({ Id: `d${i}`, ReceiptHandle: h })) }),
+      new DeleteMessageBatchCommand({
+        QueueUrl: queueUrl,
+        Entries: chunk.map((h, i) => ({ Id: `d${i}`, ReceiptHandle: h })),
+      }),
     );
     outcomes.push(...entryOutcomes(chunk.length, 'd', output.Failed));
   }
@@ -77,7 +88,11 @@ export async function changeVisibility(
     const output = await client.send(
       new ChangeMessageVisibilityBatchCommand({
         QueueUrl: queueUrl,
-        Entries: chunk.map((h, i) => ({ Id: `v${i}`, ReceiptHandle: h, VisibilityTimeout: visibilityTimeout })),
+        Entries: chunk.map((h, i) => ({
+          Id: `v${i}`,
+          ReceiptHandle: h,
+          VisibilityTimeout: visibilityTimeout,
+        })),
       }),
     );
     outcomes.push(...entryOutcomes(chunk.length, 'v', output.Failed));
@@ -85,12 +100,18 @@ export async function changeVisibility(
   return outcomes;
 }
 
-function entryOutcomes(count: number, prefix: string, failed: ReadonlyArray<{ Id?: string; Code?: string; Message?: string }> | undefined): EntryOutcome[] {
+function entryOutcomes(
+  count: number,
+  prefix: string,
+  failed: ReadonlyArray<{ Id?: string; Code?: string; Message?: string }> | undefined,
+): EntryOutcome[] {
   const outcomes: EntryOutcome[] = new Array(count).fill('ok');
   for (const entry of failed ?? []) {
     const index = Number(entry.Id?.slice(prefix.length));
     if (!Number.isInteger(index) || index < 0 || index >= count) continue;
-    outcomes[index] = isStaleHandleError(entry.Code ?? '') ? 'stale' : { error: `${entry.Code ?? 'Failed'}: ${entry.Message ?? ''}` };
+    outcomes[index] = isStaleHandleError(entry.Code ?? '')
+      ? 'stale'
+      : { error: `${entry.Code ?? 'Failed'}: ${entry.Message ?? ''}` };
   }
   return outcomes;
 }

@@ -29,9 +29,9 @@ import {
 } from '@aws-sdk/client-sqs';
 import {
   type ConfirmJob,
+  completeJob,
   type EnqueueResult,
   type EpochMs,
-  completeJob,
   failJob,
   type Job,
   JobValidationError,
@@ -47,9 +47,13 @@ import {
   type StateCounts,
   validateRefundInput,
 } from '@postback/core';
-import { changeVisibility, deleteMessages, type EntryOutcome, isStaleHandleError } from './sqs-calls.ts';
-import type { OrderLedger } from './order-ledger.ts';
-import { type DeadLetter, type DeadLetterState, deadJobOf, failureAttributes, peekDeadLetters } from './dead-letter.ts';
+import {
+  type DeadLetter,
+  type DeadLetterState,
+  deadJobOf,
+  failureAttributes,
+  peekDeadLetters,
+} from './dead-letter.ts';
 import { MalformedMessageError, SqsOutboxError, SqsUnsupportedError } from './errors.ts';
 import {
   DEADLINE_ATTRIBUTE,
@@ -62,21 +66,33 @@ import {
 } from './message-codec.ts';
 import { createMicroBatcher } from './micro-batcher.ts';
 import { parseSqsOutboxOptions, type SqsOutboxOptions } from './options.ts';
+import type { OrderLedger } from './order-ledger.ts';
 import { type OutgoingMessage, sendMessage, sendMessageBatch } from './producer.ts';
 import { checkQueueAttributes } from './queue-checks.ts';
+import { changeVisibility, deleteMessages, type EntryOutcome, isStaleHandleError } from './sqs-calls.ts';
 import { leaseVisibilitySeconds, remainingVisibilitySeconds, retryVisibilitySeconds } from './visibility.ts';
 
+/** Most `ReceiveMessage` calls one claim makes at once (each returns at most ten messages). */
+const MAX_PARALLEL_RECEIVES = 5;
+
 /** The outcome of one input of {@link SqsOutbox.confirmMany}, in input order. */
-export type ConfirmManyResult = { ok: true; job: ConfirmJob; messageId: string } | { ok: false; error: Error };
+export type ConfirmManyResult =
+  | { ok: true; job: ConfirmJob; messageId: string }
+  | { ok: false; error: Error };
 
 /** What an SQS outbox can and cannot do, for the conformance suite and for callers that adapt. */
 export const SQS_OUTBOX_LIMITS = Object.freeze({
-  lookup: 'SQS has no lookup by id: get() finds only jobs in the dead-letter queue; getByOrder() answers only from the order ledger (last recorded state)',
-  cancelPending: 'a message cannot be taken out of an SQS queue by order: a refund is enqueued behind its confirmation instead of cancelling it',
-  duplicateDetection: 'without an order ledger, confirm() always reports created: true (SQS does not report FIFO deduplication and forgets after 5 minutes)',
-  uncountedAttempts: 'ApproximateReceiveCount only grows: release() and retry({ countAttempt: false }) still count the receive',
+  lookup:
+    'SQS has no lookup by id: get() finds only jobs in the dead-letter queue; getByOrder() answers only from the order ledger (last recorded state)',
+  cancelPending:
+    'a message cannot be taken out of an SQS queue by order: a refund is enqueued behind its confirmation instead of cancelling it',
+  duplicateDetection:
+    'without an order ledger, confirm() always reports created: true (SQS does not report FIFO deduplication and forgets after 5 minutes)',
+  uncountedAttempts:
+    'ApproximateReceiveCount only grows: release() and retry({ countAttempt: false }) still count the receive',
   retryError: 'SQS keeps no per-message state: the error of a retry is not stored',
-  exactStats: 'GetQueueAttributes counts are approximate; delayed retries count as inflight; delivered and cancelled jobs are not counted',
+  exactStats:
+    'GetQueueAttributes counts are approximate; delayed retries count as inflight; delivered and cancelled jobs are not counted',
 });
 
 /** An {@link Outbox} on SQS, plus batch enqueueing and queue checks. */
@@ -104,8 +120,11 @@ function isAbort(err: unknown): boolean {
 }
 
 function jobAttributes(job: Job): Record<string, MessageAttributeValue> {
-  const attributes: Record<string, MessageAttributeValue> = { [KIND_ATTRIBUTE]: { DataType: 'String', StringValue: job.kind } };
-  if (job.deadline !== null) attributes[DEADLINE_ATTRIBUTE] = { DataType: 'Number', StringValue: String(job.deadline) };
+  const attributes: Record<string, MessageAttributeValue> = {
+    [KIND_ATTRIBUTE]: { DataType: 'String', StringValue: job.kind },
+  };
+  if (job.deadline !== null)
+    attributes[DEADLINE_ATTRIBUTE] = { DataType: 'Number', StringValue: String(job.deadline) };
   return attributes;
 }
 
@@ -139,30 +158,50 @@ export function createSqsOutbox(input: SqsOutboxOptions): SqsOutbox {
   // When each held receipt handle was received: SQS's 12-hour visibility cap counts from there.
   const receivedAt = new Map<string, EpochMs>();
   let closed = false;
+  // Jobs received ahead of claims (option `prefetch`), with the time they were received.
+  let buffer: Array<{ job: Job; bufferedAt: EpochMs }> = [];
+  // The refill in flight, if any: a claim waits for it, or it would find the messages hidden by it.
+  let refilling: Promise<void> | null = null;
 
-  const deletes = createMicroBatcher<string, EntryOutcome>((handles) => deleteMessages(client, queueUrl, handles), {
-    maxSize: 10,
-    windowMs: options.deleteBatchWindowMs,
-  });
+  const deletes = createMicroBatcher<string, EntryOutcome>(
+    (handles) => deleteMessages(client, queueUrl, handles),
+    {
+      maxSize: 10,
+      windowMs: options.deleteBatchWindowMs,
+    },
+  );
 
   function messageFor(job: Job, deduplicationId?: string): OutgoingMessage {
     return {
       body: encodeJobBody(job),
       attributes: jobAttributes(job),
-      ...(fifo ? { groupId: messageGroupIdOf(job.orderId), deduplicationId: deduplicationId ?? deduplicationIdOf(job.kind, job.orderId) } : {}),
+      ...(fifo
+        ? {
+            groupId: messageGroupIdOf(job.orderId),
+            deduplicationId: deduplicationId ?? deduplicationIdOf(job.kind, job.orderId),
+          }
+        : {}),
     };
   }
 
   function requireDeadLetterQueue(operation: string): string {
     if (dlqUrl === undefined) {
-      throw new SqsOutboxError('configuration', `${operation} needs the deadLetterQueueUrl option (the queue dead jobs are moved to)`);
+      throw new SqsOutboxError(
+        'configuration',
+        `${operation} needs the deadLetterQueueUrl option (the queue dead jobs are moved to)`,
+      );
     }
     return dlqUrl;
   }
 
   /** Sends a message body to the dead-letter queue with its failure, then deletes it from `fromUrl`. */
   async function moveToDeadLetter(
-    message: { body: string; attributes: Record<string, MessageAttributeValue>; orderId: string | null; sourceId: string },
+    message: {
+      body: string;
+      attributes: Record<string, MessageAttributeValue>;
+      orderId: string | null;
+      sourceId: string;
+    },
     failure: { state: DeadLetterState; reason: string; failedAt: EpochMs; attempts: number },
     receiptHandle: string,
     fromUrl: string,
@@ -183,7 +222,12 @@ export function createSqsOutbox(input: SqsOutboxOptions): SqsOutbox {
   }
 
   /** Turns a received message into a claimed job, or handles it here (malformed, cancelled refund) and returns null. */
-  async function admit(message: Message, at: EpochMs, leaseMs: number, seenOrders: Set<string>): Promise<Job | 'later' | null> {
+  async function admit(
+    message: Message,
+    at: EpochMs,
+    leaseMs: number,
+    seenOrders: Set<string>,
+  ): Promise<Job | 'later' | null> {
     const handle = message.ReceiptHandle ?? '';
     const receiveCount = Number(message.Attributes?.ApproximateReceiveCount ?? 1);
     const attempts = Number.isSafeInteger(receiveCount) && receiveCount > 0 ? receiveCount : 1;
@@ -193,13 +237,22 @@ export function createSqsOutbox(input: SqsOutboxOptions): SqsOutbox {
     } catch (err) {
       if (!(err instanceof MalformedMessageError)) throw err;
       if (dlqUrl === undefined) {
-        warn(`message ${message.MessageId ?? '?'} is not a postback job (${err.message}); no deadLetterQueueUrl to move it to, so it is hidden for 12 hours`);
+        warn(
+          `message ${message.MessageId ?? '?'} is not a postback job (${err.message}); no deadLetterQueueUrl to move it to, so it is hidden for 12 hours`,
+        );
         await changeVisibility(client, queueUrl, [handle], remainingVisibilitySeconds(at, at));
         return null;
       }
-      warn(`message ${message.MessageId ?? '?'} is not a postback job (${err.message}); moved to the dead-letter queue`);
+      warn(
+        `message ${message.MessageId ?? '?'} is not a postback job (${err.message}); moved to the dead-letter queue`,
+      );
       await moveToDeadLetter(
-        { body: message.Body ?? '', attributes: {}, orderId: null, sourceId: message.MessageId ?? randomUUID() },
+        {
+          body: message.Body ?? '',
+          attributes: {},
+          orderId: null,
+          sourceId: message.MessageId ?? randomUUID(),
+        },
         { state: 'dead', reason: err.message, failedAt: at, attempts },
         handle,
         queueUrl,
@@ -225,17 +278,23 @@ export function createSqsOutbox(input: SqsOutboxOptions): SqsOutbox {
     if (body.kind === 'refund' && cancelReason === null && (campaignId === null || deadline === null)) {
       // FIFO order put this refund behind its confirmation, which has left the queue without a recorded
       // delivery: nothing is known to have been charged, and there is no campaign to reverse in.
-      cancelReason = 'cancelled: no delivered confirmation is recorded for this order, so nothing was charged';
+      cancelReason =
+        'cancelled: no delivered confirmation is recorded for this order, so nothing was charged';
     }
     if (body.kind === 'refund' && cancelReason !== null) {
+      const cancelled = deadJobOf(body, { state: 'cancelled', reason: cancelReason, failedAt: at, attempts });
       await moveToDeadLetter(
-        { body: message.Body ?? '', attributes: message.MessageAttributes ?? {}, orderId: body.orderId, sourceId: message.MessageId ?? body.id },
+        {
+          body: message.Body ?? '',
+          attributes: jobAttributes(cancelled),
+          orderId: body.orderId,
+          sourceId: message.MessageId ?? body.id,
+        },
         { state: 'cancelled', reason: cancelReason, failedAt: at, attempts },
         handle,
         queueUrl,
       );
-      const job = deadJobOf(body, { state: 'cancelled', reason: cancelReason, failedAt: at, attempts });
-      await ledger?.put(job);
+      await ledger?.put(cancelled);
       return null;
     }
     receivedAt.set(handle, at);
@@ -254,8 +313,100 @@ export function createSqsOutbox(input: SqsOutboxOptions): SqsOutbox {
       campaignId,
     };
     return body.kind === 'confirm'
-      ? { ...fields, kind: 'confirm', clickToken: body.clickToken, valueMicros: body.valueMicros, clickedAt: body.clickedAt }
+      ? {
+          ...fields,
+          kind: 'confirm',
+          clickToken: body.clickToken,
+          valueMicros: body.valueMicros,
+          clickedAt: body.clickedAt,
+        }
       : { ...fields, kind: 'refund' };
+  }
+
+  /**
+   * Receives up to `want` messages with up to five concurrent `ReceiveMessage` calls (SQS gives at most ten
+   * per call), admits them as jobs, and hands back a second message of an order received together with
+   * the first. `received` counts every message SQS returned.
+   */
+  async function receiveJobs(
+    want: number,
+    wait: number,
+    requestedAt: EpochMs,
+    leaseMs: number,
+    signal: AbortSignal,
+    receivedAtClock?: () => EpochMs,
+  ): Promise<{ jobs: Job[]; received: number; at: EpochMs }> {
+    const at = requestedAt;
+    const sizes = Array.from({ length: Math.ceil(want / 10) }, (_, i) => Math.min(10, want - i * 10));
+    const batches = await Promise.all(
+      sizes.map(async (size) => {
+        try {
+          const output = await client.send(
+            new ReceiveMessageCommand({
+              QueueUrl: queueUrl,
+              MaxNumberOfMessages: size,
+              VisibilityTimeout: leaseVisibilitySeconds(leaseMs, requestedAt, requestedAt),
+              WaitTimeSeconds: wait,
+              // The body holds the whole job; the attributes are for people reading the console.
+              MessageSystemAttributeNames: ['ApproximateReceiveCount'],
+            }),
+            { abortSignal: signal },
+          );
+          return output.Messages ?? [];
+        } catch (err) {
+          if (isAbort(err) || closed) return [];
+          throw err;
+        }
+      }),
+    );
+    const jobs: Job[] = [];
+    const seenOrders = new Set<string>();
+    const handBack: string[] = [];
+    let received = 0;
+    // A background receive may answer well after it was asked: its lease counts from the answer.
+    const admittedAt = receivedAtClock?.() ?? at;
+    for (const message of batches.flat()) {
+      received += 1;
+      const job = await admit(message, admittedAt, leaseMs, seenOrders);
+      if (job === 'later') handBack.push(message.ReceiptHandle ?? '');
+      else if (job !== null) jobs.push(job);
+    }
+    if (handBack.length > 0) await changeVisibility(client, queueUrl, handBack, 0);
+    return { jobs, received, at: admittedAt };
+  }
+
+  /**
+   * Takes up to `limit` prefetched jobs. A job that waited in the buffer longer than a quarter of the lease
+   * is given back to the queue instead: the Dispatcher renews a lease every third of it from the claim, so a
+   * job handed out with at least three quarters of its lease left is renewed in time.
+   */
+  function takeFromBuffer(at: EpochMs, limit: number, leaseMs: number): Job[] {
+    if (buffer.length === 0) return [];
+    const fresh = buffer.filter((entry) => at - entry.bufferedAt <= leaseMs / 4);
+    const stale = buffer.filter((entry) => at - entry.bufferedAt > leaseMs / 4).map((entry) => entry.job);
+    if (stale.length > 0) void outbox.release(stale, at).catch(() => {});
+    const taken = fresh.slice(0, limit);
+    buffer = fresh.slice(limit);
+    return taken.map((entry) => entry.job);
+  }
+
+  /** Receives ahead, in the background, so the next claim is served without a round trip to SQS. */
+  function refill(at: EpochMs, leaseMs: number): void {
+    if (refilling !== null || closed || buffer.length >= options.prefetch) return;
+    const signal = receives.signal;
+    // A short poll: a long one would hold messages while no claim asks for them. An empty answer (or an
+    // error) just leaves the next claim to receive directly, where errors are reported.
+    refilling = receiveJobs(options.prefetch - buffer.length, 0, at, leaseMs, signal, now)
+      .then(
+        async ({ jobs, at: receivedAt }) => {
+          if (closed || signal.aborted) await outbox.release(jobs, receivedAt);
+          else for (const job of jobs) buffer.push({ job, bufferedAt: receivedAt });
+        },
+        () => {},
+      )
+      .finally(() => {
+        refilling = null;
+      });
   }
 
   function receivedAtOf(job: Job, at: EpochMs): EpochMs {
@@ -266,7 +417,11 @@ export function createSqsOutbox(input: SqsOutboxOptions): SqsOutbox {
     if (job.lease === null) return false;
     try {
       await client.send(
-        new ChangeMessageVisibilityCommand({ QueueUrl: queueUrl, ReceiptHandle: job.lease.token, VisibilityTimeout: visibilityTimeout }),
+        new ChangeMessageVisibilityCommand({
+          QueueUrl: queueUrl,
+          ReceiptHandle: job.lease.token,
+          VisibilityTimeout: visibilityTimeout,
+        }),
       );
       return true;
     } catch (err) {
@@ -290,7 +445,13 @@ export function createSqsOutbox(input: SqsOutboxOptions): SqsOutbox {
   }
 
   async function giveBack(url: string, letters: readonly DeadLetter[]): Promise<void> {
-    if (letters.length > 0) await changeVisibility(client, url, letters.map((l) => l.receiptHandle), 0);
+    if (letters.length > 0)
+      await changeVisibility(
+        client,
+        url,
+        letters.map((l) => l.receiptHandle),
+        0,
+      );
   }
 
   const outbox: SqsOutbox = {
@@ -331,7 +492,13 @@ export function createSqsOutbox(input: SqsOutboxOptions): SqsOutbox {
         results[index] =
           outcome?.ok === true
             ? { ok: true, job, messageId: outcome.messageId }
-            : { ok: false, error: new SqsOutboxError('send-failed', `order ${job.orderId}: ${outcome?.error ?? 'not sent'}`) };
+            : {
+                ok: false,
+                error: new SqsOutboxError(
+                  'send-failed',
+                  `order ${job.orderId}: ${outcome?.error ?? 'not sent'}`,
+                ),
+              };
       });
       if (ledger !== undefined) {
         for (const result of results) if (result?.ok === true) await ledger.put(result.job);
@@ -349,20 +516,40 @@ export function createSqsOutbox(input: SqsOutboxOptions): SqsOutbox {
       const checked = validateRefundInput(refundInput);
       const at = now();
       const id = randomUUID();
-      const { confirm, refund: existing } = ledger === undefined ? { confirm: null, refund: null } : await ledger.get(checked.orderId);
+      const { confirm, refund: existing } =
+        ledger === undefined ? { confirm: null, refund: null } : await ledger.get(checked.orderId);
       let job: RefundJob;
       if (existing !== null) return { outcome: 'duplicate', job: existing };
-      if (confirm !== null && confirm.state !== 'delivered' && confirm.state !== 'expired' && confirm.state !== 'cancelled') {
+      if (
+        confirm !== null &&
+        confirm.state !== 'delivered' &&
+        confirm.state !== 'expired' &&
+        confirm.state !== 'cancelled'
+      ) {
         // The confirmation is still in the queue (or dead in the DLQ): SQS cannot take it out, so the
         // refund waits behind it in its FIFO group; the worker fills campaign and deadline from the ledger
         // once the confirmation is delivered, or cancels the refund if it never is.
         job = {
-          kind: 'refund', id, orderId: checked.orderId, state: 'pending', attempts: 0, createdAt: at, updatedAt: at,
-          nextAttemptAt: at, deadline: null, lastError: null, lease: null, deliveredAt: null, campaignId: checked.campaignId ?? null,
+          kind: 'refund',
+          id,
+          orderId: checked.orderId,
+          state: 'pending',
+          attempts: 0,
+          createdAt: at,
+          updatedAt: at,
+          nextAttemptAt: at,
+          deadline: null,
+          lastError: null,
+          lease: null,
+          deliveredAt: null,
+          campaignId: checked.campaignId ?? null,
         };
       } else {
         if (ledger === undefined && checked.campaignId === undefined) {
-          throw new JobValidationError('campaignId', 'is required on SQS unless an order ledger is configured: SQS cannot look up the confirmation');
+          throw new JobValidationError(
+            'campaignId',
+            'is required on SQS unless an order ledger is configured: SQS cannot look up the confirmation',
+          );
         }
         const planned = planRefund(checked, { now: at, id, policy, confirm, refund: null });
         if (planned.outcome !== 'enqueued') return planned;
@@ -375,40 +562,18 @@ export function createSqsOutbox(input: SqsOutboxOptions): SqsOutbox {
 
     async claim({ now: at, limit, leaseMs }) {
       if (closed || limit <= 0) return [];
-      const jobs: Job[] = [];
-      const seenOrders = new Set<string>();
-      const handBack: string[] = [];
+      if (refilling !== null) await refilling;
+      const jobs = takeFromBuffer(at, limit, leaseMs);
       let wait = options.waitTimeSeconds;
       const interrupted = receives.signal;
       while (jobs.length < limit && !closed && !interrupted.aborted) {
-        const want = Math.min(10, limit - jobs.length);
-        let messages: Message[];
-        try {
-          const output = await client.send(
-            new ReceiveMessageCommand({
-              QueueUrl: queueUrl,
-              MaxNumberOfMessages: want,
-              VisibilityTimeout: leaseVisibilitySeconds(leaseMs, at, at),
-              WaitTimeSeconds: wait,
-              MessageAttributeNames: ['All'],
-              MessageSystemAttributeNames: ['ApproximateReceiveCount', 'SentTimestamp'],
-            }),
-            { abortSignal: interrupted },
-          );
-          messages = output.Messages ?? [];
-        } catch (err) {
-          if (isAbort(err) || closed) break;
-          throw err;
-        }
-        for (const message of messages) {
-          const job = await admit(message, at, leaseMs, seenOrders);
-          if (job === 'later') handBack.push(message.ReceiptHandle ?? '');
-          else if (job !== null) jobs.push(job);
-        }
-        if (messages.length < want) break;
+        const want = Math.min(limit - jobs.length, MAX_PARALLEL_RECEIVES * 10);
+        const round = await receiveJobs(want, wait, at, leaseMs, interrupted);
+        jobs.push(...round.jobs);
+        if (round.received < want) break;
         wait = 0;
       }
-      if (handBack.length > 0) await changeVisibility(client, queueUrl, handBack, 0);
+      if (options.prefetch > 0) refill(at, leaseMs);
       return jobs;
     },
 
@@ -439,7 +604,10 @@ export function createSqsOutbox(input: SqsOutboxOptions): SqsOutbox {
       requireDeadLetterQueue('fail()');
       if (job.lease === null) return false;
       // Make sure we still hold the message (and keep holding it while we copy it) before copying it.
-      const held = await changeOne(job, Math.min(60, remainingVisibilitySeconds(result.now, receivedAtOf(job, result.now))));
+      const held = await changeOne(
+        job,
+        Math.min(60, remainingVisibilitySeconds(result.now, receivedAtOf(job, result.now))),
+      );
       if (!held) {
         forget(job);
         return false;
@@ -451,7 +619,8 @@ export function createSqsOutbox(input: SqsOutboxOptions): SqsOutbox {
         queueUrl,
       );
       forget(job);
-      if (typeof outcome === 'object') throw new SqsOutboxError('send-failed', `DeleteMessage failed: ${outcome.error}`);
+      if (typeof outcome === 'object')
+        throw new SqsOutboxError('send-failed', `DeleteMessage failed: ${outcome.error}`);
       if (outcome === 'ok') await ledger?.put(failJob(job, result));
       return outcome === 'ok';
     },
@@ -469,7 +638,11 @@ export function createSqsOutbox(input: SqsOutboxOptions): SqsOutbox {
     async get(id) {
       // SQS cannot look into a queue by id; the dead-letter queue can be scanned, which is what operators
       // need (`dlq replay --id`). A job that is not there reads as null, wherever else it may be.
-      if (dlqUrl === undefined) throw new SqsUnsupportedError('get()', 'SQS has no lookup by id; configure deadLetterQueueUrl to find dead jobs');
+      if (dlqUrl === undefined)
+        throw new SqsUnsupportedError(
+          'get()',
+          'SQS has no lookup by id; configure deadLetterQueueUrl to find dead jobs',
+        );
       const { url, letters } = await scanDeadLetters();
       try {
         return letters.find((letter) => letter.job?.id === id)?.job ?? null;
@@ -479,18 +652,31 @@ export function createSqsOutbox(input: SqsOutboxOptions): SqsOutbox {
     },
 
     async getByOrder(orderId) {
-      if (ledger === undefined) throw new SqsUnsupportedError('getByOrder()', 'SQS has no lookup by order; configure an order ledger');
+      if (ledger === undefined)
+        throw new SqsUnsupportedError(
+          'getByOrder()',
+          'SQS has no lookup by order; configure an order ledger',
+        );
       const { confirm, refund } = await ledger.get(orderId);
       return [confirm, refund].filter((job): job is Job => job !== null);
     },
 
     async stats(): Promise<OutboxStats> {
-      const names = ['ApproximateNumberOfMessages', 'ApproximateNumberOfMessagesNotVisible', 'ApproximateNumberOfMessagesDelayed'] as const;
-      const source = await client.send(new GetQueueAttributesCommand({ QueueUrl: queueUrl, AttributeNames: [...names] }));
-      const read = (attrs: Record<string, string> | undefined, name: string) => Number(attrs?.[name] ?? 0) || 0;
+      const names = [
+        'ApproximateNumberOfMessages',
+        'ApproximateNumberOfMessagesNotVisible',
+        'ApproximateNumberOfMessagesDelayed',
+      ] as const;
+      const source = await client.send(
+        new GetQueueAttributesCommand({ QueueUrl: queueUrl, AttributeNames: [...names] }),
+      );
+      const read = (attrs: Record<string, string> | undefined, name: string) =>
+        Number(attrs?.[name] ?? 0) || 0;
       let dead = 0;
       if (dlqUrl !== undefined) {
-        const dlq = await client.send(new GetQueueAttributesCommand({ QueueUrl: dlqUrl, AttributeNames: [...names] }));
+        const dlq = await client.send(
+          new GetQueueAttributesCommand({ QueueUrl: dlqUrl, AttributeNames: [...names] }),
+        );
         dead = names.reduce((sum, name) => sum + read(dlq.Attributes, name), 0);
       }
       const counts: StateCounts = {
@@ -510,7 +696,8 @@ export function createSqsOutbox(input: SqsOutboxOptions): SqsOutbox {
         const dead = letters
           .flatMap((letter) => (letter.job !== null && letter.state === 'dead' ? [letter.job] : []))
           .sort((a, b) => a.updatedAt - b.updatedAt || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
-        const start = listOptions.after === undefined ? 0 : dead.findIndex((job) => job.id === listOptions.after) + 1;
+        const start =
+          listOptions.after === undefined ? 0 : dead.findIndex((job) => job.id === listOptions.after) + 1;
         return dead.slice(start, start + (listOptions.limit ?? 100));
       } finally {
         await giveBack(url, letters);
@@ -534,8 +721,18 @@ export function createSqsOutbox(input: SqsOutboxOptions): SqsOutbox {
           if (next.state !== 'pending') {
             // Expired (deadline passed) or cancelled (the order was refunded meanwhile): recorded, not sent.
             await moveToDeadLetter(
-              { body: encodeJobBody(job), attributes: jobAttributes(job), orderId: job.orderId, sourceId: `${letter.messageId}:${next.state}` },
-              { state: next.state === 'expired' ? 'expired' : 'cancelled', reason: next.lastError ?? next.state, failedAt: at, attempts: job.attempts },
+              {
+                body: encodeJobBody(job),
+                attributes: jobAttributes(job),
+                orderId: job.orderId,
+                sourceId: `${letter.messageId}:${next.state}`,
+              },
+              {
+                state: next.state === 'expired' ? 'expired' : 'cancelled',
+                reason: next.lastError ?? next.state,
+                failedAt: at,
+                attempts: job.attempts,
+              },
               letter.receiptHandle,
               url,
             );
@@ -556,10 +753,19 @@ export function createSqsOutbox(input: SqsOutboxOptions): SqsOutbox {
     async purgeDead(purgeOptions = {}) {
       const { url, letters } = await scanDeadLetters();
       const wanted = purgeOptions.ids === undefined ? null : new Set(purgeOptions.ids);
-      const doomed = letters.filter((l) => l.state === 'dead' && (wanted === null || (l.job !== null && wanted.has(l.job.id))));
+      const doomed = letters.filter(
+        (l) => l.state === 'dead' && (wanted === null || (l.job !== null && wanted.has(l.job.id))),
+      );
       const kept = letters.filter((l) => !doomed.includes(l));
       try {
-        const outcomes = doomed.length === 0 ? [] : await deleteMessages(client, url, doomed.map((l) => l.receiptHandle));
+        const outcomes =
+          doomed.length === 0
+            ? []
+            : await deleteMessages(
+                client,
+                url,
+                doomed.map((l) => l.receiptHandle),
+              );
         return outcomes.filter((o) => o === 'ok').length;
       } finally {
         await giveBack(url, kept);
@@ -567,7 +773,13 @@ export function createSqsOutbox(input: SqsOutboxOptions): SqsOutbox {
     },
 
     async checkQueues() {
-      const warnings = await checkQueueAttributes(client, { queueUrl, deadLetterQueueUrl: dlqUrl, fifo, policy, retentionMarginMs: options.retentionMarginMs });
+      const warnings = await checkQueueAttributes(client, {
+        queueUrl,
+        deadLetterQueueUrl: dlqUrl,
+        fifo,
+        policy,
+        retentionMarginMs: options.retentionMarginMs,
+      });
       for (const warning of warnings) warn(warning);
       return warnings;
     },
@@ -575,12 +787,18 @@ export function createSqsOutbox(input: SqsOutboxOptions): SqsOutbox {
     interruptClaims() {
       receives.abort();
       receives = new AbortController();
+      const held = buffer.map((entry) => entry.job);
+      buffer = [];
+      if (held.length > 0) void outbox.release(held, now()).catch(() => {});
     },
 
     async close() {
       if (closed) return;
       closed = true;
       receives.abort();
+      const held = buffer.map((entry) => entry.job);
+      buffer = [];
+      if (held.length > 0) await outbox.release(held, now()).catch(() => {});
       await deletes.flush();
       if (ownsClient) client.destroy();
     },

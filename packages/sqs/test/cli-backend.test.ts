@@ -4,10 +4,11 @@
  * POSTBACK_SQS_DLQ_URL, and `dlq list` / `dlq replay` work on SQS through the Outbox methods.
  */
 // Relative imports, not '@postback/cli': the CLI depends on this package, and a dependency back would be a cycle.
-import type { CommandIo } from '../../cli/src/io.ts';
-import { main } from '../../cli/src/main.ts';
+
 import { afterEach, beforeEach, expect, test, vi } from 'vitest';
 import { open } from '../../cli/src/backends/sqs.ts';
+import type { CommandIo } from '../../cli/src/io.ts';
+import { main } from '../../cli/src/main.ts';
 import { FAKE_CREDENTIALS, type Harness, startHarness } from './harness.ts';
 
 let h: Harness;
@@ -26,7 +27,15 @@ afterEach(async () => {
 function captureIo(env: Record<string, string | undefined>): CommandIo & { out: string[]; err: string[] } {
   const out: string[] = [];
   const err: string[] = [];
-  return { out, err, stdout: (t) => out.push(t), stderr: (t) => err.push(t), env, isTTY: false, signal: new AbortController().signal };
+  return {
+    out,
+    err,
+    stdout: (t) => out.push(t),
+    stderr: (t) => err.push(t),
+    env,
+    isTTY: false,
+    signal: new AbortController().signal,
+  };
 }
 
 test('open() reaches the queue with the SDK’s credential chain and names it without secrets', async () => {
@@ -34,7 +43,11 @@ test('open() reaches the queue with the SDK’s credential chain and names it wi
   const backend = await open(h.queueUrl, { POSTBACK_SQS_DLQ_URL: h.dlqUrl });
   expect(backend.describe).toBe('sqs postback.fifo (dead letters: postback-dlq.fifo)');
   expect(backend.describe).not.toContain(FAKE_CREDENTIALS.secretAccessKey);
-  await backend.outbox.confirm({ orderId: 'A-1', valueMicros: 1, click: { token: 'tok_1', clickedAt: Date.now() - 1_000 } });
+  await backend.outbox.confirm({
+    orderId: 'A-1',
+    valueMicros: 1,
+    click: { token: 'tok_1', clickedAt: Date.now() - 1_000 },
+  });
   expect(h.sqs.messages(h.queueUrl)).toHaveLength(1);
   expect(h.sqs.count('GetQueueAttributes')).toBeGreaterThan(0);
   await backend.outbox.close();
@@ -51,7 +64,11 @@ test('open() prints the start-up warnings of a queue without a redrive policy', 
 test('postback dlq list and dlq replay --id work on SQS: the dead job goes back to the queue', async () => {
   h = startHarness();
   const outbox = h.outbox();
-  await outbox.confirm({ orderId: 'A-1', valueMicros: 1, click: { token: 'tok_1', clickedAt: h.sqs.now() - 1_000 } });
+  await outbox.confirm({
+    orderId: 'A-1',
+    valueMicros: 1,
+    click: { token: 'tok_1', clickedAt: h.sqs.now() - 1_000 },
+  });
   const [claimed] = await outbox.claim({ now: h.sqs.now(), limit: 1, leaseMs: 30_000 });
   await outbox.fail(claimed!, { now: h.sqs.now(), state: 'dead', reason: 'HTTP 422: click token unknown' });
   const env = { POSTBACK_SQS_DLQ_URL: h.dlqUrl };

@@ -7,15 +7,19 @@ import { inspect } from 'node:util';
 import { SQSClient } from '@aws-sdk/client-sqs';
 import { OptionsError } from '@postback/core';
 import { afterEach, describe, expect, test } from 'vitest';
-import { createSqsOutbox } from '../src/index.ts';
 import { REASON_ATTRIBUTE, STATE_ATTRIBUTE } from '../src/dead-letter.ts';
+import { createSqsOutbox } from '../src/index.ts';
 import { FAKE_CREDENTIALS, type Harness, startHarness } from './harness.ts';
 
 let h: Harness;
 afterEach(async () => h?.close());
 
 const HOUR = 3_600_000;
-const confirmInput = (orderId: string, at: number) => ({ orderId, valueMicros: 1_000, click: { token: `tok_${orderId}`, clickedAt: at - 60_000 } });
+const confirmInput = (orderId: string, at: number) => ({
+  orderId,
+  valueMicros: 1_000,
+  click: { token: `tok_${orderId}`, clickedAt: at - 60_000 },
+});
 
 describe('leases', () => {
   test('a message whose visibility ran out is delivered again, with one more attempt and a new receipt handle', async () => {
@@ -59,7 +63,9 @@ describe('leases', () => {
     await outbox.confirmMany(Array.from({ length: 10 }, (_, i) => confirmInput(`A-${i}`, h.sqs.now())));
     const jobs = await outbox.claim({ now: h.sqs.now(), limit: 10, leaseMs: 30_000 });
     expect(jobs).toHaveLength(10);
-    const done = await Promise.all(jobs.map((job) => outbox.complete(job, { now: h.sqs.now(), campaignId: 'cmp_1' })));
+    const done = await Promise.all(
+      jobs.map((job) => outbox.complete(job, { now: h.sqs.now(), campaignId: 'cmp_1' })),
+    );
     expect(done.every(Boolean)).toBe(true);
     expect(h.sqs.count('DeleteMessageBatch')).toBe(1);
     expect(h.sqs.messages(h.queueUrl)).toHaveLength(0);
@@ -71,7 +77,9 @@ describe('leases', () => {
     await outbox.confirm(confirmInput('A-1', h.sqs.now()));
     const jobs = await outbox.claim({ now: h.sqs.now(), limit: 1, leaseMs: 60_000 });
     await outbox.release(jobs, h.sqs.now());
-    expect((await outbox.claim({ now: h.sqs.now(), limit: 1, leaseMs: 60_000 })).map((j) => j.id)).toEqual(jobs.map((j) => j.id));
+    expect((await outbox.claim({ now: h.sqs.now(), limit: 1, leaseMs: 60_000 })).map((j) => j.id)).toEqual(
+      jobs.map((j) => j.id),
+    );
   });
 });
 
@@ -81,7 +89,9 @@ describe('retries', () => {
     const outbox = h.outbox();
     await outbox.confirm(confirmInput('A-1', h.sqs.now()));
     const [job] = await outbox.claim({ now: h.sqs.now(), limit: 1, leaseMs: 30_000 });
-    expect(await outbox.retry(job!, { now: h.sqs.now(), nextAttemptAt: h.sqs.now() + 90_000, error: 'HTTP 503' })).toBe(true);
+    expect(
+      await outbox.retry(job!, { now: h.sqs.now(), nextAttemptAt: h.sqs.now() + 90_000, error: 'HTTP 503' }),
+    ).toBe(true);
     h.sqs.advance(89_000);
     expect(await outbox.claim({ now: h.sqs.now(), limit: 1, leaseMs: 30_000 })).toEqual([]);
     h.sqs.advance(1_000);
@@ -94,7 +104,13 @@ describe('retries', () => {
     await outbox.confirm(confirmInput('A-1', h.sqs.now()));
     const [job] = await outbox.claim({ now: h.sqs.now(), limit: 1, leaseMs: 30_000 });
     h.sqs.advance(20_000);
-    expect(await outbox.retry(job!, { now: h.sqs.now(), nextAttemptAt: h.sqs.now() + 30 * HOUR, error: 'HTTP 503' })).toBe(true);
+    expect(
+      await outbox.retry(job!, {
+        now: h.sqs.now(),
+        nextAttemptAt: h.sqs.now() + 30 * HOUR,
+        error: 'HTTP 503',
+      }),
+    ).toBe(true);
     h.sqs.advance(12 * HOUR - 25_000);
     expect(await outbox.claim({ now: h.sqs.now(), limit: 1, leaseMs: 30_000 })).toEqual([]);
     h.sqs.advance(10_000);
@@ -106,7 +122,11 @@ describe('retries', () => {
     const outbox = h.outbox();
     const at = h.sqs.now();
     // Clicked so long ago that the deadline is 10 minutes away.
-    const { job: queued } = await outbox.confirm({ orderId: 'A-1', valueMicros: 1, click: { token: 'tok_x', clickedAt: at - 7 * 24 * HOUR + HOUR + 600_000 } });
+    const { job: queued } = await outbox.confirm({
+      orderId: 'A-1',
+      valueMicros: 1,
+      click: { token: 'tok_x', clickedAt: at - 7 * 24 * HOUR + HOUR + 600_000 },
+    });
     expect(queued.deadline).toBe(at + 600_000);
     const [job] = await outbox.claim({ now: at, limit: 1, leaseMs: 30_000 });
     await outbox.retry(job!, { now: at, nextAttemptAt: at + 6 * HOUR, error: 'HTTP 503' });
@@ -169,10 +189,23 @@ describe('failures', () => {
     const outbox = h.outbox();
     const { job } = await outbox.confirm(confirmInput('A-1', h.sqs.now()));
     const [claimed] = await outbox.claim({ now: h.sqs.now(), limit: 1, leaseMs: 30_000 });
-    expect(await outbox.fail(claimed!, { now: h.sqs.now(), state: 'dead', reason: 'HTTP 404: unknown click token' })).toBe(true);
+    expect(
+      await outbox.fail(claimed!, {
+        now: h.sqs.now(),
+        state: 'dead',
+        reason: 'HTTP 404: unknown click token',
+      }),
+    ).toBe(true);
     expect(h.sqs.messages(h.queueUrl)).toHaveLength(0);
     const dead = await outbox.listDead();
-    expect(dead).toEqual([expect.objectContaining({ id: job.id, state: 'dead', lastError: 'HTTP 404: unknown click token', attempts: 1 })]);
+    expect(dead).toEqual([
+      expect.objectContaining({
+        id: job.id,
+        state: 'dead',
+        lastError: 'HTTP 404: unknown click token',
+        attempts: 1,
+      }),
+    ]);
     // Listing gives the messages back: a second listing sees the same.
     expect((await outbox.listDead()).map((j) => j.id)).toEqual([job.id]);
   });
@@ -189,7 +222,11 @@ describe('failures', () => {
       h.sqs.advance(1_000);
     }
     const [dead] = await outbox.listDead();
-    expect(dead).toMatchObject({ orderId: 'A-1', state: 'dead', lastError: expect.stringMatching(/redrive policy/) });
+    expect(dead).toMatchObject({
+      orderId: 'A-1',
+      state: 'dead',
+      lastError: expect.stringMatching(/redrive policy/),
+    });
   });
 
   test('fail without a dead-letter queue is a configuration error, not a silent drop', async () => {
@@ -197,7 +234,9 @@ describe('failures', () => {
     const outbox = h.outbox({ deadLetterQueueUrl: undefined });
     await outbox.confirm(confirmInput('A-1', h.sqs.now()));
     const [claimed] = await outbox.claim({ now: h.sqs.now(), limit: 1, leaseMs: 30_000 });
-    await expect(outbox.fail(claimed!, { now: h.sqs.now(), state: 'dead', reason: 'x' })).rejects.toMatchObject({ code: 'configuration' });
+    await expect(
+      outbox.fail(claimed!, { now: h.sqs.now(), state: 'dead', reason: 'x' }),
+    ).rejects.toMatchObject({ code: 'configuration' });
     expect(h.sqs.messages(h.queueUrl)).toHaveLength(1);
   });
 });
@@ -211,7 +250,14 @@ describe('operations', () => {
     await outbox.fail(claimed!, { now: h.sqs.now(), state: 'dead', reason: 'x' });
     await outbox.claim({ now: h.sqs.now(), limit: 1, leaseMs: 30_000 });
     const stats = await outbox.stats(h.sqs.now());
-    expect(stats.counts).toEqual({ pending: 1, inflight: 1, delivered: 0, dead: 1, expired: 0, cancelled: 0 });
+    expect(stats.counts).toEqual({
+      pending: 1,
+      inflight: 1,
+      delivered: 0,
+      dead: 1,
+      expired: 0,
+      cancelled: 0,
+    });
   });
 
   test('rejects unknown and invalid options with an OptionsError naming the option', () => {
@@ -234,7 +280,11 @@ describe('operations', () => {
 
   test('an injected SQSClient is used as is and not destroyed by close()', async () => {
     h = startHarness();
-    const client = new SQSClient({ region: 'us-east-1', endpoint: h.sqs.endpoint, credentials: FAKE_CREDENTIALS });
+    const client = new SQSClient({
+      region: 'us-east-1',
+      endpoint: h.sqs.endpoint,
+      credentials: FAKE_CREDENTIALS,
+    });
     const first = h.outbox({ client });
     await first.close();
     await h.outbox({ client }).confirm(confirmInput('A-1', h.sqs.now()));
@@ -255,4 +305,46 @@ test('interruptClaims() cuts a waiting long poll short, and the next claim polls
   const next = outbox.claim({ now: h.sqs.now(), limit: 1, leaseMs: 30_000 });
   await outbox.confirm(confirmInput('A-1', h.sqs.now()));
   expect((await next).map((j) => j.orderId)).toEqual(['A-1']);
+});
+
+describe('prefetch', () => {
+  test('a claim is served from jobs received ahead, without waiting for a request to SQS', async () => {
+    h = startHarness();
+    const outbox = h.outbox({ prefetch: 10 });
+    await outbox.confirmMany(Array.from({ length: 6 }, (_, i) => confirmInput(`A-${i}`, h.sqs.now())));
+    expect(await outbox.claim({ now: h.sqs.now(), limit: 2, leaseMs: 60_000 })).toHaveLength(2);
+    const receivesAfterFirst = h.sqs.count('ReceiveMessage');
+    await new Promise((r) => setTimeout(r, 50)); // the background refill lands
+    const receivesWithRefill = h.sqs.count('ReceiveMessage');
+    expect(receivesWithRefill).toBeGreaterThan(receivesAfterFirst);
+    const second = await outbox.claim({ now: h.sqs.now(), limit: 4, leaseMs: 60_000 });
+    expect(second.map((j) => j.orderId).sort()).toEqual(['A-2', 'A-3', 'A-4', 'A-5']);
+    expect(h.sqs.count('ReceiveMessage')).toBe(receivesWithRefill); // served from the buffer
+  });
+
+  test('a prefetched job that waited more than a quarter of its lease is given back, and close() gives back the rest', async () => {
+    h = startHarness();
+    const outbox = h.outbox({ prefetch: 10 });
+    await outbox.confirmMany([
+      confirmInput('A-1', h.sqs.now()),
+      confirmInput('A-2', h.sqs.now()),
+      confirmInput('A-3', h.sqs.now()),
+    ]);
+    const [first] = await outbox.claim({ now: h.sqs.now(), limit: 1, leaseMs: 40_000 });
+    await new Promise((r) => setTimeout(r, 50));
+    h.sqs.advance(10_001); // a quarter of the lease, and a bit
+    const [second] = await outbox.claim({ now: h.sqs.now(), limit: 1, leaseMs: 40_000 });
+    // The buffered A-2 and A-3 were given back and received afresh: a full lease from now.
+    expect(second?.lease?.expiresAt).toBe(h.sqs.now() + 40_000);
+    expect(second?.orderId).not.toBe(first?.orderId);
+    await new Promise((r) => setTimeout(r, 50));
+    await outbox.close();
+    // Only the two jobs handed out stay hidden; nothing is left held in the closed outbox's buffer.
+    const claimed = new Set([first?.lease?.token, second?.lease?.token]);
+    const held = h.sqs
+      .messages(h.queueUrl)
+      .filter((m) => m.visibleAt > h.sqs.now() && !claimed.has(m.receiptHandle ?? ''));
+    expect(held).toEqual([]);
+    expect(h.sqs.messages(h.queueUrl)).toHaveLength(3);
+  });
 });

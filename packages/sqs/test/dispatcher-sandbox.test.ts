@@ -28,7 +28,9 @@ beforeEach(async () => {
     bid_micros: 5_000_000,
     total_budget_micros: 100_000_000,
     conversion_source: 's2s',
-    creatives: [{ headline: 'Sale', body: 'Everything 20% off', cta: 'Shop', landing_url: 'https://shop.example/sale' }],
+    creatives: [
+      { headline: 'Sale', body: 'Everything 20% off', cta: 'Shop', landing_url: 'https://shop.example/sale' },
+    ],
   });
   await writer.close();
   campaignId = campaign.id;
@@ -54,7 +56,11 @@ function dispatcher(): Dispatcher {
 
 async function clickAndConfirm(orderId: string, valueMicros: number): Promise<void> {
   const click = await sandbox.control.click(campaignId);
-  await outbox.confirm({ orderId, valueMicros, click: { token: click.click_token, clickedAt: Date.parse(click.clicked_at) } });
+  await outbox.confirm({
+    orderId,
+    valueMicros,
+    click: { token: click.click_token, clickedAt: Date.parse(click.clicked_at) },
+  });
 }
 
 test('confirms an order once and reverses it in the campaign the confirmation returned, refund enqueued before delivery', async () => {
@@ -66,7 +72,12 @@ test('confirms an order once and reverses it in the campaign the confirmation re
   expect(await worker.drain()).toMatchObject({ claimed: 2, delivered: 2 });
   const report = await sandbox.control.conversions(account.account_id);
   expect(report.conversions).toEqual([
-    expect.objectContaining({ order_id: 'ord_1001', campaign_id: campaignId, value_micros: 42_000_000, state: 'reversed' }),
+    expect.objectContaining({
+      order_id: 'ord_1001',
+      campaign_id: campaignId,
+      value_micros: 42_000_000,
+      state: 'reversed',
+    }),
   ]);
   expect(h.sqs.messages(h.queueUrl)).toHaveLength(0);
 });
@@ -87,7 +98,11 @@ test('charges each order exactly once through 503s: retries wait in SQS visibili
 });
 
 test('a confirmation the service refuses goes to the dead-letter queue with the service’s reason', async () => {
-  await outbox.confirm({ orderId: 'ord_bad', valueMicros: 1_000, click: { token: 'tok_never_issued_by_the_sandbox', clickedAt: h.sqs.now() - 1_000 } });
+  await outbox.confirm({
+    orderId: 'ord_bad',
+    valueMicros: 1_000,
+    click: { token: 'tok_never_issued_by_the_sandbox', clickedAt: h.sqs.now() - 1_000 },
+  });
   expect(await dispatcher().drain()).toMatchObject({ dead: 1 });
   const [dead] = await outbox.listDead();
   expect(dead).toMatchObject({ orderId: 'ord_bad', state: 'dead' });

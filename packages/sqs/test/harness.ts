@@ -8,7 +8,10 @@ import { createSqsOutbox, type SqsOutbox, type SqsOutboxOptions } from '../src/i
 import { SqsEmulator, type SqsEmulatorOptions } from './sqs-emulator.ts';
 
 /** Fake credentials: the SDK signs with them, the emulator ignores the signature. */
-export const FAKE_CREDENTIALS = { accessKeyId: 'AKIAEXAMPLETESTKEY00', secretAccessKey: 'fake-secret-for-tests-only' };
+export const FAKE_CREDENTIALS = {
+  accessKeyId: 'AKIAEXAMPLETESTKEY00',
+  secretAccessKey: 'fake-secret-for-tests-only',
+};
 
 export interface Harness {
   sqs: SqsEmulator;
@@ -27,7 +30,13 @@ export interface Harness {
  * const h = startHarness(); const outbox = h.outbox(); … await h.close();
  * ```
  */
-export function startHarness(options: { standard?: boolean; emulator?: SqsEmulatorOptions; queueAttributes?: Record<string, string> } = {}): Harness {
+export function startHarness(
+  options: {
+    standard?: boolean;
+    emulator?: SqsEmulatorOptions;
+    queueAttributes?: Record<string, string>;
+  } = {},
+): Harness {
   nock.disableNetConnect();
   nock.enableNetConnect(/127\.0\.0\.1|localhost/);
   const sqs = new SqsEmulator(options.emulator).start();
@@ -38,7 +47,12 @@ export function startHarness(options: { standard?: boolean; emulator?: SqsEmulat
     RedrivePolicy: JSON.stringify({ deadLetterTargetArn: sqs.arnOf(dlqUrl), maxReceiveCount: 50 }),
     ...options.queueAttributes,
   });
-  const client = new SQSClient({ region: 'us-east-1', endpoint: sqs.endpoint, credentials: FAKE_CREDENTIALS, maxAttempts: 4 });
+  const client = new SQSClient({
+    region: 'us-east-1',
+    endpoint: sqs.endpoint,
+    credentials: FAKE_CREDENTIALS,
+    maxAttempts: 4,
+  });
   const opened: SqsOutbox[] = [];
   return {
     sqs,

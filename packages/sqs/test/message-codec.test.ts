@@ -1,6 +1,7 @@
 /** Property tests of the message codec: bodies round-trip, FIFO ids are always valid and never collide. */
-import fc from 'fast-check';
+
 import type { Job } from '@postback/core';
+import fc from 'fast-check';
 import { describe, expect, test } from 'vitest';
 import { MalformedMessageError } from '../src/errors.ts';
 import { decodeJobBody, deduplicationIdOf, encodeJobBody, messageGroupIdOf } from '../src/message-codec.ts';
@@ -24,8 +25,15 @@ type ConfirmFields = typeof confirmJob extends fc.Arbitrary<infer T> ? T : never
 
 function asJob(fields: ConfirmFields): Job {
   return {
-    kind: 'confirm', state: 'pending', attempts: 0, updatedAt: fields.createdAt, nextAttemptAt: fields.createdAt,
-    lastError: null, lease: null, deliveredAt: null, ...fields,
+    kind: 'confirm',
+    state: 'pending',
+    attempts: 0,
+    updatedAt: fields.createdAt,
+    nextAttemptAt: fields.createdAt,
+    lastError: null,
+    lease: null,
+    deliveredAt: null,
+    ...fields,
   };
 }
 
@@ -42,19 +50,75 @@ describe('job bodies', () => {
 
   test('a refund job whose deadline is not known yet keeps a null deadline and campaign', () => {
     const refund: Job = {
-      kind: 'refund', id: 'r1', orderId: 'A-1', state: 'pending', attempts: 0, createdAt: 5, updatedAt: 5, nextAttemptAt: 5,
-      deadline: null, lastError: null, lease: null, deliveredAt: null, campaignId: null,
+      kind: 'refund',
+      id: 'r1',
+      orderId: 'A-1',
+      state: 'pending',
+      attempts: 0,
+      createdAt: 5,
+      updatedAt: 5,
+      nextAttemptAt: 5,
+      deadline: null,
+      lastError: null,
+      lease: null,
+      deliveredAt: null,
+      campaignId: null,
     };
-    expect(decodeJobBody(encodeJobBody(refund))).toEqual({ v: 1, kind: 'refund', id: 'r1', orderId: 'A-1', createdAt: 5, deadline: null, campaignId: null });
+    expect(decodeJobBody(encodeJobBody(refund))).toEqual({
+      v: 1,
+      kind: 'refund',
+      id: 'r1',
+      orderId: 'A-1',
+      createdAt: 5,
+      deadline: null,
+      campaignId: null,
+    });
   });
 
   test('any body that is not a job of this format is refused with a MalformedMessageError naming the field', () => {
     const cases: Array<[string, string]> = [
       ['not json at all', 'body'],
       ['{"v":2,"kind":"confirm"}', 'v'],
-      [JSON.stringify({ v: 1, kind: 'confirm', id: 'x', orderId: 'o', createdAt: 1, deadline: 2, campaignId: null, clickToken: 't', valueMicros: 1.5, clickedAt: 1 }), 'valueMicros'],
-      [JSON.stringify({ v: 1, kind: 'refund', id: 'x', orderId: '', createdAt: 1, deadline: 2, campaignId: null }), 'orderId'],
-      [JSON.stringify({ v: 1, kind: 'refund', id: 'x', orderId: 'o', createdAt: 1, deadline: 2, campaignId: null, extra: 1 }), 'body'],
+      [
+        JSON.stringify({
+          v: 1,
+          kind: 'confirm',
+          id: 'x',
+          orderId: 'o',
+          createdAt: 1,
+          deadline: 2,
+          campaignId: null,
+          clickToken: 't',
+          valueMicros: 1.5,
+          clickedAt: 1,
+        }),
+        'valueMicros',
+      ],
+      [
+        JSON.stringify({
+          v: 1,
+          kind: 'refund',
+          id: 'x',
+          orderId: '',
+          createdAt: 1,
+          deadline: 2,
+          campaignId: null,
+        }),
+        'orderId',
+      ],
+      [
+        JSON.stringify({
+          v: 1,
+          kind: 'refund',
+          id: 'x',
+          orderId: 'o',
+          createdAt: 1,
+          deadline: 2,
+          campaignId: null,
+          extra: 1,
+        }),
+        'body',
+      ],
     ];
     for (const [text, field] of cases) {
       const err = (() => {

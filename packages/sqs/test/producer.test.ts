@@ -16,12 +16,21 @@ const click = (at: number, token = 'tok_abc') => ({ token, clickedAt: at - 60_00
 describe('confirm', () => {
   test('sends the job with its deadline as a message attribute, grouped by order and deduplicated by kind + order', async () => {
     h = startHarness();
-    const { job } = await h.outbox().confirm({ orderId: 'A-1001', valueMicros: 12_340_000, click: click(h.sqs.now()) });
+    const { job } = await h
+      .outbox()
+      .confirm({ orderId: 'A-1001', valueMicros: 12_340_000, click: click(h.sqs.now()) });
     const send = h.sqs.calls.find((c) => c.operation === 'SendMessage')?.input as Record<string, unknown>;
     expect(send).toMatchObject({ MessageGroupId: 'o:A-1001', MessageDeduplicationId: 'c:o:A-1001' });
     const [stored] = h.sqs.messages(h.queueUrl);
-    expect(stored?.attributes[DEADLINE_ATTRIBUTE]).toEqual({ DataType: 'Number', StringValue: String(job.deadline) });
-    expect(decodeJobBody(stored?.body ?? '')).toMatchObject({ orderId: 'A-1001', valueMicros: 12_340_000, deadline: job.deadline });
+    expect(stored?.attributes[DEADLINE_ATTRIBUTE]).toEqual({
+      DataType: 'Number',
+      StringValue: String(job.deadline),
+    });
+    expect(decodeJobBody(stored?.body ?? '')).toMatchObject({
+      orderId: 'A-1001',
+      valueMicros: 12_340_000,
+      deadline: job.deadline,
+    });
   });
 
   test('a second confirm of the same order within five minutes is dropped by FIFO deduplication', async () => {
@@ -45,7 +54,10 @@ describe('confirm', () => {
 
   test('without an order ledger a refund must name its campaign', async () => {
     h = startHarness();
-    const err = await h.outbox().refund({ orderId: 'A-1' }).catch((e: unknown) => e);
+    const err = await h
+      .outbox()
+      .refund({ orderId: 'A-1' })
+      .catch((e: unknown) => e);
     expect(err).toBeInstanceOf(JobValidationError);
     expect((err as JobValidationError).field).toBe('campaignId');
     expect(h.sqs.messages(h.queueUrl)).toHaveLength(0);
@@ -65,7 +77,9 @@ describe('confirm', () => {
   test('throttling that outlasts the SDK’s retries surfaces as an error and nothing is stored', async () => {
     h = startHarness();
     h.sqs.throttle('SendMessage', 10);
-    await expect(h.outbox().confirm({ orderId: 'A-1', valueMicros: 1, click: click(h.sqs.now()) })).rejects.toMatchObject({ name: 'RequestThrottled' });
+    await expect(
+      h.outbox().confirm({ orderId: 'A-1', valueMicros: 1, click: click(h.sqs.now()) }),
+    ).rejects.toMatchObject({ name: 'RequestThrottled' });
     expect(h.sqs.messages(h.queueUrl)).toHaveLength(0);
   });
 });
@@ -73,23 +87,40 @@ describe('confirm', () => {
 describe('confirmMany', () => {
   test('sends 25 confirmations in three SendMessageBatch requests of at most ten, in order', async () => {
     h = startHarness();
-    const inputs = Array.from({ length: 25 }, (_, i) => ({ orderId: `A-${i}`, valueMicros: i, click: click(h.sqs.now()) }));
+    const inputs = Array.from({ length: 25 }, (_, i) => ({
+      orderId: `A-${i}`,
+      valueMicros: i,
+      click: click(h.sqs.now()),
+    }));
     const results = await h.outbox().confirmMany(inputs);
     expect(results.every((r) => r.ok)).toBe(true);
-    const batches = h.sqs.calls.filter((c) => c.operation === 'SendMessageBatch').map((c) => (c.input.Entries as unknown[]).length);
+    const batches = h.sqs.calls
+      .filter((c) => c.operation === 'SendMessageBatch')
+      .map((c) => (c.input.Entries as unknown[]).length);
     expect(batches).toEqual([10, 10, 5]);
-    expect(h.sqs.messages(h.queueUrl).map((m) => decodeJobBody(m.body).orderId)).toEqual(inputs.map((i) => i.orderId));
+    expect(h.sqs.messages(h.queueUrl).map((m) => decodeJobBody(m.body).orderId)).toEqual(
+      inputs.map((i) => i.orderId),
+    );
   });
 
   test('splits batches by payload size so no request exceeds maxBatchBytes', async () => {
     h = startHarness();
     const token = 'T'.repeat(500);
-    const inputs = Array.from({ length: 6 }, (_, i) => ({ orderId: `A-${i}`, valueMicros: i, click: click(h.sqs.now(), token) }));
+    const inputs = Array.from({ length: 6 }, (_, i) => ({
+      orderId: `A-${i}`,
+      valueMicros: i,
+      click: click(h.sqs.now(), token),
+    }));
     const results = await h.outbox({ maxBatchBytes: 2_048 }).confirmMany(inputs);
     expect(results.every((r) => r.ok)).toBe(true);
     const sizes = h.sqs.calls
       .filter((c) => c.operation === 'SendMessageBatch')
-      .map((c) => (c.input.Entries as Array<{ MessageBody: string }>).reduce((n, e) => n + Buffer.byteLength(e.MessageBody), 0));
+      .map((c) =>
+        (c.input.Entries as Array<{ MessageBody: string }>).reduce(
+          (n, e) => n + Buffer.byteLength(e.MessageBody),
+          0,
+        ),
+      );
     expect(sizes.length).toBeGreaterThan(1);
     expect(Math.max(...sizes)).toBeLessThanOrEqual(2_048);
   });
@@ -99,8 +130,10 @@ describe('confirmMany', () => {
     let serverFaults = 2;
     h.sqs.failEntries('SendMessageBatch', (entry) => {
       const body = String(entry.MessageBody);
-      if (body.includes('"B-bad"')) return { code: 'InvalidMessageContents', senderFault: true, message: 'refused' };
-      if (body.includes('"A-flaky"') && serverFaults-- > 0) return { code: 'InternalError', senderFault: false };
+      if (body.includes('"B-bad"'))
+        return { code: 'InvalidMessageContents', senderFault: true, message: 'refused' };
+      if (body.includes('"A-flaky"') && serverFaults-- > 0)
+        return { code: 'InternalError', senderFault: false };
       return null;
     });
     const at = h.sqs.now();
@@ -115,13 +148,20 @@ describe('confirmMany', () => {
     expect(String((results[2] as { error: Error }).error.message)).toMatch(/B-bad: InvalidMessageContents/);
     expect((results[3] as { error: Error }).error).toBeInstanceOf(JobValidationError);
     expect(h.sqs.count('SendMessageBatch')).toBe(3);
-    expect(h.sqs.messages(h.queueUrl).map((m) => decodeJobBody(m.body).orderId).sort()).toEqual(['A-flaky', 'A-ok']);
+    expect(
+      h.sqs
+        .messages(h.queueUrl)
+        .map((m) => decodeJobBody(m.body).orderId)
+        .sort(),
+    ).toEqual(['A-flaky', 'A-ok']);
   });
 
   test('an entry that keeps failing server-side is reported after sendAttempts tries', async () => {
     h = startHarness();
     h.sqs.failEntries('SendMessageBatch', () => ({ code: 'InternalError', senderFault: false }));
-    const results = await h.outbox({ sendAttempts: 2 }).confirmMany([{ orderId: 'A-1', valueMicros: 1, click: click(h.sqs.now()) }]);
+    const results = await h
+      .outbox({ sendAttempts: 2 })
+      .confirmMany([{ orderId: 'A-1', valueMicros: 1, click: click(h.sqs.now()) }]);
     expect(results[0]).toMatchObject({ ok: false });
     expect(h.sqs.count('SendMessageBatch')).toBe(2);
   });

@@ -27,7 +27,9 @@ test('warns when the queue has no redrive policy', async () => {
 test('warns when the redrive policy points at another queue than deadLetterQueueUrl', async () => {
   h = startHarness();
   const other = h.sqs.createQueue('other-dlq.fifo', { MessageRetentionPeriod: '1209600' });
-  expect((await h.outbox({ deadLetterQueueUrl: other }).checkQueues()).join('\n')).toMatch(/points at postback-dlq\.fifo, not at .*other-dlq\.fifo/);
+  expect((await h.outbox({ deadLetterQueueUrl: other }).checkQueues()).join('\n')).toMatch(
+    /points at postback-dlq\.fifo, not at .*other-dlq\.fifo/,
+  );
 });
 
 test('warns when the dead-letter queue keeps messages for less time than the queue, and when there is none', async () => {
@@ -35,5 +37,7 @@ test('warns when the dead-letter queue keeps messages for less time than the que
   const shortDlq = h.sqs.createQueue('short-dlq.fifo', { MessageRetentionPeriod: '86400' });
   const warnings = await h.outbox({ deadLetterQueueUrl: shortDlq }).checkQueues();
   expect(warnings.join('\n')).toMatch(/dead jobs may vanish/);
-  expect((await h.outbox({ deadLetterQueueUrl: undefined }).checkQueues()).join('\n')).toMatch(/no deadLetterQueueUrl/);
+  expect((await h.outbox({ deadLetterQueueUrl: undefined }).checkQueues()).join('\n')).toMatch(
+    /no deadLetterQueueUrl/,
+  );
 });

@@ -11,6 +11,8 @@
  * message size limits, and injected faults (throttling, failing batch entries).
  */
 import { createHash, randomUUID } from 'node:crypto';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import nock from 'nock';
 
 const TWELVE_HOURS_MS = 43_200_000;
@@ -68,7 +70,8 @@ function md5(text: string): string {
 
 function size(body: string, attributes: Attrs | undefined): number {
   let n = Buffer.byteLength(body);
-  for (const [name, v] of Object.entries(attributes ?? {})) n += Buffer.byteLength(name) + Buffer.byteLength(v.DataType) + Buffer.byteLength(v.StringValue ?? '');
+  for (const [name, v] of Object.entries(attributes ?? {}))
+    n += Buffer.byteLength(name) + Buffer.byteLength(v.DataType) + Buffer.byteLength(v.StringValue ?? '');
   return n;
 }
 
@@ -130,7 +133,8 @@ export class SqsEmulator {
 
   /** Moves the emulated clock forward; messages whose visibility ran out become receivable. */
   advance(ms: number): void {
-    if (this.externalClock !== undefined) throw new Error('this emulator follows an external clock: advance that one');
+    if (this.externalClock !== undefined)
+      throw new Error('this emulator follows an external clock: advance that one');
     this.ownClock += ms;
     this.wake();
   }
@@ -149,7 +153,12 @@ export class SqsEmulator {
       url,
       arn: `arn:aws:sqs:us-east-1:${this.account}:${name}`,
       fifo,
-      attributes: { VisibilityTimeout: '30', MessageRetentionPeriod: '345600', ...(fifo ? { FifoQueue: 'true' } : {}), ...attributes },
+      attributes: {
+        VisibilityTimeout: '30',
+        MessageRetentionPeriod: '345600',
+        ...(fifo ? { FifoQueue: 'true' } : {}),
+        ...attributes,
+      },
       messages: [],
       dedup: new Map(),
     });
@@ -171,20 +180,35 @@ export class SqsEmulator {
     const queue = this.queue(url);
     const id = randomUUID();
     queue.messages.push({
-      id, body, attributes: options.attributes ?? {}, sentAt: this.clock, groupId: options.groupId, visibleAt: this.clock,
-      receiveCount: 0, receiptHandle: null, receivedAt: 0, seq: this.seq++,
+      id,
+      body,
+      attributes: options.attributes ?? {},
+      sentAt: this.clock,
+      groupId: options.groupId,
+      visibleAt: this.clock,
+      receiveCount: 0,
+      receiptHandle: null,
+      receivedAt: 0,
+      seq: this.seq++,
     });
     this.wake();
     return id;
   }
 
   /** The next `count` requests of `operation` fail with a throttling error (400). */
-  throttle(operation: string, count: number, code: 'ThrottlingException' | 'RequestThrottled' = 'RequestThrottled'): void {
+  throttle(
+    operation: string,
+    count: number,
+    code: 'ThrottlingException' | 'RequestThrottled' = 'RequestThrottled',
+  ): void {
     this.throttles.set(operation, { count, code });
   }
 
   /** Entries of a batch `operation` for which `fault` returns a fault fail with it (until cleared). */
-  failEntries(operation: string, fault: ((entry: Record<string, unknown>) => EntryFault | null) | null): void {
+  failEntries(
+    operation: string,
+    fault: ((entry: Record<string, unknown>) => EntryFault | null) | null,
+  ): void {
     if (fault === null) this.entryFaults.delete(operation);
     else this.entryFaults.set(operation, fault);
   }
@@ -196,16 +220,62 @@ export class SqsEmulator {
 
   /** Installs the HTTP interceptor. */
   start(): this {
-    const emulator = this;
     this.scope = nock(this.endpoint)
       .persist()
       .post('/')
       // nock 15 hands a reply function the fetch `Request` (it is built on @mswjs/interceptors).
       .reply(async (request: Request) => {
         const text = await request.clone().text();
-        return emulator.handle(request.headers.get('x-amz-target') ?? '', request.headers.get('content-type') ?? '', text);
+        return this.handle(
+          request.headers.get('x-amz-target') ?? '',
+          request.headers.get('content-type') ?? '',
+          text,
+        );
       });
     return this;
+  }
+
+  /**
+   * Serves an emulator on a real HTTP server on 127.0.0.1 (an ephemeral port) instead of nock: for the
+   * benchmark, where nock's own interception cost (milliseconds of CPU per request) would swamp what is
+   * measured. Queue URLs then start with the server's URL; point the SDK's `endpoint` at `emulator.endpoint`.
+   */
+  static async serve(
+    options: Omit<SqsEmulatorOptions, 'endpoint'> = {},
+  ): Promise<{ emulator: SqsEmulator; close(): Promise<void> }> {
+    let emulator: SqsEmulator | undefined;
+    const server: Server = createServer({ keepAlive: true }, (req, res) => {
+      const chunks: Buffer[] = [];
+      req.on('data', (chunk: Buffer) => chunks.push(chunk));
+      req.on('end', () => {
+        const text = Buffer.concat(chunks).toString('utf8');
+        (emulator as SqsEmulator)
+          .handle(String(req.headers['x-amz-target'] ?? ''), String(req.headers['content-type'] ?? ''), text)
+          .then(
+            ([status, body, headers]) => {
+              res.writeHead(status, { ...headers, 'content-length': Buffer.byteLength(body) });
+              res.end(body);
+            },
+            (err: unknown) => {
+              res.writeHead(500);
+              res.end(String(err));
+            },
+          );
+      });
+    });
+    server.keepAliveTimeout = 60_000;
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const { port } = server.address() as AddressInfo;
+    emulator = new SqsEmulator({ ...options, endpoint: `http://127.0.0.1:${port}` });
+    return {
+      emulator,
+      close: () =>
+        new Promise<void>((resolve) => {
+          emulator?.wake();
+          server.closeAllConnections();
+          server.close(() => resolve());
+        }),
+    };
   }
 
   /** Removes the interceptor and wakes every waiting long poll. */
@@ -216,7 +286,8 @@ export class SqsEmulator {
     this.wake();
   }
 
-  private wake(): void {
+  /** Wakes every waiting long poll. */
+  wake(): void {
     const waiters = [...this.waiters];
     this.waiters.clear();
     for (const waiter of waiters) waiter();
@@ -225,16 +296,26 @@ export class SqsEmulator {
   private queue(url: unknown): Queue {
     const queue = typeof url === 'string' ? this.queues.get(url) : undefined;
     if (queue === undefined) {
-      throw new SqsFault('QueueDoesNotExist', 'The specified queue does not exist.', 'AWS.SimpleQueueService.NonExistentQueue');
+      throw new SqsFault(
+        'QueueDoesNotExist',
+        'The specified queue does not exist.',
+        'AWS.SimpleQueueService.NonExistentQueue',
+      );
     }
     return queue;
   }
 
-  private async handle(target: string, contentType: string, text: string): Promise<[number, string, Record<string, string>]> {
+  private async handle(
+    target: string,
+    contentType: string,
+    text: string,
+  ): Promise<[number, string, Record<string, string>]> {
     const headers = { 'content-type': 'application/x-amz-json-1.0', 'x-amzn-requestid': randomUUID() };
     try {
-      if (!target.startsWith('AmazonSQS.')) throw new SqsFault('UnknownOperationException', `unknown target ${target}`);
-      if (!contentType.startsWith('application/x-amz-json-1.0')) throw new SqsFault('SerializationException', `bad content type ${contentType}`);
+      if (!target.startsWith('AmazonSQS.'))
+        throw new SqsFault('UnknownOperationException', `unknown target ${target}`);
+      if (!contentType.startsWith('application/x-amz-json-1.0'))
+        throw new SqsFault('SerializationException', `bad content type ${contentType}`);
       const operation = target.slice('AmazonSQS.'.length);
       const input = JSON.parse(text) as Record<string, unknown>;
       this.calls.push({ operation, input });
@@ -262,7 +343,12 @@ export class SqsEmulator {
         return this.send(queue, input, this.maxPayloadBytes);
       }
       case 'SendMessageBatch':
-        return this.batch(operation, input, (queue, entry) => this.send(queue, entry, this.maxPayloadBytes), true);
+        return this.batch(
+          operation,
+          input,
+          (queue, entry) => this.send(queue, entry, this.maxPayloadBytes),
+          true,
+        );
       case 'ReceiveMessage':
         return this.receive(input);
       case 'DeleteMessage':
@@ -274,7 +360,11 @@ export class SqsEmulator {
           return {};
         });
       case 'ChangeMessageVisibility':
-        this.changeVisibility(this.queue(input.QueueUrl), String(input.ReceiptHandle), Number(input.VisibilityTimeout));
+        this.changeVisibility(
+          this.queue(input.QueueUrl),
+          String(input.ReceiptHandle),
+          Number(input.VisibilityTimeout),
+        );
         return {};
       case 'ChangeMessageVisibilityBatch':
         return this.batch(operation, input, (queue, entry) => {
@@ -282,9 +372,16 @@ export class SqsEmulator {
           return {};
         });
       case 'GetQueueAttributes':
-        return this.getAttributes(this.queue(input.QueueUrl), (input.AttributeNames as string[] | undefined) ?? []);
+        return this.getAttributes(
+          this.queue(input.QueueUrl),
+          (input.AttributeNames as string[] | undefined) ?? [],
+        );
       default:
-        throw new SqsFault('UnsupportedOperation', `${operation} is not emulated`, 'AWS.SimpleQueueService.UnsupportedOperation');
+        throw new SqsFault(
+          'UnsupportedOperation',
+          `${operation} is not emulated`,
+          'AWS.SimpleQueueService.UnsupportedOperation',
+        );
     }
   }
 
@@ -296,13 +393,32 @@ export class SqsEmulator {
   ): unknown {
     const queue = this.queue(input.QueueUrl);
     const entries = (input.Entries as Array<Record<string, unknown>> | undefined) ?? [];
-    if (entries.length === 0) throw new SqsFault('EmptyBatchRequest', 'no entries', 'AWS.SimpleQueueService.EmptyBatchRequest');
-    if (entries.length > 10) throw new SqsFault('TooManyEntriesInBatchRequest', 'more than 10 entries', 'AWS.SimpleQueueService.TooManyEntriesInBatchRequest');
+    if (entries.length === 0)
+      throw new SqsFault('EmptyBatchRequest', 'no entries', 'AWS.SimpleQueueService.EmptyBatchRequest');
+    if (entries.length > 10)
+      throw new SqsFault(
+        'TooManyEntriesInBatchRequest',
+        'more than 10 entries',
+        'AWS.SimpleQueueService.TooManyEntriesInBatchRequest',
+      );
     const ids = new Set(entries.map((e) => e.Id));
-    if (ids.size !== entries.length) throw new SqsFault('BatchEntryIdsNotDistinct', 'ids not distinct', 'AWS.SimpleQueueService.BatchEntryIdsNotDistinct');
+    if (ids.size !== entries.length)
+      throw new SqsFault(
+        'BatchEntryIdsNotDistinct',
+        'ids not distinct',
+        'AWS.SimpleQueueService.BatchEntryIdsNotDistinct',
+      );
     if (checkSize) {
-      const total = entries.reduce((n, e) => n + size(String(e.MessageBody ?? ''), e.MessageAttributes as Attrs | undefined), 0);
-      if (total > this.maxPayloadBytes) throw new SqsFault('BatchRequestTooLong', `batch of ${total} bytes`, 'AWS.SimpleQueueService.BatchRequestTooLong');
+      const total = entries.reduce(
+        (n, e) => n + size(String(e.MessageBody ?? ''), e.MessageAttributes as Attrs | undefined),
+        0,
+      );
+      if (total > this.maxPayloadBytes)
+        throw new SqsFault(
+          'BatchRequestTooLong',
+          `batch of ${total} bytes`,
+          'AWS.SimpleQueueService.BatchRequestTooLong',
+        );
     }
     const fault = this.entryFaults.get(operation);
     const Successful: unknown[] = [];
@@ -310,7 +426,12 @@ export class SqsEmulator {
     for (const entry of entries) {
       const injected = fault?.(entry) ?? null;
       if (injected !== null) {
-        Failed.push({ Id: entry.Id, Code: injected.code, SenderFault: injected.senderFault, Message: injected.message ?? injected.code });
+        Failed.push({
+          Id: entry.Id,
+          Code: injected.code,
+          SenderFault: injected.senderFault,
+          Message: injected.message ?? injected.code,
+        });
         continue;
       }
       try {
@@ -325,14 +446,24 @@ export class SqsEmulator {
 
   private send(queue: Queue, input: Record<string, unknown>, maxBytes: number): Record<string, unknown> {
     const body = input.MessageBody;
-    if (typeof body !== 'string' || body.length === 0) throw new SqsFault('InvalidParameterValue', 'MessageBody is required');
+    if (typeof body !== 'string' || body.length === 0)
+      throw new SqsFault('InvalidParameterValue', 'MessageBody is required');
     const attributes = (input.MessageAttributes as Attrs | undefined) ?? {};
-    if (size(body, attributes) > maxBytes) throw new SqsFault('InvalidParameterValue', `message longer than ${maxBytes} bytes`);
+    if (size(body, attributes) > maxBytes)
+      throw new SqsFault('InvalidParameterValue', `message longer than ${maxBytes} bytes`);
     const groupId = input.MessageGroupId as string | undefined;
     const dedupId = input.MessageDeduplicationId as string | undefined;
     if (queue.fifo) {
-      if (groupId === undefined || !FIFO_ID.test(groupId)) throw new SqsFault('InvalidParameterValue', 'MessageGroupId is required and must be 1-128 printable ASCII characters');
-      if (dedupId === undefined || !FIFO_ID.test(dedupId)) throw new SqsFault('InvalidParameterValue', 'MessageDeduplicationId is required and must be 1-128 printable ASCII characters');
+      if (groupId === undefined || !FIFO_ID.test(groupId))
+        throw new SqsFault(
+          'InvalidParameterValue',
+          'MessageGroupId is required and must be 1-128 printable ASCII characters',
+        );
+      if (dedupId === undefined || !FIFO_ID.test(dedupId))
+        throw new SqsFault(
+          'InvalidParameterValue',
+          'MessageDeduplicationId is required and must be 1-128 printable ASCII characters',
+        );
       const seen = queue.dedup.get(dedupId);
       if (seen !== undefined && this.clock - seen.at < DEDUP_INTERVAL_MS) {
         return { MessageId: seen.messageId, MD5OfMessageBody: md5(body), SequenceNumber: String(this.seq) };
@@ -344,11 +475,23 @@ export class SqsEmulator {
     if (queue.fifo && dedupId !== undefined) queue.dedup.set(dedupId, { messageId: id, at: this.clock });
     const delay = Number(input.DelaySeconds ?? 0) * 1000;
     queue.messages.push({
-      id, body, attributes, sentAt: this.clock, groupId, visibleAt: this.clock + delay, receiveCount: 0,
-      receiptHandle: null, receivedAt: 0, seq: this.seq++,
+      id,
+      body,
+      attributes,
+      sentAt: this.clock,
+      groupId,
+      visibleAt: this.clock + delay,
+      receiveCount: 0,
+      receiptHandle: null,
+      receivedAt: 0,
+      seq: this.seq++,
     });
     this.wake();
-    return { MessageId: id, MD5OfMessageBody: md5(body), ...(queue.fifo ? { SequenceNumber: String(this.seq) } : {}) };
+    return {
+      MessageId: id,
+      MD5OfMessageBody: md5(body),
+      ...(queue.fifo ? { SequenceNumber: String(this.seq) } : {}),
+    };
   }
 
   private available(queue: Queue, limit: number): EmulatedMessage[] {
@@ -356,7 +499,8 @@ export class SqsEmulator {
     const out: EmulatedMessage[] = [];
     const blocked = new Set<string>();
     if (queue.fifo) {
-      for (const m of queue.messages) if (m.groupId !== undefined && m.visibleAt > now && m.receiptHandle !== null) blocked.add(m.groupId);
+      for (const m of queue.messages)
+        if (m.groupId !== undefined && m.visibleAt > now && m.receiptHandle !== null) blocked.add(m.groupId);
     }
     for (const m of [...queue.messages].sort((a, b) => a.seq - b.seq)) {
       if (out.length >= limit) break;
@@ -376,7 +520,8 @@ export class SqsEmulator {
   private async receive(input: Record<string, unknown>): Promise<unknown> {
     const queue = this.queue(input.QueueUrl);
     const max = Number(input.MaxNumberOfMessages ?? 1);
-    if (!(max >= 1 && max <= 10)) throw new SqsFault('InvalidParameterValue', 'MaxNumberOfMessages must be 1-10');
+    if (!(max >= 1 && max <= 10))
+      throw new SqsFault('InvalidParameterValue', 'MaxNumberOfMessages must be 1-10');
     const waitMs = Math.min(Number(input.WaitTimeSeconds ?? 0) * 1000, this.maxLongPollMs);
     const visibilityMs = Number(input.VisibilityTimeout ?? queue.attributes.VisibilityTimeout) * 1000;
     let found = this.take(queue, max, visibilityMs);
@@ -401,21 +546,31 @@ export class SqsEmulator {
         ReceiptHandle: m.receiptHandle,
         MD5OfBody: md5(m.body),
         Body: m.body,
-        Attributes: { ApproximateReceiveCount: String(m.receiveCount), SentTimestamp: String(m.sentAt), ...(m.groupId ? { MessageGroupId: m.groupId } : {}) },
+        Attributes: {
+          ApproximateReceiveCount: String(m.receiveCount),
+          SentTimestamp: String(m.sentAt),
+          ...(m.groupId ? { MessageGroupId: m.groupId } : {}),
+        },
         ...(wantAll && Object.keys(m.attributes).length > 0 ? { MessageAttributes: m.attributes } : {}),
       })),
     };
   }
 
   private take(queue: Queue, max: number, visibilityMs: number): EmulatedMessage[] {
-    const redrive = queue.attributes.RedrivePolicy ? (JSON.parse(queue.attributes.RedrivePolicy) as { deadLetterTargetArn: string; maxReceiveCount: number }) : null;
+    const redrive = queue.attributes.RedrivePolicy
+      ? (JSON.parse(queue.attributes.RedrivePolicy) as {
+          deadLetterTargetArn: string;
+          maxReceiveCount: number;
+        })
+      : null;
     const taken: EmulatedMessage[] = [];
     for (const m of this.available(queue, Number.POSITIVE_INFINITY)) {
       if (taken.length >= max) break;
       if (redrive !== null && m.receiveCount >= Number(redrive.maxReceiveCount)) {
         const target = [...this.queues.values()].find((q) => q.arn === redrive.deadLetterTargetArn);
         queue.messages = queue.messages.filter((x) => x !== m);
-        if (target !== undefined) target.messages.push({ ...m, receiptHandle: null, visibleAt: this.clock, seq: this.seq++ });
+        if (target !== undefined)
+          target.messages.push({ ...m, receiptHandle: null, visibleAt: this.clock, seq: this.seq++ });
         continue;
       }
       m.receiveCount += 1;
@@ -429,7 +584,8 @@ export class SqsEmulator {
 
   private holder(queue: Queue, handle: string): EmulatedMessage {
     const message = queue.messages.find((m) => m.receiptHandle === handle);
-    if (message === undefined) throw new SqsFault('ReceiptHandleIsInvalid', `The receipt handle "${handle}" is not valid.`);
+    if (message === undefined)
+      throw new SqsFault('ReceiptHandleIsInvalid', `The receipt handle "${handle}" is not valid.`);
     return message;
   }
 
@@ -445,11 +601,19 @@ export class SqsEmulator {
   private changeVisibility(queue: Queue, handle: string, seconds: number): void {
     const message = this.holder(queue, handle);
     if (message.visibleAt <= this.clock) {
-      throw new SqsFault('MessageNotInflight', 'The message referred to is not in flight.', 'AWS.SimpleQueueService.MessageNotInflight');
+      throw new SqsFault(
+        'MessageNotInflight',
+        'The message referred to is not in flight.',
+        'AWS.SimpleQueueService.MessageNotInflight',
+      );
     }
-    if (!(seconds >= 0 && seconds <= 43_200)) throw new SqsFault('InvalidParameterValue', `VisibilityTimeout ${seconds} is out of range`);
+    if (!(seconds >= 0 && seconds <= 43_200))
+      throw new SqsFault('InvalidParameterValue', `VisibilityTimeout ${seconds} is out of range`);
     if (this.clock + seconds * 1000 > message.receivedAt + TWELVE_HOURS_MS) {
-      throw new SqsFault('InvalidParameterValue', 'Total VisibilityTimeout for the message is beyond the limit [43200 seconds]');
+      throw new SqsFault(
+        'InvalidParameterValue',
+        'Total VisibilityTimeout for the message is beyond the limit [43200 seconds]',
+      );
     }
     message.visibleAt = this.clock + seconds * 1000;
     if (seconds === 0) this.wake();
@@ -461,10 +625,18 @@ export class SqsEmulator {
       ...queue.attributes,
       QueueArn: queue.arn,
       ApproximateNumberOfMessages: String(queue.messages.filter((m) => m.visibleAt <= now).length),
-      ApproximateNumberOfMessagesNotVisible: String(queue.messages.filter((m) => m.visibleAt > now && m.receiptHandle !== null).length),
-      ApproximateNumberOfMessagesDelayed: String(queue.messages.filter((m) => m.visibleAt > now && m.receiptHandle === null).length),
+      ApproximateNumberOfMessagesNotVisible: String(
+        queue.messages.filter((m) => m.visibleAt > now && m.receiptHandle !== null).length,
+      ),
+      ApproximateNumberOfMessagesDelayed: String(
+        queue.messages.filter((m) => m.visibleAt > now && m.receiptHandle === null).length,
+      ),
     };
     if (names.includes('All')) return { Attributes: computed };
-    return { Attributes: Object.fromEntries(names.filter((n) => n in computed).map((n) => [n, computed[n] as string])) };
+    return {
+      Attributes: Object.fromEntries(
+        names.filter((n) => n in computed).map((n) => [n, computed[n] as string]),
+      ),
+    };
   }
 }

@@ -1,7 +1,11 @@
 /** Property tests of the visibility arithmetic: never beyond SQS's 12 hours, never past the deadline. */
 import fc from 'fast-check';
 import { expect, test } from 'vitest';
-import { leaseVisibilitySeconds, retryVisibilitySeconds, SQS_MAX_VISIBILITY_SECONDS } from '../src/visibility.ts';
+import {
+  leaseVisibilitySeconds,
+  retryVisibilitySeconds,
+  SQS_MAX_VISIBILITY_SECONDS,
+} from '../src/visibility.ts';
 
 const now = 1_800_000_000_000;
 
@@ -30,11 +34,15 @@ test('a retry comes back no later than its nextAttemptAt, its deadline, or the e
 });
 
 test('a 30-hour backoff on a message received just now is cut to just under 12 hours', () => {
-  expect(retryVisibilitySeconds({ now, nextAttemptAt: now + 30 * 3_600_000, deadline: null, receivedAt: now })).toBe(SQS_MAX_VISIBILITY_SECONDS - 1);
+  expect(
+    retryVisibilitySeconds({ now, nextAttemptAt: now + 30 * 3_600_000, deadline: null, receivedAt: now }),
+  ).toBe(SQS_MAX_VISIBILITY_SECONDS - 1);
 });
 
 test('a retry due after the deadline comes back at the deadline, so the job can be expired in time', () => {
-  expect(retryVisibilitySeconds({ now, nextAttemptAt: now + 3_600_000, deadline: now + 60_000, receivedAt: now })).toBe(60);
+  expect(
+    retryVisibilitySeconds({ now, nextAttemptAt: now + 3_600_000, deadline: now + 60_000, receivedAt: now }),
+  ).toBe(60);
 });
 
 test('a lease is at least one second and rounds up to whole seconds', () => {
