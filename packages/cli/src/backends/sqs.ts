@@ -24,10 +24,16 @@ function queueName(url: string): string {
  * });
  * ```
  */
-export async function open(queueUrl: string, env: Record<string, string | undefined>): Promise<OpenedBackend> {
+export async function open(
+  queueUrl: string,
+  env: Record<string, string | undefined>,
+): Promise<OpenedBackend> {
   const dlq = env.POSTBACK_SQS_DLQ_URL;
   const deadLetterQueueUrl = dlq === undefined || dlq === '' ? undefined : dlq;
-  const outbox = createSqsOutbox({ queueUrl, ...(deadLetterQueueUrl === undefined ? {} : { deadLetterQueueUrl }) });
+  const outbox = createSqsOutbox({
+    queueUrl,
+    ...(deadLetterQueueUrl === undefined ? {} : { deadLetterQueueUrl }),
+  });
   try {
     await outbox.checkQueues();
   } catch (error) {
