@@ -40,7 +40,7 @@ const SQLITE_LEVEL: Record<SynchronousOption, string> = {
  * ```
  */
 export function openDatabase(filename: string, options: OpenDatabaseOptions): DatabaseSync {
-  const db = new DatabaseSync(filename, { timeout: options.busyTimeoutMs });
+  const db = new DatabaseSync(filename);
   try {
     // PRAGMAs take no bound parameters; both values come from the validated options schema.
     db.exec(`PRAGMA busy_timeout = ${options.busyTimeoutMs}`);

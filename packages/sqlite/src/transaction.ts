@@ -20,15 +20,23 @@ export function inTransaction<T>(db: DatabaseSync, fn: () => T): T {
   try {
     result = fn();
   } catch (error) {
-    // A failed COMMIT or an I/O error may already have ended the transaction.
-    if (db.isTransaction) db.exec('ROLLBACK');
+    rollback(db);
     throw error;
   }
   try {
     db.exec('COMMIT');
   } catch (error) {
-    if (db.isTransaction) db.exec('ROLLBACK');
+    rollback(db);
     throw error;
   }
   return result;
+}
+
+/** Rolls back if a transaction is still open: a failed COMMIT or an I/O error may already have ended it. */
+function rollback(db: DatabaseSync): void {
+  try {
+    db.exec('ROLLBACK');
+  } catch {
+    // "cannot rollback - no transaction is active": SQLite already rolled it back.
+  }
 }
