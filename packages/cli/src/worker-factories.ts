@@ -31,6 +31,8 @@ export interface WorkerSetup {
   baseUrl: string;
   apiKey: string;
   now: () => number;
+  /** The backend's early wake-up (Postgres LISTEN/NOTIFY; SQS interrupts its long poll at stop). */
+  wake: ((wakeUp: () => void) => () => void) | undefined;
   concurrency: number | undefined;
   leaseMs: number | undefined;
   pollMs: number | undefined;
@@ -74,6 +76,7 @@ export const realFactories: WorkerFactories = {
       ...(setup.requestTimeoutMs === undefined ? {} : { timeout: setup.requestTimeoutMs }),
     });
     const options: DispatcherOptions = { outbox: setup.outbox, client, now: setup.now };
+    if (setup.wake !== undefined) options.wake = setup.wake;
     if (setup.concurrency !== undefined) options.concurrency = setup.concurrency;
     if (setup.leaseMs !== undefined) options.leaseMs = setup.leaseMs;
     if (setup.pollMs !== undefined) options.pollIntervalMs = setup.pollMs;

@@ -155,6 +155,7 @@ export function createWorkerCommand(
             outbox: backend.outbox,
             baseUrl,
             apiKey,
+            wake: backend.wake,
             now: ctx.now,
             ...tuning,
           });
