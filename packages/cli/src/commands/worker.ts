@@ -58,8 +58,8 @@ Options:
   -h, --help              show this help
 
 Exit codes: 0 stopped gracefully (sends still running at the timeout are released to pending),
-1 the worker failed, 2 usage error
-(bad flag, missing POSTBACK_API_KEY or base URL), 3 backend unreachable.
+1 the worker failed, 2 usage error (bad flag, missing POSTBACK_API_KEY or base URL),
+3 backend unreachable.
 `;
 
 const OPTIONS = {
@@ -95,7 +95,8 @@ function parseBaseUrl(value: string | undefined): string {
     throw new UsageError(`--base-url must be an http(s) URL, got '${value}'`);
   if (url.username !== '' || url.password !== '')
     throw new UsageError('--base-url must not carry credentials; use POSTBACK_API_KEY');
-  return url.toString().replace(/\/$/, '');
+  // Kept without query or fragment: the client appends `/v1/...` to the path, and the URL is logged.
+  return `${url.origin}${url.pathname}`.replace(/\/$/, '');
 }
 
 /** Waits until the signal aborts. */
@@ -169,6 +170,8 @@ export function createWorkerCommand(
           );
         }
         let stopped = false;
+        // The batch of `--drain` still running when a signal came: awaited before the store closes.
+        let batch: Promise<{ claimed: number }> | undefined;
         try {
           logger.log('info', 'worker.started', {
             backend: backend.describe,
@@ -179,7 +182,8 @@ export function createWorkerCommand(
             // Batch by batch until a claim finds nothing due (or a 401/403 pauses delivery, or a signal).
             const interrupted = aborted(io.signal).then(() => null);
             for (;;) {
-              const round = await Promise.race([dispatcher.runOnce(), interrupted]);
+              batch = dispatcher.runOnce();
+              const round = await Promise.race([batch, interrupted]);
               if (round === null || round.claimed === 0 || dispatcher.paused()) break;
             }
           } else {
@@ -196,6 +200,7 @@ export function createWorkerCommand(
         } finally {
           // Whatever failed, give claimed jobs back before the store closes.
           if (!stopped) await dispatcher.stop({ timeoutMs: shutdownTimeoutMs }).catch(() => {});
+          await batch?.catch(() => {});
           await dispatcher.close();
           await backend.outbox.close();
         }
