@@ -81,7 +81,14 @@ const queueUrl = z.url({
   error: 'expected a queue URL (https://sqs.<region>.amazonaws.com/<account>/<name>)',
 });
 
-/** Schema of {@link SqsOutboxOptions}. */
+/**
+ * Schema of {@link SqsOutboxOptions}: the single source of truth of their types, defaults and validation.
+ *
+ * @example
+ * ```ts
+ * const { waitTimeSeconds } = sqsOutboxOptionsSchema.parse({ queueUrl }); // 20
+ * ```
+ */
 export const sqsOutboxOptionsSchema = z
   .strictObject({
     /** URL of the queue holding the jobs. A name ending in `.fifo` makes it a FIFO queue. */

@@ -80,7 +80,15 @@ export type ConfirmManyResult =
   | { ok: true; job: ConfirmJob; messageId: string }
   | { ok: false; error: Error };
 
-/** What an SQS outbox can and cannot do, for the conformance suite and for callers that adapt. */
+/**
+ * What an SQS outbox cannot do, one sentence each: declared to the conformance suite, and for callers that
+ * adapt (a status page that explains why delivered jobs are not counted).
+ *
+ * @example
+ * ```ts
+ * describeOutbox('sqs', factory, { unsupported: { lookup: SQS_OUTBOX_LIMITS.lookup, exactStats: SQS_OUTBOX_LIMITS.exactStats } });
+ * ```
+ */
 export const SQS_OUTBOX_LIMITS = Object.freeze({
   lookup:
     'SQS has no lookup by id: get() finds only jobs in the dead-letter queue; getByOrder() answers only from the order ledger (last recorded state)',
