@@ -1,7 +1,9 @@
 /**
  * Four worker processes on one Postgres queue deliver 10,000 confirmations to a local sandbox of the ad
- * service while workers are killed at random with SIGKILL and restarted: every order is confirmed, none
- * is charged twice (the sandbox counts), and nothing is left inflight.
+ * service while workers are killed at random with SIGKILL and restarted, and the shop refunds every
+ * twentieth order meanwhile (whatever state its confirmation is in): every order is confirmed unless its
+ * refund cancelled it first, none is charged twice (the sandbox counts), every refund of a sent
+ * confirmation is reversed after it, and nothing is left inflight.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
@@ -67,7 +69,7 @@ afterEach(async () => {
 });
 
 describe('four worker processes on one Postgres queue, killed at random', () => {
-  it(`deliver ${JOBS.toLocaleString('en-US')} confirmations, each charged once, none left inflight`, async () => {
+  it(`deliver ${JOBS.toLocaleString('en-US')} confirmations and the refunds racing them, each charged once, none left inflight`, async () => {
     const started = Date.now();
     world = await startSandboxWorld();
     const w = world;
@@ -95,13 +97,39 @@ describe('four worker processes on one Postgres queue, killed at random', () => 
     }
     await Promise.all(slots.map((s) => s.ready));
 
+    // Refunds race the workers: an order still pending is cancelled, a sent (or in-flight) one reversed.
+    const refundEvery = 20;
+    const reversedExpected = new Set<string>();
+    const cancelled = new Set<string>();
+    // Every twentieth order, in random order: early picks of late orders find their confirmation still
+    // pending (cancelled), others find it sent or in flight (reversed after it).
+    const toRefund = Array.from({ length: JOBS / refundEvery }, (_, k) => k * refundEvery).sort(
+      () => Math.random() - 0.5,
+    );
+    let refundCursor = 0;
+    const refundSome = async (count: number) => {
+      const batch = toRefund.slice(refundCursor, refundCursor + count);
+      refundCursor += batch.length;
+      const outcomes = await Promise.all(batch.map((i) => shop.refund({ orderId: `mw-${i}` })));
+      outcomes.forEach((outcome, k) => {
+        const orderId = `mw-${batch[k]}`;
+        if (outcome.outcome === 'enqueued') reversedExpected.add(orderId);
+        else if (outcome.outcome === 'cancelled') cancelled.add(orderId);
+        else throw new Error(`unexpected refund outcome ${outcome.outcome} for ${orderId}`);
+      });
+    };
+    const settled = async () => {
+      const { counts } = await shop.stats(Date.now());
+      return refundCursor >= toRefund.length && counts.pending === 0 && counts.inflight === 0;
+    };
+
     // Kill a random worker every 0.4-1.2 s while jobs remain, restarting it at once.
     let kills = 0;
-    const delivered = async () => (await shop.stats(Date.now())).counts.delivered;
-    while ((await delivered()) < JOBS) {
+    while (!(await settled())) {
       expect(Date.now() - started, 'run limit').toBeLessThan(RUN_LIMIT_MS);
+      await refundSome(60);
       await sleep(400 + Math.random() * 800);
-      if ((await delivered()) >= JOBS) break;
+      if (await settled()) break;
       const victim = Math.floor(Math.random() * WORKERS);
       const proc = slots[victim]!;
       proc.child.kill('SIGKILL');
@@ -124,29 +152,37 @@ describe('four worker processes on one Postgres queue, killed at random', () => 
       await proc.exited;
     }
 
+    const confirmed = JOBS - cancelled.size;
+    expect(reversedExpected.size + cancelled.size).toBe(JOBS / refundEvery);
     const stats = await shop.stats(Date.now());
     expect(stats.counts).toEqual({
       pending: 0,
       inflight: 0,
-      delivered: JOBS,
+      delivered: confirmed + reversedExpected.size,
       dead: 0,
       expired: 0,
-      cancelled: 0,
+      cancelled: cancelled.size,
     });
     const seen = await w.conversions();
-    expect(seen.conversions).toHaveLength(JOBS);
-    expect(new Set(seen.conversions.map((c) => c.order_id)).size).toBe(JOBS);
-    // Charged once per order, whatever was re-sent after a kill.
-    expect(await w.spendMicros()).toBe(JOBS * w.bidMicros);
-    // Every confirm job recorded the campaign the service attributed it to.
+    expect(seen.conversions).toHaveLength(confirmed);
+    const orders = new Set(seen.conversions.map((c) => c.order_id));
+    expect(orders.size).toBe(confirmed);
+    // A confirmation cancelled by its refund never reached the service.
+    expect([...cancelled].filter((id) => orders.has(id))).toEqual([]);
+    const reversed = new Set(seen.conversions.filter((c) => c.state === 'reversed').map((c) => c.order_id));
+    expect(reversed).toEqual(reversedExpected);
+    // Charged once per order kept, whatever was re-sent after a kill.
+    expect(await w.spendMicros()).toBe((confirmed - reversedExpected.size) * w.bidMicros);
+    // Every job sent recorded the campaign: the confirm from the service's answer, the refund from its confirm.
     const { rows } = await pool.query(
-      `SELECT count(*)::int AS n FROM "${schema}".jobs WHERE campaign_id = $1`,
+      `SELECT count(*)::int AS n FROM "${schema}".jobs WHERE state = 'delivered' AND campaign_id = $1`,
       [w.campaignId],
     );
-    expect(rows[0].n).toBe(JOBS);
+    expect(rows[0].n).toBe(confirmed + reversedExpected.size);
     expect(kills).toBeGreaterThanOrEqual(MIN_KILLS);
     console.log(
-      `multi-worker: ${JOBS} jobs, ${WORKERS} workers, ${kills} SIGKILLs, ${seen.counts.requests} requests ` +
+      `multi-worker: ${JOBS} jobs, ${reversedExpected.size} reversals, ${cancelled.size} cancelled by refund, ` +
+        `${WORKERS} workers, ${kills} SIGKILLs, ${seen.counts.requests} requests ` +
         `(${seen.counts.duplicates} duplicate re-sends after kills), setup ${(setupMs / 1000).toFixed(1)} s, ` +
         `total ${((Date.now() - started) / 1000).toFixed(1)} s`,
     );
