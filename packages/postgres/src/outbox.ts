@@ -108,6 +108,7 @@ export function createPostgresOutbox(options: PostgresOutboxOptions): PostgresOu
   const { pool, ownsPool, schema, policy, now, onError, reconnectMs, notifyCoalesceMs } =
     resolveOutboxOptions(options);
   const s = quoteIdent(schema);
+  const SQL = jobStatements(s);
   const channel = channelOf(schema);
   const listener = createNotifyListener({ pool, channel, onError, reconnectMs });
   const notifyGate = createNotifyGate(notifyCoalesceMs, () => {
@@ -184,8 +185,6 @@ export function createPostgresOutbox(options: PostgresOutboxOptions): PostgresOu
     }
   };
   const completions = createGroupCommit(writeCompletions, { maxSize: 500, keyOf: (c) => c.id });
-
-  const SQL = jobStatements(s);
 
   /** The job's id and lease token as stored, or null when the job cannot hold a lease here. */
   const fence = (job: Job): [string, string] | null => {
