@@ -134,21 +134,29 @@ export function createClickCookieCodec(options: ClickCookieCodecOptions): ClickC
     buffer.set(CONTEXT);
     buffer[start] = CLICK_COOKIE_VERSION;
     // 48-bit big-endian: high 16 bits, then low 32 (bitwise operators are 32-bit).
-    const view = new DataView(buffer.buffer);
-    view.setUint16(start + 1, Math.floor(clickedAt / 2 ** 32));
-    view.setUint32(start + 3, clickedAt % 2 ** 32);
+    const high = Math.floor(clickedAt / 2 ** 32);
+    const low = clickedAt % 2 ** 32;
+    buffer[start + 1] = high >>> 8;
+    buffer[start + 2] = high & 0xff;
+    buffer[start + 3] = low >>> 24;
+    buffer[start + 4] = (low >>> 16) & 0xff;
+    buffer[start + 5] = (low >>> 8) & 0xff;
+    buffer[start + 6] = low & 0xff;
     for (let i = 0; i < token.length; i++) {
       const code = token.charCodeAt(i);
       // Tokens are ASCII by the token rules; anything else is a caller's bug, not a cookie to sign.
       if (code > 0x7e) throw new RangeError('click token must be ASCII');
       buffer[start + HEADER_BYTES + i] = code;
     }
-    const finish = (mac: Uint8Array): string => {
+    const mac = signWithNewest(buffer.subarray(0, bodyEnd));
+    if (mac instanceof Uint8Array) {
       buffer.set(mac, bodyEnd);
       return encodeBase64Url(buffer.subarray(start));
-    };
-    const mac = signWithNewest(buffer.subarray(0, bodyEnd));
-    return mac instanceof Uint8Array ? finish(mac) : mac.then(finish);
+    }
+    return mac.then((asyncMac) => {
+      buffer.set(asyncMac, bodyEnd);
+      return encodeBase64Url(buffer.subarray(start));
+    });
   }
 
   return {
