@@ -388,13 +388,15 @@ export function createSqsOutbox(input: SqsOutboxOptions): SqsOutbox {
    * is given back to the queue instead: the Dispatcher renews a lease every third of it from the claim, so a
    * job handed out with at least three quarters of its lease left is renewed in time.
    */
-  function takeFromBuffer(at: EpochMs, limit: number, leaseMs: number): Job[] {
+  async function takeFromBuffer(at: EpochMs, limit: number, leaseMs: number): Promise<Job[]> {
     if (buffer.length === 0) return [];
     const fresh = buffer.filter((entry) => at - entry.bufferedAt <= leaseMs / 4);
     const stale = buffer.filter((entry) => at - entry.bufferedAt > leaseMs / 4).map((entry) => entry.job);
-    if (stale.length > 0) void outbox.release(stale, at).catch(() => {});
+    // Taken before any await, so two concurrent claims never take the same job.
     const taken = fresh.slice(0, limit);
     buffer = fresh.slice(limit);
+    // Given back before this claim receives, so it can take them afresh.
+    if (stale.length > 0) await outbox.release(stale, at).catch(() => {});
     return taken.map((entry) => entry.job);
   }
 
@@ -571,7 +573,7 @@ export function createSqsOutbox(input: SqsOutboxOptions): SqsOutbox {
     async claim({ now: at, limit, leaseMs }) {
       if (closed || limit <= 0) return [];
       if (refilling !== null) await refilling;
-      const jobs = takeFromBuffer(at, limit, leaseMs);
+      const jobs = await takeFromBuffer(at, limit, leaseMs);
       let wait = options.waitTimeSeconds;
       const interrupted = receives.signal;
       while (jobs.length < limit && !closed && !interrupted.aborted) {
@@ -804,6 +806,8 @@ export function createSqsOutbox(input: SqsOutboxOptions): SqsOutbox {
       if (closed) return;
       closed = true;
       receives.abort();
+      // An aborted refill settles at once; waiting for it means nothing it received stays held.
+      if (refilling !== null) await refilling;
       const held = buffer.map((entry) => entry.job);
       buffer = [];
       if (held.length > 0) await outbox.release(held, now()).catch(() => {});
