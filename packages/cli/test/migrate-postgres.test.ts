@@ -5,6 +5,7 @@
 import { randomBytes } from 'node:crypto';
 import { createPostgresOutbox } from '@postback/postgres';
 import { afterAll, describe, expect, it } from 'vitest';
+import { startSandboxWorld } from '../../../test/helpers/sandbox-world.ts';
 import { openBackend } from '../src/backends/index.ts';
 import { describePgUrl } from '../src/backends/postgres.ts';
 import { main } from '../src/main.ts';
@@ -119,5 +120,36 @@ describe('the --pg backend', () => {
       'postgres://app@db.internal:5433/shop',
     );
     expect(describePgUrl('host=db password=s3cret')).toBe('postgres (connection string hidden)');
+  });
+});
+
+describe('postback worker --pg', () => {
+  it('delivers the jobs of a migrated schema to the service and exits 0 with --drain', async () => {
+    const schema = newSchema();
+    expect(await main(['migrate', '--pg', URL_, '--schema', schema], captureIo())).toBe(0);
+    const world = await startSandboxWorld();
+    const backend = await openBackend({ pg: URL_ }, { POSTBACK_PG_SCHEMA: schema });
+    try {
+      const clicks = await world.clicks(3);
+      for (const [i, click] of clicks.entries()) {
+        await backend.outbox.confirm({ orderId: `cli-pg-${i}`, valueMicros: 1_000, click });
+      }
+      const io = captureIo({ env: { POSTBACK_API_KEY: world.conversionsKey, POSTBACK_PG_SCHEMA: schema } });
+      expect(
+        await main(['worker', '--pg', URL_, '--base-url', world.url, '--drain', '--log', 'json'], io),
+        io.err(),
+      ).toBe(0);
+      expect(io.out()).toContain(`postgres postgres://postgres@127.0.0.1:5432/test (schema ${schema})`);
+      const { counts } = await backend.outbox.stats(Date.now());
+      expect(counts.delivered).toBe(3);
+      expect((await world.conversions()).conversions.map((c) => c.order_id).sort()).toEqual([
+        'cli-pg-0',
+        'cli-pg-1',
+        'cli-pg-2',
+      ]);
+    } finally {
+      await backend.outbox.close();
+      await world.close();
+    }
   });
 });
