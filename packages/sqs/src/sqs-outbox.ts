@@ -208,7 +208,6 @@ export function createSqsOutbox(input: SqsOutboxOptions): SqsOutbox {
       body: string;
       attributes: Record<string, MessageAttributeValue>;
       orderId: string | null;
-      sourceId: string;
     },
     failure: { state: DeadLetterState; reason: string; failedAt: EpochMs; attempts: number },
     receiptHandle: string,
@@ -221,7 +220,10 @@ export function createSqsOutbox(input: SqsOutboxOptions): SqsOutbox {
       ...(dlqFifo
         ? {
             groupId: message.orderId === null ? 'malformed' : messageGroupIdOf(message.orderId),
-            deduplicationId: `d:${message.sourceId}:${failure.attempts}`.slice(0, 128),
+            // Unique per move: a job may be dead-lettered again (after a replay) within SQS's 5-minute
+            // deduplication interval, and a deduplicated copy would be lost once the source is deleted.
+            // The SDK's own retries of this request reuse it, so they still cannot make two copies.
+            deduplicationId: `d:${randomUUID()}`,
           }
         : {}),
     });
@@ -259,7 +261,6 @@ export function createSqsOutbox(input: SqsOutboxOptions): SqsOutbox {
           body: message.Body ?? '',
           attributes: {},
           orderId: null,
-          sourceId: message.MessageId ?? randomUUID(),
         },
         { state: 'dead', reason: err.message, failedAt: at, attempts },
         handle,
@@ -296,7 +297,6 @@ export function createSqsOutbox(input: SqsOutboxOptions): SqsOutbox {
           body: message.Body ?? '',
           attributes: jobAttributes(cancelled),
           orderId: body.orderId,
-          sourceId: message.MessageId ?? body.id,
         },
         { state: 'cancelled', reason: cancelReason, failedAt: at, attempts },
         handle,
@@ -623,7 +623,7 @@ export function createSqsOutbox(input: SqsOutboxOptions): SqsOutbox {
         return false;
       }
       const outcome = await moveToDeadLetter(
-        { body: encodeJobBody(job), attributes: jobAttributes(job), orderId: job.orderId, sourceId: job.id },
+        { body: encodeJobBody(job), attributes: jobAttributes(job), orderId: job.orderId },
         { state: result.state, reason: result.reason, failedAt: result.now, attempts: job.attempts },
         job.lease.token,
         queueUrl,
@@ -735,7 +735,6 @@ export function createSqsOutbox(input: SqsOutboxOptions): SqsOutbox {
                 body: encodeJobBody(job),
                 attributes: jobAttributes(job),
                 orderId: job.orderId,
-                sourceId: `${letter.messageId}:${next.state}`,
               },
               {
                 state: next.state === 'expired' ? 'expired' : 'cancelled',

@@ -356,3 +356,17 @@ describe('prefetch', () => {
     expect(h.sqs.messages(h.queueUrl)).toHaveLength(3);
   });
 });
+
+test('a job dead-lettered, replayed and dead-lettered again within five minutes keeps both dead-letter records', async () => {
+  h = startHarness();
+  const outbox = h.outbox();
+  const { job } = await outbox.confirm(confirmInput('A-1', h.sqs.now()));
+  const [first] = await outbox.claim({ now: h.sqs.now(), limit: 1, leaseMs: 30_000 });
+  expect(await outbox.fail(first!, { now: h.sqs.now(), state: 'dead', reason: 'HTTP 400' })).toBe(true);
+  expect(await outbox.replay({ ids: [job.id] }, h.sqs.now())).toBe(1);
+  const [again] = await outbox.claim({ now: h.sqs.now(), limit: 1, leaseMs: 30_000 });
+  expect(again?.attempts).toBe(1);
+  expect(await outbox.fail(again!, { now: h.sqs.now(), state: 'dead', reason: 'HTTP 400 again' })).toBe(true);
+  expect(h.sqs.messages(h.queueUrl)).toHaveLength(0);
+  expect((await outbox.listDead()).map((j) => j.lastError)).toEqual(['HTTP 400 again']);
+});
