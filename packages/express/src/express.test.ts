@@ -2,8 +2,9 @@
  * The Express adapter on real servers (Express 4 and 5 side by side, ephemeral ports, real HTTP): the
  * cookie it sets, the click the route reads, the redirect, confirmOrder, and robustness to any input.
  */
-import type { AddressInfo } from 'node:net';
+
 import type { Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { inspect } from 'node:util';
 import {
   CaptureError,

@@ -8,11 +8,23 @@ const tableIn = (path: string): string | undefined =>
     readFileSync(new URL(path, import.meta.url), 'utf8'),
   )?.[1];
 
+/** A Markdown table with cell padding and separator dashes normalised (the formatter pads columns). */
+const normalise = (table: string | undefined): string[] =>
+  (table ?? '')
+    .trim()
+    .split('\n')
+    .map((line) =>
+      line
+        .split(/(?<!\\)\|/)
+        .map((cell) => cell.trim().replace(/^-+$/, '---'))
+        .join('|'),
+    );
+
 describe('capture options tables', () => {
   it.each([
     ['@postback/express', '../README.md'],
     ['@postback/core', '../../core/README.md'],
   ])('the README of %s shows exactly the table rendered from the schema', (_name, path) => {
-    expect(tableIn(path)).toBe(renderCaptureOptionsTable());
+    expect(normalise(tableIn(path))).toEqual(normalise(renderCaptureOptionsTable()));
   });
 });

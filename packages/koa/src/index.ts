@@ -9,8 +9,8 @@ import {
   type ConfirmOrderResult,
   confirmClickOrder,
   createClickCapture,
-  type Outbox,
   type OrderToConfirm,
+  type Outbox,
 } from '@postback/core';
 import { nodeHmac } from './node-hmac.ts';
 

@@ -37,8 +37,8 @@ export {
   DEFAULT_COOKIE_NAME,
   type InvalidClickEvent,
   MIN_SECRET_LENGTH,
-  renderCaptureOptionsTable,
   type ResolvedCaptureOptions,
+  renderCaptureOptionsTable,
   resolveCaptureOptions,
 } from './options.ts';
 export {

@@ -5,10 +5,10 @@
  * the framework's request, and core stays small for edge bundles.
  */
 import type { ClickStore } from '../click.ts';
-import { DEFAULT_CONFIRM_WINDOW_MS } from '../policy.ts';
-import type { CookieProblem, HmacSha256 } from './cookie-codec.ts';
 import { OptionsError } from '../errors.ts';
+import { DEFAULT_CONFIRM_WINDOW_MS } from '../policy.ts';
 import { MAX_CLICK_TOKEN_LENGTH } from '../queue/validation.ts';
+import type { CookieProblem, HmacSha256 } from './cookie-codec.ts';
 import {
   DEFAULT_CLICK_PARAM,
   DEFAULT_TOKEN_MAX_LENGTH,

@@ -1,8 +1,8 @@
 /** Finding, checking and stripping the click token in landing URLs. */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { checkClickToken, findTokens, stripParams } from './token.ts';
 import { decodeBase64Url, encodeBase64Url } from './base64url.ts';
+import { checkClickToken, findTokens, stripParams } from './token.ts';
 
 const RULES = { tokenMinLength: 16, tokenMaxLength: 256 };
 const tokenArb = fc.stringMatching(/^[A-Za-z0-9._~-]{16,256}$/);
