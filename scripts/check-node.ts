@@ -5,7 +5,9 @@
  */
 const major = Number(process.versions.node.split('.')[0]);
 if (major < 24) {
-  console.error(`postback: npm scripts must run on Node >= 24, got ${process.versions.node} (${process.execPath}).`);
+  console.error(
+    `postback: npm scripts must run on Node >= 24, got ${process.versions.node} (${process.execPath}).`,
+  );
   console.error('Run `npm ci` at the repository root so node_modules/.bin/node (Node 24) is installed.');
   process.exit(1);
 }

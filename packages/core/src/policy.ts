@@ -62,7 +62,9 @@ export function resolvePolicy(partial: Partial<WindowPolicy> = {}): WindowPolicy
   const policy = { ...DEFAULT_WINDOW_POLICY, ...partial };
   for (const [key, value] of Object.entries(policy)) {
     if (!Number.isSafeInteger(value) || value < 0) {
-      throw new RangeError(`${key} must be a non-negative safe integer of milliseconds, got ${String(value)}`);
+      throw new RangeError(
+        `${key} must be a non-negative safe integer of milliseconds, got ${String(value)}`,
+      );
     }
   }
   if (policy.safetyMarginMs >= policy.confirmWindowMs) {
@@ -84,6 +86,9 @@ export function deadlineOf(clickedAt: EpochMs, policy: WindowPolicy = DEFAULT_WI
 }
 
 /** The last moment a reversal may be sent: confirmation time + return window − safety margin. */
-export function refundDeadlineOf(confirmedAt: EpochMs, policy: WindowPolicy = DEFAULT_WINDOW_POLICY): EpochMs {
+export function refundDeadlineOf(
+  confirmedAt: EpochMs,
+  policy: WindowPolicy = DEFAULT_WINDOW_POLICY,
+): EpochMs {
   return confirmedAt + policy.returnWindowMs - policy.safetyMarginMs;
 }

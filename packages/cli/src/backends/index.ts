@@ -37,7 +37,10 @@ export class BackendFlagError extends Error {
  * const { outbox } = await openBackend({ db: 'postback.db' });
  * ```
  */
-export async function openBackend(flags: BackendFlags, env: Record<string, string | undefined> = {}): Promise<OpenedBackend> {
+export async function openBackend(
+  flags: BackendFlags,
+  env: Record<string, string | undefined> = {},
+): Promise<OpenedBackend> {
   const given = (['db', 'pg', 'sqs'] as const).filter((k) => flags[k] !== undefined);
   if (given.length !== 1) {
     throw new BackendFlagError('give exactly one of --db FILE, --pg URL or --sqs QUEUE_URL');
