@@ -1,0 +1,48 @@
+/**
+ * Runs every benchmark one after another, each in its own Node process (so one's heap and open handles
+ * never colour the next), and prints each one's own ratio lines. `npm run bench` runs this.
+ *
+ *   node --conditions=@postback/source bench/run-all.ts [name ...]   # e.g. `enqueue delivery`
+ *
+ * Each benchmark is bounded in count and time by itself; together they take several minutes on 2 cores.
+ * Redis (127.0.0.1:6379) and PostgreSQL (127.0.0.1:5432) must be up for the BullMQ and pg-boss baselines.
+ */
+import { spawnSync } from 'node:child_process';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const here = dirname(fileURLToPath(import.meta.url));
+
+/** Every benchmark file, in the order of the issues that set their targets. */
+const BENCHMARKS = [
+  'transport', // client transport: undici vs fetch
+  'sandbox', // sandbox s2s throughput vs bare node:http (>= 0.7)
+  'enqueue', // group commit vs per-job tx (>= 10x), vs raw batch (>= 0.5), vs BullMQ (ahead)
+  'delivery', // Dispatcher vs bare loop (>= 0.8), vs BullMQ worker (ahead)
+  'backlog', // worker peak RSS 1,000,000 vs 1,000 pending (< 1.5x)
+  'sqlite-backlog', // the SQLite store alone under the same backlog
+  'sqlite-loop-delay', // event-loop delay of synchronous=full vs full-async
+  'capture', // middleware cost in Express and Koa (>= 0.97 / 0.90 / 0.80)
+  'postgres', // enqueue and claim/complete vs pg-boss, 4 workers vs 1 (>= 1.6x)
+  'sqs', // SQS consumer vs bare loop (>= 0.8)
+];
+
+const wanted = process.argv.slice(2);
+const unknown = wanted.filter((name) => !BENCHMARKS.includes(name));
+if (unknown.length > 0) {
+  console.error(`unknown benchmark(s): ${unknown.join(', ')}; known: ${BENCHMARKS.join(', ')}`);
+  process.exit(2);
+}
+let failed = 0;
+for (const name of wanted.length > 0 ? wanted : BENCHMARKS) {
+  console.log(`\n=== bench/${name}.ts`);
+  const run = spawnSync(process.execPath, ['--conditions=@postback/source', join(here, `${name}.ts`)], {
+    stdio: 'inherit',
+    timeout: 300_000,
+  });
+  if (run.status !== 0) {
+    failed += 1;
+    console.error(`bench/${name}.ts exited with ${run.status ?? run.signal}`);
+  }
+}
+process.exit(failed === 0 ? 0 : 1);
