@@ -1,0 +1,75 @@
+/**
+ * The Express shop: routes only. Capture runs on every page (`app.use(postback(...))`); orders and
+ * refunds go through the shared handlers of `@postback/example-shop-kit`.
+ */
+import type { Server } from 'node:http';
+import {
+  type Answer,
+  openShopBackend,
+  placeOrder,
+  readJsonBody,
+  readShopConfig,
+  refundOrder,
+  renderLandingPage,
+  type ShopBackend,
+} from '@postback/example-shop-kit';
+import { confirmOrder, postback } from '@postback/express';
+import express from 'express';
+
+/** A running shop. */
+export interface Shop {
+  /** `http://host:port` it listens on. */
+  url: string;
+  backend: ShopBackend;
+  close(): Promise<void>;
+}
+
+/**
+ * Starts the shop configured by `env` (see the README for the variables).
+ *
+ * @example
+ * ```ts
+ * const shop = await createShop({ ...process.env, PORT: '0' });
+ * console.log(shop.url);
+ * await shop.close();
+ * ```
+ */
+export async function createShop(env: Record<string, string | undefined>): Promise<Shop> {
+  const config = readShopConfig(env);
+  const backend = openShopBackend(config);
+  const app = express();
+  app.disable('x-powered-by');
+  app.use(postback({ secrets: [config.secret], param: config.clickParam, secure: config.secureCookie }));
+
+  const reply = (res: express.Response, answer: Answer) => res.status(answer.status).json(answer.body);
+
+  app.get('/', async (req, res) => {
+    const click = await req.postback.click();
+    res.type('html').send(renderLandingPage({ shop: 'Express', clicked: click !== null }));
+  });
+  app.post('/orders', async (req, res) => {
+    const body = await readJsonBody(req);
+    reply(res, await placeOrder(backend, body, (order) => confirmOrder(req, backend.outbox, order)));
+  });
+  app.post('/orders/:orderId/refund', async (req, res) => {
+    reply(res, await refundOrder(backend, req.params.orderId));
+  });
+
+  const server = await new Promise<Server>((resolve, reject) => {
+    const s = app.listen(config.port, config.host, (error?: Error) => (error ? reject(error) : resolve(s)));
+  }).catch(async (error: unknown) => {
+    await backend.close();
+    throw error;
+  });
+  const address = server.address();
+  const port = typeof address === 'object' && address !== null ? address.port : config.port;
+  return {
+    url: `http://${config.host}:${port}`,
+    backend,
+    async close() {
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+      await backend.close();
+    },
+  };
+}
