@@ -39,8 +39,9 @@ export function renderLandingPage(options: { shop: string; clicked: boolean }): 
   document.getElementById('order').addEventListener('click', async () => {
     orderId = 'ord_' + Date.now().toString(36) + Math.random().toString(36).slice(2, 10);
     const price = Number(document.getElementById('price').dataset.micros);
-    const { status } = await send('/orders', { order_id: orderId, total_micros: price });
-    returnButton.disabled = status !== 201;
+    const { status, json } = await send('/orders', { order_id: orderId, total_micros: price });
+    // Only an attributed order has a confirmation to reverse.
+    returnButton.disabled = !(status === 201 && json.attributed === true);
   });
   returnButton.addEventListener('click', async () => {
     if (orderId !== null) await send('/orders/' + encodeURIComponent(orderId) + '/refund');

@@ -1,0 +1,95 @@
+/**
+ * The Koa shop: routes only. Capture runs on every page (`app.use(postback(...))`); orders and refunds go
+ * through the shared handlers of `@postback/example-shop-kit`.
+ */
+import type { Server } from 'node:http';
+import {
+  type Answer,
+  openShopBackend,
+  placeOrder,
+  readJsonBody,
+  readShopConfig,
+  refundOrder,
+  renderLandingPage,
+  type ShopBackend,
+} from '@postback/example-shop-kit';
+import { confirmOrder, type PostbackState, postback } from '@postback/koa';
+import Koa from 'koa';
+
+/** A running shop. */
+export interface Shop {
+  /** `http://host:port` it listens on. */
+  url: string;
+  backend: ShopBackend;
+  close(): Promise<void>;
+}
+
+const REFUND_PATH = /^\/orders\/([^/]+)\/refund$/;
+
+/**
+ * Starts the shop configured by `env` (see the README for the variables).
+ *
+ * @example
+ * ```ts
+ * const shop = await createShop({ ...process.env, PORT: '0' });
+ * console.log(shop.url);
+ * await shop.close();
+ * ```
+ */
+export async function createShop(env: Record<string, string | undefined>): Promise<Shop> {
+  const config = readShopConfig(env);
+  const backend = openShopBackend(config);
+  const app = new Koa<PostbackState>();
+  app.use(postback({ secrets: [config.secret], param: config.clickParam, secure: config.secureCookie }));
+
+  app.use(async (ctx) => {
+    const reply = (answer: Answer) => {
+      ctx.status = answer.status;
+      ctx.body = answer.body;
+    };
+    if (ctx.method === 'GET' && ctx.path === '/') {
+      const click = await ctx.state.postback.click();
+      ctx.type = 'html';
+      ctx.body = renderLandingPage({ shop: 'Koa', clicked: click !== null });
+      return;
+    }
+    if (ctx.method === 'POST' && ctx.path === '/orders') {
+      const body = await readJsonBody(ctx.req);
+      reply(await placeOrder(backend, body, (order) => confirmOrder(ctx, backend.outbox, order)));
+      return;
+    }
+    const refund = ctx.method === 'POST' ? REFUND_PATH.exec(ctx.path) : null;
+    if (refund !== null) {
+      let orderId: string;
+      try {
+        orderId = decodeURIComponent(refund[1] as string);
+      } catch {
+        reply({ status: 400, body: { error: 'order_id is not a valid URL component', field: 'order_id' } });
+        return;
+      }
+      reply(await refundOrder(backend, orderId));
+      return;
+    }
+    reply({ status: 404, body: { error: 'not found', field: 'path' } });
+  });
+
+  const server = await new Promise<Server>((resolve, reject) => {
+    const s = app.listen(config.port, config.host);
+    s.once('listening', () => resolve(s));
+    s.once('error', reject);
+  }).catch(async (error: unknown) => {
+    await backend.close();
+    throw error;
+  });
+  const address = server.address();
+  const port = typeof address === 'object' && address !== null ? address.port : config.port;
+  return {
+    url: `http://${config.host}:${port}`,
+    backend,
+    async close() {
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+      await backend.close();
+    },
+  };
+}
