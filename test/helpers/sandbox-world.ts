@@ -42,6 +42,10 @@ export interface SandboxWorld {
   /** Simulates `n` ad clicks on the campaign (now, on the sandbox clock). */
   clicks(n: number): Promise<Array<{ token: string; clickedAt: number }>>;
   conversions(): Promise<SandboxConversions>;
+  /** Creates another s2s campaign of the account (same bid) whose creative lands on `landingUrl`; returns its id. */
+  createCampaign(landingUrl: string): Promise<string>;
+  /** One ad click on `campaignId`, with the creative's landing URL carrying the token. */
+  click(campaignId: string): Promise<{ token: string; clickedAt: number; landingUrl: string }>;
   /** The campaign's spend as the service's campaign list reports it. */
   spendMicros(): Promise<number>;
   setFaults(faults: Faults): Promise<void>;
@@ -52,6 +56,20 @@ export interface SandboxWorld {
   now(): Promise<number>;
   close(): Promise<void>;
 }
+
+/** The s2s CPA campaign a world uses, landing on `landingUrl`. */
+const campaignBody = (landingUrl: string, bidMicros: number) => ({
+  name: 'postback test',
+  pricing_model: 'cpa',
+  conversion_source: 's2s',
+  bid_micros: bidMicros,
+  total_budget_micros: 500_000_000,
+  daily_cap_micros: 500_000_000,
+  target_categories: [],
+  target_segments: [],
+  exclude_segments: [],
+  creatives: [{ headline: 'h', body: 'b', cta: 'Buy', landing_url: landingUrl, format: 'card' }],
+});
 
 async function call<T>(url: string, method: string, path: string, body?: unknown, key?: string): Promise<T> {
   const headers: Record<string, string> = { 'content-type': 'application/json' };
@@ -93,26 +111,7 @@ export async function startSandboxWorld(options: { bidMicros?: number } = {}): P
       url,
       'POST',
       '/v1/campaigns',
-      {
-        name: 'postback test',
-        pricing_model: 'cpa',
-        conversion_source: 's2s',
-        bid_micros: bidMicros,
-        total_budget_micros: 500_000_000,
-        daily_cap_micros: 500_000_000,
-        target_categories: [],
-        target_segments: [],
-        exclude_segments: [],
-        creatives: [
-          {
-            headline: 'h',
-            body: 'b',
-            cta: 'Buy',
-            landing_url: 'https://shop.example/landing',
-            format: 'card',
-          },
-        ],
-      },
+      campaignBody('https://shop.example/landing', bidMicros),
       account.keys.write,
     );
     return {
@@ -135,6 +134,25 @@ export async function startSandboxWorld(options: { bidMicros?: number } = {}): P
           for (const c of group) out.push({ token: c.click_token, clickedAt: Date.parse(c.clicked_at) });
         }
         return out;
+      },
+      async createCampaign(landingUrl) {
+        const created = await call<{ id: string }>(
+          url,
+          'POST',
+          '/v1/campaigns',
+          campaignBody(landingUrl, bidMicros),
+          account.keys.write,
+        );
+        return created.id;
+      },
+      async click(campaignId) {
+        const c = await call<{ click_token: string; clicked_at: string; landing_url: string }>(
+          url,
+          'POST',
+          '/_sandbox/clicks',
+          { campaign_id: campaignId },
+        );
+        return { token: c.click_token, clickedAt: Date.parse(c.clicked_at), landingUrl: c.landing_url };
       },
       conversions: () =>
         call<SandboxConversions>(url, 'GET', `/_sandbox/conversions?account_id=${account.account_id}`),
