@@ -20,5 +20,6 @@ export default defineConfig({
     hookTimeout: 60_000,
     pool: 'forks',
     maxWorkers: 2,
+    reporters: ['default', './scripts/summary-reporter.ts'],
   },
 });
