@@ -17,6 +17,8 @@ export default class SummaryReporter implements Reporter {
       // A file that failed to load has no tests but is a failure all the same.
       if (module.state() === 'failed' && module.children.size === 0) counts.failed += 1;
     }
-    process.stdout.write(`\ntests: ${counts.passed} passed, ${counts.failed} failed, ${counts.skipped} skipped\n`);
+    process.stdout.write(
+      `\ntests: ${counts.passed} passed, ${counts.failed} failed, ${counts.skipped} skipped\n`,
+    );
   }
 }
