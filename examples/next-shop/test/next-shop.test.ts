@@ -1,0 +1,191 @@
+/**
+ * The Next.js shop end to end: `next build` once, then `next start` on a free port with a real SQLite
+ * outbox, the in-process Dispatcher (instrumentation.ts) and a real sandbox of the ad service; every
+ * check goes over real HTTP.
+ */
+import { type ChildProcess, spawn } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type SandboxWorld, startSandboxWorld } from '../../../test/helpers/sandbox-world.ts';
+
+const root = fileURLToPath(new URL('..', import.meta.url));
+const nextBin = createRequire(import.meta.url).resolve('next/dist/bin/next');
+const SECRET = 'next-shop-test-secret-0123456789-abcdef';
+const BUILD_LIMIT_MS = 170_000;
+
+function run(
+  args: string[],
+  env: NodeJS.ProcessEnv,
+  timeoutMs: number,
+): Promise<{ code: number | null; output: string }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [nextBin, ...args], {
+      cwd: root,
+      env,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let output = '';
+    child.stdout.on('data', (chunk) => (output += chunk));
+    child.stderr.on('data', (chunk) => (output += chunk));
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      reject(new Error(`next ${args[0]} took over ${timeoutMs} ms:\n${output}`));
+    }, timeoutMs);
+    child.on('exit', (code) => {
+      clearTimeout(timer);
+      resolve({ code, output });
+    });
+  });
+}
+
+const freePort = (): Promise<number> =>
+  new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      server.close(() => resolve(typeof address === 'object' && address !== null ? address.port : 0));
+    });
+  });
+
+async function waitUntilUp(url: string, server: ChildProcess, deadline: number): Promise<void> {
+  while (Date.now() < deadline) {
+    if (server.exitCode !== null) throw new Error(`next start exited with ${server.exitCode}`);
+    try {
+      await fetch(url, { signal: AbortSignal.timeout(2_000) });
+      return;
+    } catch {
+      await new Promise((resolve) => setTimeout(resolve, 200));
+    }
+  }
+  throw new Error('next start did not answer in time');
+}
+
+const cookieOf = (response: Response): string | null =>
+  /^(postback_click=[A-Za-z0-9_-]+);/.exec(response.headers.get('set-cookie') ?? '')?.[1] ?? null;
+
+const order = (base: string, orderId: string, headers: Record<string, string> = {}, path = '/orders') =>
+  fetch(new URL(path, base), {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', ...headers },
+    body: JSON.stringify({ order_id: orderId, total_micros: 49_990_000 }),
+  });
+
+describe('the Next.js shop (next build + next start)', () => {
+  let dir: string;
+  let world: SandboxWorld;
+  let server: ChildProcess | undefined;
+  let base: string;
+
+  beforeAll(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'next-shop-'));
+    world = await startSandboxWorld();
+    const started = Date.now();
+    const build = await run(['build'], { ...process.env, NODE_ENV: 'production' }, BUILD_LIMIT_MS);
+    const buildMs = Date.now() - started;
+    console.info(`next build took ${(buildMs / 1000).toFixed(1)} s`);
+    expect(build.code, build.output).toBe(0);
+
+    const port = await freePort();
+    base = `http://127.0.0.1:${port}`;
+    server = spawn(process.execPath, [nextBin, 'start', '-p', String(port), '-H', '127.0.0.1'], {
+      cwd: root,
+      stdio: 'ignore',
+      env: {
+        ...process.env,
+        NODE_ENV: 'production',
+        POSTBACK_DB: join(dir, 'postback.db'),
+        POSTBACK_API_URL: world.url,
+        POSTBACK_API_KEY: world.conversionsKey,
+        POSTBACK_SECRET: SECRET,
+      },
+    });
+    await waitUntilUp(base, server, Date.now() + 30_000);
+  }, BUILD_LIMIT_MS + 60_000);
+
+  afterAll(async () => {
+    if (server !== undefined && server.exitCode === null) {
+      const exited = new Promise((resolve) => server?.once('exit', resolve));
+      server.kill('SIGTERM');
+      await Promise.race([exited, new Promise((resolve) => setTimeout(resolve, 5_000))]);
+      if (server.exitCode === null) server.kill('SIGKILL');
+    }
+    await world?.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('sets the signed click cookie on a landing with a token and greets the ad visitor on that same page', async () => {
+    const [click] = await world.clicks(1);
+    const response = await fetch(`${base}/?click_token=${click?.token}`);
+    expect(response.status).toBe(200);
+    expect(response.headers.get('set-cookie')).toMatch(
+      /^postback_click=[A-Za-z0-9_-]+; Max-Age=\d+; Path=\/; HttpOnly; SameSite=Lax$/,
+    );
+    expect(await response.text()).toContain('Welcome, ad visitor');
+  });
+
+  it('answers a landing without a token with no cookie and a plain welcome', async () => {
+    const response = await fetch(`${base}/`);
+    expect(response.headers.get('set-cookie')).toBeNull();
+    const html = await response.text();
+    expect(html).toContain('Welcome');
+    expect(html).not.toContain('ad visitor');
+  });
+
+  it('attributes an order placed with the cookie, and the Dispatcher delivers it to the ad service', async () => {
+    const [click] = await world.clicks(1);
+    const cookie = cookieOf(await fetch(`${base}/?click_token=${click?.token}`));
+    expect(cookie).not.toBeNull();
+    const response = await order(base, 'ord_next_attributed', { cookie: cookie ?? '' });
+    expect(response.status).toBe(201);
+    expect(await response.json()).toEqual({ order_id: 'ord_next_attributed', attributed: true });
+
+    const deadline = Date.now() + 15_000;
+    let delivered = false;
+    while (!delivered && Date.now() < deadline) {
+      const { conversions } = await world.conversions();
+      delivered = conversions.some((c) => c.order_id === 'ord_next_attributed' && c.state === 'confirmed');
+      if (!delivered) await new Promise((resolve) => setTimeout(resolve, 200));
+    }
+    expect(delivered).toBe(true);
+  });
+
+  it('does not attribute an order placed without the cookie', async () => {
+    const response = await order(base, 'ord_next_organic');
+    expect(response.status).toBe(201);
+    expect(await response.json()).toEqual({ order_id: 'ord_next_organic', attributed: false });
+  });
+
+  it('attributes an order on the very request that carries the token, before any cookie exists', async () => {
+    const [click] = await world.clicks(1);
+    const response = await order(base, 'ord_next_same_request', {}, `/orders?click_token=${click?.token}`);
+    expect(response.status).toBe(201);
+    expect(await response.json()).toEqual({ order_id: 'ord_next_same_request', attributed: true });
+  });
+
+  it('ignores a forged click header and a tampered cookie', async () => {
+    const [click] = await world.clicks(1);
+    const cookie = cookieOf(await fetch(`${base}/?click_token=${click?.token}`)) ?? '';
+    const tampered = `${cookie.slice(0, -3)}${cookie.endsWith('AAA') ? 'BBB' : 'AAA'}`;
+    const forged = await order(base, 'ord_next_forged', { 'x-postback-click': cookie.split('=')[1] ?? '' });
+    // The proxy drops a client's header; the cookie value in it would verify, so only the proxy counts.
+    expect(await forged.json()).toMatchObject({ attributed: false });
+    const withTampered = await order(base, 'ord_next_tampered', { cookie: tampered });
+    expect(await withTampered.json()).toMatchObject({ attributed: false });
+  });
+
+  it('refunds an attributed order with 202', async () => {
+    const [click] = await world.clicks(1);
+    const cookie = cookieOf(await fetch(`${base}/?click_token=${click?.token}`)) ?? '';
+    expect((await order(base, 'ord_next_refund', { cookie })).status).toBe(201);
+    const response = await fetch(`${base}/orders/ord_next_refund/refund`, { method: 'POST' });
+    expect(response.status).toBe(202);
+    expect(await response.json()).toMatchObject({ order_id: 'ord_next_refund' });
+    expect((await fetch(`${base}/orders/ord_never/refund`, { method: 'POST' })).status).toBe(404);
+  });
+});
