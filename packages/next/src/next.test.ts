@@ -5,13 +5,16 @@
  */
 import {
   createClickCookieCodec,
+  createMemoryClickStore,
   createMemoryOutbox,
   DEFAULT_CONFIRM_WINDOW_MS,
   type InvalidClickEvent,
   OptionsError,
 } from '@postback/core';
+import fc from 'fast-check';
 import { NextRequest, type NextResponse } from 'next/server.js';
 import { describe, expect, it } from 'vitest';
+import { signedValueOf } from './forwarded-click.ts';
 import { createPostback, createPostbackProxy, POSTBACK_CLICK_HEADER } from './index.ts';
 
 const SECRET = 'next-secret-0123456789-abcdefghijklmn';
@@ -251,5 +254,53 @@ describe('options', () => {
       token: TOKEN,
       clickedAt: T0,
     });
+  });
+});
+
+describe('consent and the store', () => {
+  it('without consent, sets no cookie and forwards nothing, but the store gives the landing request its click', async () => {
+    const store = createMemoryClickStore();
+    const { postback } = setup({
+      consent: () => false,
+      store,
+      key: (request) => request.headers.get('x-visitor'),
+    });
+    const landing = request(`/?click_token=${TOKEN}`, { 'x-visitor': 'v_1' });
+    const response = await postback.proxy(landing);
+    expect(response.headers.get('set-cookie')).toBeNull();
+    const handled = downstream(landing, response);
+    expect(handled.headers.has(POSTBACK_CLICK_HEADER)).toBe(false);
+    expect(await postback.getClickFromRequest(handled)).toEqual({ token: TOKEN, clickedAt: T0 });
+    expect(await postback.getClickFromRequest(request('/', { 'x-visitor': 'v_2' }))).toBeNull();
+  });
+});
+
+describe('the forwarded header, for any value', () => {
+  it('never yields a click or throws unless it is a value we signed', async () => {
+    const { postback } = setup({ onInvalid: undefined });
+    await fc.assert(
+      fc.asyncProperty(fc.string({ unit: 'binary-ascii', maxLength: 200 }), async (value) => {
+        let headers: Record<string, string>;
+        try {
+          headers = { [POSTBACK_CLICK_HEADER]: new Headers({ v: value }).get('v') ?? '' };
+        } catch {
+          return; // not a value an HTTP header can hold
+        }
+        expect(await postback.getClickFromRequest(request('/', headers))).toBeNull();
+      }),
+      { numRuns: 300 },
+    );
+  });
+
+  it('is the exact value of the Set-Cookie the proxy made, whatever its attributes', () => {
+    fc.assert(
+      fc.property(
+        fc.stringMatching(/^[A-Za-z0-9_-]{1,120}$/),
+        fc.constantFrom('', '; Max-Age=1; Path=/', '; HttpOnly; Secure; SameSite=Lax'),
+        (value, attributes) => {
+          expect(signedValueOf(`postback_click=${value}${attributes}`)).toBe(value);
+        },
+      ),
+    );
   });
 });
