@@ -11,6 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { eventually, launchBrowser } from '../../../test/e2e/helpers/browser.ts';
 import { type SandboxWorld, startSandboxWorld } from '../../../test/helpers/sandbox-world.ts';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
@@ -177,6 +178,43 @@ describe('the Next.js shop (next build + next start)', () => {
     expect(await forged.json()).toMatchObject({ attributed: false });
     const withTampered = await order(base, 'ord_next_tampered', { cookie: tampered });
     expect(await withTampered.json()).toMatchObject({ attributed: false });
+  });
+
+  it('in a real browser, confirms an order placed after an ad click exactly once and reverses it on return', async () => {
+    const [click] = await world.clicks(1);
+    const browser = await launchBrowser();
+    try {
+      const context = await browser.newContext();
+      const page = await context.newPage();
+      page.setDefaultTimeout(15_000);
+      await page.goto(`${base}/?click_token=${click?.token}`);
+      expect(await page.textContent('#visitor')).toBe('Welcome, ad visitor');
+      expect((await context.cookies()).map((c) => c.name)).toContain('postback_click');
+
+      await page.click('#order');
+      await page.waitForFunction(() => document.getElementById('answer')?.textContent !== '');
+      const ordered = JSON.parse((await page.textContent('#answer')) ?? '') as { order_id: string };
+      expect(ordered).toMatchObject({ status: 201, attributed: true });
+      const confirmed = await eventually('the confirmation in the sandbox', async () => {
+        const { conversions } = await world.conversions();
+        return conversions.find((c) => c.order_id === ordered.order_id);
+      });
+      expect(confirmed).toMatchObject({ value_micros: 49_990_000, state: 'confirmed' });
+
+      await page.click('#return');
+      await page.waitForFunction(() =>
+        document.getElementById('answer')?.textContent?.includes('"status":202'),
+      );
+      await eventually('the reversal in the sandbox', async () => {
+        const { conversions } = await world.conversions();
+        return conversions.find((c) => c.order_id === ordered.order_id && c.state === 'reversed');
+      });
+      const report = await world.conversions();
+      expect(report.conversions.filter((c) => c.order_id === ordered.order_id)).toHaveLength(1);
+      expect(report.counts.late).toBe(0);
+    } finally {
+      await browser.close();
+    }
   });
 
   it('refunds an attributed order with 202', async () => {
