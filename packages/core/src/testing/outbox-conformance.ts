@@ -94,10 +94,11 @@ export function describeOutbox(
   /** `it`, or a skip that says why when the backend lacks one of `capabilities`. */
   const test = (title: string, fn: () => Promise<void>, ...capabilities: OutboxCapability[]) => {
     const missing = capabilities.find((c) => !has(c));
-    // Skipped on purpose: the backend declared it cannot do this (e.g. SQS cannot cancel a queued
-    // message); the reason it gave is in the test's title, so the report shows it.
-    if (missing !== undefined) it.skip(`${title} [unsupported ${missing}: ${unsupported[missing]}]`, fn);
-    else it(title, fn, timeout);
+    // Skipped on purpose when the backend declared it cannot do this (e.g. SQS cannot cancel a queued
+    // message); the reason it gave goes into the test's title, so the report shows it.
+    const shown =
+      missing === undefined ? title : `${title} [unsupported ${missing}: ${unsupported[missing]}]`;
+    it.skipIf(missing !== undefined)(shown, fn, timeout);
   };
 
   describe(`Outbox conformance: ${name}`, () => {
