@@ -45,6 +45,20 @@ describe('click token', () => {
     expect(findTokens('/no-query', ['a'])).toEqual([]);
   });
 
+  it('reads every query exactly as URLSearchParams does (the fast path for plain pairs included)', () => {
+    const piece = fc.stringMatching(/^[a-z_%+=0-9A-F]{0,12}$/);
+    const queryArb = fc.array(piece, { maxLength: 8 }).map((parts) => parts.join('&'));
+    const names = fc.constantFrom('click_token', 'a', 'a b', 'ct', '');
+    fc.assert(
+      fc.property(queryArb, fc.array(names, { minLength: 1, maxLength: 3 }), (query, params) => {
+        const search = new URLSearchParams(query);
+        const expected = params.flatMap((param) => search.getAll(param).map((value) => ({ param, value })));
+        expect(findTokens(`/p?${query}#x=1`, params)).toEqual(expected);
+      }),
+      { numRuns: 500 },
+    );
+  });
+
   it('never throws on malformed query strings', () => {
     fc.assert(
       fc.property(fc.string({ unit: 'binary', maxLength: 300 }), (url) =>

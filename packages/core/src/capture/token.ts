@@ -73,9 +73,16 @@ function queryOf(url: string): string {
   return hash < 0 ? url.slice(q + 1) : url.slice(q + 1, hash);
 }
 
+/** Decodes one `name=value` pair as `URLSearchParams` would (`+` is a space, bad escapes kept as they are). */
+function decodePair(pair: string): [string, string] {
+  const entry = new URLSearchParams(pair).entries().next().value;
+  return entry ?? ['', ''];
+}
+
 /**
  * Every value of the given parameters in the URL's query, in the order of `params` (then of appearance).
- * Decoding follows `URLSearchParams`, which never throws on malformed escapes.
+ * Decoding follows `URLSearchParams`, which never throws on malformed escapes; a pair without `%` or `+`
+ * (every valid token's) is taken as it is, without building a `URLSearchParams`.
  *
  * @example
  * ```ts
@@ -85,10 +92,26 @@ function queryOf(url: string): string {
 export function findTokens(url: string, params: readonly string[]): FoundToken[] {
   const query = queryOf(url);
   if (query === '') return [];
-  const search = new URLSearchParams(query);
   const found: FoundToken[] = [];
   for (const param of params) {
-    for (const value of search.getAll(param)) found.push({ param, value });
+    let start = 0;
+    while (start <= query.length) {
+      let end = query.indexOf('&', start);
+      if (end < 0) end = query.length;
+      if (end > start) {
+        const pair = query.slice(start, end);
+        let name: string;
+        let value: string;
+        if (pair.includes('%') || pair.includes('+')) [name, value] = decodePair(pair);
+        else {
+          const eq = pair.indexOf('=');
+          name = eq < 0 ? pair : pair.slice(0, eq);
+          value = eq < 0 ? '' : pair.slice(eq + 1);
+        }
+        if (name === param) found.push({ param, value });
+      }
+      start = end + 1;
+    }
   }
   return found;
 }
