@@ -6,12 +6,14 @@
  *   3. a landing with a token: cookie signed and set           target Express >= 0.90, Koa >= 0.80
  *
  * Each server (bare or with capture) runs in its own child process so the load generator (autocannon, in
- * this process) does not share its event loop. The machine is shared, so per kind the two servers are
- * measured in ABBA order (repeated with --rounds) after a warm-up, each run bounded by time and by request count. Each child also
- * reports its CPU time, giving CPU µs per request (the server's own cost, less sensitive to noise).
- * Prints requests/s of both, and ratio = ours / bare for throughput and bare / ours for CPU per request.
+ * this process) does not share its event loop. The machine is shared and its speed drifts from second to
+ * second, so per kind the two servers are measured in pairs of short runs back to back (AB, then BA, …,
+ * `--rounds` pairs after a warm-up), each run bounded by time and by request count; each pair gives a
+ * ratio measured under the same conditions, and the median pair ratio is reported. Each child also
+ * reports its CPU time, giving CPU µs per request (the server's own cost), paired the same way.
+ * Prints requests/s of both (medians), and ratio = ours / bare for throughput and bare / ours for CPU per request.
  *
- *   node --conditions=@postback/source bench/capture.ts [--duration 2] [--rounds 1] [--connections 10]
+ *   node --conditions=@postback/source bench/capture.ts [--duration 1] [--rounds 8] [--connections 10]
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import type { Server } from 'node:http';
@@ -156,8 +158,8 @@ async function main(): Promise<void> {
   const { values } = parseArgs({
     options: {
       serve: { type: 'string' },
-      duration: { type: 'string', default: '2' },
-      rounds: { type: 'string', default: '1' },
+      duration: { type: 'string', default: '1' },
+      rounds: { type: 'string', default: '8' },
       connections: { type: 'string', default: '10' },
     },
   });
@@ -198,7 +200,7 @@ async function main(): Promise<void> {
   ];
 
   console.log(
-    `capture bench: ${seconds}s per run, ${connections} connections, ABBA x${rounds} per scenario, Node ${process.version}`,
+    `capture bench: ${seconds}s per run, ${connections} connections, ${rounds} AB/BA pairs per scenario (median), Node ${process.version}`,
   );
   const results: string[] = [];
   for (const framework of ['express', 'koa'] as const) {
@@ -208,24 +210,44 @@ async function main(): Promise<void> {
       for (const scenario of scenarios) {
         await run(bare, scenario, 1, connections);
         await run(ours, scenario, 1, connections);
-        const tallies = {
-          bare: { requests: 0, seconds: 0, cpuMicros: 0 },
-          ours: { requests: 0, seconds: 0, cpuMicros: 0 },
-        };
-        const order = Array.from({ length: rounds }, () => [bare, ours, ours, bare]).flat();
-        for (const child of order) {
-          await run(child, scenario, seconds, connections, child === bare ? tallies.bare : tallies.ours);
+        const pairs: Array<{ bare: Tally; ours: Tally }> = [];
+        for (let round = 0; round < rounds; round++) {
+          const pair = {
+            bare: { requests: 0, seconds: 0, cpuMicros: 0 },
+            ours: { requests: 0, seconds: 0, cpuMicros: 0 },
+          };
+          for (const child of round % 2 === 0 ? [bare, ours] : [ours, bare]) {
+            await run(child, scenario, seconds, connections, child === bare ? pair.bare : pair.ours);
+          }
+          pairs.push(pair);
         }
         const rps = (t: Tally) => t.requests / t.seconds;
         const cpuPerRequest = (t: Tally) => t.cpuMicros / t.requests;
-        const ratio = rps(tallies.ours) / rps(tallies.bare);
-        const cpuRatio = cpuPerRequest(tallies.bare) / cpuPerRequest(tallies.ours);
+        const median = (values: number[]) => {
+          const sorted = [...values].sort((a, b) => a - b);
+          const mid = sorted.length >> 1;
+          return sorted.length % 2 === 1
+            ? (sorted[mid] as number)
+            : ((sorted[mid - 1] as number) + (sorted[mid] as number)) / 2;
+        };
+        const tallies = {
+          bare: {
+            rps: median(pairs.map((p) => rps(p.bare))),
+            cpu: median(pairs.map((p) => cpuPerRequest(p.bare))),
+          },
+          ours: {
+            rps: median(pairs.map((p) => rps(p.ours))),
+            cpu: median(pairs.map((p) => cpuPerRequest(p.ours))),
+          },
+        };
+        const ratio = median(pairs.map((p) => rps(p.ours) / rps(p.bare)));
+        const cpuRatio = median(pairs.map((p) => cpuPerRequest(p.bare) / cpuPerRequest(p.ours)));
         const target = scenario.target[framework];
         const line =
-          `${framework.padEnd(7)} ${scenario.name.padEnd(24)} bare ${rps(tallies.bare).toFixed(0).padStart(6)} req/s, ` +
-          `ours ${rps(tallies.ours).toFixed(0).padStart(6)} req/s, ratio ${ratio.toFixed(3)} (target >= ${target.toFixed(2)}` +
-          `${ratio >= target ? '' : ', MISSED'}); CPU µs/req bare ${cpuPerRequest(tallies.bare).toFixed(1)}, ` +
-          `ours ${cpuPerRequest(tallies.ours).toFixed(1)}, ratio ${cpuRatio.toFixed(3)}`;
+          `${framework.padEnd(7)} ${scenario.name.padEnd(24)} bare ${tallies.bare.rps.toFixed(0).padStart(6)} req/s, ` +
+          `ours ${tallies.ours.rps.toFixed(0).padStart(6)} req/s, ratio ${ratio.toFixed(3)} (target >= ${target.toFixed(2)}` +
+          `${ratio >= target ? '' : ', MISSED'}); CPU µs/req bare ${tallies.bare.cpu.toFixed(1)}, ` +
+          `ours ${tallies.ours.cpu.toFixed(1)}, ratio ${cpuRatio.toFixed(3)}`;
         console.log(line);
         results.push(line);
       }
