@@ -5,6 +5,7 @@
  */
 import {
   type CaptureOptions,
+  type CaptureOutcome,
   type ClickContext,
   type ConfirmOrderResult,
   confirmClickOrder,
@@ -12,7 +13,6 @@ import {
   type OrderToConfirm,
   type Outbox,
 } from '@postback/core';
-import { nodeHmac } from './node-hmac.ts';
 
 /** What the middleware needs of Koa's `ctx`. */
 export interface KoaContextLike {
@@ -51,17 +51,22 @@ export interface PostbackState {
  * ```
  */
 export function postback<Ctx extends KoaContextLike = KoaContextLike>(options: CaptureOptions<Ctx>) {
-  const capture = createClickCapture<Ctx>({ hmac: nodeHmac, ...options });
-  return async function postbackMiddleware(ctx: Ctx, next: () => Promise<unknown>): Promise<unknown> {
-    let outcome = capture.handle({ url: ctx.originalUrl, method: ctx.method, headers: ctx.headers }, ctx);
-    if (outcome instanceof Promise) outcome = await outcome;
+  const capture = createClickCapture<Ctx>(options);
+  const apply = (outcome: CaptureOutcome, ctx: Ctx, next: () => Promise<unknown>): Promise<unknown> => {
     ctx.state.postback = outcome.postback;
     if (outcome.setCookie !== null) ctx.append('Set-Cookie', outcome.setCookie);
     if (outcome.redirect === null) return next();
     ctx.status = outcome.redirect.status;
     ctx.set('Location', outcome.redirect.location);
     ctx.set('Cache-Control', 'no-store');
-    return undefined;
+    return Promise.resolve();
+  };
+  // Not an `async` function: a request that needs no awaiting (most) costs no extra promise.
+  return function postbackMiddleware(ctx: Ctx, next: () => Promise<unknown>): Promise<unknown> {
+    const outcome = capture.handle({ url: ctx.originalUrl, method: ctx.method, headers: ctx.headers }, ctx);
+    return outcome instanceof Promise
+      ? outcome.then((done) => apply(done, ctx, next))
+      : apply(outcome, ctx, next);
   };
 }
 
