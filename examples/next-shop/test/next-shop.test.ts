@@ -68,7 +68,9 @@ async function waitUntilUp(url: string, server: ChildProcess, deadline: number):
 }
 
 const cookieOf = (response: Response): string | null =>
-  /^(postback_click=[A-Za-z0-9_-]+);/.exec(response.headers.get('set-cookie') ?? '')?.[1] ?? null;
+  /^(postback_click=[A-Za-z0-9_-]{52}\.[A-Za-z0-9._~-]+);/.exec(
+    response.headers.get('set-cookie') ?? '',
+  )?.[1] ?? null;
 
 const order = (base: string, orderId: string, headers: Record<string, string> = {}, path = '/orders') =>
   fetch(new URL(path, base), {
@@ -125,7 +127,7 @@ describe('the Next.js shop (next build + next start)', () => {
     const response = await fetch(`${base}/?click_token=${click?.token}`);
     expect(response.status).toBe(200);
     expect(response.headers.get('set-cookie')).toMatch(
-      /^postback_click=[A-Za-z0-9_-]+; Max-Age=\d+; Path=\/; HttpOnly; SameSite=Lax$/,
+      /^postback_click=[A-Za-z0-9_-]{52}\.[A-Za-z0-9._~-]+; Max-Age=\d+; Path=\/; HttpOnly; SameSite=Lax$/,
     );
     expect(await response.text()).toContain('Welcome, ad visitor');
   });

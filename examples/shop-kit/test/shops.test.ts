@@ -59,7 +59,7 @@ describe.each([
     const res = await fetch(landingUrl);
     expect(await res.text()).toContain('Welcome, ad visitor');
     const [cookie] = res.headers.getSetCookie();
-    expect(cookie).toMatch(/^postback_click=[A-Za-z0-9_-]+;/);
+    expect(cookie).toMatch(/^postback_click=[A-Za-z0-9_-]{52}\.[A-Za-z0-9._~-]+;/);
     expect(cookie).not.toMatch(/;\s*Secure/i);
   });
 

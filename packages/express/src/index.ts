@@ -12,7 +12,6 @@ import {
   type OrderToConfirm,
   type Outbox,
 } from '@postback/core';
-import { nodeHmac } from './node-hmac.ts';
 
 /** What the middleware needs of Express's `req` (an `http.IncomingMessage` with `originalUrl`). */
 export interface ExpressRequestLike {
@@ -66,7 +65,7 @@ function appendSetCookie(res: ExpressResponseLike, value: string): void {
  * ```
  */
 export function postback<Req extends ExpressRequestLike = ExpressRequestLike>(options: CaptureOptions<Req>) {
-  const capture = createClickCapture<Req>({ hmac: nodeHmac, ...options });
+  const capture = createClickCapture<Req>(options);
   const apply = (
     outcome: Awaited<ReturnType<typeof capture.handle>>,
     req: Req,

@@ -91,7 +91,7 @@ describe.each([
     expect(await response.json()).toEqual({ click: { token: TOKEN, clickedAt: T0 } });
     expect(ours(response)).toHaveLength(1);
     expect(ours(response)[0]).toMatch(
-      /^postback_click=[A-Za-z0-9_-]+; Max-Age=604800; Path=\/; HttpOnly; Secure; SameSite=Lax$/,
+      /^postback_click=[A-Za-z0-9_-]{52}\.[A-Za-z0-9._~-]+; Max-Age=604800; Path=\/; HttpOnly; Secure; SameSite=Lax$/,
     );
   });
 

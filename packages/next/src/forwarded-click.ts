@@ -12,16 +12,17 @@
  */
 export const POSTBACK_CLICK_HEADER = 'x-postback-click';
 
-// A cookie value is base64url (see core's cookie codec); anything else could smuggle `;` or another
-// cookie into the merged header, so it is dropped before verification.
-const SIGNED_VALUE = /^[A-Za-z0-9_-]{1,1024}$/;
+// A cookie value is base64url, a dot and a token (see core's cookie codec): RFC 3986 unreserved characters
+// only. Anything else could smuggle `;` or another cookie into the merged header, so it is dropped before
+// verification.
+const SIGNED_VALUE = /^[A-Za-z0-9._~-]{1,1024}$/;
 
 /**
  * The signed value in a `Set-Cookie` header value made by core (`name=value; Max-Age=…`).
  *
  * @example
  * ```ts
- * signedValueOf('postback_click=AQGa…; Max-Age=604800; Path=/'); // 'AQGa…'
+ * signedValueOf('postback_click=AgGa…; Max-Age=604800; Path=/'); // 'AgGa…'
  * ```
  */
 export function signedValueOf(setCookie: string): string {
@@ -37,7 +38,7 @@ export function signedValueOf(setCookie: string): string {
  *
  * @example
  * ```ts
- * mergedCookieHeader('AQGa…', 'theme=dark', 'postback_click'); // 'postback_click=AQGa…; theme=dark'
+ * mergedCookieHeader('AgGa…', 'theme=dark', 'postback_click'); // 'postback_click=AgGa…; theme=dark'
  * ```
  */
 export function mergedCookieHeader(

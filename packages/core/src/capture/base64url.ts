@@ -12,15 +12,15 @@ for (let i = 0; i < ALPHABET.length; i++) DECODE[ALPHABET.charCodeAt(i)] = i;
 const PAIRS: string[] = [];
 for (let i = 0; i < 4096; i++) PAIRS.push(ALPHABET.charAt(i >> 6) + ALPHABET.charAt(i & 63));
 
-/** Encodes bytes as base64url without padding. */
-export function encodeBase64Url(bytes: Uint8Array): string {
+/** Encodes `bytes[start, end)` (all of them by default) as base64url without padding. */
+export function encodeBase64Url(bytes: Uint8Array, start = 0, end = bytes.length): string {
   let out = '';
-  let i = 0;
-  for (; i + 2 < bytes.length; i += 3) {
+  let i = start;
+  for (; i + 2 < end; i += 3) {
     const n = ((bytes[i] as number) << 16) | ((bytes[i + 1] as number) << 8) | (bytes[i + 2] as number);
     out += (PAIRS[n >> 12] as string) + (PAIRS[n & 4095] as string);
   }
-  const rest = bytes.length - i;
+  const rest = end - i;
   if (rest === 1) {
     const n = (bytes[i] as number) << 16;
     out += ALPHABET.charAt(n >> 18) + ALPHABET.charAt((n >> 12) & 63);

@@ -4,7 +4,8 @@ import { describe, expect, it } from 'vitest';
 import { DAY_MS } from '../policy.ts';
 import { DEFAULT_MAX_CLOCK_SKEW_MS } from '../queue/validation.ts';
 import { decodeBase64Url, encodeBase64Url } from './base64url.ts';
-import { createClickCookieCodec } from './cookie-codec.ts';
+import { createClickCookieCodec, webCryptoHmac } from './cookie-codec.ts';
+import { hmacSha256Signer } from './sha256-hmac.ts';
 
 const SECRET = 'test-secret-0123456789-abcdefghijklmnop';
 const OLD_SECRET = 'old-secret-0123456789-abcdefghijklmnopq';
@@ -13,7 +14,7 @@ const WINDOW = 7 * DAY_MS;
 const base = { confirmWindowMs: WINDOW, tokenMinLength: 16, tokenMaxLength: 256 };
 const codec = createClickCookieCodec({ ...base, secrets: [SECRET] });
 const tokenArb = fc.stringMatching(/^[A-Za-z0-9._~-]{16,256}$/);
-const ALPHABET = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_';
+const ALPHABET = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_.~';
 
 /** Every string reachable through own properties (enumerable or not, symbol keys too): what an inspector could show. */
 function reachableStrings(root: unknown): string[] {
@@ -38,7 +39,9 @@ describe('click cookie codec', () => {
     await fc.assert(
       fc.asyncProperty(tokenArb, fc.integer({ min: NOW - WINDOW, max: NOW }), async (token, clickedAt) => {
         const value = await codec.encode({ token, clickedAt });
-        expect(value).toMatch(/^[A-Za-z0-9_-]+$/);
+        // 52 base64url characters, a dot, the token: every character valid in a cookie value.
+        expect(value).toBe(`${value.slice(0, 52)}.${token}`);
+        expect(value.slice(0, 52)).toMatch(/^[A-Za-z0-9_-]{52}$/);
         expect(await codec.decode(value, NOW)).toEqual({ ok: true, click: { token, clickedAt } });
       }),
       { numRuns: 200 },
@@ -100,18 +103,68 @@ describe('click cookie codec', () => {
   });
 
   it('rejects an unsigned cookie, a bare token, and a cookie of another layout version', async () => {
-    const signed = decodeBase64Url(
-      await codec.encode({ token: 'tok_aaaaaaaaaaaaaaaaaaaaaa', clickedAt: NOW }),
-    ) as Uint8Array;
-    const unsigned = encodeBase64Url(signed.subarray(0, signed.length - 32));
-    expect((await codec.decode(unsigned, NOW)).ok).toBe(false);
-    expect(await codec.decode('tok_aaaaaaaaaaaaaaaaaaaaaa', NOW)).toEqual({
+    const token = 'tok_aaaaaaaaaaaaaaaaaaaaaa';
+    const value = await codec.encode({ token, clickedAt: NOW });
+    const binary = decodeBase64Url(value.slice(0, 52)) as Uint8Array;
+    const unsigned = binary.slice();
+    unsigned.fill(0, 7);
+    expect(await codec.decode(`${encodeBase64Url(unsigned)}.${token}`, NOW)).toEqual({
       ok: false,
-      problem: 'malformed',
+      problem: 'signature',
     });
-    const v2 = signed.slice();
-    v2[0] = 2;
-    expect(await codec.decode(encodeBase64Url(v2), NOW)).toEqual({ ok: false, problem: 'version' });
+    expect(await codec.decode(token, NOW)).toEqual({ ok: false, problem: 'malformed' });
+    expect(await codec.decode(`${value.slice(0, 52)}.`, NOW)).toEqual({ ok: false, problem: 'malformed' });
+    const v1 = binary.slice();
+    v1[0] = 1;
+    expect(await codec.decode(`${encodeBase64Url(v1)}.${token}`, NOW)).toEqual({
+      ok: false,
+      problem: 'version',
+    });
+  });
+
+  it('signs under a key of its own: a plain HMAC of the same bytes with the secret is refused', async () => {
+    const token = 'tok_aaaaaaaaaaaaaaaaaaaaaa';
+    const value = await codec.encode({ token, clickedAt: NOW });
+    const binary = decodeBase64Url(value.slice(0, 52)) as Uint8Array;
+    const signed = new Uint8Array([...new TextEncoder().encode(token), ...binary.subarray(0, 7)]);
+    const plainMac = await webCryptoHmac(SECRET)(signed);
+    const forged = new Uint8Array([...binary.subarray(0, 7), ...plainMac]);
+    expect(await codec.decode(`${encodeBase64Url(forged)}.${token}`, NOW)).toEqual({
+      ok: false,
+      problem: 'signature',
+    });
+  });
+
+  it('gives the same cookie whichever HMAC implementation signs it', async () => {
+    const web = createClickCookieCodec({ ...base, secrets: [SECRET], hmac: webCryptoHmac });
+    const plainJs = createClickCookieCodec({
+      ...base,
+      secrets: [SECRET],
+      hmac: (secret) => hmacSha256Signer(new TextEncoder().encode(secret), { webAssembly: false }),
+    });
+    await fc.assert(
+      fc.asyncProperty(tokenArb, fc.integer({ min: NOW - WINDOW, max: NOW }), async (token, clickedAt) => {
+        const value = await codec.encode({ token, clickedAt });
+        expect(await web.encode({ token, clickedAt })).toBe(value);
+        expect(plainJs.encodeNow({ token, clickedAt })).toBe(value);
+        expect(await web.decode(value, NOW)).toEqual({ ok: true, click: { token, clickedAt } });
+      }),
+      { numRuns: 50 },
+    );
+  });
+
+  it('refuses to sign a token that is not ASCII, on every signing path', async () => {
+    const plainJs = createClickCookieCodec({
+      ...base,
+      secrets: [SECRET],
+      hmac: (secret) => hmacSha256Signer(new TextEncoder().encode(secret), { webAssembly: false }),
+    });
+    const web = createClickCookieCodec({ ...base, secrets: [SECRET], hmac: webCryptoHmac });
+    for (const token of ['tok_ééééééééééééééééé', 'tok_aaaaaaaaaaaaaaaaaaaa\u{1F600}']) {
+      expect(() => codec.encodeNow({ token, clickedAt: NOW })).toThrow(RangeError);
+      expect(() => plainJs.encodeNow({ token, clickedAt: NOW })).toThrow(RangeError);
+      await expect(web.encode({ token, clickedAt: NOW })).rejects.toThrow(RangeError);
+    }
   });
 
   it('rejects a click older than the window and one further in the future than the allowed clock skew', async () => {

@@ -240,17 +240,23 @@ export function createClickCapture<R = CaptureRequest>(options: CaptureOptions<R
   // The common configuration (last click, no consent hook, no store) needs no awaiting: with a
   // synchronous HMAC the whole landing completes before the adapter calls the app.
   const simpleLanding = attribution === 'last' && resolved.consent === undefined && store === undefined;
+  // A fresh click's cookie lives the whole window: everything around its value is the same every time.
+  const [cookiePrefix, cookieSuffix] = serializeCookie(
+    '\0',
+    Math.floor(confirmWindowMs / 1000),
+    resolved,
+  ).split('\0') as [string, string];
+  const fullWindowCookie = (value: string): string => cookiePrefix + value + cookieSuffix;
   const landQuickly = (
     request: CaptureRequest,
     context: R,
     click: ClickStamp,
   ): CaptureOutcome | Promise<CaptureOutcome> => {
-    const maxAge = Math.floor(confirmWindowMs / 1000);
     let clickPromise: Promise<ClickStamp | null> | undefined;
     const postback: ClickContext = { click: () => (clickPromise ??= Promise.resolve(click)) };
     const finish = (value: string): CaptureOutcome => ({
       postback,
-      setCookie: serializeCookie(value, maxAge, resolved),
+      setCookie: fullWindowCookie(value),
       redirect: redirectFor(request, true),
     });
     const failed = (error: unknown): CaptureOutcome => {

@@ -14,6 +14,7 @@ export {
   createClickCookieCodec,
   type DecodedCookie,
   type HmacSha256,
+  jsHmac,
   webCryptoHmac,
 } from './cookie-codec.ts';
 export { cookieValues, serializeCookie } from './cookie-header.ts';

@@ -8,7 +8,7 @@ import type { ClickStore } from '../click.ts';
 import { OptionsError } from '../errors.ts';
 import { DEFAULT_CONFIRM_WINDOW_MS } from '../policy.ts';
 import { MAX_CLICK_TOKEN_LENGTH } from '../queue/validation.ts';
-import type { CookieProblem, HmacSha256 } from './cookie-codec.ts';
+import type { CookieProblem, HmacSha256, jsHmac, webCryptoHmac } from './cookie-codec.ts';
 import {
   DEFAULT_CLICK_PARAM,
   DEFAULT_TOKEN_MAX_LENGTH,
@@ -109,7 +109,7 @@ export interface CaptureOptions<R = CaptureRequest> {
   onError?: (error: unknown, request: R) => void;
   /** Clock in epoch milliseconds. @defaultValue `Date.now` */
   now?: () => number;
-  /** HMAC-SHA256 implementation. @defaultValue Web Crypto ({@link webCryptoHmac}); the Express and Koa adapters pass `node:crypto`'s. */
+  /** HMAC-SHA256 implementation. @defaultValue plain JavaScript, synchronous ({@link jsHmac}); {@link webCryptoHmac} is the platform's. */
   hmac?: HmacSha256;
 }
 
