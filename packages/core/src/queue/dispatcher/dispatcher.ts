@@ -40,7 +40,7 @@ export interface DispatcherMetrics {
   state: DispatcherState;
   /** End of the current auth pause, or null. */
   pausedUntil: EpochMs | null;
-  /** Sends in flight in this process. */
+  /** Jobs this process holds the lease of: being sent, claimed ahead and waiting to be sent, or being recorded. */
   inflight: number;
   /** Outcomes recorded by this Dispatcher since it was created. */
   counters: {
@@ -58,8 +58,9 @@ export interface Dispatcher {
   /** Starts claiming and sending in the background. Calling it twice does nothing. */
   start(): void;
   /**
-   * Stops claiming, waits up to `timeoutMs` for in-flight sends, then aborts the rest and `release`s
-   * their jobs so nothing is left inflight. Resolves with how many jobs were released.
+   * Stops claiming, `release`s at once the jobs claimed ahead but not yet sent, waits up to `timeoutMs`
+   * for in-flight sends (and records their outcomes), then aborts the rest and `release`s their jobs so
+   * nothing is left inflight. Resolves with how many jobs were released.
    */
   stop(options?: { timeoutMs?: number }): Promise<{ released: number }>;
   /** Claims one batch and delivers it (for scripts and tests). */
@@ -96,11 +97,18 @@ interface Slot {
   abandoned: boolean;
   /** Another worker took the lease: its outcome cannot be recorded. */
   lost: boolean;
+  /** Its HTTP send is still under way (counts against `concurrency`); false while its outcome is recorded. */
+  sending: boolean;
   done: Promise<JobOutcome>;
 }
 
 /** Reason of internal aborts: a preallocated error, so waking a sleep does not build a DOMException. */
 const WOKEN = new Error('woken');
+/**
+ * Longest a finished send waits for its outcome to be recorded together with others (see `nextRecording`):
+ * short next to any lease, long enough to gather the responses of a busy stream into one commit.
+ */
+const RECORD_DELAY_MS = 5;
 const SEND_TIMED_OUT = Object.assign(new Error('send timed out'), { name: 'TimeoutError' });
 
 const emptySummary = (): RunSummary => ({
@@ -131,6 +139,8 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
   const { emit, on } = createEmitter();
 
   let state: DispatcherState = 'idle';
+  // A function, not an inline comparison: `state` changes across awaits, which flow analysis cannot see.
+  const stopping = () => state === 'stopping';
   let pausedAt: EpochMs | null = null;
   let pausedUntil: EpochMs | null = null;
   let loop: Promise<void> | null = null;
@@ -138,6 +148,8 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
   let idleController: AbortController | null = null;
   let wakePending = false;
   const active = new Map<string, Slot>();
+  /** Slots whose send is under way: what `concurrency` bounds (a slot recording its outcome no longer counts). */
+  let sending = 0;
   const counters = { delivered: 0, retried: 0, dead: 0, expired: 0, failed: 0, pauses: 0 };
 
   let changeWaiters: Array<() => void> = [];
@@ -293,9 +305,8 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
   };
 
   /** Records the outcome of a send durably, then tells listeners. */
-  const settle = async (slot: Slot, result: SendResult): Promise<JobOutcome> => {
+  const settle = async (slot: Slot, result: SendResult, at: EpochMs): Promise<JobOutcome> => {
     const { job } = slot;
-    const at = now();
     if (result.kind === 'delivered') {
       if (!(await outbox.complete(job, { now: at, campaignId: result.campaignId }))) return 'lost';
       counters.delivered += 1;
@@ -387,17 +398,71 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
     heartbeatController = null;
   };
 
-  const processJob = (job: Job): Slot => {
-    const leaseUntil = job.lease?.expiresAt ?? now() + o.leaseMs;
+  /**
+   * Outcomes are recorded together: a finished send waits (at most {@link RECORD_DELAY_MS}) until the run
+   * loop claims again, no send is left in flight, or `stop()`; then every waiting outcome is handed to the
+   * outbox in the same turn as that claim, so a store with group commit records a whole batch of outcomes
+   * and the next claim in one transaction (one fsync) instead of one per turn in which a response arrived.
+   */
+  let recording: {
+    promise: Promise<void>;
+    release: () => void;
+    timer: ReturnType<typeof setTimeout>;
+  } | null = null;
+  const nextRecording = (): Promise<void> => {
+    if (stopping()) return Promise.resolve();
+    if (recording === null) {
+      let release = () => {};
+      const promise = new Promise<void>((resolve) => {
+        release = resolve;
+      });
+      const timer = setTimeout(recordOutcomes, RECORD_DELAY_MS);
+      timer.unref?.();
+      recording = { promise, release, timer };
+    }
+    return recording.promise;
+  };
+  /** Lets every outcome waiting in {@link nextRecording} go to the outbox now. */
+  function recordOutcomes(): void {
+    if (recording === null) return;
+    clearTimeout(recording.timer);
+    recording.release();
+    recording = null;
+  }
+
+  /** Claimed jobs waiting for a sending slot, in claim order (also in `active`: their leases are renewed). */
+  const waiting: Slot[] = [];
+
+  /** Takes a claimed job into `active`; it is sent once {@link begin} is called. */
+  const hold = (job: Job): Slot => {
     const slot = {
       job,
       controller: new AbortController(),
-      leaseUntil,
+      leaseUntil: job.lease?.expiresAt ?? now() + o.leaseMs,
       abandoned: false,
       lost: false,
+      sending: false,
     } as Slot;
     active.set(job.id, slot);
     ensureHeartbeat();
+    return slot;
+  };
+
+  /** Sends a held job, then records its outcome; `slot.done` resolves once it is recorded. */
+  const begin = (slot: Slot): Slot => {
+    const { job } = slot;
+    slot.sending = true;
+    sending += 1;
+    const sent = () => {
+      if (!slot.sending) return;
+      slot.sending = false;
+      sending -= 1;
+      // The freed sending slot takes the next waiting job at once; the run loop may claim more, and that
+      // claim releases the outcomes waiting to be recorded. With nothing left in flight, record them now.
+      startWaiting();
+      if (sending === 0) recordOutcomes();
+      wakeUp();
+    };
     slot.done = (async (): Promise<JobOutcome> => {
       try {
         if (state === 'paused') {
@@ -412,19 +477,41 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
           return ok ? 'deferred' : 'lost';
         }
         const result = await send(slot);
+        const at = now();
+        sent();
         if (slot.abandoned) return 'released';
         if (slot.lost) return 'lost';
-        return await settle(slot, result);
+        await nextRecording();
+        if (slot.lost) return 'lost';
+        return await settle(slot, result, at);
       } catch (error) {
         emit('error', { error, during: 'transition' });
         return 'lost'; // the lease runs out and another claim retakes the job
       } finally {
+        sent();
         active.delete(job.id);
         if (active.size === 0) stopHeartbeat();
         wakeUp(); // a slot is free
       }
     })();
     return slot;
+  };
+
+  const processJob = (job: Job): Slot => begin(hold(job));
+
+  /** Starts waiting jobs while sending slots are free (one at a time while probing a paused key). */
+  const startWaiting = () => {
+    while (waiting.length > 0 && !stopping()) {
+      if (sending >= (state === 'probing' ? 1 : o.concurrency)) return;
+      const slot = waiting.shift() as Slot;
+      if (slot.lost) {
+        // Another worker took it while it waited: nothing was sent, nothing is recorded.
+        active.delete(slot.job.id);
+        if (active.size === 0) stopHeartbeat();
+        continue;
+      }
+      begin(slot);
+    }
   };
 
   const tally = (summary: RunSummary, outcome: JobOutcome) => {
@@ -441,11 +528,27 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
     }
   };
 
-  /** Free slots worth a claim while others are still busy: a quarter of the concurrency, at most a batch. */
-  const refillAt = Math.max(1, Math.min(o.batchSize, Math.ceil(o.concurrency / 4)));
+  /**
+   * Jobs claimed ahead of free sending slots: a claim takes a whole batch and the sends draw from it one
+   * by one, so a steady stream costs the store one claim per `batchSize` jobs, issued in the same turn
+   * (hence the same group commit) as the outcomes that freed the slots.
+   */
+  const prefetch = o.batchSize;
+  /** Jobs held at once (waiting, sending, or recording their outcome, which waits for a commit and its sync). */
+  const maxHeld = 2 * (o.concurrency + prefetch);
 
-  // A function, not an inline comparison: `state` changes across awaits, which flow analysis cannot see.
-  const stopping = () => state === 'stopping';
+  /** How many jobs to claim now (0: wait for a change). */
+  const wanted = (): number => {
+    // While probing, one job at a time tests the key.
+    if (state === 'probing') return active.size === 0 ? 1 : 0;
+    const room = Math.min(o.concurrency + prefetch - sending - waiting.length, maxHeld - active.size);
+    // Claim whole batches while jobs are still at hand: claiming for every freed slot would cost the store
+    // one claim (a write transaction) per job.
+    if (room >= o.batchSize || (room > 0 && sending === 0 && waiting.length === 0)) {
+      return Math.min(room, o.batchSize);
+    }
+    return 0;
+  };
 
   const run = async () => {
     while (!stopping()) {
@@ -453,16 +556,16 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
         await idle(Math.max(1, (pausedUntil ?? now()) - now()));
         continue;
       }
-      // While probing, one job at a time tests the key. Otherwise refill in batches: claiming for every
-      // single freed slot would cost the store one claim (a write transaction) per job.
-      const free = state === 'probing' ? (active.size === 0 ? 1 : 0) : o.concurrency - active.size;
-      if (free <= 0 || (free < refillAt && active.size > 0)) {
+      const limit = wanted();
+      if (limit <= 0) {
         await nextChange();
         continue;
       }
       let jobs: Job[];
       try {
-        jobs = await outbox.claim({ now: now(), limit: Math.min(free, o.batchSize), leaseMs: o.leaseMs });
+        // The outcomes waiting to be recorded reach the outbox in this turn too: one commit for all.
+        recordOutcomes();
+        jobs = await outbox.claim({ now: now(), limit, leaseMs: o.leaseMs });
       } catch (error) {
         emit('error', { error, during: 'claim' });
         await idle(o.pollIntervalMs);
@@ -473,7 +576,8 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
         await releaseQuietly(jobs);
         return;
       }
-      for (const job of jobs) processJob(job);
+      for (const job of jobs) waiting.push(hold(job));
+      startWaiting();
       if (jobs.length === 0) await idle(o.pollIntervalMs);
     }
   };
@@ -512,9 +616,16 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
     async stop({ timeoutMs = DEFAULT_STOP_TIMEOUT_MS } = {}) {
       const previous = state;
       state = 'stopping';
+      recordOutcomes();
       unsubscribeWake?.();
       unsubscribeWake = undefined;
       wakeUp();
+      // Jobs claimed but never started are given back at once.
+      const unsent = waiting.splice(0);
+      for (const slot of unsent) active.delete(slot.job.id);
+      if (active.size === 0) stopHeartbeat();
+      const unsentJobs = unsent.filter((slot) => !slot.lost).map((slot) => slot.job);
+      await releaseQuietly(unsentJobs);
       const waited = new AbortController();
       const settled = Promise.all([loop, ...[...active.values()].map((slot) => slot.done)]);
       await Promise.race([settled, sleep(timeoutMs, waited.signal)]);
@@ -528,7 +639,7 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
       await Promise.all([loop, ...remaining.map((slot) => slot.done)]);
       loop = null;
       state = previous === 'paused' || previous === 'probing' ? 'paused' : 'idle';
-      return { released: remaining.length };
+      return { released: unsentJobs.length + remaining.length };
     },
 
     runOnce,

@@ -40,7 +40,8 @@ export type Sleep = (ms: number, signal?: AbortSignal) => Promise<void>;
  */
 export const DEFAULT_CONCURRENCY = 4;
 /**
- * Most jobs claimed in one round.
+ * Most jobs claimed in one round. The running Dispatcher claims a whole batch ahead of its free sending
+ * slots (holding up to `concurrency + batchSize` jobs), so a steady stream costs one claim per batch.
  * @defaultValue 16
  */
 export const DEFAULT_BATCH_SIZE = 16;
