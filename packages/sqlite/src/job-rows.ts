@@ -39,7 +39,34 @@ export interface JobRow {
  * ```
  */
 export function jobFromRow(row: JobRow): Job {
-  const fields = {
+  // Two object literals of fixed shape rather than a spread of the common fields: this runs for every row
+  // a claim or a transition reads, and a spread costs several times as much.
+  const lease =
+    row.lease_token === null || row.lease_expires_at === null
+      ? null
+      : { token: row.lease_token, expiresAt: row.lease_expires_at };
+  if (row.kind === 'confirm') {
+    return {
+      kind: 'confirm',
+      id: String(row.id),
+      orderId: row.order_id,
+      state: row.state,
+      attempts: row.attempts,
+      createdAt: row.created_at,
+      updatedAt: row.updated_at,
+      nextAttemptAt: row.next_attempt_at,
+      deadline: row.deadline,
+      lastError: row.last_error,
+      lease,
+      deliveredAt: row.delivered_at,
+      campaignId: row.campaign_id,
+      clickToken: row.click_token as string,
+      valueMicros: row.value_micros as number,
+      clickedAt: row.clicked_at as number,
+    } as Job;
+  }
+  return {
+    kind: 'refund',
     id: String(row.id),
     orderId: row.order_id,
     state: row.state,
@@ -49,23 +76,10 @@ export function jobFromRow(row: JobRow): Job {
     nextAttemptAt: row.next_attempt_at,
     deadline: row.deadline,
     lastError: row.last_error,
-    lease:
-      row.lease_token === null || row.lease_expires_at === null
-        ? null
-        : { token: row.lease_token, expiresAt: row.lease_expires_at },
+    lease,
     deliveredAt: row.delivered_at,
     campaignId: row.campaign_id,
-  };
-  if (row.kind === 'confirm') {
-    return {
-      kind: 'confirm',
-      ...fields,
-      clickToken: row.click_token as string,
-      valueMicros: row.value_micros as number,
-      clickedAt: row.clicked_at as number,
-    };
-  }
-  return { kind: 'refund', ...fields };
+  } as Job;
 }
 
 /**
