@@ -28,266 +28,33 @@
   (data (i32.const 672) "\80")
   (data (i32.const 702) "\03\00")
 
-  ;; The big-endian word at p.
-  (func $load_be (param $p i32) (result i32)
-    (i32.or
-      (i32.or
-        (i32.shl (i32.load8_u (local.get $p)) (i32.const 24))
-        (i32.shl (i32.load8_u offset=1 (local.get $p)) (i32.const 16)))
-      (i32.or
-        (i32.shl (i32.load8_u offset=2 (local.get $p)) (i32.const 8))
-        (i32.load8_u offset=3 (local.get $p)))))
-
-  (func $store_be (param $p i32) (param $v i32)
-    (i32.store8 (local.get $p) (i32.shr_u (local.get $v) (i32.const 24)))
-    (i32.store8 offset=1 (local.get $p) (i32.shr_u (local.get $v) (i32.const 16)))
-    (i32.store8 offset=2 (local.get $p) (i32.shr_u (local.get $v) (i32.const 8)))
-    (i32.store8 offset=3 (local.get $p) (local.get $v)))
-
-  ;; Compresses the 64-byte block at $block into the state at $state (8 words, host order), in place.
-  (func $compress (param $state i32) (param $block i32)
-    (local $i i32) (local $w i32) (local $x i32)
-    (local $a i32) (local $b i32) (local $c i32) (local $d i32)
-    (local $e i32) (local $f i32) (local $g i32) (local $h i32)
-    ;; W[0..15]: the block's big-endian words.
-    (local.set $i (i32.const 0))
-    (loop $load
-      (i32.store offset=384 (local.get $i) (call $load_be (i32.add (local.get $block) (local.get $i))))
-      (br_if $load (i32.lt_u (local.tee $i (i32.add (local.get $i) (i32.const 4))) (i32.const 64))))
-    ;; W[16..63] = s1(W[i-2]) + W[i-7] + s0(W[i-15]) + W[i-16]; $i is a byte offset.
-    (loop $schedule
-      (local.set $w (i32.load offset=376 (local.get $i)))
-      (local.set $x (i32.load offset=324 (local.get $i)))
-      (i32.store offset=384 (local.get $i)
-        (i32.add
-          (i32.add
-            (i32.xor
-              (i32.xor (i32.rotr (local.get $w) (i32.const 17)) (i32.rotr (local.get $w) (i32.const 19)))
-              (i32.shr_u (local.get $w) (i32.const 10)))
-            (i32.load offset=356 (local.get $i)))
-          (i32.add
-            (i32.xor
-              (i32.xor (i32.rotr (local.get $x) (i32.const 7)) (i32.rotr (local.get $x) (i32.const 18)))
-              (i32.shr_u (local.get $x) (i32.const 3)))
-            (i32.load offset=320 (local.get $i)))))
-      (br_if $schedule (i32.lt_u (local.tee $i (i32.add (local.get $i) (i32.const 4))) (i32.const 256))))
-    (local.set $a (i32.load offset=0 (local.get $state)))
-    (local.set $b (i32.load offset=4 (local.get $state)))
-    (local.set $c (i32.load offset=8 (local.get $state)))
-    (local.set $d (i32.load offset=12 (local.get $state)))
-    (local.set $e (i32.load offset=16 (local.get $state)))
-    (local.set $f (i32.load offset=20 (local.get $state)))
-    (local.set $g (i32.load offset=24 (local.get $state)))
-    (local.set $h (i32.load offset=28 (local.get $state)))
-    ;; 64 rounds, 8 per pass: instead of moving a..h along each round, the names rotate (round k uses
-    ;; a..h shifted right by k), as in FIPS 180-4 implementations in C. $i is the byte offset of round 8n.
-    (local.set $i (i32.const 0))
-    (loop $round
-      ;; round 8n+0: h += S1(e) + ch(e, f, g) + K + W; d += h; h += S0(a) + maj(a, b, c)
-      (local.set $h
-        (i32.add
-          (i32.add
-            (i32.add
-              (local.get $h)
-              (i32.xor
-                (i32.xor (i32.rotr (local.get $e) (i32.const 6)) (i32.rotr (local.get $e) (i32.const 11)))
-                (i32.rotr (local.get $e) (i32.const 25))))
-            (i32.xor (local.get $g) (i32.and (local.get $e) (i32.xor (local.get $f) (local.get $g)))))
-          (i32.add (i32.load offset=128 (local.get $i)) (i32.load offset=384 (local.get $i)))))
-      (local.set $d (i32.add (local.get $d) (local.get $h)))
-      (local.set $h
-        (i32.add
-          (local.get $h)
-          (i32.add
-            (i32.xor
-              (i32.xor (i32.rotr (local.get $a) (i32.const 2)) (i32.rotr (local.get $a) (i32.const 13)))
-              (i32.rotr (local.get $a) (i32.const 22)))
-            (i32.or
-              (i32.and (local.get $a) (local.get $b))
-              (i32.and (local.get $c) (i32.or (local.get $a) (local.get $b)))))))
-      ;; round 8n+1: g += S1(d) + ch(d, e, f) + K + W; c += g; g += S0(h) + maj(h, a, b)
-      (local.set $g
-        (i32.add
-          (i32.add
-            (i32.add
-              (local.get $g)
-              (i32.xor
-                (i32.xor (i32.rotr (local.get $d) (i32.const 6)) (i32.rotr (local.get $d) (i32.const 11)))
-                (i32.rotr (local.get $d) (i32.const 25))))
-            (i32.xor (local.get $f) (i32.and (local.get $d) (i32.xor (local.get $e) (local.get $f)))))
-          (i32.add (i32.load offset=132 (local.get $i)) (i32.load offset=388 (local.get $i)))))
-      (local.set $c (i32.add (local.get $c) (local.get $g)))
-      (local.set $g
-        (i32.add
-          (local.get $g)
-          (i32.add
-            (i32.xor
-              (i32.xor (i32.rotr (local.get $h) (i32.const 2)) (i32.rotr (local.get $h) (i32.const 13)))
-              (i32.rotr (local.get $h) (i32.const 22)))
-            (i32.or
-              (i32.and (local.get $h) (local.get $a))
-              (i32.and (local.get $b) (i32.or (local.get $h) (local.get $a)))))))
-      ;; round 8n+2: f += S1(c) + ch(c, d, e) + K + W; b += f; f += S0(g) + maj(g, h, a)
-      (local.set $f
-        (i32.add
-          (i32.add
-            (i32.add
-              (local.get $f)
-              (i32.xor
-                (i32.xor (i32.rotr (local.get $c) (i32.const 6)) (i32.rotr (local.get $c) (i32.const 11)))
-                (i32.rotr (local.get $c) (i32.const 25))))
-            (i32.xor (local.get $e) (i32.and (local.get $c) (i32.xor (local.get $d) (local.get $e)))))
-          (i32.add (i32.load offset=136 (local.get $i)) (i32.load offset=392 (local.get $i)))))
-      (local.set $b (i32.add (local.get $b) (local.get $f)))
-      (local.set $f
-        (i32.add
-          (local.get $f)
-          (i32.add
-            (i32.xor
-              (i32.xor (i32.rotr (local.get $g) (i32.const 2)) (i32.rotr (local.get $g) (i32.const 13)))
-              (i32.rotr (local.get $g) (i32.const 22)))
-            (i32.or
-              (i32.and (local.get $g) (local.get $h))
-              (i32.and (local.get $a) (i32.or (local.get $g) (local.get $h)))))))
-      ;; round 8n+3: e += S1(b) + ch(b, c, d) + K + W; a += e; e += S0(f) + maj(f, g, h)
-      (local.set $e
-        (i32.add
-          (i32.add
-            (i32.add
-              (local.get $e)
-              (i32.xor
-                (i32.xor (i32.rotr (local.get $b) (i32.const 6)) (i32.rotr (local.get $b) (i32.const 11)))
-                (i32.rotr (local.get $b) (i32.const 25))))
-            (i32.xor (local.get $d) (i32.and (local.get $b) (i32.xor (local.get $c) (local.get $d)))))
-          (i32.add (i32.load offset=140 (local.get $i)) (i32.load offset=396 (local.get $i)))))
-      (local.set $a (i32.add (local.get $a) (local.get $e)))
-      (local.set $e
-        (i32.add
-          (local.get $e)
-          (i32.add
-            (i32.xor
-              (i32.xor (i32.rotr (local.get $f) (i32.const 2)) (i32.rotr (local.get $f) (i32.const 13)))
-              (i32.rotr (local.get $f) (i32.const 22)))
-            (i32.or
-              (i32.and (local.get $f) (local.get $g))
-              (i32.and (local.get $h) (i32.or (local.get $f) (local.get $g)))))))
-      ;; round 8n+4: d += S1(a) + ch(a, b, c) + K + W; h += d; d += S0(e) + maj(e, f, g)
-      (local.set $d
-        (i32.add
-          (i32.add
-            (i32.add
-              (local.get $d)
-              (i32.xor
-                (i32.xor (i32.rotr (local.get $a) (i32.const 6)) (i32.rotr (local.get $a) (i32.const 11)))
-                (i32.rotr (local.get $a) (i32.const 25))))
-            (i32.xor (local.get $c) (i32.and (local.get $a) (i32.xor (local.get $b) (local.get $c)))))
-          (i32.add (i32.load offset=144 (local.get $i)) (i32.load offset=400 (local.get $i)))))
-      (local.set $h (i32.add (local.get $h) (local.get $d)))
-      (local.set $d
-        (i32.add
-          (local.get $d)
-          (i32.add
-            (i32.xor
-              (i32.xor (i32.rotr (local.get $e) (i32.const 2)) (i32.rotr (local.get $e) (i32.const 13)))
-              (i32.rotr (local.get $e) (i32.const 22)))
-            (i32.or
-              (i32.and (local.get $e) (local.get $f))
-              (i32.and (local.get $g) (i32.or (local.get $e) (local.get $f)))))))
-      ;; round 8n+5: c += S1(h) + ch(h, a, b) + K + W; g += c; c += S0(d) + maj(d, e, f)
-      (local.set $c
-        (i32.add
-          (i32.add
-            (i32.add
-              (local.get $c)
-              (i32.xor
-                (i32.xor (i32.rotr (local.get $h) (i32.const 6)) (i32.rotr (local.get $h) (i32.const 11)))
-                (i32.rotr (local.get $h) (i32.const 25))))
-            (i32.xor (local.get $b) (i32.and (local.get $h) (i32.xor (local.get $a) (local.get $b)))))
-          (i32.add (i32.load offset=148 (local.get $i)) (i32.load offset=404 (local.get $i)))))
-      (local.set $g (i32.add (local.get $g) (local.get $c)))
-      (local.set $c
-        (i32.add
-          (local.get $c)
-          (i32.add
-            (i32.xor
-              (i32.xor (i32.rotr (local.get $d) (i32.const 2)) (i32.rotr (local.get $d) (i32.const 13)))
-              (i32.rotr (local.get $d) (i32.const 22)))
-            (i32.or
-              (i32.and (local.get $d) (local.get $e))
-              (i32.and (local.get $f) (i32.or (local.get $d) (local.get $e)))))))
-      ;; round 8n+6: b += S1(g) + ch(g, h, a) + K + W; f += b; b += S0(c) + maj(c, d, e)
-      (local.set $b
-        (i32.add
-          (i32.add
-            (i32.add
-              (local.get $b)
-              (i32.xor
-                (i32.xor (i32.rotr (local.get $g) (i32.const 6)) (i32.rotr (local.get $g) (i32.const 11)))
-                (i32.rotr (local.get $g) (i32.const 25))))
-            (i32.xor (local.get $a) (i32.and (local.get $g) (i32.xor (local.get $h) (local.get $a)))))
-          (i32.add (i32.load offset=152 (local.get $i)) (i32.load offset=408 (local.get $i)))))
-      (local.set $f (i32.add (local.get $f) (local.get $b)))
-      (local.set $b
-        (i32.add
-          (local.get $b)
-          (i32.add
-            (i32.xor
-              (i32.xor (i32.rotr (local.get $c) (i32.const 2)) (i32.rotr (local.get $c) (i32.const 13)))
-              (i32.rotr (local.get $c) (i32.const 22)))
-            (i32.or
-              (i32.and (local.get $c) (local.get $d))
-              (i32.and (local.get $e) (i32.or (local.get $c) (local.get $d)))))))
-      ;; round 8n+7: a += S1(f) + ch(f, g, h) + K + W; e += a; a += S0(b) + maj(b, c, d)
-      (local.set $a
-        (i32.add
-          (i32.add
-            (i32.add
-              (local.get $a)
-              (i32.xor
-                (i32.xor (i32.rotr (local.get $f) (i32.const 6)) (i32.rotr (local.get $f) (i32.const 11)))
-                (i32.rotr (local.get $f) (i32.const 25))))
-            (i32.xor (local.get $h) (i32.and (local.get $f) (i32.xor (local.get $g) (local.get $h)))))
-          (i32.add (i32.load offset=156 (local.get $i)) (i32.load offset=412 (local.get $i)))))
-      (local.set $e (i32.add (local.get $e) (local.get $a)))
-      (local.set $a
-        (i32.add
-          (local.get $a)
-          (i32.add
-            (i32.xor
-              (i32.xor (i32.rotr (local.get $b) (i32.const 2)) (i32.rotr (local.get $b) (i32.const 13)))
-              (i32.rotr (local.get $b) (i32.const 22)))
-            (i32.or
-              (i32.and (local.get $b) (local.get $c))
-              (i32.and (local.get $d) (i32.or (local.get $b) (local.get $c)))))))
-      (br_if $round (i32.lt_u (local.tee $i (i32.add (local.get $i) (i32.const 32))) (i32.const 256))))
-    (i32.store offset=0 (local.get $state) (i32.add (i32.load offset=0 (local.get $state)) (local.get $a)))
-    (i32.store offset=4 (local.get $state) (i32.add (i32.load offset=4 (local.get $state)) (local.get $b)))
-    (i32.store offset=8 (local.get $state) (i32.add (i32.load offset=8 (local.get $state)) (local.get $c)))
-    (i32.store offset=12 (local.get $state) (i32.add (i32.load offset=12 (local.get $state)) (local.get $d)))
-    (i32.store offset=16 (local.get $state) (i32.add (i32.load offset=16 (local.get $state)) (local.get $e)))
-    (i32.store offset=20 (local.get $state) (i32.add (i32.load offset=20 (local.get $state)) (local.get $f)))
-    (i32.store offset=24 (local.get $state) (i32.add (i32.load offset=24 (local.get $state)) (local.get $g)))
-    (i32.store offset=28 (local.get $state) (i32.add (i32.load offset=28 (local.get $state)) (local.get $h))))
-
-  ;; Writes the 8 state words at $state big-endian to $out.
-  (func $digest (param $state i32) (param $out i32)
-    (local $i i32)
+  ;; Writes the working state (8 words at 704, host order) big-endian to $out.
+  (func $digest (param $out i32)
+    (local $i i32) (local $v i32)
     (loop $words
-      (call $store_be
-        (i32.add (local.get $out) (local.get $i))
-        (i32.load (i32.add (local.get $state) (local.get $i))))
+      (local.set $v (i32.load offset=704 (local.get $i)))
+      (i32.store8 (local.get $out) (i32.shr_u (local.get $v) (i32.const 24)))
+      (i32.store8 offset=1 (local.get $out) (i32.shr_u (local.get $v) (i32.const 16)))
+      (i32.store8 offset=2 (local.get $out) (i32.shr_u (local.get $v) (i32.const 8)))
+      (i32.store8 offset=3 (local.get $out) (local.get $v))
+      (local.set $out (i32.add (local.get $out) (i32.const 4)))
       (br_if $words (i32.lt_u (local.tee $i (i32.add (local.get $i) (i32.const 4))) (i32.const 32)))))
 
-  ;; The pad state at $from copied to the working state at 704, for $from = 0 (inner) or 32 (outer).
+  ;; The pad state at $from (0: inner, 32: outer) copied to the working state at 704.
   (func $start (param $from i32)
     (local $i i32)
     (loop $words
       (i32.store offset=704 (local.get $i) (i32.load (i32.add (local.get $from) (local.get $i))))
       (br_if $words (i32.lt_u (local.tee $i (i32.add (local.get $i) (i32.const 4))) (i32.const 32)))))
 
-  ;; HMAC of the $len-byte message at 1024 (after the 64-byte key block): the MAC lands at 72.
+  ;; HMAC of the $len-byte message at 1024 (after the 64-byte key block): the MAC lands at 72. One
+  ;; function holding the compression loop for every block, inner and outer, so that the engine's
+  ;; optimising tier, which works per function, takes all of the hot code at once.
   (func (export "hmac") (param $len i32)
     (local $p i32) (local $end i32) (local $bits i32)
+    (local $i i32) (local $w i32) (local $x i32)
+    (local $a i32) (local $b i32) (local $c i32) (local $d i32)
+    (local $e i32) (local $f i32) (local $g i32) (local $h i32)
     ;; Padding in place: 0x80, zeros, then the bit length (64 + len) * 8 as a 64-bit big-endian number.
     (local.set $end (i32.add (i32.const 1024)
       (i32.shl (i32.shr_u (i32.add (local.get $len) (i32.const 72)) (i32.const 6)) (i32.const 6))))
@@ -301,15 +68,250 @@
         (local.set $p (i32.add (local.get $p) (i32.const 1)))
         (br $zero)))
     (local.set $bits (i32.shl (i32.add (local.get $len) (i32.const 64)) (i32.const 3)))
-    (call $store_be (i32.sub (local.get $end) (i32.const 4)) (local.get $bits))
-    ;; Inner hash, from the inner pad state.
+    (local.set $p (i32.sub (local.get $end) (i32.const 4)))
+    (i32.store8 (local.get $p) (i32.shr_u (local.get $bits) (i32.const 24)))
+    (i32.store8 offset=1 (local.get $p) (i32.shr_u (local.get $bits) (i32.const 16)))
+    (i32.store8 offset=2 (local.get $p) (i32.shr_u (local.get $bits) (i32.const 8)))
+    (i32.store8 offset=3 (local.get $p) (local.get $bits))
+    ;; The inner hash's blocks from the inner pad state, then the outer hash's one block (at 640).
     (call $start (i32.const 0))
     (local.set $p (i32.const 1024))
     (loop $blocks
-      (call $compress (i32.const 704) (local.get $p))
-      (br_if $blocks (i32.lt_u (local.tee $p (i32.add (local.get $p) (i32.const 64))) (local.get $end))))
-    (call $digest (i32.const 704) (i32.const 640))
-    ;; Outer hash of the inner digest, from the outer pad state: one block.
-    (call $start (i32.const 32))
-    (call $compress (i32.const 704) (i32.const 640))
-    (call $digest (i32.const 704) (i32.const 72))))
+      ;; Compress the block at $p into the working state.
+      ;; W[0..15]: the block's big-endian words.
+      (local.set $i (i32.const 0))
+      (loop $load
+        (i32.store offset=384 (local.get $i) (local.set $w (i32.add (local.get $p) (local.get $i)))
+          (i32.or
+            (i32.or
+              (i32.shl (i32.load8_u (local.get $w)) (i32.const 24))
+              (i32.shl (i32.load8_u offset=1 (local.get $w)) (i32.const 16)))
+            (i32.or
+              (i32.shl (i32.load8_u offset=2 (local.get $w)) (i32.const 8))
+              (i32.load8_u offset=3 (local.get $w)))))
+        (br_if $load (i32.lt_u (local.tee $i (i32.add (local.get $i) (i32.const 4))) (i32.const 64))))
+      ;; W[16..63] = s1(W[i-2]) + W[i-7] + s0(W[i-15]) + W[i-16]; $i is a byte offset.
+      (loop $schedule
+        (local.set $w (i32.load offset=376 (local.get $i)))
+        (local.set $x (i32.load offset=324 (local.get $i)))
+        (i32.store offset=384 (local.get $i)
+          (i32.add
+            (i32.add
+              (i32.xor
+                (i32.xor (i32.rotr (local.get $w) (i32.const 17)) (i32.rotr (local.get $w) (i32.const 19)))
+                (i32.shr_u (local.get $w) (i32.const 10)))
+              (i32.load offset=356 (local.get $i)))
+            (i32.add
+              (i32.xor
+                (i32.xor (i32.rotr (local.get $x) (i32.const 7)) (i32.rotr (local.get $x) (i32.const 18)))
+                (i32.shr_u (local.get $x) (i32.const 3)))
+              (i32.load offset=320 (local.get $i)))))
+        (br_if $schedule (i32.lt_u (local.tee $i (i32.add (local.get $i) (i32.const 4))) (i32.const 256))))
+      (local.set $a (i32.load offset=0 (i32.const 704)))
+      (local.set $b (i32.load offset=4 (i32.const 704)))
+      (local.set $c (i32.load offset=8 (i32.const 704)))
+      (local.set $d (i32.load offset=12 (i32.const 704)))
+      (local.set $e (i32.load offset=16 (i32.const 704)))
+      (local.set $f (i32.load offset=20 (i32.const 704)))
+      (local.set $g (i32.load offset=24 (i32.const 704)))
+      (local.set $h (i32.load offset=28 (i32.const 704)))
+      ;; 64 rounds, 8 per pass: instead of moving a..h along each round, the names rotate (round k uses
+      ;; a..h shifted right by k), as in FIPS 180-4 implementations in C. $i is the byte offset of round 8n.
+      (local.set $i (i32.const 0))
+      (loop $round
+        ;; round 8n+0: h += S1(e) + ch(e, f, g) + K + W; d += h; h += S0(a) + maj(a, b, c)
+        (local.set $h
+          (i32.add
+            (i32.add
+              (i32.add
+                (local.get $h)
+                (i32.xor
+                  (i32.xor (i32.rotr (local.get $e) (i32.const 6)) (i32.rotr (local.get $e) (i32.const 11)))
+                  (i32.rotr (local.get $e) (i32.const 25))))
+              (i32.xor (local.get $g) (i32.and (local.get $e) (i32.xor (local.get $f) (local.get $g)))))
+            (i32.add (i32.load offset=128 (local.get $i)) (i32.load offset=384 (local.get $i)))))
+        (local.set $d (i32.add (local.get $d) (local.get $h)))
+        (local.set $h
+          (i32.add
+            (local.get $h)
+            (i32.add
+              (i32.xor
+                (i32.xor (i32.rotr (local.get $a) (i32.const 2)) (i32.rotr (local.get $a) (i32.const 13)))
+                (i32.rotr (local.get $a) (i32.const 22)))
+              (i32.or
+                (i32.and (local.get $a) (local.get $b))
+                (i32.and (local.get $c) (i32.or (local.get $a) (local.get $b)))))))
+        ;; round 8n+1: g += S1(d) + ch(d, e, f) + K + W; c += g; g += S0(h) + maj(h, a, b)
+        (local.set $g
+          (i32.add
+            (i32.add
+              (i32.add
+                (local.get $g)
+                (i32.xor
+                  (i32.xor (i32.rotr (local.get $d) (i32.const 6)) (i32.rotr (local.get $d) (i32.const 11)))
+                  (i32.rotr (local.get $d) (i32.const 25))))
+              (i32.xor (local.get $f) (i32.and (local.get $d) (i32.xor (local.get $e) (local.get $f)))))
+            (i32.add (i32.load offset=132 (local.get $i)) (i32.load offset=388 (local.get $i)))))
+        (local.set $c (i32.add (local.get $c) (local.get $g)))
+        (local.set $g
+          (i32.add
+            (local.get $g)
+            (i32.add
+              (i32.xor
+                (i32.xor (i32.rotr (local.get $h) (i32.const 2)) (i32.rotr (local.get $h) (i32.const 13)))
+                (i32.rotr (local.get $h) (i32.const 22)))
+              (i32.or
+                (i32.and (local.get $h) (local.get $a))
+                (i32.and (local.get $b) (i32.or (local.get $h) (local.get $a)))))))
+        ;; round 8n+2: f += S1(c) + ch(c, d, e) + K + W; b += f; f += S0(g) + maj(g, h, a)
+        (local.set $f
+          (i32.add
+            (i32.add
+              (i32.add
+                (local.get $f)
+                (i32.xor
+                  (i32.xor (i32.rotr (local.get $c) (i32.const 6)) (i32.rotr (local.get $c) (i32.const 11)))
+                  (i32.rotr (local.get $c) (i32.const 25))))
+              (i32.xor (local.get $e) (i32.and (local.get $c) (i32.xor (local.get $d) (local.get $e)))))
+            (i32.add (i32.load offset=136 (local.get $i)) (i32.load offset=392 (local.get $i)))))
+        (local.set $b (i32.add (local.get $b) (local.get $f)))
+        (local.set $f
+          (i32.add
+            (local.get $f)
+            (i32.add
+              (i32.xor
+                (i32.xor (i32.rotr (local.get $g) (i32.const 2)) (i32.rotr (local.get $g) (i32.const 13)))
+                (i32.rotr (local.get $g) (i32.const 22)))
+              (i32.or
+                (i32.and (local.get $g) (local.get $h))
+                (i32.and (local.get $a) (i32.or (local.get $g) (local.get $h)))))))
+        ;; round 8n+3: e += S1(b) + ch(b, c, d) + K + W; a += e; e += S0(f) + maj(f, g, h)
+        (local.set $e
+          (i32.add
+            (i32.add
+              (i32.add
+                (local.get $e)
+                (i32.xor
+                  (i32.xor (i32.rotr (local.get $b) (i32.const 6)) (i32.rotr (local.get $b) (i32.const 11)))
+                  (i32.rotr (local.get $b) (i32.const 25))))
+              (i32.xor (local.get $d) (i32.and (local.get $b) (i32.xor (local.get $c) (local.get $d)))))
+            (i32.add (i32.load offset=140 (local.get $i)) (i32.load offset=396 (local.get $i)))))
+        (local.set $a (i32.add (local.get $a) (local.get $e)))
+        (local.set $e
+          (i32.add
+            (local.get $e)
+            (i32.add
+              (i32.xor
+                (i32.xor (i32.rotr (local.get $f) (i32.const 2)) (i32.rotr (local.get $f) (i32.const 13)))
+                (i32.rotr (local.get $f) (i32.const 22)))
+              (i32.or
+                (i32.and (local.get $f) (local.get $g))
+                (i32.and (local.get $h) (i32.or (local.get $f) (local.get $g)))))))
+        ;; round 8n+4: d += S1(a) + ch(a, b, c) + K + W; h += d; d += S0(e) + maj(e, f, g)
+        (local.set $d
+          (i32.add
+            (i32.add
+              (i32.add
+                (local.get $d)
+                (i32.xor
+                  (i32.xor (i32.rotr (local.get $a) (i32.const 6)) (i32.rotr (local.get $a) (i32.const 11)))
+                  (i32.rotr (local.get $a) (i32.const 25))))
+              (i32.xor (local.get $c) (i32.and (local.get $a) (i32.xor (local.get $b) (local.get $c)))))
+            (i32.add (i32.load offset=144 (local.get $i)) (i32.load offset=400 (local.get $i)))))
+        (local.set $h (i32.add (local.get $h) (local.get $d)))
+        (local.set $d
+          (i32.add
+            (local.get $d)
+            (i32.add
+              (i32.xor
+                (i32.xor (i32.rotr (local.get $e) (i32.const 2)) (i32.rotr (local.get $e) (i32.const 13)))
+                (i32.rotr (local.get $e) (i32.const 22)))
+              (i32.or
+                (i32.and (local.get $e) (local.get $f))
+                (i32.and (local.get $g) (i32.or (local.get $e) (local.get $f)))))))
+        ;; round 8n+5: c += S1(h) + ch(h, a, b) + K + W; g += c; c += S0(d) + maj(d, e, f)
+        (local.set $c
+          (i32.add
+            (i32.add
+              (i32.add
+                (local.get $c)
+                (i32.xor
+                  (i32.xor (i32.rotr (local.get $h) (i32.const 6)) (i32.rotr (local.get $h) (i32.const 11)))
+                  (i32.rotr (local.get $h) (i32.const 25))))
+              (i32.xor (local.get $b) (i32.and (local.get $h) (i32.xor (local.get $a) (local.get $b)))))
+            (i32.add (i32.load offset=148 (local.get $i)) (i32.load offset=404 (local.get $i)))))
+        (local.set $g (i32.add (local.get $g) (local.get $c)))
+        (local.set $c
+          (i32.add
+            (local.get $c)
+            (i32.add
+              (i32.xor
+                (i32.xor (i32.rotr (local.get $d) (i32.const 2)) (i32.rotr (local.get $d) (i32.const 13)))
+                (i32.rotr (local.get $d) (i32.const 22)))
+              (i32.or
+                (i32.and (local.get $d) (local.get $e))
+                (i32.and (local.get $f) (i32.or (local.get $d) (local.get $e)))))))
+        ;; round 8n+6: b += S1(g) + ch(g, h, a) + K + W; f += b; b += S0(c) + maj(c, d, e)
+        (local.set $b
+          (i32.add
+            (i32.add
+              (i32.add
+                (local.get $b)
+                (i32.xor
+                  (i32.xor (i32.rotr (local.get $g) (i32.const 6)) (i32.rotr (local.get $g) (i32.const 11)))
+                  (i32.rotr (local.get $g) (i32.const 25))))
+              (i32.xor (local.get $a) (i32.and (local.get $g) (i32.xor (local.get $h) (local.get $a)))))
+            (i32.add (i32.load offset=152 (local.get $i)) (i32.load offset=408 (local.get $i)))))
+        (local.set $f (i32.add (local.get $f) (local.get $b)))
+        (local.set $b
+          (i32.add
+            (local.get $b)
+            (i32.add
+              (i32.xor
+                (i32.xor (i32.rotr (local.get $c) (i32.const 2)) (i32.rotr (local.get $c) (i32.const 13)))
+                (i32.rotr (local.get $c) (i32.const 22)))
+              (i32.or
+                (i32.and (local.get $c) (local.get $d))
+                (i32.and (local.get $e) (i32.or (local.get $c) (local.get $d)))))))
+        ;; round 8n+7: a += S1(f) + ch(f, g, h) + K + W; e += a; a += S0(b) + maj(b, c, d)
+        (local.set $a
+          (i32.add
+            (i32.add
+              (i32.add
+                (local.get $a)
+                (i32.xor
+                  (i32.xor (i32.rotr (local.get $f) (i32.const 6)) (i32.rotr (local.get $f) (i32.const 11)))
+                  (i32.rotr (local.get $f) (i32.const 25))))
+              (i32.xor (local.get $h) (i32.and (local.get $f) (i32.xor (local.get $g) (local.get $h)))))
+            (i32.add (i32.load offset=156 (local.get $i)) (i32.load offset=412 (local.get $i)))))
+        (local.set $e (i32.add (local.get $e) (local.get $a)))
+        (local.set $a
+          (i32.add
+            (local.get $a)
+            (i32.add
+              (i32.xor
+                (i32.xor (i32.rotr (local.get $b) (i32.const 2)) (i32.rotr (local.get $b) (i32.const 13)))
+                (i32.rotr (local.get $b) (i32.const 22)))
+              (i32.or
+                (i32.and (local.get $b) (local.get $c))
+                (i32.and (local.get $d) (i32.or (local.get $b) (local.get $c)))))))
+        (br_if $round (i32.lt_u (local.tee $i (i32.add (local.get $i) (i32.const 32))) (i32.const 256))))
+      (i32.store offset=0 (i32.const 704) (i32.add (i32.load offset=0 (i32.const 704)) (local.get $a)))
+      (i32.store offset=4 (i32.const 704) (i32.add (i32.load offset=4 (i32.const 704)) (local.get $b)))
+      (i32.store offset=8 (i32.const 704) (i32.add (i32.load offset=8 (i32.const 704)) (local.get $c)))
+      (i32.store offset=12 (i32.const 704) (i32.add (i32.load offset=12 (i32.const 704)) (local.get $d)))
+      (i32.store offset=16 (i32.const 704) (i32.add (i32.load offset=16 (i32.const 704)) (local.get $e)))
+      (i32.store offset=20 (i32.const 704) (i32.add (i32.load offset=20 (i32.const 704)) (local.get $f)))
+      (i32.store offset=24 (i32.const 704) (i32.add (i32.load offset=24 (i32.const 704)) (local.get $g)))
+      (i32.store offset=28 (i32.const 704) (i32.add (i32.load offset=28 (i32.const 704)) (local.get $h)))
+      (if (i32.eq (local.get $p) (i32.const 640))
+        (then
+          (call $digest (i32.const 72))
+          (return)))
+      (br_if $blocks (i32.lt_u (local.tee $p (i32.add (local.get $p) (i32.const 64))) (local.get $end)))
+      ;; Inner hash done: its digest goes into the outer block, hashed from the outer pad state.
+      (call $digest (i32.const 640))
+      (call $start (i32.const 32))
+      (local.set $p (i32.const 640))
+      (br $blocks)))
+)
