@@ -399,8 +399,8 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
   };
 
   /**
-   * Outcomes are recorded together: a finished send waits (at most {@link RECORD_DELAY_MS}) until the run
-   * loop claims again, no send is left in flight, or `stop()`; then every waiting outcome is handed to the
+   * Outcomes are recorded together: while the run loop runs, a finished send waits (at most
+   * {@link RECORD_DELAY_MS}) until the loop claims again, no send is left in flight, or `stop()`; then every waiting outcome is handed to the
    * outbox in the same turn as that claim, so a store with group commit records a whole batch of outcomes
    * and the next claim in one transaction (one fsync) instead of one per turn in which a response arrived.
    */
@@ -410,7 +410,8 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
     timer: ReturnType<typeof setTimeout>;
   } | null = null;
   const nextRecording = (): Promise<void> => {
-    if (stopping()) return Promise.resolve();
+    // Without the run loop (`runOnce`, `drain`) no claim is coming to share a commit with: record at once.
+    if (stopping() || loop === null) return Promise.resolve();
     if (recording === null) {
       let release = () => {};
       const promise = new Promise<void>((resolve) => {
