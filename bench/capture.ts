@@ -16,10 +16,10 @@
  *   node --conditions=@postback/source bench/capture.ts [--duration 1] [--rounds 8] [--connections 10]
  */
 import { type ChildProcess, spawn } from 'node:child_process';
-import type { Server } from 'node:http';
 import { createRequire } from 'node:module';
 import { createInterface } from 'node:readline';
 import { parseArgs } from 'node:util';
+import { captureScenarios, type Framework, type Scenario, type Variant } from './capture-apps.ts';
 
 interface LoadResult {
   requests: { total: number };
@@ -35,46 +35,8 @@ type Autocannon = (options: {
   headers: Record<string, string>;
 }) => Promise<LoadResult>;
 const autocannon = createRequire(import.meta.url)('autocannon') as Autocannon;
-
-const SECRET = 'bench-secret-0123456789-abcdefghijklmnop';
-const TOKEN = 'tok_4kQ9xZ7pLm2Rv8sWc1Ny3Bd';
+const APPS = new URL('./capture-apps.ts', import.meta.url).pathname;
 const MAX_REQUESTS_PER_RUN = 2_000_000;
-
-type Framework = 'express' | 'koa';
-type Variant = 'bare' | 'ours';
-
-/** Child mode: one app on an ephemeral port; prints the port, then answers CPU probes on stdin. */
-async function serve(framework: Framework, variant: Variant): Promise<void> {
-  let server: Server;
-  if (framework === 'express') {
-    const { default: express } = await import('express');
-    const { postback } = await import('@postback/express');
-    const app = express();
-    app.disable('x-powered-by');
-    if (variant === 'ours') app.use(postback({ secrets: [SECRET] }));
-    app.get('/{*path}', (_req, res) => {
-      res.send('ok');
-    });
-    server = app.listen(0, '127.0.0.1');
-  } else {
-    const { default: Koa } = await import('koa');
-    const { postback } = await import('@postback/koa');
-    const app = new Koa();
-    if (variant === 'ours') app.use(postback({ secrets: [SECRET] }));
-    app.use((ctx) => {
-      ctx.body = 'ok';
-    });
-    server = app.listen(0, '127.0.0.1');
-  }
-  await new Promise((resolve) => server.once('listening', resolve));
-  process.stdout.write(`${(server.address() as { port: number }).port}\n`);
-  createInterface({ input: process.stdin })
-    .on('line', () => {
-      const { user, system } = process.cpuUsage();
-      process.stdout.write(`${user + system}\n`);
-    })
-    .on('close', () => process.exit(0));
-}
 
 interface Child {
   name: string;
@@ -84,13 +46,9 @@ interface Child {
 }
 
 function startChild(framework: Framework, variant: Variant): Promise<Child> {
-  const child = spawn(
-    process.execPath,
-    [...process.execArgv, import.meta.filename, '--serve', `${framework}:${variant}`],
-    {
-      stdio: ['pipe', 'pipe', 'inherit'],
-    },
-  );
+  const child = spawn(process.execPath, [...process.execArgv, APPS, '--serve', `${framework}:${variant}`], {
+    stdio: ['pipe', 'pipe', 'inherit'],
+  });
   const lines = createInterface({ input: child.stdout as NodeJS.ReadableStream });
   const waiting: Array<(line: string) => void> = [];
   lines.on('line', (line) => waiting.shift()?.(line));
@@ -112,13 +70,6 @@ function startChild(framework: Framework, variant: Variant): Promise<Child> {
       }),
     );
   });
-}
-
-interface Scenario {
-  name: string;
-  path: string;
-  headers: Record<string, string>;
-  target: Record<Framework, number>;
 }
 
 interface Tally {
@@ -157,47 +108,15 @@ async function run(
 async function main(): Promise<void> {
   const { values } = parseArgs({
     options: {
-      serve: { type: 'string' },
       duration: { type: 'string', default: '1' },
       rounds: { type: 'string', default: '8' },
       connections: { type: 'string', default: '10' },
     },
   });
-  if (values.serve !== undefined) {
-    const [framework, variant] = values.serve.split(':') as [Framework, Variant];
-    return serve(framework, variant);
-  }
   const seconds = Number(values.duration);
   const rounds = Number(values.rounds);
   const connections = Number(values.connections);
-  const { createClickCookieCodec, DEFAULT_CONFIRM_WINDOW_MS } = await import('@postback/core');
-  const codec = createClickCookieCodec({
-    secrets: [SECRET],
-    confirmWindowMs: DEFAULT_CONFIRM_WINDOW_MS,
-    tokenMinLength: 16,
-    tokenMaxLength: 256,
-  });
-  const cookie = await codec.encode({ token: TOKEN, clickedAt: Date.now() });
-  const scenarios: Scenario[] = [
-    {
-      name: 'no token',
-      path: '/products?page=2',
-      headers: { cookie: 'session=abc123' },
-      target: { express: 0.97, koa: 0.97 },
-    },
-    {
-      name: 'valid cookie, not read',
-      path: '/products?page=2',
-      headers: { cookie: `session=abc123; postback_click=${cookie}` },
-      target: { express: 0.97, koa: 0.97 },
-    },
-    {
-      name: 'landing (sign + set)',
-      path: `/landing?utm_source=ad&click_token=${TOKEN}`,
-      headers: {},
-      target: { express: 0.9, koa: 0.8 },
-    },
-  ];
+  const scenarios = await captureScenarios();
 
   console.log(
     `capture bench: ${seconds}s per run, ${connections} connections, ${rounds} AB/BA pairs per scenario (median), Node ${process.version}`,

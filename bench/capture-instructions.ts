@@ -1,0 +1,149 @@
+/**
+ * Benchmark: what click capture costs an Express 5 and a Koa 3 app in CPU instructions per request,
+ * counted by valgrind's callgrind, bare vs with the middleware, side by side in one run.
+ *
+ * Why a second capture benchmark: throughput on a shared 2-core VM drifts by ±30 % from one second to the
+ * next, more than the few microseconds being measured. Callgrind counts instructions, which do not depend
+ * on what else the machine is doing: the same app, requests and Node give the same count (±1 %). What it
+ * does not see: time in the kernel (socket reads and writes, the same for both apps) and stalls, so the
+ * instruction ratio is a pessimistic stand-in for the throughput ratio (the bare app's kernel time is
+ * left out of its denominator). Only the main thread is counted (the JIT compiler and GC helper threads
+ * are left out, as they do not serve requests).
+ *
+ * For each app: start it under callgrind with instrumentation off, warm it up with `--warmup` requests,
+ * switch instrumentation on, send `--requests` requests (autocannon, 10 connections, in this process),
+ * switch it off and read the main thread's total. Prints instructions per request of both and
+ * ratio = bare / ours (the throughput ratio it stands in for), against the capture targets.
+ *
+ *   node --conditions=@postback/source bench/capture-instructions.ts [--requests 2000] [--warmup 4000] [--all]
+ *
+ * Without `--all` only the landing (sign + set cookie) is measured, the kind whose target is hardest; a
+ * run takes about 40 s per app under valgrind.
+ */
+import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
+import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import { captureScenarios, type Framework, type Scenario, type Variant } from './capture-apps.ts';
+
+interface LoadResult {
+  requests: { total: number };
+  non2xx: number;
+  errors: number;
+}
+/** The slice of autocannon's API used here (it ships no types). */
+type Autocannon = (options: {
+  url: string;
+  connections: number;
+  amount: number;
+  headers: Record<string, string>;
+}) => Promise<LoadResult>;
+const autocannon = createRequire(import.meta.url)('autocannon') as Autocannon;
+const APPS = new URL('./capture-apps.ts', import.meta.url).pathname;
+/** Each app must be measured within this, valgrind's slowdown included. */
+const APP_LIMIT_MS = 180_000;
+
+/** The main thread's instruction count in one callgrind output file. */
+function instructions(file: string): number {
+  const out = execFileSync('callgrind_annotate', [file], { encoding: 'utf8', maxBuffer: 1 << 28 });
+  const match = /([\d,]+) \(100\.0%\)\s+PROGRAM TOTALS/.exec(out);
+  if (match === null) throw new Error(`no totals in ${file}`);
+  return Number((match[1] as string).replaceAll(',', ''));
+}
+
+async function measure(
+  framework: Framework,
+  variant: Variant,
+  scenario: Scenario,
+  requests: number,
+  warmup: number,
+): Promise<number> {
+  const dir = mkdtempSync(join(tmpdir(), 'postback-callgrind-'));
+  let child: ChildProcess | undefined;
+  const limit = setTimeout(() => child?.kill('SIGKILL'), APP_LIMIT_MS);
+  try {
+    child = spawn(
+      'valgrind',
+      [
+        '--tool=callgrind',
+        '--instr-atstart=no',
+        '--separate-threads=yes',
+        `--callgrind-out-file=${join(dir, 'out')}`,
+        process.execPath,
+        ...process.execArgv,
+        APPS,
+        '--serve',
+        `${framework}:${variant}`,
+      ],
+      { stdio: ['pipe', 'pipe', 'ignore'] },
+    );
+    const started = child;
+    const port = await new Promise<string>((resolve, reject) => {
+      started.stdout?.once('data', (data) => resolve(String(data).trim().split('\n')[0] as string));
+      started.once('exit', (code) => reject(new Error(`${framework} ${variant} exited early (${code})`)));
+    });
+    const url = `http://127.0.0.1:${port}${scenario.path}`;
+    const load = async (amount: number) => {
+      const result = await autocannon({ url, connections: 10, amount, headers: scenario.headers });
+      if (result.non2xx > 0 || result.errors > 0) {
+        throw new Error(`${framework} ${variant}: ${result.non2xx} non-2xx answers, ${result.errors} errors`);
+      }
+      return result.requests.total;
+    };
+    const pid = String(started.pid);
+    await load(warmup);
+    execFileSync('callgrind_control', ['--instr=on', pid], { stdio: 'ignore' });
+    const served = await load(requests);
+    execFileSync('callgrind_control', ['--instr=off', pid], { stdio: 'ignore' });
+    execFileSync('callgrind_control', ['--dump', pid], { stdio: 'ignore' });
+    started.stdin?.end();
+    await new Promise((resolve) => started.once('exit', resolve));
+    // The dump of the measured window, main thread: `out.1-01` (thread 1 of the first dump).
+    const file = readdirSync(dir).find((name) => name.endsWith('.1-01'));
+    if (file === undefined) throw new Error(`callgrind wrote no dump for ${framework} ${variant}`);
+    return instructions(join(dir, file)) / served;
+  } finally {
+    clearTimeout(limit);
+    child?.kill('SIGKILL');
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+async function main(): Promise<void> {
+  const { values } = parseArgs({
+    options: {
+      requests: { type: 'string', default: '2000' },
+      warmup: { type: 'string', default: '4000' },
+      all: { type: 'boolean', default: false },
+    },
+  });
+  try {
+    execFileSync('valgrind', ['--version'], { stdio: 'ignore' });
+  } catch {
+    console.log('capture-instructions: valgrind is not installed; skipped');
+    return;
+  }
+  const requests = Number(values.requests);
+  const warmup = Number(values.warmup);
+  const scenarios = (await captureScenarios()).filter((s) => values.all || s.name.startsWith('landing'));
+  console.log(
+    `capture instructions (callgrind, main thread): ${requests} requests after ${warmup} warm-up, Node ${process.version}`,
+  );
+  for (const framework of ['express', 'koa'] as const) {
+    for (const scenario of scenarios) {
+      const bare = await measure(framework, 'bare', scenario, requests, warmup);
+      const ours = await measure(framework, 'ours', scenario, requests, warmup);
+      const ratio = bare / ours;
+      const target = scenario.target[framework];
+      console.log(
+        `${framework.padEnd(7)} ${scenario.name.padEnd(24)} instructions/request bare ${(bare / 1000).toFixed(1)}k, ` +
+          `ours ${(ours / 1000).toFixed(1)}k (+${((ours - bare) / 1000).toFixed(1)}k), ratio ${ratio.toFixed(3)} ` +
+          `(target >= ${target.toFixed(2)}${ratio >= target ? '' : ', MISSED'})`,
+      );
+    }
+  }
+}
+
+await main();
