@@ -4,6 +4,7 @@
  * Express is a peer dependency and is only described structurally here.
  */
 import {
+  appendSetCookie,
   type CaptureOptions,
   type ClickContext,
   type ConfirmOrderResult,
@@ -38,11 +39,6 @@ declare global {
       postback: ClickContext;
     }
   }
-}
-
-function appendSetCookie(res: ExpressResponseLike, value: string): void {
-  const previous = res.getHeader('set-cookie');
-  res.setHeader('set-cookie', previous === undefined ? value : [...[previous].flat().map(String), value]);
 }
 
 /**

@@ -4,6 +4,7 @@
  * Koa is a peer dependency and is only described structurally here.
  */
 import {
+  appendSetCookie,
   type CaptureOptions,
   type CaptureOutcome,
   type ClickContext,
@@ -12,6 +13,7 @@ import {
   createClickCapture,
   type OrderToConfirm,
   type Outbox,
+  type SetCookieTarget,
 } from '@postback/core';
 
 /** What the middleware needs of Koa's `ctx`. */
@@ -23,7 +25,8 @@ export interface KoaContextLike {
   state: any;
   status: number;
   set(field: string, value: string): void;
-  append(field: string, value: string): void;
+  /** Node's response: the cookie is appended with `getHeader`/`setHeader` directly. */
+  res: SetCookieTarget;
 }
 
 /** The state the middleware adds; type your app with it: `new Koa<PostbackState>()`. */
@@ -54,7 +57,7 @@ export function postback<Ctx extends KoaContextLike = KoaContextLike>(options: C
   const capture = createClickCapture<Ctx>(options);
   const apply = (outcome: CaptureOutcome, ctx: Ctx, next: () => Promise<unknown>): Promise<unknown> => {
     ctx.state.postback = outcome.postback;
-    if (outcome.setCookie !== null) ctx.append('Set-Cookie', outcome.setCookie);
+    if (outcome.setCookie !== null) appendSetCookie(ctx.res, outcome.setCookie);
     if (outcome.redirect === null) return next();
     ctx.status = outcome.redirect.status;
     ctx.set('Location', outcome.redirect.location);

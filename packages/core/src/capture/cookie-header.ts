@@ -45,3 +45,28 @@ export function serializeCookie(value: string, maxAgeSeconds: number, attributes
   if (attributes.secure) cookie += '; Secure';
   return `${cookie}; SameSite=Lax`;
 }
+
+/** What {@link appendSetCookie} needs of a response: Node's `http.ServerResponse` fits as it is. */
+export interface SetCookieTarget {
+  getHeader(name: string): number | string | readonly string[] | undefined;
+  setHeader(name: string, value: string | readonly string[]): unknown;
+}
+
+/**
+ * Adds a `Set-Cookie` header value to a Node-style response, keeping any the app set before. The Express
+ * and Koa adapters use it (Koa's `ctx.append` does the same through several more layers per landing).
+ *
+ * @example
+ * ```ts
+ * appendSetCookie(res, outcome.setCookie); // res.getHeader('set-cookie') → [...earlier, value]
+ * ```
+ */
+export function appendSetCookie(response: SetCookieTarget, value: string): void {
+  const previous = response.getHeader('set-cookie');
+  response.setHeader(
+    'set-cookie',
+    previous === undefined
+      ? value
+      : [...(Array.isArray(previous) ? previous : [previous]).map(String), value],
+  );
+}

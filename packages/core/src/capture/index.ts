@@ -17,7 +17,7 @@ export {
   jsHmac,
   webCryptoHmac,
 } from './cookie-codec.ts';
-export { cookieValues, serializeCookie } from './cookie-header.ts';
+export { appendSetCookie, cookieValues, type SetCookieTarget, serializeCookie } from './cookie-header.ts';
 export {
   type CaptureOutcome,
   type CaptureRedirect,

@@ -296,7 +296,7 @@ export const CAPTURE_OPTIONS_SCHEMA = {
   },
   hmac: {
     type: '(secret) => (data) => Uint8Array \\| Promise<Uint8Array>',
-    default: 'Web Crypto; `node:crypto` in the Express and Koa adapters',
+    default: '`jsHmac` (WebAssembly, or JavaScript where code cannot be compiled)',
     description:
       'The HMAC-SHA256 implementation (all give the same MAC, so cookies move between edge and Node).',
     check: isFunction,
