@@ -15,10 +15,12 @@
  * switch it off and read the main thread's total. Prints instructions per request of both and
  * ratio = bare / ours (the throughput ratio it stands in for), against the capture targets.
  *
- *   node --conditions=@postback/source bench/capture-instructions.ts [--requests 2000] [--warmup 4000] [--all]
+ *   node --conditions=@postback/source bench/capture-instructions.ts [--requests 2000] [--warmup 4000] [--repeat 1] [--all | --only NAME]
  *
  * Without `--all` only the landing (sign + set cookie) is measured, the kind whose target is hardest; a
- * run takes about 40 s per app under valgrind.
+ * run takes about 40 s per app under valgrind. The count still moves by a few thousand instructions from
+ * one start of the same app to the next (which functions the JIT has optimised by then), so `--repeat`
+ * measures each app that many times, alternating, and takes the median.
  */
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
@@ -116,7 +118,9 @@ async function main(): Promise<void> {
     options: {
       requests: { type: 'string', default: '2000' },
       warmup: { type: 'string', default: '4000' },
+      repeat: { type: 'string', default: '1' },
       all: { type: 'boolean', default: false },
+      only: { type: 'string' },
     },
   });
   try {
@@ -127,14 +131,24 @@ async function main(): Promise<void> {
   }
   const requests = Number(values.requests);
   const warmup = Number(values.warmup);
-  const scenarios = (await captureScenarios()).filter((s) => values.all || s.name.startsWith('landing'));
+  const repeat = Number(values.repeat);
+  const median = (values: number[]) => [...values].sort((a, b) => a - b)[values.length >> 1] as number;
+  const scenarios = (await captureScenarios()).filter((s) =>
+    values.only !== undefined ? s.name.startsWith(values.only) : values.all || s.name.startsWith('landing'),
+  );
   console.log(
-    `capture instructions (callgrind, main thread): ${requests} requests after ${warmup} warm-up, Node ${process.version}`,
+    `capture instructions (callgrind, main thread): ${requests} requests after ${warmup} warm-up, median of ${repeat}, Node ${process.version}`,
   );
   for (const framework of ['express', 'koa'] as const) {
     for (const scenario of scenarios) {
-      const bare = await measure(framework, 'bare', scenario, requests, warmup);
-      const ours = await measure(framework, 'ours', scenario, requests, warmup);
+      const bares: number[] = [];
+      const ourses: number[] = [];
+      for (let i = 0; i < repeat; i++) {
+        bares.push(await measure(framework, 'bare', scenario, requests, warmup));
+        ourses.push(await measure(framework, 'ours', scenario, requests, warmup));
+      }
+      const bare = median(bares);
+      const ours = median(ourses);
       const ratio = bare / ours;
       const target = scenario.target[framework];
       console.log(

@@ -23,6 +23,7 @@ const BENCHMARKS = [
   'sqlite-backlog', // the SQLite store alone under the same backlog
   'sqlite-loop-delay', // event-loop delay of synchronous=full vs full-async
   'capture', // middleware cost in Express and Koa (>= 0.97 / 0.90 / 0.80)
+  'capture-instructions', // the same landing cost in CPU instructions (callgrind), immune to machine noise
   'postgres', // enqueue and claim/complete vs pg-boss, 4 workers vs 1 (>= 1.6x)
   'sqs', // SQS consumer vs bare loop (>= 0.8)
 ];
