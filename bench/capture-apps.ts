@@ -8,6 +8,7 @@
  * with its CPU time so far (µs); it exits when stdin closes.
  */
 import type { Server } from 'node:http';
+import { createRequire } from 'node:module';
 import { createInterface } from 'node:readline';
 import { parseArgs } from 'node:util';
 
@@ -21,6 +22,26 @@ export interface Scenario {
   headers: Record<string, string>;
   target: Record<Framework, number>;
 }
+
+/** What autocannon reports of a run (the part the benchmarks read). */
+export interface LoadResult {
+  requests: { total: number };
+  non2xx: number;
+  errors: number;
+}
+
+/** The slice of autocannon's API the benchmarks use (it ships no types): bounded by time or by count. */
+export const autocannon = createRequire(import.meta.url)('autocannon') as (options: {
+  url: string;
+  connections: number;
+  duration?: number;
+  amount?: number;
+  maxOverallRequests?: number;
+  headers: Record<string, string>;
+}) => Promise<LoadResult>;
+
+/** This file, for starting an app in a child process: `node <APPS> --serve express:ours`. */
+export const APPS = new URL(import.meta.url).pathname;
 
 const SECRET = 'bench-secret-0123456789-abcdefghijklmnop';
 const TOKEN = 'tok_4kQ9xZ7pLm2Rv8sWc1Ny3Bd';

@@ -24,26 +24,18 @@
  */
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
-import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { captureScenarios, type Framework, type Scenario, type Variant } from './capture-apps.ts';
+import {
+  APPS,
+  autocannon,
+  captureScenarios,
+  type Framework,
+  type Scenario,
+  type Variant,
+} from './capture-apps.ts';
 
-interface LoadResult {
-  requests: { total: number };
-  non2xx: number;
-  errors: number;
-}
-/** The slice of autocannon's API used here (it ships no types). */
-type Autocannon = (options: {
-  url: string;
-  connections: number;
-  amount: number;
-  headers: Record<string, string>;
-}) => Promise<LoadResult>;
-const autocannon = createRequire(import.meta.url)('autocannon') as Autocannon;
-const APPS = new URL('./capture-apps.ts', import.meta.url).pathname;
 /** Each app must be measured within this, valgrind's slowdown included. */
 const APP_LIMIT_MS = 180_000;
 

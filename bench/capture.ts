@@ -16,26 +16,17 @@
  *   node --conditions=@postback/source bench/capture.ts [--duration 1] [--rounds 8] [--connections 10]
  */
 import { type ChildProcess, spawn } from 'node:child_process';
-import { createRequire } from 'node:module';
 import { createInterface } from 'node:readline';
 import { parseArgs } from 'node:util';
-import { captureScenarios, type Framework, type Scenario, type Variant } from './capture-apps.ts';
+import {
+  APPS,
+  autocannon,
+  captureScenarios,
+  type Framework,
+  type Scenario,
+  type Variant,
+} from './capture-apps.ts';
 
-interface LoadResult {
-  requests: { total: number };
-  non2xx: number;
-  errors: number;
-}
-/** The slice of autocannon's API used here (it ships no types). */
-type Autocannon = (options: {
-  url: string;
-  connections: number;
-  duration: number;
-  maxOverallRequests: number;
-  headers: Record<string, string>;
-}) => Promise<LoadResult>;
-const autocannon = createRequire(import.meta.url)('autocannon') as Autocannon;
-const APPS = new URL('./capture-apps.ts', import.meta.url).pathname;
 const MAX_REQUESTS_PER_RUN = 2_000_000;
 
 interface Child {
