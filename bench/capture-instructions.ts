@@ -145,7 +145,7 @@ async function main(): Promise<void> {
       const target = scenario.target[framework];
       console.log(
         `${framework.padEnd(7)} ${scenario.name.padEnd(24)} instructions/request bare ${(bare / 1000).toFixed(1)}k, ` +
-          `ours ${(ours / 1000).toFixed(1)}k (+${((ours - bare) / 1000).toFixed(1)}k), ratio ${ratio.toFixed(3)} ` +
+          `ours ${(ours / 1000).toFixed(1)}k (${ours >= bare ? '+' : ''}${((ours - bare) / 1000).toFixed(1)}k), ratio ${ratio.toFixed(3)} ` +
           `(target >= ${target.toFixed(2)}${ratio >= target ? '' : ', MISSED'})`,
       );
     }
