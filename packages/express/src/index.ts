@@ -23,6 +23,12 @@ export interface ExpressRequestLike {
   postback?: ClickContext;
 }
 
+/** Node joins repeated `Cookie` headers into one string; anything else means none. */
+const cookieOf = (headers: ExpressRequestLike['headers']): string | null => {
+  const cookie = headers.cookie;
+  return typeof cookie === 'string' ? cookie : null;
+};
+
 /** What the middleware needs of Express's `res` (an `http.ServerResponse`). */
 export interface ExpressResponseLike {
   statusCode: number;
@@ -82,7 +88,12 @@ export function postback<Req extends ExpressRequestLike = ExpressRequestLike>(op
     next: (error?: unknown) => void,
   ): void {
     const outcome = capture.handle(
-      { url: req.originalUrl ?? req.url ?? '/', method: req.method, headers: req.headers },
+      {
+        url: req.originalUrl ?? req.url ?? '/',
+        method: req.method,
+        headers: req.headers,
+        cookie: cookieOf(req.headers),
+      },
       req,
     );
     if (outcome instanceof Promise) outcome.then((done) => apply(done, req, res, next), next);

@@ -66,7 +66,17 @@ export function postback<Ctx extends KoaContextLike = KoaContextLike>(options: C
   };
   // Not an `async` function: a request that needs no awaiting (most) costs no extra promise.
   return function postbackMiddleware(ctx: Ctx, next: () => Promise<unknown>): Promise<unknown> {
-    const outcome = capture.handle({ url: ctx.originalUrl, method: ctx.method, headers: ctx.headers }, ctx);
+    const headers = ctx.headers;
+    const cookie = headers.cookie;
+    const outcome = capture.handle(
+      {
+        url: ctx.originalUrl,
+        method: ctx.method,
+        headers,
+        cookie: typeof cookie === 'string' ? cookie : null,
+      },
+      ctx,
+    );
     return outcome instanceof Promise
       ? outcome.then((done) => apply(done, ctx, next))
       : apply(outcome, ctx, next);

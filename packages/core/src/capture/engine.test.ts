@@ -59,6 +59,29 @@ describe('click capture engine', () => {
     );
   });
 
+  it('serves the click without a cookie when signing fails, synchronously or not, and reports the error', async () => {
+    const broken = [
+      () => () => {
+        throw new Error('sign failed');
+      },
+      () => () => Promise.reject(new Error('sign failed')),
+    ];
+    for (const hmac of broken) {
+      // The first call derives the cookie key: let it through, fail on the landing's own signing.
+      let calls = 0;
+      const { handle, errors } = setup({
+        hmac: () => {
+          const failing = hmac();
+          return () => (calls++ === 0 ? new Uint8Array(32) : failing());
+        },
+      });
+      const outcome = await handle(`/landing?click_token=${TOKEN}`);
+      expect(outcome.setCookie).toBeNull();
+      expect(await outcome.postback.click()).toEqual({ token: TOKEN, clickedAt: T0 });
+      expect(errors).toHaveLength(1);
+    }
+  });
+
   it('reads the click back from the cookie on later requests, with the original click time', async () => {
     const { handle, advance } = setup();
     const landing = await handle(`/?click_token=${TOKEN}`);

@@ -70,6 +70,7 @@ const NO_CLICK: ClickContext = Object.freeze({ click: () => NULL_CLICK });
 const NOTHING: CaptureOutcome = Object.freeze({ postback: NO_CLICK, setCookie: null, redirect: null });
 
 function cookieHeaderOf(request: CaptureRequest): string | undefined {
+  if (request.cookie !== undefined) return request.cookie ?? undefined;
   const headers = request.headers as { get?: unknown; cookie?: unknown };
   const raw =
     typeof headers.get === 'function'
@@ -254,21 +255,23 @@ export function createClickCapture<R = CaptureRequest>(options: CaptureOptions<R
   ): CaptureOutcome | Promise<CaptureOutcome> => {
     let clickPromise: Promise<ClickStamp | null> | undefined;
     const postback: ClickContext = { click: () => (clickPromise ??= Promise.resolve(click)) };
-    const finish = (value: string): CaptureOutcome => ({
-      postback,
-      setCookie: fullWindowCookie(value),
-      redirect: redirectFor(request, true),
-    });
-    const failed = (error: unknown): CaptureOutcome => {
-      fail(error, context);
-      return { postback, setCookie: null, redirect: null };
-    };
     try {
       const value = codec.encodeNow(click);
-      return typeof value === 'string' ? finish(value) : value.then(finish, failed);
+      if (typeof value === 'string') {
+        return { postback, setCookie: fullWindowCookie(value), redirect: redirectFor(request, true) };
+      }
+      return value.then(
+        (signed) => ({ postback, setCookie: fullWindowCookie(signed), redirect: redirectFor(request, true) }),
+        (error: unknown) => unsigned(error, context, postback),
+      );
     } catch (error) {
-      return failed(error);
+      return unsigned(error, context, postback);
     }
+  };
+  /** A landing whose cookie could not be signed: reported, and the click still serves this request. */
+  const unsigned = (error: unknown, context: R, postback: ClickContext): CaptureOutcome => {
+    fail(error, context);
+    return { postback, setCookie: null, redirect: null };
   };
 
   function landedClick(url: string, context: R): ClickStamp | null {

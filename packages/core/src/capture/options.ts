@@ -68,6 +68,11 @@ export interface CaptureRequest {
   readonly headers:
     | { get(name: string): string | null | undefined }
     | Readonly<Record<string, string | string[] | undefined>>;
+  /**
+   * The `Cookie` header, when the adapter has it at hand (Node's `req.headers.cookie`; null when the request
+   * has none): then `headers` is not searched for it.
+   */
+  readonly cookie?: string | null | undefined;
 }
 
 /**

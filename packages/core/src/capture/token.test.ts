@@ -2,7 +2,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { decodeBase64Url, encodeBase64Url } from './base64url.ts';
-import { checkClickToken, findTokens, stripParams } from './token.ts';
+import { checkClickToken, findTokens, hasTokenCharacters, stripParams, TOKEN_CHARACTERS } from './token.ts';
 
 const RULES = { tokenMinLength: 16, tokenMaxLength: 256 };
 const tokenArb = fc.stringMatching(/^[A-Za-z0-9._~-]{16,256}$/);
@@ -15,6 +15,17 @@ describe('click token', () => {
         (token) => checkClickToken(token, RULES) === null,
       ),
     );
+  });
+
+  it('checks characters exactly as TOKEN_CHARACTERS says, for any string', () => {
+    fc.assert(
+      fc.property(fc.string({ unit: 'binary', maxLength: 40 }), (text) => {
+        expect(hasTokenCharacters(text)).toBe(TOKEN_CHARACTERS.test(text));
+      }),
+      { numRuns: 2000 },
+    );
+    expect(hasTokenCharacters('tok_A-z.0~9')).toBe(true);
+    expect(hasTokenCharacters('tok+a')).toBe(false);
   });
 
   it('refuses tokens that are too short, too long, or hold characters outside the unreserved set', () => {

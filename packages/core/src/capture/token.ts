@@ -30,6 +30,21 @@ export const DEFAULT_TOKEN_MAX_LENGTH = 256;
 /** Characters a click token may contain: RFC 3986 unreserved. */
 export const TOKEN_CHARACTERS = /^[A-Za-z0-9._~-]*$/;
 
+// The same set as a table by character code, for the landing path (a loop instead of a RegExp run).
+const ALLOWED = new Uint8Array(128);
+for (let code = 0; code < 128; code++) {
+  ALLOWED[code] = TOKEN_CHARACTERS.test(String.fromCharCode(code)) ? 1 : 0;
+}
+
+/** Whether every character of `token` is in {@link TOKEN_CHARACTERS}. */
+export function hasTokenCharacters(token: string): boolean {
+  for (let i = 0; i < token.length; i++) {
+    const code = token.charCodeAt(i);
+    if (code >= 128 || ALLOWED[code] === 0) return false;
+  }
+  return true;
+}
+
 // Longer than any allowed maximum: refuse before scanning it.
 const MAX_SCAN_LENGTH = 4096;
 
@@ -54,7 +69,7 @@ export interface TokenRules {
 export function checkClickToken(token: string, rules: TokenRules): TokenProblem | null {
   // Characters first: it names the usual culprit (an unexpanded `{click_token}` macro) better than length.
   if (token.length > MAX_SCAN_LENGTH) return 'too-long';
-  if (!TOKEN_CHARACTERS.test(token)) return 'characters';
+  if (!hasTokenCharacters(token)) return 'characters';
   if (token.length < rules.tokenMinLength) return 'too-short';
   return token.length > rules.tokenMaxLength ? 'too-long' : null;
 }
