@@ -15,8 +15,8 @@
  * dropping the old one after the window. A `clickedAt` further in the future than the outbox's allowed
  * clock skew (`DEFAULT_MAX_CLOCK_SKEW_MS`) is refused, as the outbox would refuse it.
  *
- * The HMAC is a synchronous plain-JavaScript one by default ({@link jsHmac}), so this runs on Node, Bun,
- * Deno and edge runtimes alike; another implementation of the same function can be passed (Web Crypto's
+ * The HMAC is our own synchronous one by default ({@link jsHmac}: WebAssembly, or JavaScript where code
+ * cannot be compiled at run time), so this runs on Node, Bun, Deno and edge runtimes alike; another implementation of the same function can be passed (Web Crypto's
  * is exported as {@link webCryptoHmac}). Secrets live only in closures, never in a property.
  */
 import type { ClickStamp } from '../click.ts';
@@ -63,9 +63,10 @@ export interface ClickCookieCodec {
 export type HmacSha256 = (secret: string) => (data: Uint8Array) => Uint8Array | Promise<Uint8Array>;
 
 /**
- * HMAC-SHA256 in plain JavaScript, synchronous on every runtime: the default. Several times cheaper per
- * cookie than Web Crypto's (a promise and a thread-pool trip per call) or `node:crypto`'s (an OpenSSL
- * context per call), measured inside an Express server by `bench/capture.ts`.
+ * HMAC-SHA256 of our own, synchronous on every runtime: the default. SHA-256 runs in WebAssembly where
+ * the runtime may compile it, in JavaScript where it may not (Workers, Vercel Edge). Several times cheaper
+ * per cookie than Web Crypto's (a promise and a thread-pool trip per call) or `node:crypto`'s (an OpenSSL
+ * context per call), measured inside an Express server (`bench/capture-instructions.ts`).
  *
  * @example
  * ```ts
@@ -177,7 +178,7 @@ export function createClickCookieCodec(options: ClickCookieCodecOptions): ClickC
     for (let i = 0; i < n; i++) {
       const code = token.charCodeAt(i);
       // Tokens are ASCII by the token rules; anything else is a caller's bug, not a cookie to sign.
-      if (code > 0x7e) throw new RangeError('click token must be ASCII');
+      if (code > 0x7f) throw new RangeError('click token must be ASCII');
       buffer[i] = code;
     }
     writeHeader(buffer, n, clickedAt);
