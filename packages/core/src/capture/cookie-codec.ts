@@ -251,7 +251,7 @@ export function createClickCookieCodec(options: ClickCookieCodecOptions): ClickC
     const data = new Uint8Array(n + HEADER_BYTES);
     for (let i = 0; i < n; i++) {
       const code = token.charCodeAt(i);
-      if (code > 0x7e) return false; // never signed: encoding refuses non-ASCII tokens
+      if (code > 0x7f) return false; // never signed: encoding refuses non-ASCII tokens
       data[i] = code;
     }
     data.set(binary.subarray(0, HEADER_BYTES), n);
