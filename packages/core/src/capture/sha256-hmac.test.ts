@@ -101,6 +101,17 @@ describe('HMAC-SHA256 in plain JavaScript', () => {
     expect(await generate(wat)).toBe(readFileSync(new URL('./sha256-hmac.wasm.ts', import.meta.url), 'utf8'));
   });
 
+  it('leaves no key material in the WebAssembly memory it exposes', () => {
+    const key = new TextEncoder().encode('a-secret-key-0123456789-abcdefghijklmnop');
+    const sign = hmacSha256Signer(key);
+    const data = new Uint8Array([1, 2, 3]);
+    expect(hex(sign(data))).toBe(createHmac('sha256', key).update(data).digest('hex'));
+    const memory = sign.direct?.memory;
+    expect(memory).toBeDefined();
+    // The first 64 bytes held the inner and outer pad states (enough to forge MACs) during the call.
+    expect([...(memory as Uint8Array).subarray(0, 64)].every((byte) => byte === 0)).toBe(true);
+  });
+
   it('returns a fresh array per call, so a caller keeping one MAC is not overwritten by the next', () => {
     const sign = hmacSha256Signer(new Uint8Array([1, 2, 3]));
     const first = sign(new Uint8Array([1]));

@@ -3,7 +3,7 @@
 ;;
 ;; Memory layout (bytes):
 ;;     0 ..   31  inner pad state: 8 words (H0..H7 after compressing key XOR ipad), host byte order
-;;    32 ..   63  outer pad state: the same for key XOR opad
+;;    32 ..   63  outer pad state: the same for key XOR opad (both zeroed again when `hmac` returns)
 ;;    64 ..   71  free for the caller (the cookie codec puts its 7-byte header at 65, right before the MAC)
 ;;    72 ..  103  the MAC, big-endian (the output)
 ;;   128 ..  383  the 64 round constants K
@@ -307,6 +307,11 @@
       (if (i32.eq (local.get $p) (i32.const 640))
         (then
           (call $digest (i32.const 72))
+          ;; The pad states are as good as the key: leave none of them in memory a caller can see.
+          (local.set $i (i32.const 0))
+          (loop $wipe
+            (i32.store (local.get $i) (i32.const 0))
+            (br_if $wipe (i32.lt_u (local.tee $i (i32.add (local.get $i) (i32.const 4))) (i32.const 64))))
           (return)))
       (br_if $blocks (i32.lt_u (local.tee $p (i32.add (local.get $p) (i32.const 64))) (local.get $end)))
       ;; Inner hash done: its digest goes into the outer block, hashed from the outer pad state.
