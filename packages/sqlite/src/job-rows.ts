@@ -9,25 +9,60 @@
 import type { DatabaseSync, StatementSync } from 'node:sqlite';
 import type { Job, JobKind, JobState } from '@postback/core';
 
-/** One row of `jobs`, as node:sqlite returns it. */
-export interface JobRow {
-  id: number;
-  kind: JobKind;
-  order_id: string;
-  state: JobState;
-  attempts: number;
-  created_at: number;
-  updated_at: number;
-  next_attempt_at: number;
-  deadline: number | null;
-  last_error: string | null;
-  lease_token: string | null;
-  lease_expires_at: number | null;
-  delivered_at: number | null;
-  campaign_id: string | null;
-  click_token: string | null;
-  value_micros: number | null;
-  clicked_at: number | null;
+/**
+ * The columns a job is read with, in this order (`SELECT` and `RETURNING` name them, so the order does not
+ * depend on the table's).
+ */
+const ROW_COLUMNS =
+  'id, kind, order_id, state, attempts, created_at, updated_at, next_attempt_at, deadline, last_error, ' +
+  'lease_token, lease_expires_at, delivered_at, campaign_id, click_token, value_micros, clicked_at';
+
+/**
+ * One row of `jobs` as an array of {@link ROW_COLUMNS}: node:sqlite builds an array of 17 values in about
+ * half the time of an object with 17 properties, and a claim and every transition read one row per job.
+ */
+export type JobRow = readonly [
+  id: number,
+  kind: JobKind,
+  order_id: string,
+  state: JobState,
+  attempts: number,
+  created_at: number,
+  updated_at: number,
+  next_attempt_at: number,
+  deadline: number | null,
+  last_error: string | null,
+  lease_token: string | null,
+  lease_expires_at: number | null,
+  delivered_at: number | null,
+  campaign_id: string | null,
+  click_token: string | null,
+  value_micros: number | null,
+  clicked_at: number | null,
+];
+
+/** Whether this Node's node:sqlite can return rows as arrays (`StatementSync#setReturnArrays`, Node >= 22.16). */
+let returnsArrays: boolean | undefined;
+
+/** Makes `statement` return {@link JobRow} arrays where node:sqlite can; see {@link asJobRow}. */
+function returningArrays(statement: StatementSync): StatementSync {
+  const set = (statement as { setReturnArrays?: (enabled: boolean) => void }).setReturnArrays;
+  returnsArrays = typeof set === 'function';
+  if (returnsArrays) set?.call(statement, true);
+  return statement;
+}
+
+/**
+ * A row of a statement of {@link prepareJobStatements} that reads jobs, as a {@link JobRow}: the row itself
+ * where node:sqlite returns arrays, else the values of the object it returned (in the order of the query).
+ *
+ * @example
+ * ```ts
+ * const job = jobFromRow(asJobRow(statements.byId.get(1)));
+ * ```
+ */
+export function asJobRow(row: unknown): JobRow {
+  return (returnsArrays ? row : Object.values(row as object)) as JobRow;
 }
 
 /**
@@ -35,50 +70,51 @@ export interface JobRow {
  *
  * @example
  * ```ts
- * const job = jobFromRow(statements.byId.get({ id: 1 }) as JobRow);
+ * const job = jobFromRow(asJobRow(statements.byId.get(1)));
  * ```
  */
 export function jobFromRow(row: JobRow): Job {
   // Two object literals of fixed shape rather than a spread of the common fields: this runs for every row
   // a claim or a transition reads, and a spread costs several times as much.
+  const [id, kind, orderId, state, attempts, createdAt, updatedAt, nextAttemptAt, deadline, lastError] = row;
+  const leaseToken = row[10];
+  const leaseExpiresAt = row[11];
   const lease =
-    row.lease_token === null || row.lease_expires_at === null
-      ? null
-      : { token: row.lease_token, expiresAt: row.lease_expires_at };
-  if (row.kind === 'confirm') {
+    leaseToken === null || leaseExpiresAt === null ? null : { token: leaseToken, expiresAt: leaseExpiresAt };
+  if (kind === 'confirm') {
     return {
       kind: 'confirm',
-      id: String(row.id),
-      orderId: row.order_id,
-      state: row.state,
-      attempts: row.attempts,
-      createdAt: row.created_at,
-      updatedAt: row.updated_at,
-      nextAttemptAt: row.next_attempt_at,
-      deadline: row.deadline,
-      lastError: row.last_error,
+      id: String(id),
+      orderId,
+      state,
+      attempts,
+      createdAt,
+      updatedAt,
+      nextAttemptAt,
+      deadline,
+      lastError,
       lease,
-      deliveredAt: row.delivered_at,
-      campaignId: row.campaign_id,
-      clickToken: row.click_token as string,
-      valueMicros: row.value_micros as number,
-      clickedAt: row.clicked_at as number,
+      deliveredAt: row[12],
+      campaignId: row[13],
+      clickToken: row[14] as string,
+      valueMicros: row[15] as number,
+      clickedAt: row[16] as number,
     } as Job;
   }
   return {
     kind: 'refund',
-    id: String(row.id),
-    orderId: row.order_id,
-    state: row.state,
-    attempts: row.attempts,
-    createdAt: row.created_at,
-    updatedAt: row.updated_at,
-    nextAttemptAt: row.next_attempt_at,
-    deadline: row.deadline,
-    lastError: row.last_error,
+    id: String(id),
+    orderId,
+    state,
+    attempts,
+    createdAt,
+    updatedAt,
+    nextAttemptAt,
+    deadline,
+    lastError,
     lease,
-    deliveredAt: row.delivered_at,
-    campaignId: row.campaign_id,
+    deliveredAt: row[12],
+    campaignId: row[13],
   } as Job;
 }
 
@@ -90,22 +126,6 @@ export function rowIdOf(id: string): number | null {
   if (typeof id !== 'string' || !/^[1-9][0-9]{0,15}$/.test(id)) return null;
   const n = Number(id);
   return Number.isSafeInteger(n) ? n : null;
-}
-
-/** The mutable columns of a job, as named parameters. */
-function mutableParams(job: Job) {
-  return {
-    state: job.state,
-    attempts: job.attempts,
-    updated_at: job.updatedAt,
-    next_attempt_at: job.nextAttemptAt,
-    deadline: job.deadline,
-    last_error: job.lastError,
-    lease_token: job.lease?.token ?? null,
-    lease_expires_at: job.lease?.expiresAt ?? null,
-    delivered_at: job.deliveredAt,
-    campaign_id: job.campaignId,
-  };
 }
 
 const COLUMNS =
@@ -151,7 +171,7 @@ const CLAIM_SQL = `
           LIMIT :limit)
        ORDER BY due, id
        LIMIT :limit))
-  RETURNING *`;
+  RETURNING ${ROW_COLUMNS}`;
 
 /** Prepared statements of the outbox, prepared once per connection. */
 export interface JobStatements {
@@ -184,17 +204,19 @@ export function prepareJobStatements(db: DatabaseSync): JobStatements {
     insert: db.prepare(
       `INSERT INTO jobs (${COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (order_id, kind) DO NOTHING`,
     ),
-    byId: db.prepare('SELECT * FROM jobs WHERE id = ?'),
-    byOrderKind: db.prepare('SELECT * FROM jobs WHERE order_id = ? AND kind = ?'),
-    byOrder: db.prepare('SELECT * FROM jobs WHERE order_id = ? ORDER BY kind'),
-    // The lease token in the WHERE clause is the fencing check at the storage level, in addition to the
-    // check the caller made on the row it read in the same transaction.
-    write: db.prepare(
-      'UPDATE jobs SET state = :state, attempts = :attempts, updated_at = :updated_at, next_attempt_at = :next_attempt_at, ' +
-        'deadline = :deadline, last_error = :last_error, lease_token = :lease_token, lease_expires_at = :lease_expires_at, ' +
-        'delivered_at = :delivered_at, campaign_id = :campaign_id WHERE id = :id AND lease_token IS :expected_token',
+    byId: returningArrays(db.prepare(`SELECT ${ROW_COLUMNS} FROM jobs WHERE id = ?`)),
+    byOrderKind: returningArrays(
+      db.prepare(`SELECT ${ROW_COLUMNS} FROM jobs WHERE order_id = ? AND kind = ?`),
     ),
-    claim: db.prepare(CLAIM_SQL),
+    byOrder: returningArrays(db.prepare(`SELECT ${ROW_COLUMNS} FROM jobs WHERE order_id = ? ORDER BY kind`)),
+    // The lease token in the WHERE clause is the fencing check at the storage level, in addition to the
+    // check the caller made on the row it read in the same transaction. Positional parameters (see
+    // writeValues): named ones cost about 4 µs more per transition, one per delivered job.
+    write: db.prepare(
+      'UPDATE jobs SET state = ?, attempts = ?, updated_at = ?, next_attempt_at = ?, deadline = ?, last_error = ?, ' +
+        'lease_token = ?, lease_expires_at = ?, delivered_at = ?, campaign_id = ? WHERE id = ? AND lease_token IS ?',
+    ),
+    claim: returningArrays(db.prepare(CLAIM_SQL)),
     countByState: db.prepare(
       'SELECT state, COUNT(*) AS n FROM jobs INDEXED BY jobs_state_created GROUP BY state',
     ),
@@ -203,8 +225,10 @@ export function prepareJobStatements(db: DatabaseSync): JobStatements {
       "SELECT id, order_id, kind, deadline FROM jobs INDEXED BY jobs_open_deadline WHERE state IN ('pending', 'inflight') " +
         'AND deadline IS NOT NULL ORDER BY deadline LIMIT 1',
     ),
-    deadPage: db.prepare(
-      "SELECT * FROM jobs INDEXED BY jobs_dead WHERE state = 'dead' AND id > ? ORDER BY id LIMIT ?",
+    deadPage: returningArrays(
+      db.prepare(
+        `SELECT ${ROW_COLUMNS} FROM jobs INDEXED BY jobs_dead WHERE state = 'dead' AND id > ? ORDER BY id LIMIT ?`,
+      ),
     ),
     deleteDead: db.prepare("DELETE FROM jobs WHERE state = 'dead'"),
     deleteDeadById: db.prepare("DELETE FROM jobs WHERE state = 'dead' AND id = ?"),
@@ -235,9 +259,23 @@ export function insertValues(job: Job): Array<string | number | null> {
 }
 
 /**
- * Named parameters writing a job back after a transition; applies only while the stored lease token is
- * still `expectedToken` (null for jobs that were not inflight).
+ * Positional parameters writing a job back after a transition, in the order of {@link JobStatements.write}:
+ * the mutable columns, then the id and the lease token the stored row must still hold (null for jobs that
+ * were not inflight).
  */
-export function writeParams(job: Job, expectedToken: string | null) {
-  return { id: Number(job.id), expected_token: expectedToken, ...mutableParams(job) };
+export function writeValues(job: Job, expectedToken: string | null): Array<string | number | null> {
+  return [
+    job.state,
+    job.attempts,
+    job.updatedAt,
+    job.nextAttemptAt,
+    job.deadline,
+    job.lastError,
+    job.lease?.token ?? null,
+    job.lease?.expiresAt ?? null,
+    job.deliveredAt,
+    job.campaignId,
+    Number(job.id),
+    expectedToken,
+  ];
 }

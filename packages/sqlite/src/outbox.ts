@@ -40,12 +40,12 @@ import {
 import { type Durability, openDatabase, openWalSync, readDurability } from './database.ts';
 import { CallError, createGroupCommit } from './group-commit.ts';
 import {
+  asJobRow,
   insertValues,
-  type JobRow,
   jobFromRow,
   prepareJobStatements,
   rowIdOf,
-  writeParams,
+  writeValues,
 } from './job-rows.ts';
 import {
   DEFAULT_LIST_DEAD_LIMIT,
@@ -90,6 +90,10 @@ export class OutboxClosedError extends Error {
   constructor(filename: string) {
     super(`the SQLite outbox on ${filename} is closed`);
   }
+}
+
+function jobsOf(rows: readonly unknown[]): Job[] {
+  return rows.map((row) => jobFromRow(asJobRow(row)));
 }
 
 function checkEpoch(value: unknown, field: string): void {
@@ -176,17 +180,17 @@ export function createSqliteOutbox(options: SqliteOutboxOptions): SqliteOutbox {
   }
 
   function load(id: number): Job | null {
-    const row = sql.byId.get(id) as JobRow | undefined;
-    return row === undefined ? null : jobFromRow(row);
+    const row = sql.byId.get(id);
+    return row === undefined ? null : jobFromRow(asJobRow(row));
   }
 
   function loadByOrder<K extends Job['kind']>(orderId: string, kind: K): Extract<Job, { kind: K }> | null {
-    const row = sql.byOrderKind.get(orderId, kind) as JobRow | undefined;
-    return row === undefined ? null : (jobFromRow(row) as Extract<Job, { kind: K }>);
+    const row = sql.byOrderKind.get(orderId, kind);
+    return row === undefined ? null : (jobFromRow(asJobRow(row)) as Extract<Job, { kind: K }>);
   }
 
   function store(job: Job, expectedToken: string | null): boolean {
-    return sql.write.run(writeParams(job, expectedToken)).changes === 1;
+    return sql.write.run(...writeValues(job, expectedToken)).changes === 1;
   }
 
   function insert<J extends Job>(job: J): J | null {
@@ -282,8 +286,7 @@ export function createSqliteOutbox(options: SqliteOutboxOptions): SqliteOutbox {
             const { now, limit, leaseMs } = options;
             // One UPDATE … RETURNING producing the fields of core's `claimJob` (inflight, attempts + 1,
             // updatedAt, fresh lease): no other connection can claim between the read and the write.
-            const rows = sql.claim.all({ now, limit, expires_at: now + leaseMs }) as unknown as JobRow[];
-            const jobs = rows.map(jobFromRow);
+            const jobs = jobsOf(sql.claim.all({ now, limit, expires_at: now + leaseMs }));
             // RETURNING order is unspecified: hand them out oldest-due first.
             jobs.sort((a, b) => a.nextAttemptAt - b.nextAttemptAt || Number(a.id) - Number(b.id));
             return jobs;
@@ -375,7 +378,7 @@ export function createSqliteOutbox(options: SqliteOutboxOptions): SqliteOutbox {
 
     async getByOrder(orderId) {
       if (closed) throw new OutboxClosedError(filename);
-      return (sql.byOrder.all(orderId) as unknown as JobRow[]).map(jobFromRow);
+      return jobsOf(sql.byOrder.all(orderId));
     },
 
     async stats(_now): Promise<OutboxStats> {
@@ -416,9 +419,7 @@ export function createSqliteOutbox(options: SqliteOutboxOptions): SqliteOutbox {
           );
         after = id;
       }
-      return (sql.deadPage.all(after, Math.min(limit, MAX_LIST_DEAD_LIMIT)) as unknown as JobRow[]).map(
-        jobFromRow,
-      );
+      return jobsOf(sql.deadPage.all(after, Math.min(limit, MAX_LIST_DEAD_LIMIT)));
     },
 
     replay(options, now) {
@@ -444,7 +445,7 @@ export function createSqliteOutbox(options: SqliteOutboxOptions): SqliteOutbox {
             // Page through the dead jobs by id: every job handled leaves `dead`, memory stays one page.
             let after = 0;
             for (;;) {
-              const page = (sql.deadPage.all(after, 500) as unknown as JobRow[]).map(jobFromRow);
+              const page = jobsOf(sql.deadPage.all(after, 500));
               if (page.length === 0) return replayed;
               for (const stored of page) if (replayOne(stored, now)) replayed++;
               after = Number((page[page.length - 1] as Job).id);
