@@ -286,7 +286,10 @@ export function createSqliteOutbox(options: SqliteOutboxOptions): SqliteOutbox {
             const { now, limit, leaseMs } = options;
             // One UPDATE … RETURNING producing the fields of core's `claimJob` (inflight, attempts + 1,
             // updatedAt, fresh lease): no other connection can claim between the read and the write.
-            const jobs = jobsOf(sql.claim.all({ now, limit, expires_at: now + leaseMs }));
+            // Most claims find no lease run out: they skip that half of the statement and its merge. The
+            // check and the claim run in one write transaction at the same `now`, so they see the same leases.
+            const claim = sql.expiredLease.get(now) === undefined ? sql.claimDue : sql.claim;
+            const jobs = jobsOf(claim.all({ now, limit, expires_at: now + leaseMs }));
             // RETURNING order is unspecified: hand them out oldest-due first.
             jobs.sort((a, b) => a.nextAttemptAt - b.nextAttemptAt || Number(a.id) - Number(b.id));
             return jobs;

@@ -29,6 +29,18 @@ describe('query plans of the outbox', () => {
     expect(plan.filter(fullTableScan)).toEqual([]);
   });
 
+  it('the claim without expired leases reads the due-jobs index in its order, never the table', () => {
+    const plan = planOf(db, sql.claimDue);
+    expect(plan.some((line) => line.includes('USING INDEX jobs_due'))).toBe(true);
+    expect(plan.some((line) => line.includes('jobs_order_kind'))).toBe(true); // the refund-ordering check
+    expect(plan.some((line) => line.includes('jobs_lease'))).toBe(false);
+    expect(plan.filter((line) => line.includes('TEMP B-TREE'))).toEqual([]);
+    expect(plan.filter(fullTableScan)).toEqual([]);
+    expect(planOf(db, sql.expiredLease)).toEqual([
+      'SEARCH jobs USING COVERING INDEX jobs_lease (lease_expires_at<?)',
+    ]);
+  });
+
   it('stats count on a covering index and find the oldest pending and nearest deadline by index search', () => {
     expect(planOf(db, sql.countByState)).toEqual(['SCAN jobs USING COVERING INDEX jobs_state_created']);
     expect(planOf(db, sql.oldestPending).join()).toContain(
