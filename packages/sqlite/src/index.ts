@@ -10,6 +10,7 @@ export {
   DEFAULT_LIST_DEAD_LIMIT,
   DEFAULT_MAX_BATCH_SIZE,
   DEFAULT_SYNCHRONOUS,
+  DEFAULT_THREAD,
   MAX_LIST_DEAD_LIMIT,
   type SqliteClickStoreOptions,
   type SqliteOutboxOptions,

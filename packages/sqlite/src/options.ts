@@ -73,6 +73,20 @@ export const DEFAULT_LIST_DEAD_LIMIT = 100;
  */
 export const MAX_LIST_DEAD_LIMIT = 10_000;
 
+/**
+ * Whether the outbox runs its writes on a worker thread of its own (with its own connection to the file):
+ * SQL and the fsync of each commit then never run on the caller's event loop, which keeps serving requests
+ * and sending postbacks meanwhile. Reads (`get`, `stats`, `listDead`, …) stay on the caller's connection.
+ * The thread starts at the first write. An in-memory database (`:memory:`) always writes on the calling thread.
+ * @defaultValue true
+ *
+ * @example
+ * ```ts
+ * createSqliteOutbox({ filename, thread: !DEFAULT_THREAD }); // everything on the calling thread
+ * ```
+ */
+export const DEFAULT_THREAD = true;
+
 const nonNegativeMs = z.number().int().nonnegative().max(Number.MAX_SAFE_INTEGER);
 
 const connectionShape = {
@@ -115,6 +129,8 @@ export const sqliteOutboxOptionsSchema = z.strictObject({
   policy: policySchema,
   /** Clock for `createdAt`/`updatedAt` of enqueued jobs. @defaultValue `Date.now` */
   now: clockSchema,
+  /** @defaultValue {@link DEFAULT_THREAD} */
+  thread: z.boolean().default(DEFAULT_THREAD),
   ...connectionShape,
 });
 

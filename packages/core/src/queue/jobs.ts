@@ -299,7 +299,7 @@ export function claimJob<J extends Job>(
  * if (!holdsLease(stored, claimed)) return false; // fenced: another worker owns it now
  * ```
  */
-export function holdsLease(stored: Job, claimed: Job): boolean {
+export function holdsLease(stored: Job, claimed: Pick<Job, 'lease'>): boolean {
   return (
     stored.state === 'inflight' &&
     stored.lease !== null &&

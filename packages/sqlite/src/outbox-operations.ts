@@ -1,0 +1,268 @@
+/**
+ * What the SQLite outbox does to its file, as synchronous operations on one connection: the bodies of the
+ * outbox's methods once their input has been checked. The outbox runs the writes inside its group commit,
+ * on the calling thread or on its own thread (`thread` option); the arguments and results are plain data,
+ * so the same operations serve both (they cross a `postMessage` unchanged).
+ */
+
+import type { DatabaseSync } from 'node:sqlite';
+import {
+  type ClaimOptions,
+  type ConfirmJob,
+  cancelWaitingRefund,
+  completeJob,
+  type EnqueueResult,
+  type EpochMs,
+  extendJobLease,
+  failJob,
+  followDeliveredConfirm,
+  holdsLease,
+  JOB_STATES,
+  type Job,
+  JobValidationError,
+  type OutboxStats,
+  planRefund,
+  type RefundInput,
+  type RefundJob,
+  type RefundOutcome,
+  releaseJob,
+  replayJob,
+  retryJob,
+  type StateCounts,
+  type WindowPolicy,
+} from '@postback/core';
+import { CallError } from './group-commit.ts';
+import {
+  asJobRow,
+  insertValues,
+  jobFromRow,
+  prepareJobStatements,
+  rowIdOf,
+  writeValues,
+} from './job-rows.ts';
+
+/** What a transition needs of a claimed job: its id and the lease it was claimed with. */
+export type HeldJob = Pick<Job, 'id' | 'lease'>;
+/** Arguments of `complete`, as the outbox interface takes them. */
+type CompleteResult = { now: EpochMs; campaignId?: string | null };
+/** Arguments of `retry`, with the error already a string. */
+type RetryResult = { now: EpochMs; nextAttemptAt: EpochMs; error: string; countAttempt?: boolean };
+/** Arguments of `fail`, with the reason already a string. */
+type FailResult = { now: EpochMs; state: 'dead' | 'expired'; reason: string };
+
+function jobsOf(rows: readonly unknown[]): Job[] {
+  return rows.map((row) => jobFromRow(asJobRow(row)));
+}
+
+/**
+ * The operations of an outbox on the connection `db` (prepared once). Writes must run inside a
+ * transaction (the group commit's); reads may run anywhere.
+ *
+ * @example
+ * ```ts
+ * const ops = createOutboxOperations(db, resolvePolicy({}));
+ * const changed = inTransaction(db, () => ops.complete(job, { now: Date.now() }));
+ * ```
+ */
+export function createOutboxOperations(db: DatabaseSync, policy: Readonly<WindowPolicy>) {
+  const sql = prepareJobStatements(db);
+
+  function load(id: number): Job | null {
+    const row = sql.byId.get(id);
+    return row === undefined ? null : jobFromRow(asJobRow(row));
+  }
+
+  function loadByOrder<K extends Job['kind']>(orderId: string, kind: K): Extract<Job, { kind: K }> | null {
+    const row = sql.byOrderKind.get(orderId, kind);
+    return row === undefined ? null : (jobFromRow(asJobRow(row)) as Extract<Job, { kind: K }>);
+  }
+
+  function store(job: Job, expectedToken: string | null): boolean {
+    return sql.write.run(...writeValues(job, expectedToken)).changes === 1;
+  }
+
+  function insert<J extends Job>(job: J): J | null {
+    const { changes, lastInsertRowid } = sql.insert.run(...insertValues(job));
+    return changes === 0 ? null : { ...job, id: String(lastInsertRowid) };
+  }
+
+  /** Applies `transition` to the stored job if `claimed` still holds its lease; returns the new job or null. */
+  function transition(claimed: HeldJob, transitionFn: (stored: Job) => Job): Job | null {
+    const id = rowIdOf(claimed?.id);
+    if (id === null) return null;
+    const stored = load(id);
+    if (stored === null || !holdsLease(stored, claimed)) return null;
+    const next = transitionFn(stored);
+    return store(next, stored.lease?.token ?? null) ? next : null;
+  }
+
+  /** After a confirm ends, its waiting refund follows: takes campaign and deadline, or is cancelled. */
+  function settleRefundOf(confirm: ConfirmJob): void {
+    const refund = loadByOrder(confirm.orderId, 'refund');
+    if (refund === null) return;
+    let next: RefundJob = refund;
+    if (confirm.state === 'delivered') next = followDeliveredConfirm(refund, confirm, policy);
+    else if (confirm.state === 'dead' || confirm.state === 'expired')
+      next = cancelWaitingRefund(refund, confirm.state, confirm.updatedAt);
+    if (next !== refund) store(next, refund.lease?.token ?? null);
+  }
+
+  function replayOne(stored: Job, now: EpochMs): boolean {
+    const orderHasRefund = stored.kind === 'confirm' && loadByOrder(stored.orderId, 'refund') !== null;
+    const next = replayJob(stored, { now, orderHasRefund });
+    if (next === stored) return false;
+    store(next, null);
+    if (next.kind === 'confirm' && next.state === 'expired') settleRefundOf(next);
+    return next.state === 'pending';
+  }
+
+  return {
+    /** Inserts a built confirm job, or returns the stored one of the same order. */
+    confirm(job: ConfirmJob): EnqueueResult<ConfirmJob> {
+      const created = insert(job);
+      if (created !== null) return { created: true, job: created };
+      return { created: false, job: loadByOrder(job.orderId, 'confirm') as ConfirmJob };
+    },
+
+    /** Plans and applies a checked refund at `now`; a refund whose campaign cannot be known is a `CallError`. */
+    refund(checked: RefundInput, now: EpochMs): RefundOutcome {
+      const confirm = loadByOrder(checked.orderId, 'confirm');
+      const refund = loadByOrder(checked.orderId, 'refund');
+      let outcome: RefundOutcome;
+      try {
+        outcome = planRefund(checked, { now, id: '0', policy, confirm, refund });
+      } catch (error) {
+        // Only this call's input is wrong (no campaign can be known): the rest of the batch commits.
+        if (error instanceof JobValidationError) throw new CallError(error);
+        throw error;
+      }
+      if (outcome.outcome === 'enqueued') {
+        return { outcome: 'enqueued', job: insert(outcome.job) as RefundJob };
+      }
+      if (outcome.outcome === 'cancelled') store(outcome.job, confirm?.lease?.token ?? null);
+      return outcome;
+    },
+
+    claim({ now, limit, leaseMs }: ClaimOptions): Job[] {
+      // One UPDATE … RETURNING producing the fields of core's `claimJob` (inflight, attempts + 1,
+      // updatedAt, fresh lease): no other connection can claim between the read and the write.
+      // Most claims find no lease run out: they skip that half of the statement and its merge. The
+      // check and the claim run in one write transaction at the same `now`, so they see the same leases.
+      const claim = sql.expiredLease.get(now) === undefined ? sql.claimDue : sql.claim;
+      const jobs = jobsOf(claim.all({ now, limit, expires_at: now + leaseMs }));
+      // RETURNING order is unspecified: hand them out oldest-due first.
+      jobs.sort((a, b) => a.nextAttemptAt - b.nextAttemptAt || Number(a.id) - Number(b.id));
+      return jobs;
+    },
+
+    complete(job: HeldJob, result: CompleteResult): boolean {
+      const next = transition(job, (stored) => completeJob(stored, result));
+      if (next?.kind === 'confirm') settleRefundOf(next);
+      return next !== null;
+    },
+
+    retry(job: HeldJob, result: RetryResult): boolean {
+      return transition(job, (stored) => retryJob(stored, result)) !== null;
+    },
+
+    fail(job: HeldJob, result: FailResult): boolean {
+      const next = transition(job, (stored) => failJob(stored, result));
+      if (next?.kind === 'confirm') settleRefundOf(next);
+      return next !== null;
+    },
+
+    release(jobs: readonly HeldJob[], now: EpochMs): void {
+      for (const job of jobs) transition(job, (stored) => releaseJob(stored, now));
+    },
+
+    extendLease(job: HeldJob, options: { now: EpochMs; leaseMs: number }): boolean {
+      return transition(job, (stored) => extendJobLease(stored, options)) !== null;
+    },
+
+    /** Replays the dead jobs of `ids` (checked), or every dead job when `ids` is null. */
+    replay(ids: readonly string[] | null, now: EpochMs): number {
+      let replayed = 0;
+      if (ids !== null) {
+        for (const id of new Set(ids)) {
+          const rowId = rowIdOf(id);
+          const stored = rowId === null ? null : load(rowId);
+          if (stored?.state === 'dead' && replayOne(stored, now)) replayed++;
+        }
+        return replayed;
+      }
+      // Page through the dead jobs by id: every job handled leaves `dead`, memory stays one page.
+      let after = 0;
+      for (;;) {
+        const page = jobsOf(sql.deadPage.all(after, 500));
+        if (page.length === 0) return replayed;
+        for (const stored of page) if (replayOne(stored, now)) replayed++;
+        after = Number((page[page.length - 1] as Job).id);
+      }
+    },
+
+    /** Deletes the dead jobs of `ids` (checked), or every dead job when `ids` is null. */
+    purgeDead(ids: readonly string[] | null): number {
+      if (ids === null) return Number(sql.deleteDead.run().changes);
+      let deleted = 0;
+      for (const id of new Set(ids)) {
+        const rowId = rowIdOf(id);
+        if (rowId !== null) deleted += Number(sql.deleteDeadById.run(rowId).changes);
+      }
+      return deleted;
+    },
+
+    get(id: string): Job | null {
+      const rowId = rowIdOf(id);
+      return rowId === null ? null : load(rowId);
+    },
+
+    getByOrder(orderId: string): Job[] {
+      return jobsOf(sql.byOrder.all(orderId));
+    },
+
+    stats(): OutboxStats {
+      const counts = Object.fromEntries(JOB_STATES.map((state) => [state, 0])) as StateCounts;
+      for (const row of sql.countByState.all() as unknown as Array<{ state: keyof StateCounts; n: number }>) {
+        counts[row.state] = row.n;
+      }
+      const oldest = sql.oldestPending.get() as { at: number | null };
+      const nearest = sql.nearestDeadline.get() as
+        | { id: number; order_id: string; kind: Job['kind']; deadline: number }
+        | undefined;
+      return {
+        counts,
+        oldestPendingAt: oldest.at,
+        nearestDeadline:
+          nearest === undefined
+            ? null
+            : {
+                id: String(nearest.id),
+                orderId: nearest.order_id,
+                kind: nearest.kind,
+                deadline: nearest.deadline,
+              },
+      };
+    },
+
+    /** One page of dead jobs with ids above `after`. */
+    listDead(after: number, limit: number): Job[] {
+      return jobsOf(sql.deadPage.all(after, limit));
+    },
+  };
+}
+
+/** The operations of one connection; see {@link createOutboxOperations}. */
+export type OutboxOperations = ReturnType<typeof createOutboxOperations>;
+
+/** Names of the operations that write (they run inside a group-committed transaction). */
+export type WriteOperation =
+  | 'confirm'
+  | 'refund'
+  | 'claim'
+  | 'complete'
+  | 'retry'
+  | 'fail'
+  | 'release'
+  | 'extendLease'
+  | 'replay'
+  | 'purgeDead';

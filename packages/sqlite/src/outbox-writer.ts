@@ -1,0 +1,58 @@
+/**
+ * Where the outbox's writes run. Both writers take an operation of {@link createOutboxOperations} by name
+ * with plain-data arguments and resolve with its result once the group-committed transaction holding it is
+ * durable: {@link createLocalWriter} on the calling thread's connection, `createThreadWriter` on a
+ * connection of the outbox's own worker thread.
+ */
+
+import type { DatabaseSync } from 'node:sqlite';
+import type { WalSync } from './database.ts';
+import { createGroupCommit } from './group-commit.ts';
+import type { OutboxOperations, WriteOperation } from './outbox-operations.ts';
+
+/** Runs write operations in group-committed transactions; see the module comment. */
+export interface OutboxWriter {
+  /** Runs `ops[op](...args)` in the next shared transaction; resolves once it is durable. */
+  write<K extends WriteOperation>(
+    op: K,
+    args: Parameters<OutboxOperations[K]>,
+  ): Promise<ReturnType<OutboxOperations[K]>>;
+  /** Transactions committed so far. */
+  readonly commits: number;
+  /** Commits everything accepted, waits until it is durable, then lets go of the connection. */
+  close(): Promise<void>;
+}
+
+/**
+ * A writer on the calling thread: the group commit runs on `db` between turns of this event loop.
+ *
+ * @example
+ * ```ts
+ * const writer = createLocalWriter(db, createOutboxOperations(db, policy), { maxBatchSize: 1_000, wal: null });
+ * const jobs = await writer.write('claim', [{ now: Date.now(), limit: 50, leaseMs: 30_000 }]);
+ * ```
+ */
+export function createLocalWriter(
+  db: DatabaseSync,
+  ops: OutboxOperations,
+  options: { maxBatchSize: number; wal: WalSync | null },
+): OutboxWriter {
+  const { wal } = options;
+  const writes = createGroupCommit(db, {
+    maxBatchSize: options.maxBatchSize,
+    ...(wal === null ? {} : { syncCommitted: wal.sync }),
+  });
+  return {
+    write(op, args) {
+      const operation = ops[op] as (...values: typeof args) => ReturnType<OutboxOperations[typeof op]>;
+      return writes.run(() => operation(...args));
+    },
+    get commits() {
+      return writes.commits;
+    },
+    async close() {
+      await writes.drain();
+      wal?.close();
+    },
+  };
+}
