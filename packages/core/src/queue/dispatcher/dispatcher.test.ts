@@ -189,3 +189,36 @@ describe('Dispatcher batching', () => {
     }
   });
 });
+
+describe('Dispatcher send timeout', () => {
+  it('aborts a send still unanswered after sendTimeoutMs and retries the job later, as a timeout', async () => {
+    const { outbox } = loggedOutbox();
+    await enqueue(outbox, 1);
+    const { client, stats } = clientAfter(() => 60_000); // never answers in time
+    const sendTimeoutMs = 200;
+    const dispatcher = createDispatcher({
+      outbox,
+      client,
+      sendTimeoutMs,
+      quickRetries: { retries: 0 },
+      backoff: { baseMs: 60_000, maxMs: 60_000, minMs: 60_000 },
+      pollIntervalMs: 10,
+    });
+    dispatchers.push(dispatcher);
+    const retried = new Promise<{ reason: string; nextAttemptAt: number }>((resolve) => {
+      dispatcher.on('retried', resolve);
+    });
+    const started = Date.now();
+    dispatcher.start();
+    const { reason, nextAttemptAt } = await retried;
+    const tookMs = Date.now() - started;
+    // Not before the timeout, and at most a quarter of it late (one sweep), plus a little scheduling.
+    expect(tookMs).toBeGreaterThanOrEqual(sendTimeoutMs);
+    expect(tookMs).toBeLessThan(sendTimeoutMs * 1.25 + 150);
+    expect(reason).toMatch(/tim/i);
+    expect(stats.inFlight).toBe(0); // the request itself was aborted
+    expect(nextAttemptAt).toBeGreaterThan(Date.now() + 30_000); // a durable retry, not a quick one
+    const [job] = await outbox.getByOrder('ord_0');
+    expect(job).toMatchObject({ state: 'pending', attempts: 1 });
+  });
+});

@@ -90,7 +90,12 @@ type JobOutcome = 'delivered' | 'retried' | 'dead' | 'expired' | 'deferred' | 'l
 
 interface Slot {
   job: Job;
-  controller: AbortController;
+  /** Why the slot was aborted (`stop()`, a lost lease), once it was: no further request is made. */
+  abortReason: Error | undefined;
+  /** The HTTP request under way, aborted with the slot or by the send-timeout sweep. */
+  request: AbortController | null;
+  /** When that request started (`performance.now()`), for the send-timeout sweep. */
+  requestStartedAt: number;
   /** When the lease we hold runs out (as far as we know), for the heart-beat. */
   leaseUntil: EpochMs;
   /** Given back by `stop()`: its outcome must not be recorded. */
@@ -110,6 +115,14 @@ const WOKEN = new Error('woken');
  */
 const RECORD_DELAY_MS = 5;
 const SEND_TIMED_OUT = Object.assign(new Error('send timed out'), { name: 'TimeoutError' });
+/** Longest pause between two sweeps for sends past `sendTimeoutMs` (shorter timeouts sweep 4 times as often). */
+const MAX_SWEEP_MS = 1_000;
+
+/** Aborts a slot: its request under way now, and any it would make later. */
+function abortSlot(slot: Slot, reason: Error): void {
+  slot.abortReason ??= reason;
+  slot.request?.abort(reason);
+}
 
 const emptySummary = (): RunSummary => ({
   claimed: 0,
@@ -159,6 +172,16 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
     const waiters = changeWaiters;
     changeWaiters = [];
     for (const resolve of waiters) resolve();
+  };
+
+  /**
+   * A send finished or a held job was let go. The run loop is woken only if that lets it claim now or it
+   * sleeps between polls (a finished job may have made another due, e.g. the refund behind a confirm):
+   * while it waits for room or is claiming, it looks at the room again anyway (and stop() wakes it).
+   */
+  const slotFreed = () => {
+    if (idleController === null && wanted() <= 0) return;
+    wakeUp();
   };
 
   /** Waits, without a timer, until a send finishes or someone calls `wake()`/`stop()`. */
@@ -242,47 +265,61 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
     }
     const deadline = job.deadline;
     let lastError = job.lastError;
+    const attempt = async () => {
+      // Checked before every HTTP request, quick retries included: nothing is sent after a deadline.
+      if (now() > deadline) throw new AbortError(new DeadlinePassed());
+      if (slot.abortReason !== undefined) throw new AbortError(new Error('send aborted'));
+      // One controller per request: aborted with the slot (stop, lost lease) or by the send-timeout sweep.
+      const request = new AbortController();
+      slot.request = request;
+      slot.requestStartedAt = performance.now();
+      ensureTimeoutSweep();
+      try {
+        if (job.kind === 'confirm') {
+          const body = {
+            click_token: job.clickToken,
+            order_id: job.orderId,
+            value_micros: job.valueMicros,
+          };
+          return await client.conversions.confirm(body, { signal: request.signal });
+        }
+        return await client.conversions.refund(
+          { campaign_id: job.campaignId as string, order_id: job.orderId },
+          { signal: request.signal },
+        );
+      } finally {
+        slot.request = null;
+      }
+    };
     try {
-      const response = await pRetry(
-        async () => {
-          // Checked before every HTTP request, quick retries included: nothing is sent after a deadline.
-          if (now() > deadline) throw new AbortError(new DeadlinePassed());
-          if (slot.controller.signal.aborted) throw new AbortError(new Error('send aborted'));
-          // One controller per request: aborted by the slot (stop, lost lease) or by our backstop timeout.
-          const request = new AbortController();
-          const forward = () => request.abort(slot.controller.signal.reason);
-          slot.controller.signal.addEventListener('abort', forward, { once: true });
-          const timer = setTimeout(() => request.abort(SEND_TIMED_OUT), o.sendTimeoutMs);
-          try {
-            if (job.kind === 'confirm') {
-              const body = {
-                click_token: job.clickToken,
-                order_id: job.orderId,
-                value_micros: job.valueMicros,
-              };
-              return await client.conversions.confirm(body, { signal: request.signal });
-            }
-            return await client.conversions.refund(
-              { campaign_id: job.campaignId as string, order_id: job.orderId },
-              { signal: request.signal },
-            );
-          } finally {
-            clearTimeout(timer);
-            slot.controller.signal.removeEventListener('abort', forward);
-          }
-        },
-        {
-          retries: o.quickRetries.retries,
-          minTimeout: o.quickRetries.minTimeoutMs,
-          maxTimeout: o.quickRetries.maxTimeoutMs,
-          factor: 2,
-          randomize: true,
-          onFailedAttempt: ({ error }) => {
-            lastError = classifyFailure(error).reason;
+      let response: unknown;
+      try {
+        // The first attempt runs bare: most sends succeed, and p-retry's machinery is for the rest.
+        response = await attempt();
+      } catch (error) {
+        if (error instanceof AbortError) throw error.originalError;
+        // Quick retries take over with this failure as their first attempt (same delays, same checks).
+        let first: unknown = error;
+        response = await pRetry(
+          () => {
+            if (first === undefined) return attempt();
+            const failed = first;
+            first = undefined;
+            return Promise.reject(failed);
           },
-          shouldRetry: ({ error }) => !slot.controller.signal.aborted && classifyFailure(error).blip,
-        },
-      );
+          {
+            retries: o.quickRetries.retries,
+            minTimeout: o.quickRetries.minTimeoutMs,
+            maxTimeout: o.quickRetries.maxTimeoutMs,
+            factor: 2,
+            randomize: true,
+            onFailedAttempt: ({ error }) => {
+              lastError = classifyFailure(error).reason;
+            },
+            shouldRetry: ({ error }) => slot.abortReason === undefined && classifyFailure(error).blip,
+          },
+        );
+      }
       const campaignId = (response as { campaign_id?: unknown } | null)?.campaign_id;
       return {
         kind: 'delivered',
@@ -372,7 +409,7 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
             slot.leaseUntil = at + o.leaseMs;
           } else {
             slot.lost = true;
-            slot.controller.abort(new Error('lease lost'));
+            abortSlot(slot, new Error('lease lost'));
           }
         } catch (error) {
           emit('error', { error, during: 'heartbeat' });
@@ -396,6 +433,38 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
   const stopHeartbeat = () => {
     heartbeatController?.abort(WOKEN);
     heartbeatController = null;
+  };
+
+  /**
+   * The backstop of `sendTimeoutMs`: one sweep for all sends (not a timer per request) aborts any request
+   * under way for longer, at most a quarter of the timeout (and {@link MAX_SWEEP_MS}) late. Runs only while
+   * something is held.
+   */
+  let sweepTimer: ReturnType<typeof setInterval> | null = null;
+  const sweepTimedOut = () => {
+    const at = performance.now();
+    for (const slot of active.values()) {
+      if (slot.request !== null && at - slot.requestStartedAt >= o.sendTimeoutMs) {
+        slot.request.abort(SEND_TIMED_OUT);
+      }
+    }
+  };
+  const ensureTimeoutSweep = () => {
+    if (sweepTimer !== null) return;
+    sweepTimer = setInterval(
+      sweepTimedOut,
+      Math.max(1, Math.min(MAX_SWEEP_MS, Math.floor(o.sendTimeoutMs / 4))),
+    );
+    sweepTimer.unref?.();
+  };
+  const stopTimeoutSweep = () => {
+    if (sweepTimer !== null) clearInterval(sweepTimer);
+    sweepTimer = null;
+  };
+  /** Nothing is held any more: neither leases to renew nor sends to time out. */
+  const stopBackground = () => {
+    stopHeartbeat();
+    stopTimeoutSweep();
   };
 
   /**
@@ -438,7 +507,9 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
   const hold = (job: Job): Slot => {
     const slot = {
       job,
-      controller: new AbortController(),
+      abortReason: undefined,
+      request: null,
+      requestStartedAt: 0,
       leaseUntil: job.lease?.expiresAt ?? now() + o.leaseMs,
       abandoned: false,
       lost: false,
@@ -462,7 +533,7 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
       // claim releases the outcomes waiting to be recorded. With nothing left in flight, record them now.
       startWaiting();
       if (sending === 0) recordOutcomes();
-      wakeUp();
+      slotFreed();
     };
     slot.done = (async (): Promise<JobOutcome> => {
       try {
@@ -491,8 +562,8 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
       } finally {
         sent();
         active.delete(job.id);
-        if (active.size === 0) stopHeartbeat();
-        wakeUp(); // a slot is free
+        if (active.size === 0) stopBackground();
+        slotFreed();
       }
     })();
     return slot;
@@ -508,7 +579,7 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
       if (slot.lost) {
         // Another worker took it while it waited: nothing was sent, nothing is recorded.
         active.delete(slot.job.id);
-        if (active.size === 0) stopHeartbeat();
+        if (active.size === 0) stopBackground();
         continue;
       }
       begin(slot);
@@ -532,9 +603,11 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
   /**
    * Jobs claimed ahead of free sending slots: a claim takes a whole batch and the sends draw from it one
    * by one, so a steady stream costs the store one claim per `batchSize` jobs, issued in the same turn
-   * (hence the same group commit) as the outcomes that freed the slots.
+   * (hence the same group commit) as the outcomes that freed the slots. Up to two batches wait: the next
+   * claim goes out while a whole batch is still at hand, so the sends do not stall for the time a claim
+   * takes to commit (with its fsync, on the SQLite outbox's thread: milliseconds on a busy machine).
    */
-  const prefetch = o.batchSize;
+  const prefetch = 2 * o.batchSize;
   /** Jobs held at once (waiting, sending, or recording their outcome, which waits for a commit and its sync). */
   const maxHeld = 2 * (o.concurrency + prefetch);
 
@@ -624,7 +697,7 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
       // Jobs claimed but never started are given back at once.
       const unsent = waiting.splice(0);
       for (const slot of unsent) active.delete(slot.job.id);
-      if (active.size === 0) stopHeartbeat();
+      if (active.size === 0) stopBackground();
       const unsentJobs = unsent.filter((slot) => !slot.lost).map((slot) => slot.job);
       await releaseQuietly(unsentJobs);
       const waited = new AbortController();
@@ -634,7 +707,7 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
       const remaining = [...active.values()];
       for (const slot of remaining) {
         slot.abandoned = true;
-        slot.controller.abort(new Error('dispatcher stopping'));
+        abortSlot(slot, new Error('dispatcher stopping'));
       }
       await releaseQuietly(remaining.map((slot) => slot.job));
       await Promise.all([loop, ...remaining.map((slot) => slot.done)]);
