@@ -47,7 +47,20 @@ describe('classifyFailure', () => {
     });
   });
 
-  it('dead-letters an unreadable 2xx and a request that could not be built', () => {
+  it('retries a 2xx whose body is not JSON (cut short on the way) and dead-letters a 2xx of the wrong shape', () => {
+    const cutShort = new InvalidResponseError('invalid_response', 'the 200 response is not valid JSON', {
+      status: 200,
+      retryable: true,
+    });
+    expect(classifyFailure(cutShort)).toMatchObject({ class: 'transient', blip: true, status: 200 });
+    const wrongShape = new InvalidResponseError('invalid_response', 'campaign_id: expected string', {
+      status: 201,
+      retryable: false,
+    });
+    expect(classifyFailure(wrongShape)).toMatchObject({ class: 'permanent', status: 201 });
+  });
+
+  it('dead-letters an unreadable answer without a status and a request that could not be built', () => {
     expect(classifyFailure(new InvalidResponseError('invalid_response', 'truncated JSON')).class).toBe(
       'permanent',
     );

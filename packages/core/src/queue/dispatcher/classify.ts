@@ -7,8 +7,9 @@ import { AdServiceError } from '@postback/client/errors';
 
 /**
  * - `auth`: 401/403 — not the job's fault: pause all delivery, do not burn the attempt.
- * - `transient`: 5xx, 408, 429, timeouts, connection failures, unknown errors — retry with backoff.
- * - `permanent`: any other 4xx, a malformed 2xx, a request we could not even build — dead-letter.
+ * - `transient`: 5xx, 408, 429, timeouts, connection failures, a 2xx whose body is not JSON (cut short),
+ *   unknown errors — retry with backoff.
+ * - `permanent`: any other 4xx, a 2xx of the wrong shape, a request we could not even build — dead-letter.
  */
 export type FailureClass = 'auth' | 'transient' | 'permanent';
 
@@ -86,6 +87,16 @@ export function classifyFailure(err: unknown): Failure {
     reason,
   });
 
+  if (status !== null && status >= 200 && status < 300) {
+    // A 2xx we could not read: the service answered, so the status says nothing about what to do. The
+    // client knows whether the same request may get a readable answer (a body cut short or rewritten by an
+    // intermediary: yes; JSON of the wrong shape: no). Sending the same order again is safe (the service
+    // answers a repeated order_id with the first answer), and the quick retry that follows is how the
+    // campaign_id of an applied confirmation is learnt.
+    return (err as { retryable?: unknown }).retryable === true
+      ? failure('transient', true)
+      : failure('permanent', false);
+  }
   if (status === 401 || status === 403) return failure('auth', false);
   if (status === 429) return failure('transient', false);
   if (status === 408 || (status !== null && status >= 500)) return failure('transient', true);
