@@ -430,6 +430,59 @@ describe('Dispatcher lifecycle', () => {
     expect(eventsNamed('delivered')).toHaveLength(1);
   });
 
+  it('keeps claims going while one is slow to commit, each of at most batchSize jobs, and sends every job once', async () => {
+    const asked: number[] = [];
+    let underWay = 0;
+    let mostUnderWay = 0;
+    const slow: Outbox = {
+      ...outbox,
+      claim: async (options) => {
+        asked.push(options.limit);
+        underWay += 1;
+        mostUnderWay = Math.max(mostUnderWay, underWay);
+        try {
+          await new Promise((resolve) => setTimeout(resolve, 30)); // a commit waiting on a slow fsync
+          return await outbox.claim(options);
+        } finally {
+          underWay -= 1;
+        }
+      },
+    };
+    for (let i = 0; i < 40; i++) await enqueue(`ord_${i}`);
+    const dispatcher = dispatcherWith({ outbox: slow, concurrency: 4, batchSize: 4, pollIntervalMs: 10 });
+    dispatcher.start();
+    await service.waitForRequests(40, 5_000);
+    await dispatcher.stop({ timeoutMs: 2_000 });
+    expect(mostUnderWay).toBeGreaterThan(1);
+    expect(Math.max(...asked)).toBeLessThanOrEqual(4);
+    const sent = confirmRequests().map((r) => r.body.order_id);
+    expect(new Set(sent).size).toBe(40);
+    expect(sent).toHaveLength(40);
+    expect((await outbox.stats(clock.now())).counts).toMatchObject({ delivered: 40, inflight: 0 });
+  });
+
+  it('stop() waits for the claims under way and gives their jobs back: nothing left inflight, nothing sent', async () => {
+    let claimed: () => void = () => {};
+    const claimStarted = new Promise<void>((resolve) => {
+      claimed = resolve;
+    });
+    const slow: Outbox = {
+      ...outbox,
+      claim: async (options) => {
+        claimed();
+        await new Promise((resolve) => setTimeout(resolve, 50));
+        return outbox.claim(options);
+      },
+    };
+    for (let i = 0; i < 3; i++) await enqueue(`ord_${i}`);
+    const dispatcher = dispatcherWith({ outbox: slow, pollIntervalMs: 10 });
+    dispatcher.start();
+    await claimStarted;
+    await dispatcher.stop({ timeoutMs: 1_000 });
+    expect(confirmRequests()).toHaveLength(0);
+    expect((await outbox.stats(clock.now())).counts).toMatchObject({ pending: 3, inflight: 0 });
+  });
+
   it('reports queue depth, oldest pending age, nearest deadline and outcome counters', async () => {
     service.script(CONFIRM_PATH, { status: 200 }, { status: 400, body: { detail: 'bad' } });
     await enqueue('ord_1');

@@ -40,8 +40,8 @@ export type Sleep = (ms: number, signal?: AbortSignal) => Promise<void>;
  */
 export const DEFAULT_CONCURRENCY = 4;
 /**
- * Most jobs claimed in one round. The running Dispatcher claims a whole batch ahead of its free sending
- * slots (holding up to `concurrency + batchSize` jobs), so a steady stream costs one claim per batch.
+ * Most jobs claimed in one claim. The running Dispatcher claims whole batches ahead of its free sending
+ * slots (up to `2 × (batchSize + concurrency)` jobs ahead), so a steady stream costs one claim per batch.
  * @defaultValue 16
  */
 export const DEFAULT_BATCH_SIZE = 16;
