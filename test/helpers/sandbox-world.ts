@@ -100,7 +100,23 @@ async function call<T>(url: string, method: string, path: string, body?: unknown
  */
 export async function startSandboxWorld(options: { bidMicros?: number } = {}): Promise<SandboxWorld> {
   const sandbox = await startSandbox({ port: 0 });
-  const url = sandbox.url;
+  return prepareSandboxWorld(sandbox.url, () => sandbox.close(), options);
+}
+
+/**
+ * Prepares an account and an s2s campaign on a sandbox that is already running at `url` (in this process
+ * or another); `close` stops that sandbox and is called if the preparation fails.
+ *
+ * @example
+ * ```ts
+ * const world = await prepareSandboxWorld(child.url, () => child.stop());
+ * ```
+ */
+export async function prepareSandboxWorld(
+  url: string,
+  close: () => Promise<void>,
+  options: { bidMicros?: number } = {},
+): Promise<SandboxWorld> {
   const bidMicros = options.bidMicros ?? 1_000;
   try {
     const account = await call<{
@@ -180,10 +196,10 @@ export async function startSandboxWorld(options: { bidMicros?: number } = {}): P
       async now() {
         return Date.parse((await call<{ now: string }>(url, 'GET', '/_sandbox/clock')).now);
       },
-      close: () => sandbox.close(),
+      close,
     };
   } catch (error) {
-    await sandbox.close();
+    await close();
     throw error;
   }
 }
