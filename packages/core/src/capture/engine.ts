@@ -18,7 +18,7 @@ import {
   type ResolvedCaptureOptions,
   resolveCaptureOptions,
 } from './options.ts';
-import { checkClickToken, findTokens, stripParams } from './token.ts';
+import { checkClickToken, findLandingToken, findTokens, stripParams } from './token.ts';
 
 /**
  * The click of one request, attached by every adapter (`req.postback`, `ctx.state.postback`, the second
@@ -274,7 +274,11 @@ export function createClickCapture<R = CaptureRequest>(options: CaptureOptions<R
     return { postback, setCookie: null, redirect: null };
   };
 
+  const firstNeedle = needles[0] as string;
   function landedClick(url: string, context: R): ClickStamp | null {
+    // Nearly every landing: one pass over the URL, no intermediate strings or arrays.
+    const token = findLandingToken(url, firstNeedle, resolved);
+    if (token !== undefined) return { token, clickedAt: now() };
     for (const found of findTokens(url, params)) {
       const problem = checkClickToken(found.value, resolved);
       if (problem === null) return { token: found.value, clickedAt: now() };

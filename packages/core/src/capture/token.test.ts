@@ -2,7 +2,14 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { decodeBase64Url, encodeBase64Url } from './base64url.ts';
-import { checkClickToken, findTokens, hasTokenCharacters, stripParams, TOKEN_CHARACTERS } from './token.ts';
+import {
+  checkClickToken,
+  findLandingToken,
+  findTokens,
+  hasTokenCharacters,
+  stripParams,
+  TOKEN_CHARACTERS,
+} from './token.ts';
 
 const RULES = { tokenMinLength: 16, tokenMaxLength: 256 };
 const tokenArb = fc.stringMatching(/^[A-Za-z0-9._~-]{16,256}$/);
@@ -68,6 +75,47 @@ describe('click token', () => {
       }),
       { numRuns: 500 },
     );
+  });
+
+  it('finds the landing token in one pass only when the general path would pick the same, reporting nothing before it', () => {
+    const piece = fc.oneof(
+      fc.stringMatching(/^[a-z_%+=0-9A-F#?]{0,12}$/),
+      fc.constantFrom('click_token', 'click_token=', 'xclick_token=', 'click%5Ftoken=', 'click+token='),
+      tokenArb.map((token) => `click_token=${token}`),
+    );
+    const urlArb = fc
+      .tuple(
+        fc.constantFrom('/p', '/click_token=x', 'https://shop.test/a'),
+        fc.array(piece, { maxLength: 6 }),
+      )
+      .map(([path, parts]) => `${path}?${parts.join('&')}`);
+    let taken = 0;
+    fc.assert(
+      fc.property(urlArb, (url) => {
+        const quick = findLandingToken(url, 'click_token=', RULES);
+        if (quick === undefined) return;
+        taken++;
+        // The general path: the first value of the parameter is this token, and it is valid.
+        const [first] = findTokens(url, ['click_token']);
+        expect(first?.value).toBe(quick);
+        expect(checkClickToken(quick, RULES)).toBeNull();
+      }),
+      { numRuns: 3000 },
+    );
+    expect(taken).toBeGreaterThan(100);
+    expect(
+      findLandingToken('/land?utm=x&click_token=tok_0123456789abcdef&b=1#f', 'click_token=', RULES),
+    ).toBe('tok_0123456789abcdef');
+    // Left to the general path: escapes before it, a bare earlier pair, a value needing decoding or refused.
+    for (const url of [
+      '/land?a=%41&click_token=tok_0123456789abcdef',
+      '/land?click_token&click_token=tok_0123456789abcdef',
+      '/land?x=aclick_token=tok_0123456789abcdef',
+      '/land?click_token=tok_0123456789abcde%66',
+      '/land?click_token=short',
+      '/land?#click_token=tok_0123456789abcdef',
+    ])
+      expect(findLandingToken(url, 'click_token=', RULES)).toBeUndefined();
   });
 
   it('never throws on malformed query strings', () => {

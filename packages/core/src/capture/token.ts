@@ -131,6 +131,57 @@ export function findTokens(url: string, params: readonly string[]): FoundToken[]
   return found;
 }
 
+const AMPERSAND = 0x26;
+const HASH = 0x23;
+const PERCENT = 0x25;
+const PLUS = 0x2b;
+
+/**
+ * The landing's token in one pass over the query, for the URL every landing has: the first `param=` pair
+ * holds a valid token, and nothing before it is escaped. Returns the token exactly when
+ * {@link findTokens} would list it first among `param`'s values and {@link checkClickToken} would accept
+ * it (so no earlier value would have been reported invalid), else undefined: the caller then takes the
+ * general path. It builds no intermediate strings or arrays, only the token.
+ *
+ * @param needle `param` followed by `=`.
+ * @example
+ * ```ts
+ * findLandingToken('/land?utm=x&click_token=tok_0123456789abcdef', 'click_token=', RULES); // 'tok_0123456789abcdef'
+ * findLandingToken('/land?click%5Ftoken=tok_0123456789abcdef', 'click_token=', RULES); // undefined
+ * ```
+ */
+export function findLandingToken(url: string, needle: string, rules: TokenRules): string | undefined {
+  const q = url.indexOf('?');
+  if (q < 0) return undefined;
+  const at = url.indexOf(needle, q + 1);
+  if (at < 0) return undefined;
+  const param = needle.length - 1;
+  // The pairs before: an escaped one could decode to the parameter's name, `#` ends the query, and a bare
+  // `param` (no `=`) is an empty value the general path would report.
+  let pairStart = q + 1;
+  for (let i = pairStart; i < at; i++) {
+    const code = url.charCodeAt(i);
+    if (code === PERCENT || code === PLUS || code === HASH) return undefined;
+    if (code === AMPERSAND) {
+      if (i - pairStart === param && url.startsWith(needle.slice(0, param), pairStart)) return undefined;
+      pairStart = i + 1;
+    }
+  }
+  // Inside another pair's name or value (`x=aclick_token=`): not this parameter.
+  if (pairStart !== at) return undefined;
+  // The value, up to the next pair or the fragment: every character allowed (which excludes `%` and `+`,
+  // so it needs no decoding), its length within bounds.
+  const start = at + needle.length;
+  let end = start;
+  for (; end < url.length; end++) {
+    const code = url.charCodeAt(end);
+    if (code === AMPERSAND || code === HASH) break;
+    if (code >= 128 || ALLOWED[code] === 0) return undefined;
+  }
+  const length = end - start;
+  return length >= rules.tokenMinLength && length <= rules.tokenMaxLength ? url.slice(start, end) : undefined;
+}
+
 /**
  * The URL with every occurrence of `params` removed from its query. Other parameters keep their exact
  * original spelling (no re-encoding), and a query left empty loses its `?`.
