@@ -239,10 +239,13 @@ export function hmacSha256Signer(key: Uint8Array, options: HmacSha256SignerOptio
     finish(state, innerDigest, 32, BLOCK_BYTES);
     digestInto(state, out, at);
   };
+  // Both pad states side by side, as the module's memory holds them: one copy per MAC instead of two.
+  const pads = new Int32Array(16);
+  pads.set(inner, 0);
+  pads.set(outer, 8);
   const sign = (length: number): void => {
     const { words } = wasm as WasmHmac;
-    words.set(inner, 0);
-    words.set(outer, 8);
+    words.set(pads);
     (wasm as WasmHmac).hmac(length);
   };
   const into =
