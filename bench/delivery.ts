@@ -6,8 +6,8 @@
  *  - the same Dispatcher with SQLite `synchronous: 'full-async'` (as durable as `full`, the WAL fsynced off
  *    the event loop): the same two targets;
  *  - the same Dispatcher with SQLite `synchronous=normal` (informational: how much of the gap is fsync);
- *  - the same Dispatcher with the outbox's writes on the main thread (`thread: false`; informational: what
- *    the writer thread is worth);
+ *  - the same Dispatcher with the outbox's writes on the main thread (`thread: false`, with `full` and with
+ *    `full-async`; informational: what the writer thread is worth);
  *  - a BullMQ worker (Redis 127.0.0.1:6379, a unique queue name, obliterated after) doing the same POSTs
  *    with the same client and concurrency 50: target ratio Dispatcher / BullMQ > 1.
  * Every run delivers the same number of fresh orders to its own sandbox account, bounded by count and time.
@@ -23,7 +23,7 @@
  * benchmark's own event loop, where the bare loop pays for client and server alike.
  *
  *   node --conditions=@postback/source bench/delivery.ts [--jobs 2000] [--concurrency 50] [--rounds 5]
- *     [--warmup 1] [--only full,fullAsync,normal,local,bare,bullmq] [--sandbox child|in-process]
+ *     [--warmup 1] [--only full,fullAsync,normal,local,localAsync,bare,bullmq] [--sandbox child|in-process]
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -33,7 +33,8 @@ import { createClient } from '@postback/client';
 import { createDispatcher } from '@postback/core';
 import { createSqliteOutbox } from '@postback/sqlite';
 import { Queue, Worker } from 'bullmq';
-import { type SandboxWorld, startSandboxWorld } from '../test/helpers/sandbox-world.ts';
+import { startSandboxWorld } from '../test/helpers/sandbox-world.ts';
+import { withinLimit, withWorld } from './run-world.ts';
 import { startChildSandboxWorld } from './sandbox-process.ts';
 
 const { values } = parseArgs({
@@ -45,7 +46,7 @@ const { values } = parseArgs({
     rounds: { type: 'string', default: '5' },
     /** Untimed rounds first (JIT, SQLite page cache, the outbox thread's start), for every contender alike. */
     warmup: { type: 'string', default: '1' },
-    /** Comma-separated contenders to run (full, fullAsync, normal, local, bare, bullmq), e.g. for a profile. */
+    /** Comma-separated contenders to run (full, fullAsync, normal, local, localAsync, bare, bullmq). */
     only: { type: 'string' },
     /** Where the sandbox runs: `child` (its own process, as a remote service would be) or `in-process`. */
     sandbox: { type: 'string', default: 'child' },
@@ -58,6 +59,7 @@ const CONCURRENCY = Number(values.concurrency);
 const BATCH = Number(values.batch ?? values.concurrency);
 const SANDBOX = values.sandbox;
 if (SANDBOX !== 'child' && SANDBOX !== 'in-process') throw new Error('--sandbox is child or in-process');
+const startWorld = SANDBOX === 'child' ? startChildSandboxWorld : startSandboxWorld;
 /** Each measured run must finish within this. */
 const RUN_LIMIT_MS = 25_000;
 
@@ -86,32 +88,10 @@ function cpuSince(start: { thread: number; process: number }): { cpuUs: number; 
   return { cpuUs: end.thread - start.thread, processCpuUs: end.process - start.process };
 }
 
-async function withWorld<T>(body: (world: SandboxWorld, tokens: string[]) => Promise<T>): Promise<T> {
-  const world = await (SANDBOX === 'child' ? startChildSandboxWorld() : startSandboxWorld());
-  try {
-    // A handful of clicks: many orders may be attributed to one click, and the bench is about delivery.
-    const tokens = (await world.clicks(50)).map((c) => c.token);
-    return await body(world, tokens);
-  } finally {
-    await world.close();
-  }
-}
-
-function withinLimit<T>(promise: Promise<T>, what: string): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const limit = new Promise<never>((_, reject) => {
-    timer = setTimeout(
-      () => reject(new Error(`${what} did not finish within ${RUN_LIMIT_MS} ms`)),
-      RUN_LIMIT_MS,
-    );
-  });
-  return Promise.race([promise, limit]).finally(() => clearTimeout(timer));
-}
-
 type Synchronous = 'full' | 'full-async' | 'normal';
 
 async function dispatcherRun(synchronous: Synchronous, thread = true): Promise<Run> {
-  return withWorld(async (world, tokens) => {
+  return withWorld(startWorld, async (world, tokens) => {
     const dir = mkdtempSync(join(tmpdir(), 'postback-bench-'));
     const outbox = createSqliteOutbox({ filename: join(dir, 'bench.db'), synchronous, thread });
     const client = createClient({ baseUrl: world.url, apiKey: world.conversionsKey });
@@ -143,7 +123,7 @@ async function dispatcherRun(synchronous: Synchronous, thread = true): Promise<R
       const cpu0 = cpuNow();
       const t0 = performance.now();
       dispatcher.start();
-      await withinLimit(done, 'dispatcher');
+      await withinLimit(done, 'dispatcher', RUN_LIMIT_MS);
       const seconds = (performance.now() - t0) / 1000;
       const cpu = cpuSince(cpu0);
       const commits = outbox.commits - commitsBefore;
@@ -165,7 +145,7 @@ async function dispatcherRun(synchronous: Synchronous, thread = true): Promise<R
 }
 
 async function bareRun(): Promise<Run> {
-  return withWorld(async (world, tokens) => {
+  return withWorld(startWorld, async (world, tokens) => {
     const client = createClient({ baseUrl: world.url, apiKey: world.conversionsKey });
     try {
       let next = 0;
@@ -183,7 +163,7 @@ async function bareRun(): Promise<Run> {
           delivered += 1;
         }
       };
-      await withinLimit(Promise.all(Array.from({ length: CONCURRENCY }, loop)), 'bare loop');
+      await withinLimit(Promise.all(Array.from({ length: CONCURRENCY }, loop)), 'bare loop', RUN_LIMIT_MS);
       const seconds = (performance.now() - t0) / 1000;
       return { name: 'bare loop (same client)', seconds, delivered, ...cpuSince(cpu0) };
     } finally {
@@ -193,7 +173,7 @@ async function bareRun(): Promise<Run> {
 }
 
 async function bullmqRun(): Promise<Run> {
-  return withWorld(async (world, tokens) => {
+  return withWorld(startWorld, async (world, tokens) => {
     const client = createClient({ baseUrl: world.url, apiKey: world.conversionsKey });
     const connection = { host: '127.0.0.1', port: 6379, maxRetriesPerRequest: null };
     const name = `postback-bench-${process.pid}-${Date.now()}`;
@@ -203,7 +183,11 @@ async function bullmqRun(): Promise<Run> {
       await queue.addBulk(
         Array.from({ length: JOBS }, (_, i) => ({
           name: 'confirm',
-          data: { click_token: tokens[i % tokens.length] as string, order_id: `q-${i}`, value_micros: 1_000 },
+          data: {
+            click_token: tokens[i % tokens.length] as string,
+            order_id: `q-${i}`,
+            value_micros: 1_000,
+          },
           opts: { attempts: 5, backoff: { type: 'exponential', delay: 100 }, removeOnComplete: true },
         })),
       );
@@ -224,7 +208,7 @@ async function bullmqRun(): Promise<Run> {
       const cpu0 = cpuNow();
       const t0 = performance.now();
       void worker?.run();
-      await withinLimit(done, 'BullMQ worker');
+      await withinLimit(done, 'BullMQ worker', RUN_LIMIT_MS);
       const seconds = (performance.now() - t0) / 1000;
       return { name: 'BullMQ worker (Redis)', seconds, delivered, ...cpuSince(cpu0) };
     } finally {
@@ -240,12 +224,16 @@ const rate = (run: Run) => run.delivered / run.seconds;
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] as number;
 
 // The machine is shared: contenders run in alternating rounds so noise hits all of them alike.
-type Contender = 'full' | 'fullAsync' | 'normal' | 'local' | 'bare' | 'bullmq';
+type Contender = 'full' | 'fullAsync' | 'normal' | 'local' | 'localAsync' | 'bare' | 'bullmq';
 const contenders: Record<Contender, { name: string; run: () => Promise<Run> }> = {
   full: { name: 'Dispatcher (SQLite, full)', run: () => dispatcherRun('full') },
   fullAsync: { name: 'Dispatcher (SQLite, full-async)', run: () => dispatcherRun('full-async') },
   normal: { name: 'Dispatcher (SQLite, normal)', run: () => dispatcherRun('normal') },
   local: { name: 'Dispatcher (SQLite, full, no thread)', run: () => dispatcherRun('full', false) },
+  localAsync: {
+    name: 'Dispatcher (SQLite, full-async, no thread)',
+    run: () => dispatcherRun('full-async', false),
+  },
   bare: { name: 'bare loop (same client)', run: bareRun },
   bullmq: { name: 'BullMQ worker (Redis)', run: bullmqRun },
 };
@@ -306,6 +294,11 @@ for (const key of ['full', 'fullAsync'] as const) {
 if (ran('normal') && ran('bare')) {
   console.log(
     `  (informational) Dispatcher with synchronous=normal / bare loop: ${ratios(rates.normal, rates.bare).toFixed(2)}`,
+  );
+}
+if (ran('localAsync') && ran('bare')) {
+  console.log(
+    `  (informational) Dispatcher with its SQLite writes on the main thread, fsync off it (full-async, thread: false) / bare loop: ${ratios(rates.localAsync, rates.bare).toFixed(2)}`,
   );
 }
 if (ran('local') && ran('bare')) {

@@ -22,7 +22,8 @@ import { SQSClient } from '@aws-sdk/client-sqs';
 import { createClient } from '@postback/client';
 import { createDispatcher, createMemoryOutbox, type Outbox } from '@postback/core';
 import { createSqsOutbox } from '@postback/sqs';
-import { type SandboxWorld, startSandboxWorld } from '../test/helpers/sandbox-world.ts';
+import { startSandboxWorld } from '../test/helpers/sandbox-world.ts';
+import { withinLimit, withWorld } from './run-world.ts';
 
 const { values } = parseArgs({
   options: {
@@ -38,28 +39,6 @@ const CONCURRENCY = Number(values.concurrency);
 const RUN_LIMIT_MS = 25_000;
 /** The whole benchmark stops starting rounds after this. */
 const BENCH_LIMIT_MS = 60_000;
-
-async function withWorld<T>(body: (world: SandboxWorld, tokens: string[]) => Promise<T>): Promise<T> {
-  const world = await startSandboxWorld();
-  try {
-    // A handful of clicks: many orders may be attributed to one click, and the bench is about delivery.
-    const tokens = (await world.clicks(50)).map((c) => c.token);
-    return await body(world, tokens);
-  } finally {
-    await world.close();
-  }
-}
-
-function withinLimit<T>(promise: Promise<T>, what: string): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const limit = new Promise<never>((_, reject) => {
-    timer = setTimeout(
-      () => reject(new Error(`${what} did not finish within ${RUN_LIMIT_MS} ms`)),
-      RUN_LIMIT_MS,
-    );
-  });
-  return Promise.race([promise, limit]).finally(() => clearTimeout(timer));
-}
 
 /** The emulator in its worker thread, and a request/response channel to it. */
 async function startEmulatorThread(): Promise<{
@@ -96,7 +75,7 @@ async function startEmulatorThread(): Promise<{
 
 /** Jobs per second of the worker on SQS. */
 async function sqsRun(jobs = JOBS): Promise<number> {
-  return withWorld(async (world, tokens) => {
+  return withWorld(startSandboxWorld, async (world, tokens) => {
     const sqs = await startEmulatorThread();
     const deadLetterQueueUrl = (await sqs.call('createQueue', { name: 'bench-dlq.fifo' })) as string;
     const queueUrl = (await sqs.call('createQueue', { name: 'bench.fifo' })) as string;
@@ -139,7 +118,7 @@ async function sqsRun(jobs = JOBS): Promise<number> {
       });
       const t0 = performance.now();
       dispatcher.start();
-      await withinLimit(done, 'SQS worker');
+      await withinLimit(done, 'SQS worker', RUN_LIMIT_MS);
       const seconds = (performance.now() - t0) / 1000;
       await dispatcher.stop({ timeoutMs: 5_000 });
       if ((await sqs.call('count', { url: queueUrl })) !== 0)
@@ -166,7 +145,7 @@ async function sqsRun(jobs = JOBS): Promise<number> {
 
 /** Jobs per second of the same Dispatcher on core's in-memory outbox: what the worker costs without SQS. */
 async function memoryRun(jobs = JOBS): Promise<number> {
-  return withWorld(async (world, tokens) => {
+  return withWorld(startSandboxWorld, async (world, tokens) => {
     const outbox: Outbox = createMemoryOutbox();
     const client = createClient({ baseUrl: world.url, apiKey: world.conversionsKey });
     try {
@@ -194,7 +173,7 @@ async function memoryRun(jobs = JOBS): Promise<number> {
       });
       const t0 = performance.now();
       dispatcher.start();
-      await withinLimit(done, 'memory worker');
+      await withinLimit(done, 'memory worker', RUN_LIMIT_MS);
       const seconds = (performance.now() - t0) / 1000;
       await dispatcher.stop({ timeoutMs: 5_000 });
       return count / seconds;
@@ -207,7 +186,7 @@ async function memoryRun(jobs = JOBS): Promise<number> {
 
 /** Jobs per second of a bare loop: the same POSTs, same client, same concurrency, no queue. */
 async function bareRun(jobs = JOBS): Promise<number> {
-  return withWorld(async (world, tokens) => {
+  return withWorld(startSandboxWorld, async (world, tokens) => {
     const client = createClient({ baseUrl: world.url, apiKey: world.conversionsKey });
     try {
       let next = 0;
@@ -224,7 +203,7 @@ async function bareRun(jobs = JOBS): Promise<number> {
           delivered += 1;
         }
       };
-      await withinLimit(Promise.all(Array.from({ length: CONCURRENCY }, loop)), 'bare loop');
+      await withinLimit(Promise.all(Array.from({ length: CONCURRENCY }, loop)), 'bare loop', RUN_LIMIT_MS);
       return delivered / ((performance.now() - t0) / 1000);
     } finally {
       await client.close();
