@@ -8,27 +8,49 @@ const ALPHABET = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789
 const DECODE = new Int16Array(128).fill(-1);
 for (let i = 0; i < ALPHABET.length; i++) DECODE[ALPHABET.charCodeAt(i)] = i;
 
-// Two output characters per 12 bits: half the lookups and concatenations of a per-character loop.
-const PAIRS: string[] = [];
-for (let i = 0; i < 4096; i++) PAIRS.push(ALPHABET.charAt(i >> 6) + ALPHABET.charAt(i & 63));
+// The alphabet's character codes: the encoder writes codes, not one-character strings.
+const CODES = Array.from(ALPHABET, (char) => char.charCodeAt(0));
+
+/**
+ * The output's character codes, reused from call to call (reallocated only when the length changes; the
+ * click cookie's is always 52), turned into a string by one `String.fromCharCode.apply`. That makes one
+ * flat string and allocates nothing else; concatenating pieces made a tree of ~30 strings (about 700
+ * bytes) that every later reader (Node's header check, the socket write) first had to flatten.
+ */
+let codes: number[] = [];
+
+/** Longest input encoded in one piece (a multiple of 3, and few enough arguments for any engine's `apply`). */
+const CHUNK_BYTES = 3 * 1024;
 
 /** Encodes `bytes[start, end)` (all of them by default) as base64url without padding. */
 export function encodeBase64Url(bytes: Uint8Array, start = 0, end = bytes.length): string {
-  let out = '';
-  let i = start;
-  for (; i + 2 < end; i += 3) {
+  if (end - start > CHUNK_BYTES) {
+    let out = '';
+    for (let from = start; from < end; from += CHUNK_BYTES) {
+      out += encodeBase64Url(bytes, from, Math.min(from + CHUNK_BYTES, end));
+    }
+    return out;
+  }
+  const rest = (end - start) % 3;
+  const whole = end - rest;
+  const length = ((whole - start) / 3) * 4 + (rest === 0 ? 0 : rest + 1);
+  if (codes.length !== length) codes = Array.from({ length }, () => 0);
+  let o = 0;
+  for (let i = start; i < whole; i += 3) {
     const n = ((bytes[i] as number) << 16) | ((bytes[i + 1] as number) << 8) | (bytes[i + 2] as number);
-    out += (PAIRS[n >> 12] as string) + (PAIRS[n & 4095] as string);
+    codes[o] = CODES[n >> 18] as number;
+    codes[o + 1] = CODES[(n >> 12) & 63] as number;
+    codes[o + 2] = CODES[(n >> 6) & 63] as number;
+    codes[o + 3] = CODES[n & 63] as number;
+    o += 4;
   }
-  const rest = end - i;
-  if (rest === 1) {
-    const n = (bytes[i] as number) << 16;
-    out += ALPHABET.charAt(n >> 18) + ALPHABET.charAt((n >> 12) & 63);
-  } else if (rest === 2) {
-    const n = ((bytes[i] as number) << 16) | ((bytes[i + 1] as number) << 8);
-    out += ALPHABET.charAt(n >> 18) + ALPHABET.charAt((n >> 12) & 63) + ALPHABET.charAt((n >> 6) & 63);
+  if (rest > 0) {
+    const n = ((bytes[whole] as number) << 16) | (rest === 2 ? (bytes[whole + 1] as number) << 8 : 0);
+    codes[o] = CODES[n >> 18] as number;
+    codes[o + 1] = CODES[(n >> 12) & 63] as number;
+    if (rest === 2) codes[o + 2] = CODES[(n >> 6) & 63] as number;
   }
-  return out;
+  return String.fromCharCode.apply(null, codes);
 }
 
 /** Decodes canonical unpadded base64url; returns null for any other text. */
