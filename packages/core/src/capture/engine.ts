@@ -274,10 +274,11 @@ export function createClickCapture<R = CaptureRequest>(options: CaptureOptions<R
     return { postback, setCookie: null, redirect: null };
   };
 
-  const firstNeedle = needles[0] as string;
-  function landedClick(url: string, context: R): ClickStamp | null {
+  const firstParam = params[0] as string;
+  /** The landing's click; `firstAt` is where the first parameter's `name=` occurs in `url`, or -1. */
+  function landedClick(url: string, firstAt: number, context: R): ClickStamp | null {
     // Nearly every landing: one pass over the URL, no intermediate strings or arrays.
-    const token = findLandingToken(url, firstNeedle, resolved);
+    const token = findLandingToken(url, firstParam, firstAt, resolved);
     if (token !== undefined) return { token, clickedAt: now() };
     for (const found of findTokens(url, params)) {
       const problem = checkClickToken(found.value, resolved);
@@ -302,9 +303,10 @@ export function createClickCapture<R = CaptureRequest>(options: CaptureOptions<R
     handle(request, context) {
       const url = request.url;
       const header = cookieHeaderOf(request);
-      for (const needle of needles) {
-        if (!url.includes(needle)) continue;
-        const landed = landedClick(url, context);
+      for (let i = 0; i < needles.length; i++) {
+        const at = url.indexOf(needles[i] as string);
+        if (at < 0) continue;
+        const landed = landedClick(url, i === 0 ? at : -1, context);
         if (landed !== null)
           return simpleLanding
             ? landQuickly(request, context, landed)

@@ -143,19 +143,22 @@ const PLUS = 0x2b;
  * it (so no earlier value would have been reported invalid), else undefined: the caller then takes the
  * general path. It builds no intermediate strings or arrays, only the token.
  *
- * @param needle `param` followed by `=`.
+ * @param at where `param=` first occurs in `url` (the caller has searched for it already), or -1.
  * @example
  * ```ts
- * findLandingToken('/land?utm=x&click_token=tok_0123456789abcdef', 'click_token=', RULES); // 'tok_0123456789abcdef'
- * findLandingToken('/land?click%5Ftoken=tok_0123456789abcdef', 'click_token=', RULES); // undefined
+ * const url = '/land?utm=x&click_token=tok_0123456789abcdef';
+ * findLandingToken(url, 'click_token', url.indexOf('click_token='), RULES); // 'tok_0123456789abcdef'
  * ```
  */
-export function findLandingToken(url: string, needle: string, rules: TokenRules): string | undefined {
+export function findLandingToken(
+  url: string,
+  param: string,
+  at: number,
+  rules: TokenRules,
+): string | undefined {
   const q = url.indexOf('?');
-  if (q < 0) return undefined;
-  const at = url.indexOf(needle, q + 1);
-  if (at < 0) return undefined;
-  const param = needle.length - 1;
+  // Not in the query (none, or `param=` first occurs in the path): the general path looks further.
+  if (q < 0 || at <= q) return undefined;
   // The pairs before: an escaped one could decode to the parameter's name, `#` ends the query, and a bare
   // `param` (no `=`) is an empty value the general path would report.
   let pairStart = q + 1;
@@ -163,7 +166,7 @@ export function findLandingToken(url: string, needle: string, rules: TokenRules)
     const code = url.charCodeAt(i);
     if (code === PERCENT || code === PLUS || code === HASH) return undefined;
     if (code === AMPERSAND) {
-      if (i - pairStart === param && url.startsWith(needle.slice(0, param), pairStart)) return undefined;
+      if (i - pairStart === param.length && url.startsWith(param, pairStart)) return undefined;
       pairStart = i + 1;
     }
   }
@@ -171,7 +174,7 @@ export function findLandingToken(url: string, needle: string, rules: TokenRules)
   if (pairStart !== at) return undefined;
   // The value, up to the next pair or the fragment: every character allowed (which excludes `%` and `+`,
   // so it needs no decoding), its length within bounds.
-  const start = at + needle.length;
+  const start = at + param.length + 1;
   let end = start;
   for (; end < url.length; end++) {
     const code = url.charCodeAt(end);
