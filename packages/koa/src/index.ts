@@ -19,8 +19,14 @@ import {
 /** What the middleware needs of Koa's `ctx`. */
 export interface KoaContextLike {
   originalUrl: string;
-  method: string;
-  headers: Readonly<Record<string, string | string[] | undefined>>;
+  /**
+   * Node's request: the method and headers are read from it directly. Koa's `ctx.method` and
+   * `ctx.headers` hold the same values behind two getters each (~400 instructions per read, measured).
+   */
+  req: {
+    method?: string | undefined;
+    headers: Readonly<Record<string, string | string[] | undefined>>;
+  };
   // biome-ignore lint/suspicious/noExplicitAny: Koa's own state type is `any`-keyed.
   state: any;
   status: number;
@@ -66,12 +72,12 @@ export function postback<Ctx extends KoaContextLike = KoaContextLike>(options: C
   };
   // Not an `async` function: a request that needs no awaiting (most) costs no extra promise.
   return function postbackMiddleware(ctx: Ctx, next: () => Promise<unknown>): Promise<unknown> {
-    const headers = ctx.headers;
+    const { headers, method } = ctx.req;
     const cookie = headers.cookie;
     const outcome = capture.handle(
       {
         url: ctx.originalUrl,
-        method: ctx.method,
+        method,
         headers,
         cookie: typeof cookie === 'string' ? cookie : null,
       },
