@@ -7,7 +7,8 @@
  *
  * The files are filled with one raw batched INSERT (a recursive CTE) after `@postback/sqlite` created the
  * schema, so the fill takes seconds, not minutes. The worker's peak RSS is read from `/proc/<pid>/status`
- * (VmHWM) just before it is stopped with SIGTERM.
+ * (VmHWM) just before it is stopped with SIGTERM. The sandbox answers slowly enough that the small backlog
+ * lasts the whole run: both workers deliver the same number of jobs, and only the backlog differs.
  *
  *   node --conditions=@postback/source bench/backlog.ts [--large 1000000] [--small 1000] [--seconds 8]
  */
@@ -34,6 +35,15 @@ const { values } = parseArgs({
 const LARGE = Number(values.large);
 const SMALL = Number(values.small);
 const RUN_MS = Number(values.seconds) * 1000;
+/** Sends in flight (the worker's `--concurrency`). */
+const CONCURRENCY = 50;
+/**
+ * Latency of every sandbox answer: long enough that the small backlog lasts the whole run (with a quarter
+ * to spare), so both workers are busy all the time and deliver at the same pace. Otherwise the small one
+ * would be idle after a fraction of a second while the large one delivers for the whole run, and the
+ * ratio would compare a busy process with an idle one rather than two backlogs.
+ */
+const LATENCY_MS = Math.ceil((1.25 * RUN_MS * CONCURRENCY) / SMALL);
 
 /** Creates the schema through the outbox, then inserts `count` pending confirmations in one statement. */
 function fill(file: string, count: number, token: string, clickedAt: number): void {
@@ -67,8 +77,8 @@ async function measure(jobs: number): Promise<{ peakMb: number; delivered: numbe
     const t0 = performance.now();
     fill(file, jobs, click.token, click.clickedAt);
     const fillS = (performance.now() - t0) / 1000;
-    // A little latency keeps the worker busy (sends in flight) for the whole run, as in production.
-    await world.setFaults({ latency_ms: 5 });
+    // Sends in flight for the whole run, at the same pace in both runs (see LATENCY_MS).
+    await world.setFaults({ latency_ms: LATENCY_MS });
     const child = spawn(
       process.execPath,
       [
@@ -80,7 +90,7 @@ async function measure(jobs: number): Promise<{ peakMb: number; delivered: numbe
         '--base-url',
         world.url,
         '--concurrency',
-        '50',
+        String(CONCURRENCY),
         '--log',
         'json',
       ],
@@ -105,7 +115,9 @@ async function measure(jobs: number): Promise<{ peakMb: number; delivered: numbe
 const small = await measure(SMALL);
 const large = await measure(LARGE);
 const ratio = large.peakMb / small.peakMb;
-console.log(`backlog: worker peak RSS over ${RUN_MS / 1000} s`);
+console.log(
+  `backlog: worker peak RSS over ${RUN_MS / 1000} s, ${CONCURRENCY} sends in flight, sandbox latency ${LATENCY_MS} ms`,
+);
 console.log(
   `  ${SMALL.toLocaleString('en')} pending:     ${small.peakMb.toFixed(1)} MB (delivered ${small.delivered})`,
 );
