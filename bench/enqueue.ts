@@ -7,7 +7,9 @@
  * 2. a raw batched INSERT of the same rows, in transactions of the same size as our batches (64 rows,
  *    one per concurrent caller): the limit of group commit, with none of our validation, promises or
  *    idempotency checks — target: ours ≥ 0.5× of it;
- * 3. BullMQ `Queue.add()` with 64 in flight on the local Redis with `appendonly yes` and
+ * 3. (informational) the same outbox with `thread: false`: its writes on the calling thread, what the
+ *    writer thread costs a stream of enqueues (two message hops per batch);
+ * 4. BullMQ `Queue.add()` with 64 in flight on the local Redis with `appendonly yes` and
  *    `appendfsync always` (durable per write, like ours), set with CONFIG SET for the run and restored
  *    afterwards, on a unique queue obliterated at the end — target: ours ahead.
  *
@@ -109,8 +111,16 @@ const fmt = (m: Meter) =>
   `${Math.round(m.perSecond).toLocaleString('en-US').padStart(9)} jobs/s  (${m.jobs} jobs in ${Math.round(m.ms)} ms)`;
 const ratio = (a: Meter, b: Meter) => `${(a.perSecond / b.perSecond).toFixed(2)}x`;
 
-const meters = { ours: new Meter(), perJob: new Meter(), raw: new Meter(), bull: new Meter() };
+const meters = {
+  ours: new Meter(),
+  local: new Meter(),
+  perJob: new Meter(),
+  raw: new Meter(),
+  bull: new Meter(),
+};
 let outbox: SqliteOutbox | undefined;
+/** The same outbox with its writes on the calling thread (informational: what the writer thread costs). */
+let localOutbox: SqliteOutbox | undefined;
 let perJob: Awaited<ReturnType<typeof rawFile>> | undefined;
 let raw: Awaited<ReturnType<typeof rawFile>> | undefined;
 let admin: Redis | undefined;
@@ -122,6 +132,7 @@ try {
   outbox = createSqliteOutbox({ filename: join(dir, 'ours.db'), synchronous: 'full' });
   if (outbox.durability.synchronous !== 'full' || outbox.durability.journalMode !== 'wal')
     throw new Error('not durable');
+  localOutbox = createSqliteOutbox({ filename: join(dir, 'local.db'), synchronous: 'full', thread: false });
   perJob = await rawFile('per-job.db');
   raw = await rawFile('raw.db');
 
@@ -139,6 +150,7 @@ try {
   const warm = new Meter();
   warm.jobs = 10_000_000;
   await slice(warm, 2_000, (i) => (outbox as SqliteOutbox).confirm(input(i)));
+  await slice(warm, 2_000, (i) => (localOutbox as SqliteOutbox).confirm(input(i)));
   if (queue !== undefined)
     await slice(warm, 2_000, (i) => (queue as Queue).add('confirm', input(i), { jobId: `ord_${i}` }));
 
@@ -149,6 +161,7 @@ try {
     await slice(meters.ours, SLICE, (i) => (outbox as SqliteOutbox).confirm(input(i)));
     if (rounds === 0)
       console.log(`  (ours: ${(SLICE / (outbox.commits - commitsBefore)).toFixed(1)} jobs per commit)`);
+    await slice(meters.local, SLICE, (i) => (localOutbox as SqliteOutbox).confirm(input(i)));
     const { db: perJobDb, insert: perJobInsert } = perJob;
     // 64 callers, but each enqueue is its own BEGIN … COMMIT: commits (and fsyncs) happen one by one.
     await slice(meters.perJob, SLICE / 10, async (i) => {
@@ -179,6 +192,7 @@ try {
     `durable enqueue, synchronous=FULL, ${CALLERS} concurrent callers, ${rounds} interleaved rounds`,
   );
   console.log(`  ours (group commit)            ${fmt(meters.ours)}`);
+  console.log(`  ours, writes on calling thread ${fmt(meters.local)}`);
   console.log(`  one transaction per job        ${fmt(meters.perJob)}`);
   console.log(`  raw batched INSERT (${CALLERS} per tx)  ${fmt(meters.raw)}`);
   if (bullSkipped !== null) console.log(`  BullMQ add(): skipped — ${bullSkipped}`);
@@ -188,8 +202,12 @@ try {
   console.log(`  ours / raw batched INSERT:      ${ratio(meters.ours, meters.raw)}   (target >= 0.5x)`);
   if (bullSkipped === null)
     console.log(`  ours / BullMQ add():            ${ratio(meters.ours, meters.bull)}   (target > 1x)`);
+  console.log(
+    `  (informational) ours with thread: false / raw batched INSERT: ${ratio(meters.local, meters.raw)}; ours / ours with thread: false: ${ratio(meters.ours, meters.local)}`,
+  );
 } finally {
   await outbox?.close();
+  await localOutbox?.close();
   perJob?.db.close();
   raw?.db.close();
   if (queue !== undefined) {

@@ -41,6 +41,21 @@ import {
   writeValues,
 } from './job-rows.ts';
 
+/** What `confirm` answers: the id of the job it inserted, or the job already stored for the order. */
+export type InsertedConfirm = { created: true; id: string } | { created: false; job: ConfirmJob };
+
+/**
+ * The outbox's answer to `confirm` from the job the caller built and what the operation answered.
+ *
+ * @example
+ * ```ts
+ * storedConfirm(job, { created: true, id: '7' }); // { created: true, job: { ...job, id: '7' } }
+ * ```
+ */
+export function storedConfirm(built: ConfirmJob, inserted: InsertedConfirm): EnqueueResult<ConfirmJob> {
+  return inserted.created ? { created: true, job: { ...built, id: inserted.id } } : inserted;
+}
+
 /** What a transition needs of a claimed job: its id and the lease it was claimed with. */
 export type HeldJob = Pick<Job, 'id' | 'lease'>;
 /** Arguments of `complete`, as the outbox interface takes them. */
@@ -117,10 +132,14 @@ export function createOutboxOperations(db: DatabaseSync, policy: Readonly<Window
   }
 
   return {
-    /** Inserts a built confirm job, or returns the stored one of the same order. */
-    confirm(job: ConfirmJob): EnqueueResult<ConfirmJob> {
-      const created = insert(job);
-      if (created !== null) return { created: true, job: created };
+    /**
+     * Inserts a built confirm job and answers with its new id, or answers with the stored job of the same
+     * order. Only the id: the caller holds the rest of the job it built, so a new job does not cross back
+     * from the writer thread whole (see `storedConfirm`).
+     */
+    confirm(job: ConfirmJob): InsertedConfirm {
+      const { changes, lastInsertRowid } = sql.insert.run(...insertValues(job));
+      if (changes === 1) return { created: true, id: String(lastInsertRowid) };
       return { created: false, job: loadByOrder(job.orderId, 'confirm') as ConfirmJob };
     },
 

@@ -32,7 +32,7 @@ import {
   type SqliteOutboxOptions,
   sqliteOutboxOptionsSchema,
 } from './options.ts';
-import { createOutboxOperations, type HeldJob } from './outbox-operations.ts';
+import { createOutboxOperations, type HeldJob, storedConfirm } from './outbox-operations.ts';
 import { createLocalWriter, type OutboxWriter } from './outbox-writer.ts';
 import { createThreadWriter } from './thread-writer.ts';
 
@@ -189,7 +189,7 @@ export function createSqliteOutbox(options: SqliteOutboxOptions): SqliteOutbox {
       return guard(
         // Validated and built at call time (createdAt is the time of the call, not of the commit).
         () => newConfirmJob(input, { now: clock(), id: '0', policy }),
-        (job) => writer.write('confirm', [job]),
+        (job) => writer.write('confirm', [job]).then((inserted) => storedConfirm(job, inserted)),
       );
     },
 
