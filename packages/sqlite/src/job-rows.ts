@@ -119,6 +119,18 @@ export function jobFromRow(row: JobRow): Job {
 }
 
 /**
+ * Rows as jobs (see {@link jobFromRow}), in the same order.
+ *
+ * @example
+ * ```ts
+ * const jobs = jobsFromRows(await writer.write('claim', [{ now, limit: 50, leaseMs: 60_000 }]));
+ * ```
+ */
+export function jobsFromRows(rows: readonly JobRow[]): Job[] {
+  return rows.map((row) => jobFromRow(row));
+}
+
+/**
  * A job id as the table's integer key, or null when the string is not one of ours (so `get('nope')` is
  * simply not found).
  */
@@ -258,8 +270,11 @@ export function prepareJobStatements(db: DatabaseSync): JobStatements {
   };
 }
 
+/** Positional parameters inserting a new job, in the order of `COLUMNS`: kind, order_id, state, … */
+export type InsertValues = Array<string | number | null>;
+
 /** Positional parameters inserting a new job, in the order of `COLUMNS` (its `id` is assigned by the table). */
-export function insertValues(job: Job): Array<string | number | null> {
+export function insertValues(job: Job): InsertValues {
   const confirm = job.kind === 'confirm' ? job : null;
   return [
     job.kind,

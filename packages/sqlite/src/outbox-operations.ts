@@ -34,7 +34,9 @@ import {
 import { CallError } from './group-commit.ts';
 import {
   asJobRow,
+  type InsertValues,
   insertValues,
+  type JobRow,
   jobFromRow,
   prepareJobStatements,
   rowIdOf,
@@ -133,14 +135,14 @@ export function createOutboxOperations(db: DatabaseSync, policy: Readonly<Window
 
   return {
     /**
-     * Inserts a built confirm job and answers with its new id, or answers with the stored job of the same
-     * order. Only the id: the caller holds the rest of the job it built, so a new job does not cross back
-     * from the writer thread whole (see `storedConfirm`).
+     * Inserts a built confirm job (given as its `insertValues`, which cross threads cheaper than the job)
+     * and answers with its new id, or answers with the stored job of the same order. Only the id: the
+     * caller holds the rest of the job it built, so a new job does not cross back whole (`storedConfirm`).
      */
-    confirm(job: ConfirmJob): InsertedConfirm {
-      const { changes, lastInsertRowid } = sql.insert.run(...insertValues(job));
+    confirm(values: InsertValues): InsertedConfirm {
+      const { changes, lastInsertRowid } = sql.insert.run(...values);
       if (changes === 1) return { created: true, id: String(lastInsertRowid) };
-      return { created: false, job: loadByOrder(job.orderId, 'confirm') as ConfirmJob };
+      return { created: false, job: loadByOrder(values[1] as string, 'confirm') as ConfirmJob };
     },
 
     /** Plans and applies a checked refund at `now`; a refund whose campaign cannot be known is a `CallError`. */
@@ -162,16 +164,20 @@ export function createOutboxOperations(db: DatabaseSync, policy: Readonly<Window
       return outcome;
     },
 
-    claim({ now, limit, leaseMs }: ClaimOptions): Job[] {
+    /**
+     * Claims up to `limit` due jobs and answers with their rows (`jobFromRow` makes them jobs): arrays
+     * cross from the writer thread in less than half the time of 17-property objects, each way.
+     */
+    claim({ now, limit, leaseMs }: ClaimOptions): JobRow[] {
       // One UPDATE … RETURNING producing the fields of core's `claimJob` (inflight, attempts + 1,
       // updatedAt, fresh lease): no other connection can claim between the read and the write.
       // Most claims find no lease run out: they skip that half of the statement and its merge. The
       // check and the claim run in one write transaction at the same `now`, so they see the same leases.
       const claim = sql.expiredLease.get(now) === undefined ? sql.claimDue : sql.claim;
-      const jobs = jobsOf(claim.all({ now, limit, expires_at: now + leaseMs }));
+      const rows = claim.all({ now, limit, expires_at: now + leaseMs }).map(asJobRow);
       // RETURNING order is unspecified: hand them out oldest-due first.
-      jobs.sort((a, b) => a.nextAttemptAt - b.nextAttemptAt || Number(a.id) - Number(b.id));
-      return jobs;
+      rows.sort((a, b) => a[7] - b[7] || a[0] - b[0]);
+      return rows;
     },
 
     complete(job: HeldJob, result: CompleteResult): boolean {

@@ -23,7 +23,7 @@ import {
   type WindowPolicy,
 } from '@postback/core';
 import { type Durability, openDatabase, openWalSync, readDurability } from './database.ts';
-import { rowIdOf } from './job-rows.ts';
+import { insertValues, jobsFromRows, rowIdOf } from './job-rows.ts';
 import {
   DEFAULT_LIST_DEAD_LIMIT,
   MAX_LIST_DEAD_LIMIT,
@@ -189,7 +189,8 @@ export function createSqliteOutbox(options: SqliteOutboxOptions): SqliteOutbox {
       return guard(
         // Validated and built at call time (createdAt is the time of the call, not of the commit).
         () => newConfirmJob(input, { now: clock(), id: '0', policy }),
-        (job) => writer.write('confirm', [job]).then((inserted) => storedConfirm(job, inserted)),
+        (job) =>
+          writer.write('confirm', [insertValues(job)]).then((inserted) => storedConfirm(job, inserted)),
       );
     },
 
@@ -208,7 +209,7 @@ export function createSqliteOutbox(options: SqliteOutboxOptions): SqliteOutbox {
           checkPositiveInt(options.leaseMs, 'leaseMs');
           return { now: options.now, limit: options.limit, leaseMs: options.leaseMs };
         },
-        (checked) => writer.write('claim', [checked]),
+        (checked) => writer.write('claim', [checked]).then(jobsFromRows),
       );
     },
 

@@ -9,6 +9,7 @@ import { JobValidationError, resolvePolicy } from '@postback/core';
 import { afterEach, describe, expect, it } from 'vitest';
 import { type TempDatabase, tempDatabase } from '../test/temp-files.ts';
 import { openDatabase } from './database.ts';
+import { insertValues } from './job-rows.ts';
 import { createSqliteOutbox } from './outbox.ts';
 import { createOutboxOperations } from './outbox-operations.ts';
 import { createLocalWriter } from './outbox-writer.ts';
@@ -44,24 +45,26 @@ function threadWriter(entry: ThreadEntry) {
     },
     entry,
   );
-  const job = (orderId: string) => ({
-    id: '0',
-    kind: 'confirm' as const,
-    orderId,
-    state: 'pending' as const,
-    attempts: 0,
-    createdAt: 1,
-    updatedAt: 1,
-    nextAttemptAt: 1,
-    deadline: Date.now() + 86_400_000,
-    lastError: null,
-    lease: null,
-    deliveredAt: null,
-    campaignId: null,
-    clickToken: 'tok_thread_test',
-    valueMicros: 1,
-    clickedAt: 1,
-  });
+  /** The `confirm` operation's argument for a new confirm job of `orderId`. */
+  const job = (orderId: string) =>
+    insertValues({
+      id: '0',
+      kind: 'confirm' as const,
+      orderId,
+      state: 'pending' as const,
+      attempts: 0,
+      createdAt: 1,
+      updatedAt: 1,
+      nextAttemptAt: 1,
+      deadline: Date.now() + 86_400_000,
+      lastError: null,
+      lease: null,
+      deliveredAt: null,
+      campaignId: null,
+      clickToken: 'tok_thread_test',
+      valueMicros: 1,
+      clickedAt: 1,
+    });
   return {
     writer,
     ops,
