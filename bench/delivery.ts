@@ -241,18 +241,16 @@ const only = values.only?.split(',');
 const keys = (Object.keys(contenders) as Contender[]).filter(
   (key) => only === undefined || only.includes(key),
 );
-const rates = Object.fromEntries(
-  (Object.keys(contenders) as Contender[]).map((key) => [key, [] as number[]]),
-) as Record<Contender, number[]>;
-const cpuPerJob = Object.fromEntries(
-  (Object.keys(contenders) as Contender[]).map((key) => [key, [] as number[]]),
-) as Record<Contender, number[]>;
-const processCpuPerJob = Object.fromEntries(
-  (Object.keys(contenders) as Contender[]).map((key) => [key, [] as number[]]),
-) as Record<Contender, number[]>;
-const commits = Object.fromEntries(
-  (Object.keys(contenders) as Contender[]).map((key) => [key, [] as number[]]),
-) as Record<Contender, number[]>;
+/** One empty list of measurements per contender. */
+const perContender = () =>
+  Object.fromEntries((Object.keys(contenders) as Contender[]).map((key) => [key, [] as number[]])) as Record<
+    Contender,
+    number[]
+  >;
+const rates = perContender();
+const cpuPerJob = perContender();
+const processCpuPerJob = perContender();
+const commits = perContender();
 const benchStarted = Date.now();
 for (let round = 0; round < WARMUP; round++) for (const key of keys) await contenders[key].run();
 for (let round = 0; round < ROUNDS && Date.now() - benchStarted < 90_000; round++) {
