@@ -98,9 +98,15 @@ export function createOutboxOperations(db: DatabaseSync, policy: Readonly<Window
     return sql.write.run(...writeValues(job, expectedToken)).changes === 1;
   }
 
+  /** Inserts a row; returns its new id, or null when the order already has a job of that kind. */
+  function insertRow(values: InsertValues): string | null {
+    const { changes, lastInsertRowid } = sql.insert.run(...values);
+    return changes === 0 ? null : String(lastInsertRowid);
+  }
+
   function insert<J extends Job>(job: J): J | null {
-    const { changes, lastInsertRowid } = sql.insert.run(...insertValues(job));
-    return changes === 0 ? null : { ...job, id: String(lastInsertRowid) };
+    const id = insertRow(insertValues(job));
+    return id === null ? null : { ...job, id };
   }
 
   /** Applies `transition` to the stored job if `claimed` still holds its lease; returns the new job or null. */
@@ -140,8 +146,8 @@ export function createOutboxOperations(db: DatabaseSync, policy: Readonly<Window
      * caller holds the rest of the job it built, so a new job does not cross back whole (`storedConfirm`).
      */
     confirm(values: InsertValues): InsertedConfirm {
-      const { changes, lastInsertRowid } = sql.insert.run(...values);
-      if (changes === 1) return { created: true, id: String(lastInsertRowid) };
+      const id = insertRow(values);
+      if (id !== null) return { created: true, id };
       return { created: false, job: loadByOrder(values[1] as string, 'confirm') as ConfirmJob };
     },
 
