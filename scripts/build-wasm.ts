@@ -1,13 +1,18 @@
 /**
- * Assembles `packages/core/src/capture/sha256-hmac.wat` into `sha256-hmac.wasm.ts` (the module's bytes as
- * base64url text, so core ships as plain TypeScript/JavaScript that every bundler and runtime accepts).
- * `npm run build:wasm` after editing the .wat; a test fails if the two disagree.
+ * Writes `packages/core/src/capture/sha256-hmac.wat` from its generator (`scripts/sha256-hmac-wat.ts`, which
+ * emits the unrolled SHA-256 compression from one formula per group), then assembles it into
+ * `sha256-hmac.wasm.ts` (the module's bytes as base64url text, so core ships as plain TypeScript/JavaScript
+ * that every bundler and runtime accepts). `npm run build:wasm` after editing the generator; both outputs
+ * stay committed, and a test fails if either disagrees with it. `--check` writes nothing and exits 1 if the
+ * .wat or the .wasm.ts is out of date.
  *
  *   node scripts/build-wasm.ts [--check]
  */
 import { readFileSync, writeFileSync } from 'node:fs';
+import { basename } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import wabtFactory from 'wabt';
+import { sha256HmacWat } from './sha256-hmac-wat.ts';
 
 const WAT = fileURLToPath(new URL('../packages/core/src/capture/sha256-hmac.wat', import.meta.url));
 const OUT = fileURLToPath(new URL('../packages/core/src/capture/sha256-hmac.wasm.ts', import.meta.url));
@@ -32,14 +37,19 @@ export async function generate(watText: string): Promise<string> {
 }
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) {
-  const source = await generate(readFileSync(WAT, 'utf8'));
+  const wat = sha256HmacWat();
+  const outputs: Array<[path: string, text: string]> = [
+    [WAT, wat],
+    [OUT, await generate(wat)],
+  ];
   if (process.argv.includes('--check')) {
-    if (readFileSync(OUT, 'utf8') !== source) {
-      console.error('sha256-hmac.wasm.ts is out of date: run `npm run build:wasm`');
-      process.exit(1);
-    }
+    const stale = outputs.filter(([path, text]) => readFileSync(path, 'utf8') !== text);
+    for (const [path] of stale) console.error(`${basename(path)} is out of date: run \`npm run build:wasm\``);
+    if (stale.length > 0) process.exit(1);
   } else {
-    writeFileSync(OUT, source);
-    console.log(`wrote ${OUT}`);
+    for (const [path, text] of outputs) {
+      writeFileSync(path, text);
+      console.log(`wrote ${path}`);
+    }
   }
 }

@@ -95,9 +95,11 @@ describe('HMAC-SHA256 in plain JavaScript', () => {
     }
   });
 
-  it('keeps the generated module in step with its source (sha256-hmac.wat)', async () => {
+  it('keeps the generated module in step with its source (sha256-hmac.wat, from scripts/sha256-hmac-wat.ts)', async () => {
     const { generate } = await import('../../../../scripts/build-wasm.ts');
+    const { sha256HmacWat } = await import('../../../../scripts/sha256-hmac-wat.ts');
     const wat = readFileSync(new URL('./sha256-hmac.wat', import.meta.url), 'utf8');
+    expect(wat).toBe(sha256HmacWat());
     expect(await generate(wat)).toBe(readFileSync(new URL('./sha256-hmac.wasm.ts', import.meta.url), 'utf8'));
   });
 
