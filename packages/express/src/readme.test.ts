@@ -1,30 +1,12 @@
 /** The options tables in the READMEs are the one schema's rendering, so no default is written twice. */
-import { readFileSync } from 'node:fs';
-import { renderCaptureOptionsTable } from '@postback/core';
-import { describe, expect, it } from 'vitest';
-
-const tableIn = (path: string): string | undefined =>
-  /<!-- capture-options:start -->\n([\s\S]*?)\n<!-- capture-options:end -->/.exec(
-    readFileSync(new URL(path, import.meta.url), 'utf8'),
-  )?.[1];
-
-/** A Markdown table with cell padding and separator dashes normalised (the formatter pads columns). */
-const normalise = (table: string | undefined): string[] =>
-  (table ?? '')
-    .trim()
-    .split('\n')
-    .map((line) =>
-      line
-        .split(/(?<!\\)\|/)
-        .map((cell) => cell.trim().replace(/^-+$/, '---'))
-        .join('|'),
-    );
+import { describe, it } from 'vitest';
+import { expectReadmeOptionsTable } from '../../../test/helpers/readme-options-table.ts';
 
 describe('capture options tables', () => {
   it.each([
     ['@postback/express', '../README.md'],
     ['@postback/core', '../../core/README.md'],
   ])('the README of %s shows exactly the table rendered from the schema', (_name, path) => {
-    expect(normalise(tableIn(path))).toEqual(normalise(renderCaptureOptionsTable()));
+    expectReadmeOptionsTable(new URL(path, import.meta.url));
   });
 });
