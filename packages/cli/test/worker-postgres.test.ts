@@ -48,9 +48,11 @@ describe('postback worker --pg', () => {
       '--value-micros',
       '5000',
     ];
-    expect(
-      await main([...args, '--clicked-at', new Date(click?.clickedAt as number).toISOString()], confirm),
-    ).toBe(0);
+    const confirmed = await main(
+      [...args, '--clicked-at', new Date(click?.clickedAt as number).toISOString()],
+      confirm,
+    );
+    expect(confirmed, confirm.err()).toBe(0);
     const enqueuedAt = Date.now();
     await waitUntil(async () => (await world.conversions()).conversions.length === 1, 10_000);
     expect(Date.now() - enqueuedAt).toBeLessThan(10_000);
