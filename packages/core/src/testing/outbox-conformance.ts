@@ -6,6 +6,7 @@
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { DAY_MS, type EpochMs, resolvePolicy, type WindowPolicy } from '../policy.ts';
+import { completeJob } from '../queue/jobs.ts';
 import type { ConfirmInput, ConfirmJob, Job, JobState, Outbox, RefundJob } from '../queue/types.ts';
 import { JobValidationError } from '../queue/validation.ts';
 import { createFakeClock, type FakeClock } from './fake-clock.ts';
@@ -346,6 +347,35 @@ export function describeOutbox(
             campaignId: 'cmp_42',
             lease: null,
           });
+        }
+      });
+
+      test("complete stores exactly the job core's completeJob computes, after a failed attempt too", async () => {
+        const job = await enqueue('ord_1');
+        const first = await claimOne();
+        expect(
+          await outbox.retry(first, { now: clock.now(), nextAttemptAt: clock.now(), error: 'HTTP 502' }),
+        ).toBe(true);
+        clock.advance(10);
+        const second = await claimOne();
+        expect(second).toMatchObject({ attempts: 2, lastError: 'HTTP 502' });
+        clock.advance(250);
+        const result = { now: clock.now(), campaignId: 'cmp_42' };
+        expect(await outbox.complete(second, result)).toBe(true);
+        if (has('lookup')) expect(await outbox.get(job.id)).toEqual(completeJob(second, result));
+      });
+
+      test("a refund's complete keeps the campaign it was sent with, whatever the response names", async () => {
+        const confirm = await deliver('ord_1', 'cmp_7');
+        const refund = await outbox.refund({ orderId: confirm.orderId });
+        expect(refund.outcome).toBe('enqueued');
+        const claimed = await claimOne();
+        expect(claimed).toMatchObject({ kind: 'refund', campaignId: 'cmp_7' });
+        const result = { now: clock.now(), campaignId: 'cmp_other' };
+        expect(await outbox.complete(claimed, result)).toBe(true);
+        if (has('lookup')) {
+          expect(await outbox.get(claimed.id)).toEqual(completeJob(claimed, result));
+          expect(await outbox.get(claimed.id)).toMatchObject({ campaignId: 'cmp_7' });
         }
       });
 
