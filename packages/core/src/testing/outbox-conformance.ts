@@ -358,7 +358,8 @@ export function describeOutbox(
         ).toBe(true);
         clock.advance(10);
         const second = await claimOne();
-        expect(second).toMatchObject({ attempts: 2, lastError: 'HTTP 502' });
+        expect(second.attempts).toBe(2);
+        if (has('retryError')) expect(second.lastError).toBe('HTTP 502');
         clock.advance(250);
         const result = { now: clock.now(), campaignId: 'cmp_42' };
         expect(await outbox.complete(second, result)).toBe(true);
