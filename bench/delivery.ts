@@ -289,18 +289,17 @@ for (const key of ['full', 'fullAsync'] as const) {
     report(`ratio ${contenders[key].name} / BullMQ:`, vsBull, '> 1', vsBull > 1);
   }
 }
-if (ran('normal') && ran('bare')) {
-  console.log(
-    `  (informational) Dispatcher with synchronous=normal / bare loop: ${ratios(rates.normal, rates.bare).toFixed(2)}`,
-  );
-}
-if (ran('localAsync') && ran('bare')) {
-  console.log(
-    `  (informational) Dispatcher with its SQLite writes on the main thread, fsync off it (full-async, thread: false) / bare loop: ${ratios(rates.localAsync, rates.bare).toFixed(2)}`,
-  );
-}
-if (ran('local') && ran('bare')) {
-  console.log(
-    `  (informational) Dispatcher with its SQLite writes on the main thread (thread: false) / bare loop: ${ratios(rates.local, rates.bare).toFixed(2)}`,
-  );
+/** Contenders without a target of their own, each reported against the bare loop for what it explains. */
+const informational: Array<[Contender, string]> = [
+  ['normal', 'Dispatcher with synchronous=normal'],
+  [
+    'localAsync',
+    'Dispatcher with its SQLite writes on the main thread, fsync off it (full-async, thread: false)',
+  ],
+  ['local', 'Dispatcher with its SQLite writes on the main thread (thread: false)'],
+];
+for (const [key, label] of informational) {
+  if (ran(key) && ran('bare')) {
+    console.log(`  (informational) ${label} / bare loop: ${ratios(rates[key], rates.bare).toFixed(2)}`);
+  }
 }
