@@ -16,9 +16,11 @@ import type {
   ConfirmJob,
   Job,
   JobState,
+  FailResult,
   RefundInput,
   RefundJob,
   RefundOutcome,
+  RetryResult,
 } from './types.ts';
 import { JobValidationError, validateConfirmInput, validateRefundInput } from './validation.ts';
 
@@ -95,6 +97,7 @@ export function newConfirmJob(input: unknown, context: JobContext): ConfirmJob {
     lease: null,
     deliveredAt: null,
     campaignId: null,
+    maybeAppliedAt: null,
     clickToken: checked.click.token,
     valueMicros: checked.valueMicros,
     clickedAt: checked.click.clickedAt,
@@ -110,12 +113,30 @@ export interface RefundContext extends JobContext {
 }
 
 /**
+ * Whether the service may have charged this confirmation: it was delivered, or one of its requests may
+ * have reached the service without a clear answer ({@link ConfirmJob.maybeAppliedAt}).
+ *
+ * @example
+ * ```ts
+ * if (!mayHaveCharged(confirm)) console.log('nothing to reverse');
+ * ```
+ */
+export function mayHaveCharged(confirm: ConfirmJob): boolean {
+  return confirm.state === 'delivered' || confirm.maybeAppliedAt !== null;
+}
+
+/**
  * Decides what a refund request does, given the order's jobs, and returns the outcome to persist:
- * - `duplicate`: a refund job exists; write nothing.
- * - `cancelled`: the confirm was `pending` or `dead` (never accepted); UPDATE the confirm to the returned job.
- * - `not-charged`: the confirm ended `expired` or `cancelled`; write nothing.
- * - `enqueued`: INSERT the returned refund job. It waits (deadline null) while the confirm is `pending`
- *   or `inflight`; after a delivered confirm it takes the confirm's campaign and return-window deadline.
+ * - `duplicate`: a refund job exists and nothing about it changes; write nothing.
+ * - `updated`: the existing refund had no campaign and the caller gives one; UPDATE the refund to the
+ *   returned job (a dead one is `pending` again, due now, attempts reset).
+ * - `cancelled`: the confirm was `pending` or `dead` and none of its requests may have reached the service;
+ *   UPDATE the confirm to the returned job.
+ * - `not-charged`: the confirm ended `expired` or `cancelled` and none of its requests may have reached the
+ *   service; write nothing.
+ * - `enqueued`: INSERT the returned refund job. It waits (deadline null) while the confirm is `pending` or
+ *   `inflight`; after a confirm that was delivered, or may have been applied, it takes the confirm's
+ *   campaign and the return-window deadline (see {@link refundAfterConfirm}).
  *
  * Throws {@link JobValidationError} (`campaignId`) when no campaign is given and none can be known.
  *
@@ -123,7 +144,7 @@ export interface RefundContext extends JobContext {
  * ```ts
  * const outcome = planRefund(input, { now, id: newId(), policy, confirm, refund });
  * if (outcome.outcome === 'enqueued') await db.insert(outcome.job);
- * if (outcome.outcome === 'cancelled') await db.update(outcome.job);
+ * if (outcome.outcome === 'cancelled' || outcome.outcome === 'updated') await db.update(outcome.job);
  * ```
  */
 export function planRefund(input: unknown, context: RefundContext): RefundOutcome {
@@ -132,9 +153,9 @@ export function planRefund(input: unknown, context: RefundContext): RefundOutcom
   const policy = context.policy ?? DEFAULT_WINDOW_POLICY;
   if (confirm !== null && confirm.orderId !== checked.orderId)
     throw new Error('planRefund: confirm of another order');
-  if (refund !== null) return { outcome: 'duplicate', job: refund };
+  if (refund !== null) return supplyCampaign(refund, checked.campaignId, now);
 
-  if (confirm !== null) {
+  if (confirm !== null && confirm.maybeAppliedAt === null) {
     switch (confirm.state) {
       case 'pending':
       case 'dead':
@@ -157,6 +178,7 @@ export function planRefund(input: unknown, context: RefundContext): RefundOutcom
         break;
     }
   }
+  if (confirm?.state === 'cancelled') return { outcome: 'not-charged', job: confirm };
 
   const base: RefundJob = {
     kind: 'refund',
@@ -172,6 +194,7 @@ export function planRefund(input: unknown, context: RefundContext): RefundOutcom
     lease: null,
     deliveredAt: null,
     campaignId: checked.campaignId ?? null,
+    maybeAppliedAt: null,
   };
 
   if (confirm === null) {
@@ -185,57 +208,62 @@ export function planRefund(input: unknown, context: RefundContext): RefundOutcom
     // its window can end, so we bound by it and let the service refuse a reversal that is too late.
     return { outcome: 'enqueued', job: { ...base, deadline: refundDeadlineOf(now, policy) } };
   }
-  if (confirm.state === 'delivered')
-    return { outcome: 'enqueued', job: followDeliveredConfirm(base, confirm, policy) };
-  // inflight: the confirm may or may not reach the service; the refund waits for its outcome.
-  return { outcome: 'enqueued', job: base };
+  // Pending or inflight: the refund waits for the confirm's outcome (its deadline stays null); ended
+  // delivered or maybe applied: it follows the confirm now.
+  return { outcome: 'enqueued', job: refundAfterConfirm(base, confirm, policy) };
+}
+
+/** An existing refund: a campaign given for one that has none is stored (and a dead one sent again). */
+function supplyCampaign(refund: RefundJob, campaignId: string | undefined, now: EpochMs): RefundOutcome {
+  const waiting = refund.state === 'pending' || refund.state === 'dead';
+  if (campaignId === undefined || refund.campaignId !== null || !waiting)
+    return { outcome: 'duplicate', job: refund };
+  const job: RefundJob = { ...refund, campaignId, updatedAt: now };
+  if (refund.state === 'dead') {
+    Object.assign(job, { state: 'pending', attempts: 0, nextAttemptAt: now, lastError: null, lease: null });
+  }
+  return { outcome: 'updated', job };
 }
 
 /**
- * A confirm just became `delivered`: the order's refund (if `pending`) takes the confirm's campaign
- * (unless the caller gave one) and the return-window deadline counted from the delivery.
+ * The order's `pending` refund after its confirm changed state. While the confirm is `pending` or
+ * `inflight` the refund is unchanged (it waits). Then:
+ * - delivered: the refund takes the confirm's campaign (unless the caller gave one) and the return-window
+ *   deadline counted from the delivery;
+ * - ended `dead` or `expired` after a request that may have reached the service
+ *   ({@link ConfirmJob.maybeAppliedAt}): the same, counted from that time (a refund with no campaign known
+ *   dead-letters, naming what to supply, and `updated` by a refund that gives one);
+ * - ended `dead`, `expired` or `cancelled` with nothing that may have reached the service: `cancelled`.
  * Returns the refund unchanged when it is not pending.
  *
  * @example
  * ```ts
- * if (refund) await db.update(followDeliveredConfirm(refund, deliveredConfirm, policy));
+ * if (refund) await db.update(refundAfterConfirm(refund, confirm, policy));
  * ```
  */
-export function followDeliveredConfirm(
+export function refundAfterConfirm(
   refund: RefundJob,
   confirm: ConfirmJob,
   policy: WindowPolicy = DEFAULT_WINDOW_POLICY,
 ): RefundJob {
-  if (refund.state !== 'pending' || confirm.state !== 'delivered' || confirm.deliveredAt === null)
+  if (refund.state !== 'pending' || confirm.state === 'pending' || confirm.state === 'inflight')
     return refund;
+  const chargedAt =
+    confirm.state === 'delivered' ? (confirm.deliveredAt ?? confirm.updatedAt) : confirm.maybeAppliedAt;
+  if (chargedAt === null) {
+    return {
+      ...refund,
+      state: 'cancelled',
+      updatedAt: Math.max(refund.updatedAt, confirm.updatedAt),
+      lastError: `cancelled: the confirmation ended ${confirm.state} without being accepted, so nothing was charged`,
+    };
+  }
+  if (refund.deadline !== null) return refund;
   return {
     ...refund,
     campaignId: refund.campaignId ?? confirm.campaignId,
-    deadline: refundDeadlineOf(confirm.deliveredAt, policy),
-    updatedAt: Math.max(refund.updatedAt, confirm.deliveredAt),
-  };
-}
-
-/**
- * A confirm ended without being accepted (`dead` or `expired`): nothing was charged, so the order's
- * waiting refund (if `pending`) is `cancelled`. Returns the refund unchanged otherwise.
- *
- * @example
- * ```ts
- * if (refund) await db.update(cancelWaitingRefund(refund, 'dead', now));
- * ```
- */
-export function cancelWaitingRefund(
-  refund: RefundJob,
-  confirmState: 'dead' | 'expired',
-  now: EpochMs,
-): RefundJob {
-  if (refund.state !== 'pending') return refund;
-  return {
-    ...refund,
-    state: 'cancelled',
-    updatedAt: now,
-    lastError: `cancelled: the confirmation ended ${confirmState} without being accepted, so nothing was charged`,
+    deadline: refundDeadlineOf(chargedAt, policy),
+    updatedAt: Math.max(refund.updatedAt, confirm.updatedAt),
   };
 }
 
@@ -270,7 +298,9 @@ export function isClaimable(job: Job, now: EpochMs, confirmOfOrder: ConfirmJob |
 }
 
 /**
- * The job as claimed: `inflight` with a fresh lease, one more attempt counted.
+ * The job as claimed: `inflight` with a fresh lease, one more attempt counted. Retaking an `inflight` job
+ * whose lease ran out marks it maybe applied (`maybeAppliedAt`, if unset, becomes its `updatedAt`): the
+ * worker that held it may have sent it before it died.
  *
  * @example
  * ```ts
@@ -287,7 +317,13 @@ export function claimJob<J extends Job>(
     attempts: job.attempts + 1,
     updatedAt: options.now,
     lease: { token: options.token, expiresAt: options.now + options.leaseMs },
+    maybeAppliedAt: job.maybeAppliedAt ?? (job.state === 'inflight' ? job.updatedAt : null),
   };
+}
+
+/** `maybeAppliedAt` after an attempt recorded at `now`: the first time a request may have been applied. */
+function appliedSince(stored: Job, maybeApplied: boolean | undefined, now: EpochMs): EpochMs | null {
+  return stored.maybeAppliedAt ?? (maybeApplied === true ? now : null);
 }
 
 /**
@@ -332,19 +368,18 @@ export function completeJob<J extends Job>(
 }
 
 /**
- * Back to `pending` until `nextAttemptAt`; `countAttempt: false` gives back the attempt counted at claim.
+ * Back to `pending` until `nextAttemptAt`; `countAttempt: false` gives back the attempt counted at claim;
+ * `maybeApplied: true` sets `maybeAppliedAt` (if unset) to `now`.
  *
  * @example
  * ```ts
  * await db.update(retryJob(stored, { now, nextAttemptAt: now + 30_000, error: 'HTTP 503' }));
  * ```
  */
-export function retryJob<J extends Job>(
-  stored: J,
-  result: { now: EpochMs; nextAttemptAt: EpochMs; error: string; countAttempt?: boolean },
-): J {
+export function retryJob<J extends Job>(stored: J, result: RetryResult): J {
   return {
     ...stored,
+    maybeAppliedAt: appliedSince(stored, result.maybeApplied, result.now),
     state: 'pending',
     attempts: result.countAttempt === false ? Math.max(0, stored.attempts - 1) : stored.attempts,
     updatedAt: result.now,
@@ -355,19 +390,17 @@ export function retryJob<J extends Job>(
 }
 
 /**
- * `dead` (replayable) or `expired` (final), with its reason.
+ * `dead` (replayable) or `expired` (final), with its reason; `maybeApplied` as in {@link retryJob}.
  *
  * @example
  * ```ts
  * await db.update(failJob(stored, { now, state: 'dead', reason: 'HTTP 422: unknown click token' }));
  * ```
  */
-export function failJob<J extends Job>(
-  stored: J,
-  result: { now: EpochMs; state: 'dead' | 'expired'; reason: string },
-): J {
+export function failJob<J extends Job>(stored: J, result: FailResult): J {
   return {
     ...stored,
+    maybeAppliedAt: appliedSince(stored, result.maybeApplied, result.now),
     state: result.state,
     updatedAt: result.now,
     lastError: truncateReason(result.reason),

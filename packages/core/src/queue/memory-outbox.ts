@@ -7,17 +7,16 @@ import { z } from 'zod';
 import { OptionsError } from '../errors.ts';
 import { type EpochMs, resolvePolicy, type WindowPolicy } from '../policy.ts';
 import {
-  cancelWaitingRefund,
   claimJob,
   completeJob,
   extendJobLease,
   failJob,
-  followDeliveredConfirm,
   holdsLease,
   isClaimable,
   newConfirmJob,
   newLeaseToken,
   planRefund,
+  refundAfterConfirm,
   releaseJob,
   replayJob,
   retryJob,
@@ -145,10 +144,7 @@ export function createMemoryOutbox(options: MemoryOutboxOptions = {}): Outbox {
     if (job.kind !== 'confirm') return;
     const refund = refundOf(job.orderId);
     if (refund === null) return;
-    let next = refund;
-    if (job.state === 'delivered') next = followDeliveredConfirm(refund, job, policy);
-    else if (job.state === 'dead' || job.state === 'expired')
-      next = cancelWaitingRefund(refund, job.state, job.updatedAt);
+    const next = refundAfterConfirm(refund, job, policy);
     if (next !== refund) put(next);
   };
 
@@ -180,8 +176,9 @@ export function createMemoryOutbox(options: MemoryOutboxOptions = {}): Outbox {
           return { outcome: 'enqueued', job: copy(job) };
         }
         case 'cancelled':
+        case 'updated':
           put(outcome.job);
-          return { outcome: 'cancelled', job: copy(outcome.job) };
+          return { ...outcome, job: copy(outcome.job) } as RefundOutcome;
         default:
           return { ...outcome, job: copy(outcome.job) } as RefundOutcome;
       }

@@ -61,6 +61,13 @@ export interface JobFields {
    * Refund: the campaign to reverse in (given by the caller, or copied from the delivered confirmation).
    */
   campaignId: string | null;
+  /**
+   * When a request of this job may first have reached the service without our reading a clear answer (the
+   * answer was lost, the send timed out after it left, the worker died mid-send), or null. Once set, the
+   * job is never treated as "never charged": a refund of its order is sent, not cancelled, whatever state
+   * the job ends in. A refund that follows such a confirmation counts its return window from this time.
+   */
+  maybeAppliedAt: EpochMs | null;
 }
 
 /** A confirmation of a sale: POST /v1/conversions/s2s. */
@@ -112,13 +119,37 @@ export interface EnqueueResult<J extends Job = Job> {
  * - `duplicate`: a reversal for this order already exists (returned as `job`); nothing changed.
  * - `cancelled`: the confirmation had not been sent (pending or dead): it is now `cancelled`, nothing was
  *   charged and nothing needs reversing.
- * - `not-charged`: the confirmation had already ended without charge (`expired` or `cancelled`).
+ * - `not-charged`: the confirmation had already ended without charge (`expired` or `cancelled`) and
+ *   none of its requests may have reached the service.
+ * - `updated`: the order's reversal had no campaign to reverse in (the confirmation's answer carried none,
+ *   or was lost) and the caller gave one: it is stored, and a dead reversal is `pending` again, due now.
  */
 export type RefundOutcome =
   | { outcome: 'enqueued'; job: RefundJob }
   | { outcome: 'duplicate'; job: RefundJob }
   | { outcome: 'cancelled'; job: ConfirmJob }
-  | { outcome: 'not-charged'; job: ConfirmJob };
+  | { outcome: 'not-charged'; job: ConfirmJob }
+  | { outcome: 'updated'; job: RefundJob };
+
+/**
+ * What {@link Outbox.retry} records. `maybeApplied: true` says a request of this attempt may have reached
+ * the service (see {@link JobFields.maybeAppliedAt}); the store keeps the first such time.
+ */
+export interface RetryResult {
+  now: EpochMs;
+  nextAttemptAt: EpochMs;
+  error: string;
+  countAttempt?: boolean;
+  maybeApplied?: boolean;
+}
+
+/** What {@link Outbox.fail} records; `maybeApplied` as in {@link RetryResult}. */
+export interface FailResult {
+  now: EpochMs;
+  state: 'dead' | 'expired';
+  reason: string;
+  maybeApplied?: boolean;
+}
 
 /** Options of {@link Outbox.claim}. */
 export interface ClaimOptions {
@@ -156,9 +187,12 @@ export interface ListDeadOptions {
  * Rules every implementation keeps:
  * - `confirm` of an order already confirmed is a no-op (`created: false`), whatever its state.
  * - A refund never overtakes its confirmation: a refund job is not claimable while the same order's
- *   confirm job is `pending` or `inflight`. When that confirm is delivered, the refund's `campaignId`
- *   (unless given) and `deadline` are set from it; when it ends undelivered (`dead`, `expired`), the
- *   waiting refund is `cancelled`.
+ *   confirm job is `pending` or `inflight`. When that confirm ends, the waiting refund follows it by core's
+ *   `refundAfterConfirm`: delivered or maybe applied, the refund takes its campaign (unless given) and
+ *   deadline; ended never charged (`dead`, `expired`, no request that may have reached the service), the
+ *   refund is `cancelled`.
+ * - A claim that retakes an `inflight` job whose lease ran out sets `maybeAppliedAt` (if unset) to the
+ *   job's `updatedAt`: its worker may have sent it before it died.
  * - `claim` returns due jobs (`pending` with `nextAttemptAt <= now`, or `inflight` whose lease ran out),
  *   marks them `inflight` with a fresh lease token and increments `attempts`, durably, before returning.
  *   Two concurrent claims never return the same job with the same lease.
@@ -179,12 +213,9 @@ export interface Outbox {
    * A transient failure: back to `pending` until `nextAttemptAt` (which the caller has capped by the
    * deadline). `countAttempt: false` undoes the attempt counted at claim (auth pauses, shutdown).
    */
-  retry(
-    job: Job,
-    result: { now: EpochMs; nextAttemptAt: EpochMs; error: string; countAttempt?: boolean },
-  ): Promise<boolean>;
+  retry(job: Job, result: RetryResult): Promise<boolean>;
   /** A permanent failure (`dead`, replayable) or a passed deadline (`expired`), with its reason. */
-  fail(job: Job, result: { now: EpochMs; state: 'dead' | 'expired'; reason: string }): Promise<boolean>;
+  fail(job: Job, result: FailResult): Promise<boolean>;
   /** Give claimed jobs back (graceful shutdown): `pending`, due now, the attempt not counted. */
   release(jobs: readonly Job[], now: EpochMs): Promise<void>;
   /** Extend a lease while a send is still in flight. */
