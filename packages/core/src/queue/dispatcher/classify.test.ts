@@ -47,17 +47,32 @@ describe('classifyFailure', () => {
     });
   });
 
-  it('retries a 2xx whose body is not JSON (cut short on the way) and dead-letters a 2xx of the wrong shape', () => {
+  it('takes any 2xx as applied, whether its body is cut short or of another shape', () => {
     const cutShort = new InvalidResponseError('invalid_response', 'the 200 response is not valid JSON', {
       status: 200,
       retryable: true,
     });
-    expect(classifyFailure(cutShort)).toMatchObject({ class: 'transient', blip: true, status: 200 });
+    expect(classifyFailure(cutShort)).toMatchObject({ class: 'applied', blip: false, status: 200 });
     const wrongShape = new InvalidResponseError('invalid_response', 'campaign_id: expected string', {
       status: 201,
       retryable: false,
     });
-    expect(classifyFailure(wrongShape)).toMatchObject({ class: 'permanent', status: 201 });
+    expect(classifyFailure(wrongShape)).toMatchObject({ class: 'applied', status: 201 });
+  });
+
+  it.each([
+    [errorFromResponse(503, { detail: 'busy' }), true],
+    [errorFromResponse(408, {}), true],
+    [errorFromResponse(422, { detail: 'bad order' }), false],
+    [errorFromResponse(429, {}), false],
+    [errorFromResponse(401, {}), false],
+    [new TimeoutError('timeout', 'timed out', { retryable: true }), true],
+    [new ConnectionError('connection', 'reset', { retryable: true, detail: 'ECONNRESET' }), true],
+    [new ConnectionError('connection', 'refused', { retryable: true, detail: 'ECONNREFUSED' }), false],
+    [new RequestValidationError('order_id', 'must not be empty'), false],
+    [new Error('something odd'), true],
+  ])('says whether %s may have been applied (%s)', (error, maybeApplied) => {
+    expect(classifyFailure(error).maybeApplied).toBe(maybeApplied);
   });
 
   it('dead-letters an unreadable answer without a status and a request that could not be built', () => {

@@ -1,32 +1,63 @@
 /**
  * Sorts what a send threw into the outcome classes the Dispatcher acts on, and turns it into a reason
- * string that is safe to store and emit. Works on `AdServiceError`s from `@postback/client` and, by
- * their shape (`status`, `retryAfterMs`, `code`), on errors of any client that mimics them.
+ * string that is safe to store and emit. Retryability and the wait come from the client's error
+ * (`retryable`, `retryAfterMs`: `AdServiceError` from `@postback/client`, or any error of that shape); the
+ * status decides only what the client cannot know (a pause, a closed window, whether the request may have
+ * been applied).
  */
-import { AdServiceError } from '@postback/client/errors';
 
 /**
+ * - `applied`: a 2xx, whatever its body: the service applied the request.
  * - `auth`: 401/403 — not the job's fault: pause all delivery, do not burn the attempt.
- * - `transient`: 5xx, 408, 429, timeouts, connection failures, a 2xx whose body is not JSON (cut short),
+ * - `misconfigured`: an answer that is not the service's (a 404 without the service's JSON `detail`: a
+ *   wrong base URL path or a proxy): pause all delivery and alert, as for `auth`; nothing is dead-lettered.
+ * - `window-closed`: a 4xx whose `detail` says the job's window has closed (see `windowClosedPattern`):
+ *   the job is `expired`, not `dead` (replaying it cannot help).
+ * - `transient`: what the client calls retryable (5xx, 408, 429, timeouts, connection failures), and
  *   unknown errors — retry with backoff.
- * - `permanent`: any other 4xx, a 2xx of the wrong shape, a request we could not even build — dead-letter.
+ * - `permanent`: any other 4xx, a request we could not even build — dead-letter.
  */
-export type FailureClass = 'auth' | 'transient' | 'permanent';
+export type FailureClass = 'applied' | 'auth' | 'misconfigured' | 'window-closed' | 'transient' | 'permanent';
 
 /** A classified failure. */
 export interface Failure {
   class: FailureClass;
-  /** Whether an in-process quick retry may help (a network blip: connection, timeout, 5xx, 408). */
+  /** Whether an in-process quick retry may help (a network blip, and the service asked for no wait). */
   blip: boolean;
   /** HTTP status, or null when no response arrived. */
   status: number | null;
-  /** For 429: how long the service asked us to wait, if it said. */
+  /** How long the service asked us to wait (`Retry-After`, any status), if it said. */
   retryAfterMs: number | null;
-  /** Safe description: status and the service's `detail`, never request headers. */
+  /**
+   * Whether the request may have reached the service and been applied although no clear answer says so
+   * (a lost answer, a timeout after sending, a 5xx). False only for a clear refusal (a 4xx) or a request
+   * that never left (refused before sending, connection refused, no such host).
+   */
+  maybeApplied: boolean;
+  /** Safe description: status and the service's `detail`, no secret, no control character. */
   reason: string;
 }
 
+/** What {@link classifyFailure} needs besides the error. */
+export interface ClassifyOptions {
+  /** A 4xx `detail` matching this means the job's window has closed. */
+  windowClosedPattern?: RegExp;
+  /** Removes secrets the caller knows of (the configured API key) from text, before any pattern. */
+  redact?: (text: string) => string;
+}
+
+/**
+ * What a 4xx `detail` says when the confirmation or return window has closed. The spec does not show the
+ * service's wording; this matches the usual phrasings ("older than 7 days", "window closed", "expired").
+ * @defaultValue `/older than|window (?:is |has )?closed|expired|too (?:old|late)/i`
+ */
+export const DEFAULT_WINDOW_CLOSED_PATTERN =
+  /older than|window (?:is |has )?closed|expired|too (?:old|late)/i;
+
 const MAX_REASON = 500;
+
+/** Error codes of a request that never reached any server: nothing can have been applied. */
+const NEVER_SENT = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'ENETUNREACH', 'EHOSTUNREACH']);
 
 /**
  * Removes anything shaped like a credential (`Bearer …`, `api_key=…`), in case a service or proxy echoes
@@ -46,13 +77,33 @@ export function redactSecrets(text: string): string {
     );
 }
 
-function safeReason(text: string): string {
-  const clean = redactSecrets(text);
+/**
+ * Writes control characters (C0, DEL, C1), line and paragraph separators and bidirectional overrides as
+ * `\u{…}` escapes, so a reason is one line that cannot move a terminal's cursor or forge a row.
+ *
+ * @example
+ * ```ts
+ * escapeControls('bad\nrow'); // "bad\\u{a}row"
+ * ```
+ */
+export function escapeControls(text: string): string {
+  return text.replace(
+    /[\p{Cc}\u2028\u2029\u202a-\u202e\u2066-\u2069]/gu,
+    (c) => `\\u{${(c.codePointAt(0) as number).toString(16)}}`,
+  );
+}
+
+function safeReason(text: string, redact: ((text: string) => string) | undefined): string {
+  const clean = escapeControls(redactSecrets(redact === undefined ? text : redact(text)));
   return clean.length <= MAX_REASON ? clean : `${clean.slice(0, MAX_REASON - 1)}…`;
 }
 
+function field(err: unknown, name: string): unknown {
+  return typeof err === 'object' && err !== null ? (err as Record<string, unknown>)[name] : undefined;
+}
+
 function statusOf(err: unknown): number | null {
-  const status = (err as { status?: unknown } | null)?.status;
+  const status = field(err, 'status');
   return typeof status === 'number' && Number.isInteger(status) ? status : null;
 }
 
@@ -60,6 +111,18 @@ function nameOf(err: unknown): string {
   return err instanceof Error || (typeof err === 'object' && err !== null && 'name' in err)
     ? String((err as { name: unknown }).name)
     : typeof err;
+}
+
+/** Whether the error, or one of its causes, says no connection was ever made. */
+function neverSent(err: unknown): boolean {
+  for (let e: unknown = err, depth = 0; typeof e === 'object' && e !== null && depth < 5; depth++) {
+    for (const key of ['code', 'detail', 'errno'] as const) {
+      const value = field(e, key);
+      if (typeof value === 'string' && NEVER_SENT.has(value)) return true;
+    }
+    e = field(e, 'cause');
+  }
+  return false;
 }
 
 /**
@@ -70,49 +133,58 @@ function nameOf(err: unknown): string {
  * classifyFailure(errorFromResponse(503, { detail: 'busy' })); // { class: 'transient', blip: true, status: 503, ... }
  * ```
  */
-export function classifyFailure(err: unknown): Failure {
+export function classifyFailure(err: unknown, options: ClassifyOptions = {}): Failure {
   const status = statusOf(err);
-  const code = (err as { code?: unknown } | null)?.code;
+  const code = field(err, 'code');
   const message = err instanceof Error ? err.message : String(err);
-  const reason = safeReason(
-    err instanceof AdServiceError || status !== null ? message : `${nameOf(err)}: ${message}`,
-  );
-  const retryAfter = (err as { retryAfterMs?: unknown } | null)?.retryAfterMs;
+  const fromClient = typeof field(err, 'retryable') === 'boolean' || status !== null;
+  const reason = safeReason(fromClient ? message : `${nameOf(err)}: ${message}`, options.redact);
+  const retryAfter = field(err, 'retryAfterMs');
   const retryAfterMs = typeof retryAfter === 'number' && retryAfter >= 0 ? retryAfter : null;
-  const failure = (cls: FailureClass, blip: boolean): Failure => ({
+  const retryable = field(err, 'retryable');
+  const failure = (cls: FailureClass, blip: boolean, maybeApplied: boolean): Failure => ({
     class: cls,
-    blip,
+    blip: blip && retryAfterMs === null,
     status,
     retryAfterMs,
+    maybeApplied,
     reason,
   });
 
-  if (status !== null && status >= 200 && status < 300) {
-    // A 2xx we could not read: the service answered, so the status says nothing about what to do. The
-    // client knows whether the same request may get a readable answer (a body cut short or rewritten by an
-    // intermediary: yes; JSON of the wrong shape: no). Sending the same order again is safe (the service
-    // answers a repeated order_id with the first answer), and the quick retry that follows is how the
-    // campaign_id of an applied confirmation is learnt.
-    return (err as { retryable?: unknown }).retryable === true
-      ? failure('transient', true)
-      : failure('permanent', false);
+  // A 2xx means applied, whatever its body says (even one we could not read).
+  if (status !== null && status >= 200 && status < 300) return failure('applied', false, true);
+  if (status === 401 || status === 403) return failure('auth', false, false);
+  if (status === 404 && field(err, 'detailFromService') === false)
+    return failure('misconfigured', false, false);
+  if (status !== null && status >= 400 && status < 500 && status !== 408 && status !== 429) {
+    const detail = field(err, 'detail');
+    const said = typeof detail === 'string' ? detail : message;
+    const pattern = options.windowClosedPattern ?? DEFAULT_WINDOW_CLOSED_PATTERN;
+    if (pattern.test(said)) return failure('window-closed', false, false);
   }
-  if (status === 401 || status === 403) return failure('auth', false);
-  if (status === 429) return failure('transient', false);
-  if (status === 408 || (status !== null && status >= 500)) return failure('transient', true);
-  if (status !== null) return failure('permanent', false);
-  // No response: a request we refused to build, a 2xx we could not read, or the network.
-  if (code === 'validation' || code === 'invalid_response') return failure('permanent', false);
-  if (code === 'timeout' || code === 'connection') return failure('transient', true);
+  // A request we refused to build never left.
+  if (code === 'validation') return failure('permanent', false, false);
+  const sent = !neverSent(err);
+  if (code === 'timeout' || code === 'connection') return failure('transient', true, sent);
+
+  // An answer the service (or a gateway in front of it) may have given after applying the request.
+  const unclear = status === null ? sent : status >= 500 || status === 408;
+  if (typeof retryable === 'boolean') {
+    // The client's word on whether sending again may help; a 429 is a wait, not a blip.
+    return retryable ? failure('transient', status !== 429, unclear) : failure('permanent', false, unclear);
+  }
+  if (status === 429) return failure('transient', false, false);
+  if (status === 408 || (status !== null && status >= 500)) return failure('transient', true, true);
+  if (status !== null) return failure('permanent', false, false);
   const name = nameOf(err);
   if (
     name === 'AbortError' ||
     name === 'TimeoutError' ||
     (err instanceof TypeError && /fetch|network|socket/i.test(message))
   ) {
-    return failure('transient', true);
+    return failure('transient', true, sent);
   }
   // Unknown: assume the world, not the job, is at fault — a wrong dead-letter loses a sale; a retry
-  // costs only time, and the deadline bounds it.
-  return failure('transient', false);
+  // costs only time, and the deadline bounds it. It may have reached the service.
+  return failure('transient', false, true);
 }

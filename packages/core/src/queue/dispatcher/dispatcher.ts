@@ -84,7 +84,7 @@ class DeadlinePassed extends Error {
 
 type SendResult =
   | { kind: 'delivered'; campaignId: string | null }
-  | { kind: 'expired'; lastError: string | null }
+  | { kind: 'expired'; lastError: string | null; maybeApplied: boolean }
   | { kind: 'failed'; failure: Failure };
 type JobOutcome = 'delivered' | 'retried' | 'dead' | 'expired' | 'deferred' | 'lost' | 'released';
 
@@ -96,6 +96,8 @@ interface Slot {
   request: AbortController | null;
   /** When that request started (`performance.now()`), for the send-timeout sweep. */
   requestStartedAt: number;
+  /** A request of this slot was begun: it may have reached the service whatever happens next. */
+  requested: boolean;
   /** When the lease we hold runs out (as far as we know), for the heart-beat. */
   leaseUntil: EpochMs;
   /** Given back by `stop()`: its outcome must not be recorded. */
@@ -149,6 +151,11 @@ const emptySummary = (): RunSummary => ({
 export function createDispatcher(options: DispatcherOptions): Dispatcher {
   const o = parseOptions(dispatcherOptionsSchema, options);
   const { outbox, client, now, sleep } = o;
+  const classifyOptions = {
+    windowClosedPattern: o.windowClosedPattern,
+    ...(client.redact === undefined ? {} : { redact: (text: string) => client.redact?.(text) ?? text }),
+  };
+  const classify = (error: unknown) => classifyFailure(error, classifyOptions);
   const { emit, on } = createEmitter();
 
   let state: DispatcherState = 'idle';
@@ -251,20 +258,37 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
           blip: false,
           status: null,
           retryAfterMs: null,
+          maybeApplied: false,
           reason: 'refund is waiting for its confirmation',
         },
       };
     }
     if (job.kind === 'refund' && job.campaignId === null) {
       const reason =
-        'no campaign_id is known for this refund (the confirmation response carried none and none was given)';
+        'no campaign_id is known for this reversal (the confirmation answer carried none, or was lost): ' +
+        'supply it with a refund of the order that gives campaignId (postback refund --campaign)';
       return {
         kind: 'failed',
-        failure: { class: 'permanent', blip: false, status: null, retryAfterMs: null, reason },
+        failure: {
+          class: 'permanent',
+          blip: false,
+          status: null,
+          retryAfterMs: null,
+          maybeApplied: false,
+          reason,
+        },
       };
     }
     const deadline = job.deadline;
     let lastError = job.lastError;
+    /** Whether any request of this send may have been applied without our reading an answer. */
+    let maybeApplied = false;
+    const failed = (error: unknown): Failure => {
+      const failure = classify(error);
+      maybeApplied ||= failure.maybeApplied;
+      lastError = failure.reason;
+      return failure;
+    };
     const attempt = async () => {
       // Checked before every HTTP request, quick retries included: nothing is sent after a deadline.
       if (now() > deadline) throw new AbortError(new DeadlinePassed());
@@ -272,6 +296,7 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
       // One controller per request: aborted with the slot (stop, lost lease) or by the send-timeout sweep.
       const request = new AbortController();
       slot.request = request;
+      slot.requested = true;
       slot.requestStartedAt = performance.now();
       ensureTimeoutSweep();
       try {
@@ -298,6 +323,7 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
         response = await attempt();
       } catch (error) {
         if (error instanceof AbortError) throw error.originalError;
+        if (!failed(error).blip || slot.abortReason !== undefined) throw error;
         // Quick retries take over with this failure as their first attempt (same delays, same checks).
         let first: unknown = error;
         response = await pRetry(
@@ -314,9 +340,9 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
             factor: 2,
             randomize: true,
             onFailedAttempt: ({ error }) => {
-              lastError = classifyFailure(error).reason;
+              if (error !== first) failed(error);
             },
-            shouldRetry: ({ error }) => slot.abortReason === undefined && classifyFailure(error).blip,
+            shouldRetry: ({ error }) => slot.abortReason === undefined && classify(error).blip,
           },
         );
       }
@@ -326,15 +352,21 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
         campaignId: job.kind === 'confirm' && typeof campaignId === 'string' ? campaignId : null,
       };
     } catch (error) {
-      if (error instanceof DeadlinePassed) return { kind: 'expired', lastError };
-      return { kind: 'failed', failure: classifyFailure(error) };
+      if (error instanceof DeadlinePassed) return { kind: 'expired', lastError, maybeApplied };
+      const failure = classify(error);
+      // A 2xx means applied, whatever its body: a campaign_id we could not read stays unknown.
+      if (failure.class === 'applied') return { kind: 'delivered', campaignId: null };
+      return { kind: 'failed', failure: { ...failure, maybeApplied: maybeApplied || failure.maybeApplied } };
     }
   };
 
-  const expire = async (job: Job, at: EpochMs, lastError: string | null): Promise<JobOutcome> => {
-    const when = new Date(job.deadline ?? at).toISOString();
-    const reason = `deadline ${when} passed before the job could be sent${lastError === null ? '' : `; last error: ${lastError}`}`;
-    if (!(await outbox.fail(job, { now: at, state: 'expired', reason }))) return 'lost';
+  const expire = async (
+    job: Job,
+    at: EpochMs,
+    reason: string,
+    maybeApplied: boolean,
+  ): Promise<JobOutcome> => {
+    if (!(await outbox.fail(job, { now: at, state: 'expired', reason, maybeApplied }))) return 'lost';
     counters.expired += 1;
     counters.failed += 1;
     emit('expired', { job, reason });
@@ -351,10 +383,16 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
       emit('delivered', { job, campaignId: result.campaignId, at });
       return 'delivered';
     }
-    if (result.kind === 'expired') return expire(job, at, result.lastError);
+    if (result.kind === 'expired') {
+      const when = new Date(job.deadline ?? at).toISOString();
+      const last = result.lastError === null ? '' : `; last error: ${result.lastError}`;
+      const reason = `deadline ${when} passed before the job could be sent${last}`;
+      return expire(job, at, reason, result.maybeApplied);
+    }
 
     const { failure } = result;
-    if (failure.class === 'auth') {
+    const { maybeApplied } = failure;
+    if (failure.class === 'auth' || failure.class === 'misconfigured') {
       pause(failure);
       const until = pausedUntil ?? at;
       const nextAttemptAt = job.deadline === null ? until : Math.min(until, job.deadline);
@@ -363,23 +401,34 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
         nextAttemptAt,
         error: failure.reason,
         countAttempt: false,
+        maybeApplied,
       });
       return ok ? 'deferred' : 'lost';
     }
-    resume(); // any answer but 401/403 proves the key works again
+    resume(); // any answer of the service but 401/403 proves the key and the address work again
+    if (failure.class === 'window-closed') {
+      return expire(job, at, `the service says the window has closed: ${failure.reason}`, maybeApplied);
+    }
     if (failure.class === 'permanent') {
-      if (!(await outbox.fail(job, { now: at, state: 'dead', reason: failure.reason }))) return 'lost';
+      const dead = { now: at, state: 'dead' as const, reason: failure.reason, maybeApplied };
+      if (!(await outbox.fail(job, dead))) return 'lost';
       counters.dead += 1;
       counters.failed += 1;
       emit('dead', { job, reason: failure.reason, status: failure.status });
       return 'dead';
     }
     // A failure at (or after) the deadline was the last chance: retrying "at the deadline" would loop.
-    if (job.deadline !== null && at >= job.deadline) return expire(job, at, failure.reason);
+    if (job.deadline !== null && at >= job.deadline) {
+      const when = new Date(job.deadline).toISOString();
+      const reason = `deadline ${when} passed before the job could be sent; last error: ${failure.reason}`;
+      return expire(job, at, reason, maybeApplied);
+    }
+    // The service's Retry-After, when it sent one (any status), else the backoff.
     const wanted = failure.retryAfterMs ?? backoffDelay(job.attempts, { ...o.backoff, random: o.random });
     const delay = Math.max(o.backoff.minMs, wanted);
     const nextAttemptAt = nextAttemptTime(job, at, delay);
-    if (!(await outbox.retry(job, { now: at, nextAttemptAt, error: failure.reason }))) return 'lost';
+    const retried = { now: at, nextAttemptAt, error: failure.reason, maybeApplied };
+    if (!(await outbox.retry(job, retried))) return 'lost';
     counters.retried += 1;
     emit('retried', {
       job,
@@ -510,6 +559,7 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
       abortReason: undefined,
       request: null,
       requestStartedAt: 0,
+      requested: false,
       leaseUntil: job.lease?.expiresAt ?? now() + o.leaseMs,
       abandoned: false,
       lost: false,
@@ -589,6 +639,16 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
   const tally = (summary: RunSummary, outcome: JobOutcome) => {
     if (outcome === 'released') return;
     summary[outcome] += 1;
+  };
+
+  const giveBackRequested = async (job: Job) => {
+    try {
+      const at = now();
+      const error = 'stopped while its request was under way; it may have been applied';
+      await outbox.retry(job, { now: at, nextAttemptAt: at, error, countAttempt: false, maybeApplied: true });
+    } catch (error) {
+      emit('error', { error, during: 'release' });
+    }
   };
 
   const releaseQuietly = async (jobs: readonly Job[]) => {
@@ -744,7 +804,10 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
         slot.abandoned = true;
         abortSlot(slot, new Error('dispatcher stopping'));
       }
-      await releaseQuietly(remaining.map((slot) => slot.job));
+      // A job whose request was under way may have been applied: it goes back due now, marked so.
+      const requested = remaining.filter((slot) => slot.requested);
+      await releaseQuietly(remaining.filter((slot) => !slot.requested).map((slot) => slot.job));
+      await Promise.all(requested.map((slot) => giveBackRequested(slot.job)));
       await Promise.all([loop, ...claims, ...remaining.map((slot) => slot.done)]);
       loop = null;
       state = previous === 'paused' || previous === 'probing' ? 'paused' : 'idle';

@@ -5,6 +5,7 @@
 import { z } from 'zod';
 import type { EpochMs } from '../../policy.ts';
 import type { Outbox } from '../types.ts';
+import { DEFAULT_WINDOW_CLOSED_PATTERN } from './classify.ts';
 
 /** Body of POST /v1/conversions/s2s. */
 export interface ConfirmBody {
@@ -22,13 +23,20 @@ export interface RefundBody {
 /**
  * The part of the ad-service client the Dispatcher uses. `createClient` from `@postback/client` fits it;
  * so does any object with these two methods (a test double, a client with custom transport).
- * Errors should be `AdServiceError`s (status, `retryAfterMs` on 429); anything else counts as transient.
+ * Errors should be `AdServiceError`s (`status`, `retryable`, `retryAfterMs`, `detailFromService`); anything
+ * else counts as transient. Answers are read tolerantly: only a string `campaign_id` of a confirmation's
+ * answer is used, and any 2xx counts as applied.
  */
 export interface ConversionsClient {
   conversions: {
-    confirm(body: ConfirmBody, options: { signal: AbortSignal }): Promise<{ campaign_id: string }>;
+    confirm(body: ConfirmBody, options: { signal: AbortSignal }): Promise<unknown>;
     refund(body: RefundBody, options: { signal: AbortSignal }): Promise<unknown>;
   };
+  /**
+   * Removes the secrets the client holds (its API key) from a text. When present, the Dispatcher applies
+   * it to every reason it stores or emits, so a service that echoes the key back stores nothing secret.
+   */
+  redact?: (text: string) => string;
 }
 
 /** Waits `ms`, resolving early (never rejecting) when `signal` aborts. */
@@ -75,7 +83,8 @@ export const DEFAULT_BACKOFF = Object.freeze({ baseMs: 5_000, maxMs: 3_600_000, 
  */
 export const DEFAULT_QUICK_RETRIES = Object.freeze({ retries: 2, minTimeoutMs: 100, maxTimeoutMs: 1_000 });
 /**
- * How long all delivery pauses after a 401/403 before one job probes whether the key works again.
+ * How long all delivery pauses after a 401/403 (or an answer that is not the service's: a wrong base URL)
+ * before one job probes whether delivery works again.
  * @defaultValue 60_000
  */
 export const DEFAULT_AUTH_PAUSE_MS = 60_000;
@@ -165,6 +174,11 @@ export const dispatcherOptionsSchema = z.strictObject({
       maxTimeoutMs: ms().default(DEFAULT_QUICK_RETRIES.maxTimeoutMs),
     })
     .prefault({}),
+  /**
+   * A 4xx whose `detail` matches makes the job `expired` (its window has closed), not `dead`.
+   * @defaultValue {@link DEFAULT_WINDOW_CLOSED_PATTERN}
+   */
+  windowClosedPattern: z.instanceof(RegExp).default(DEFAULT_WINDOW_CLOSED_PATTERN),
   /** @defaultValue {@link DEFAULT_AUTH_PAUSE_MS} */
   authPauseMs: positiveMs().default(DEFAULT_AUTH_PAUSE_MS),
   /** Clock. @defaultValue `Date.now` */
