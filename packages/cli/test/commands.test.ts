@@ -1,8 +1,10 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
+import { createMemoryOutbox } from '@postback/core';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createEnqueueCommand } from '../src/commands/enqueue.ts';
+import { createRefundCommand } from '../src/commands/refund.ts';
 import { main } from '../src/main.ts';
 import { captureIo } from './capture-io.ts';
 import { type DbFixture, dbFixture, seedDead, token } from './db-fixture.ts';
@@ -196,6 +198,49 @@ describe('postback refund', () => {
     expect(JSON.parse(second.out)).toMatchObject({ outcome: 'duplicate' });
   });
 
+  it('gives a dead reversal that had no campaign the one given with --campaign-id: outcome updated, pending again', async () => {
+    const outbox = createMemoryOutbox();
+    await outbox.confirm({
+      orderId: 'o-4',
+      valueMicros: 1,
+      click: { token: token(4), clickedAt: Date.now() },
+    });
+    const [confirm] = await outbox.claim({ now: Date.now(), limit: 1, leaseMs: 60_000 });
+    // The confirmation's answer carried no campaign: the reversal cannot be sent and dead-letters.
+    await outbox.complete(confirm as never, { now: Date.now(), campaignId: null });
+    await outbox.refund({ orderId: 'o-4' });
+    const [refund] = await outbox.claim({ now: Date.now(), limit: 1, leaseMs: 60_000 });
+    await outbox.fail(refund as never, { now: Date.now(), state: 'dead', reason: 'no campaign known' });
+    const ctx = { openBackend: async () => ({ outbox, describe: 'memory' }), now: () => Date.now() };
+    const io = captureIo();
+    const args = ['--db', db.file, '--order-id', 'o-4', '--campaign-id', 'cmp_given', '--json'];
+    expect(await createRefundCommand(ctx).run(args, io)).toBe(0);
+    expect(JSON.parse(io.out())).toMatchObject({
+      outcome: 'updated',
+      job: { kind: 'refund', campaignId: 'cmp_given', state: 'pending' },
+    });
+  });
+
+  it('says in text which campaign a refund now reverses in when it supplies one', async () => {
+    const outbox = createMemoryOutbox();
+    await outbox.confirm({
+      orderId: 'o-5',
+      valueMicros: 1,
+      click: { token: token(5), clickedAt: Date.now() },
+    });
+    const [confirm] = await outbox.claim({ now: Date.now(), limit: 1, leaseMs: 60_000 });
+    await outbox.complete(confirm as never, { now: Date.now(), campaignId: null });
+    await outbox.refund({ orderId: 'o-5' });
+    const ctx = { openBackend: async () => ({ outbox, describe: 'memory' }), now: () => Date.now() };
+    const io = captureIo();
+    const code = await createRefundCommand(ctx).run(
+      ['--db', db.file, '--order-id', 'o-5', '--campaign-id', 'cmp_late'],
+      io,
+    );
+    expect(code).toBe(0);
+    expect(io.out()).toMatch(/now reverses in campaign cmp_late/);
+  });
+
   it('exits 2 naming --campaign-id when it is not of the form cmp_<id>', async () => {
     const { code, err } = await run([
       'refund',
@@ -262,7 +307,7 @@ describe('postback enqueue', () => {
     expect(JSON.parse(out)).toEqual({
       lines: 3,
       confirms: { created: 3, existing: 0 },
-      refunds: { enqueued: 0, duplicate: 0, cancelled: 0, 'not-charged': 0 },
+      refunds: { enqueued: 0, duplicate: 0, cancelled: 0, 'not-charged': 0, updated: 0 },
       invalid: 0,
       errors: [],
     });

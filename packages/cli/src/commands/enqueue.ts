@@ -59,7 +59,7 @@ const NDJSON_FIELD_OF: Readonly<Record<string, string>> = {
 export interface EnqueueSummary {
   lines: number;
   confirms: { created: number; existing: number };
-  refunds: { enqueued: number; duplicate: number; cancelled: number; 'not-charged': number };
+  refunds: { enqueued: number; duplicate: number; cancelled: number; 'not-charged': number; updated: number };
   invalid: number;
   errors: Array<{ line: number } & LineError>;
 }
@@ -107,7 +107,7 @@ export function createEnqueueCommand(
         const summary: EnqueueSummary = {
           lines: 0,
           confirms: { created: 0, existing: 0 },
-          refunds: { enqueued: 0, duplicate: 0, cancelled: 0, 'not-charged': 0 },
+          refunds: { enqueued: 0, duplicate: 0, cancelled: 0, 'not-charged': 0, updated: 0 },
           invalid: 0,
           errors: [],
         };
@@ -176,7 +176,7 @@ export function createEnqueueCommand(
           const r = summary.refunds;
           io.stdout(
             `${summary.lines} line(s): confirms ${summary.confirms.created} created, ${summary.confirms.existing} already there; ` +
-              `refunds ${r.enqueued} enqueued, ${r.duplicate} already there, ${r.cancelled} cancelled unsent, ${r['not-charged']} not charged; ` +
+              `refunds ${r.enqueued} enqueued, ${r.duplicate} already there, ${r.cancelled} cancelled unsent, ${r['not-charged']} not charged, ${r.updated} given a campaign; ` +
               `${summary.invalid} invalid\n`,
           );
         }

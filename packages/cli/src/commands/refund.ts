@@ -25,7 +25,8 @@ Options:
   --order-id O       the order to reverse
   --campaign-id C    the campaign (cmp_...) to reverse in; not needed when this outbox delivered
                      the confirmation (its response carries the campaign)
-  --json             print {"outcome": "enqueued"|"duplicate"|"cancelled"|"not-charged", "job": {...}}
+  --json             print {"outcome": "enqueued"|"duplicate"|"cancelled"|"not-charged"|"updated",
+                     "job": {...}}
 
 Exit codes: 0 done (any outcome), 2 invalid flag or value, 3 backend unreachable.
 `;
@@ -46,6 +47,8 @@ function describeOutcome(result: RefundOutcome): string {
       return `the confirmation of order ${job.orderId} was not sent: cancelled it (${job.id}); nothing was charged`;
     case 'not-charged':
       return `the confirmation of order ${job.orderId} ended ${job.state} without a charge; nothing to reverse`;
+    case 'updated':
+      return `refund job ${job.id} of order ${job.orderId} now reverses in campaign ${job.campaignId} (${job.state})`;
   }
 }
 
