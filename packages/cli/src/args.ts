@@ -7,6 +7,7 @@
 import { type ParseArgsOptionsConfig, parseArgs } from 'node:util';
 import { JobValidationError } from '@postback/core';
 import { BackendFlagError, type BackendFlags } from './backends/index.ts';
+import { printable } from './format.ts';
 import type { CommandIo } from './io.ts';
 
 /**
@@ -119,7 +120,8 @@ export async function runGuarded(name: string, io: CommandIo, body: () => Promis
   try {
     return await body();
   } catch (error) {
-    const message = error instanceof Error ? error.message : String(error);
+    // Messages may quote a flag's value, a file's line or a service's answer: one line, no escape sequence.
+    const message = printable(error instanceof Error ? error.message : String(error));
     if (error instanceof UsageError || error instanceof BackendFlagError) {
       io.stderr(`postback ${name}: ${message}\nRun 'postback ${name} --help' for usage.\n`);
       return EXIT.usage;

@@ -2,8 +2,11 @@
  * The worker's log: one line per event, as text (`time level event key=value ...`) or JSON lines
  * (`--log json`). Payloads are reduced to plain fields (job id, kind, order, attempts, error code and
  * message) so a log line never carries a request, a header or the API key; and as a last guard every
- * line is scrubbed of the key's literal value.
+ * line is scrubbed of the key's literal value. Text lines escape control characters in every value
+ * (a reason cannot forge a log line or reach the terminal as an escape sequence).
  */
+
+import { jsonText, printable } from './format.ts';
 
 /** Log line formats. */
 export type LogFormat = 'text' | 'json';
@@ -64,7 +67,10 @@ export function safeFields(payload: unknown): Record<string, unknown> {
 }
 
 function textValue(value: unknown): string {
-  if (typeof value === 'string') return /[\s="]/.test(value) ? JSON.stringify(value) : value;
+  if (typeof value === 'string') {
+    const safe = printable(value);
+    return /[\s="]/.test(safe) ? JSON.stringify(safe) : safe;
+  }
   if (value !== null && typeof value === 'object') {
     return Object.entries(value)
       .map(([k, v]) => `${k}:${textValue(v)}`)
@@ -98,7 +104,7 @@ export function createLogger(
       const time = new Date(now()).toISOString();
       const line =
         format === 'json'
-          ? JSON.stringify({ time, level, event, ...fields })
+          ? jsonText({ time, level, event, ...fields })
           : [
               time,
               level.padEnd(5),

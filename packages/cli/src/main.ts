@@ -6,6 +6,7 @@
  * Exit codes (stable, for shell scripts): 0 success, 1 the operation failed, 2 usage error (bad flags or
  * input), 3 a needed service or file could not be reached.
  */
+import { text } from './format.ts';
 import type { CommandIo } from './io.ts';
 import { defaultIo } from './io.ts';
 
@@ -53,7 +54,7 @@ export async function main(argv: string[], io: CommandIo = defaultIo()): Promise
   }
   const load = commands[name];
   if (load === undefined) {
-    io.stderr(`postback: unknown command '${name}'\n\n${usage()}\n`);
+    io.stderr(`${text`postback: unknown command '${name}'`}\n\n${usage()}\n`);
     return 2;
   }
   const { command } = await load();

@@ -95,6 +95,43 @@ describe('postback status', () => {
   });
 });
 
+describe('text output of a hostile reason', () => {
+  const reason = 'Ad service answered 422: bad\n| 99 | delivered\u001b[2J\u202eevil';
+  const CONTROL = /[\p{Cc}\u2028\u2029\u202a-\u202e\u2066-\u2069]/u;
+
+  it.each([
+    ['status', ['status']],
+    ['dlq list', ['dlq', 'list']],
+  ])('%s prints the reason on one line, escaped', async (_, command) => {
+    const outbox = db.open();
+    await seedDead(outbox, ['hostile-1'], reason);
+    await outbox.close();
+    const { code, out } = await run([...command, '--db', db.file]);
+    expect(code).toBe(0);
+    const line = out.split('\n').find((l) => l.includes('hostile-1'));
+    expect(line).toContain('bad\\u{a}| 99 | delivered\\u{1b}[2J\\u{202e}evil');
+    expect(out.split('\n').filter((l) => l.includes('| 99 |'))).toHaveLength(1);
+    for (const l of out.split('\n')) expect(l).not.toMatch(CONTROL);
+  });
+
+  it.each([
+    ['status --json', ['status', '--json'], (o: { dead: Array<{ reason: string }> }) => o.dead[0]?.reason],
+    [
+      'dlq list --json',
+      ['dlq', 'list', '--json'],
+      (o: { jobs: Array<{ reason: string }> }) => o.jobs[0]?.reason,
+    ],
+  ])('%s stays JSON that gives the reason back exactly', async (_, command, pick) => {
+    const outbox = db.open();
+    await seedDead(outbox, ['hostile-1'], reason);
+    await outbox.close();
+    const { code, out } = await run([...command, '--db', db.file]);
+    expect(code).toBe(0);
+    expect(pick(JSON.parse(out))).toBe(reason);
+    expect(out.trimEnd()).not.toMatch(CONTROL);
+  });
+});
+
 describe('postback confirm', () => {
   const args = () => [
     'confirm',
@@ -365,7 +402,14 @@ describe('postback dlq', () => {
     await outbox.close();
     const { code, out } = await run(['dlq', 'replay', '--db', db.file, '--id', job?.id as string, '--json']);
     expect(code).toBe(0);
-    expect(JSON.parse(out)).toEqual({ replayed: 1, expired: 0, notDead: [] });
+    expect(JSON.parse(out)).toEqual({
+      replayed: 1,
+      expired: 0,
+      expiredJobs: [],
+      cancelled: 0,
+      cancelledJobs: [],
+      notDead: [],
+    });
     const check = db.open();
     expect(await check.get(job?.id as string)).toMatchObject({ state: 'pending', attempts: 0 });
     expect((await check.stats(Date.now())).counts.dead).toBe(1);
@@ -397,11 +441,62 @@ describe('postback dlq', () => {
   it('expires instead of replaying a dead job whose deadline has passed', async () => {
     const outbox = db.open();
     // Clicked 6 days 23.5 hours ago: the deadline (7 days minus 1 hour) is already behind us.
-    await seedDead(outbox, ['late-1'], 'gone', Date.now() - 7 * 86_400_000 + 1_800_000);
+    const [late] = await seedDead(outbox, ['late-1'], 'gone', Date.now() - 7 * 86_400_000 + 1_800_000);
     await outbox.close();
     const { code, out } = await run(['dlq', 'replay', '--db', db.file, '--all', '--json']);
     expect(code).toBe(0);
-    expect(JSON.parse(out)).toEqual({ replayed: 0, expired: 1, notDead: [] });
+    expect(JSON.parse(out)).toMatchObject({
+      replayed: 0,
+      expired: 1,
+      expiredJobs: [{ id: late?.id, orderId: 'late-1', state: 'expired' }],
+      notDead: [],
+    });
+  });
+
+  describe('reports which jobs expired instead of being replayed', () => {
+    /** Two dead jobs clicked 6 days 23.5 hours ago (deadline passed) and one clicked now. */
+    async function seedMixed() {
+      const outbox = db.open();
+      const late = await seedDead(
+        outbox,
+        ['late-1', 'late-2'],
+        'gone',
+        Date.now() - 7 * 86_400_000 + 1_800_000,
+      );
+      const fresh = await seedDead(outbox, ['fresh-1'], 'gone');
+      await outbox.close();
+      return { late: late.map((j) => j.id).sort(), fresh: fresh.map((j) => j.id) };
+    }
+
+    it.each([['--all'], ['--id']])('as JSON, with %s', async (how) => {
+      const { late, fresh } = await seedMixed();
+      const select = how === '--all' ? ['--all'] : [...late, ...fresh].flatMap((id) => ['--id', id]);
+      const { code, out } = await run(['dlq', 'replay', '--db', db.file, ...select, '--json']);
+      expect(code).toBe(0);
+      const report = JSON.parse(out);
+      expect(report).toMatchObject({ replayed: 1, expired: 2, cancelled: 0, notDead: [] });
+      expect(report.expiredJobs.map((j: { id: string }) => j.id).sort()).toEqual(late);
+      for (const job of report.expiredJobs) {
+        expect(job).toMatchObject({ state: 'expired', kind: 'confirm' });
+        expect(Date.parse(job.deadline)).toBeLessThan(Date.now());
+      }
+      const check = db.open();
+      expect(await check.get(fresh[0] as string)).toMatchObject({ state: 'pending' });
+      await check.close();
+    });
+
+    it.each([['--all'], ['--id']])('as text, with %s, naming each job and its deadline', async (how) => {
+      const { late, fresh } = await seedMixed();
+      const select = how === '--all' ? ['--all'] : [...late, ...fresh].flatMap((id) => ['--id', id]);
+      const { code, out } = await run(['dlq', 'replay', '--db', db.file, ...select]);
+      expect(code).toBe(0);
+      expect(out).toMatch(
+        /^replayed 1 job\(s\)\n2 job\(s\) past their deadline expired instead of being replayed/,
+      );
+      for (const id of late)
+        expect(out).toMatch(new RegExp(`^  ${id} +confirm +order late-\\d +deadline \\d{4}-`, 'm'));
+      expect(out).not.toContain('fresh-1');
+    });
   });
 
   it('exits 1 when an --id is not a dead job, still acting on the others', async () => {

@@ -14,7 +14,7 @@ import {
   validationProblem,
 } from '../args.ts';
 import { type CommandContext, defaultContext, openFromFlags } from '../context.ts';
-import { iso, jobView } from '../format.ts';
+import { iso, jobView, jsonText, text } from '../format.ts';
 import type { Command } from '../main.ts';
 import { parseClickedAt } from '../ndjson.ts';
 
@@ -107,14 +107,14 @@ export function createConfirmCommand(ctx: CommandContext = defaultContext): Comm
           }
           const { created, job } = result;
           if (values.json) {
-            io.stdout(`${JSON.stringify({ created, job: jobView(job) })}\n`);
+            io.stdout(`${jsonText({ created, job: jobView(job) })}\n`);
           } else if (created) {
             io.stdout(
-              `created confirm job ${job.id} for order ${job.orderId} (deadline ${iso(job.deadline)})\n`,
+              text`created confirm job ${job.id} for order ${job.orderId} (deadline ${iso(job.deadline)})\n`,
             );
           } else {
             io.stdout(
-              `order ${job.orderId} already has a confirm job ${job.id} (${job.state}); nothing changed\n`,
+              text`order ${job.orderId} already has a confirm job ${job.id} (${job.state}); nothing changed\n`,
             );
           }
           return EXIT.ok;

@@ -3,7 +3,7 @@
  * an operator lists them, replays them once the cause is fixed (jobs past their deadline become
  * `expired` instead — nothing is ever sent late), or purges them.
  */
-import type { Outbox } from '@postback/core';
+import type { Job, Outbox } from '@postback/core';
 import {
   BACKEND_OPTIONS,
   backendFlags,
@@ -15,7 +15,7 @@ import {
   UsageError,
 } from '../args.ts';
 import { type CommandContext, defaultContext, openFromFlags } from '../context.ts';
-import { jobLine, jobView } from '../format.ts';
+import { iso, jobLine, jobView, jsonText, text } from '../format.ts';
 import type { CommandIo } from '../io.ts';
 import type { Command } from '../main.ts';
 import { createProgress } from '../progress.ts';
@@ -27,7 +27,8 @@ const HELP = `Usage:
 
 list     dead jobs with their reasons, oldest first (--limit default 50; --after continues a page)
 replay   put dead jobs back to pending, due now, attempts reset; a job past its deadline becomes
-         expired instead. Shows a progress bar on a terminal.
+         expired instead (never sent late) and is listed as such, as is a dead confirmation cancelled
+         because its order was refunded. Shows a progress bar on a terminal.
 purge    delete dead jobs
 
 --id may be given several times. Exit codes: 0 ok, 1 some --id was not a dead job, 2 usage error,
@@ -80,7 +81,7 @@ async function list(outbox: Outbox, values: Values, io: CommandIo): Promise<numb
   const jobs = page.slice(0, limit);
   const next = page.length > limit ? (jobs.at(-1)?.id ?? null) : null;
   if (values.json) {
-    io.stdout(`${JSON.stringify({ jobs: jobs.map(jobView), next })}\n`);
+    io.stdout(`${jsonText({ jobs: jobs.map(jobView), next })}\n`);
     return EXIT.ok;
   }
   if (jobs.length === 0) {
@@ -88,29 +89,64 @@ async function list(outbox: Outbox, values: Values, io: CommandIo): Promise<numb
     return EXIT.ok;
   }
   io.stdout(`${jobs.map(jobLine).join('\n')}\n`);
-  if (next !== null) io.stdout(`more: postback dlq list ... --after ${next}\n`);
+  if (next !== null) io.stdout(text`more: postback dlq list ... --after ${next}\n`);
   return EXIT.ok;
+}
+
+/** What became of the dead jobs a replay was asked for. */
+interface ReplayReport {
+  replayed: number;
+  /** Past their deadline: `expired` instead of replayed, nothing sent. */
+  expired: Job[];
+  /** Dead confirmations whose order has a refund: `cancelled` instead of replayed. */
+  cancelled: Job[];
+}
+
+/**
+ * Replays one batch of dead jobs, then reads each back to tell the replayed from those the store expired
+ * (deadline passed at `at`) or cancelled (the order was refunded meanwhile). A job a running worker
+ * claimed or delivered just after the replay counts as replayed.
+ */
+async function replayBatch(outbox: Outbox, ids: readonly string[], at: number, report: ReplayReport) {
+  const replayed = await outbox.replay({ ids }, at);
+  let stayed = 0;
+  for (const id of ids) {
+    const job = await outbox.get(id);
+    if (job?.state === 'expired' && job.deadline !== null && job.deadline <= at) report.expired.push(job);
+    else if (job?.state === 'cancelled') report.cancelled.push(job);
+    else stayed += 1;
+  }
+  // The store's count is the truth for how many went back to pending; the rest were read back above.
+  report.replayed += Math.min(replayed, stayed);
+}
+
+function notReplayedLine(job: Job): string {
+  return text`  ${job.id}  ${job.kind.padEnd(7)}  order ${job.orderId}  deadline ${iso(job.deadline) ?? '-'}`;
 }
 
 async function replay(outbox: Outbox, values: Values, io: CommandIo, now: () => number): Promise<number> {
   const which = selection(values);
-  let replayed = 0;
-  let considered = 0;
+  const report: ReplayReport = { replayed: 0, expired: [], cancelled: [] };
   let missing: string[] = [];
   if ('ids' in which) {
     const found = await deadIds(outbox, which.ids);
     missing = found.missing;
-    considered = found.dead.length;
-    if (found.dead.length > 0) replayed = await outbox.replay({ ids: found.dead }, now());
+    if (found.dead.length > 0) await replayBatch(outbox, found.dead, now(), report);
   } else {
     const total = (await outbox.stats(now())).counts.dead;
     const bar = createProgress(io, 'replaying', total);
+    let considered = 0;
     let after: string | undefined;
     // Bounded: each page moves the cursor forward, and the loop ends on a short page.
     for (;;) {
       const page = await outbox.listDead({ limit: REPLAY_PAGE, ...(after === undefined ? {} : { after }) });
       if (page.length === 0) break;
-      replayed += await outbox.replay({ ids: page.map((job) => job.id) }, now());
+      await replayBatch(
+        outbox,
+        page.map((job) => job.id),
+        now(),
+        report,
+      );
       considered += page.length;
       bar.update(considered);
       after = page.at(-1)?.id;
@@ -118,14 +154,33 @@ async function replay(outbox: Outbox, values: Values, io: CommandIo, now: () => 
     }
     bar.finish();
   }
-  const expired = considered - replayed;
   if (values.json) {
-    io.stdout(`${JSON.stringify({ replayed, expired, notDead: missing })}\n`);
-  } else {
     io.stdout(
-      `replayed ${replayed} job(s)${expired > 0 ? `; ${expired} past their deadline became expired` : ''}\n`,
+      `${jsonText({
+        replayed: report.replayed,
+        expired: report.expired.length,
+        expiredJobs: report.expired.map(jobView),
+        cancelled: report.cancelled.length,
+        cancelledJobs: report.cancelled.map(jobView),
+        notDead: missing,
+      })}\n`,
     );
-    for (const id of missing) io.stderr(`postback dlq replay: ${id}: no dead job with this id\n`);
+  } else {
+    const lines = [`replayed ${report.replayed} job(s)`];
+    if (report.expired.length > 0) {
+      lines.push(
+        `${report.expired.length} job(s) past their deadline expired instead of being replayed (nothing was sent):`,
+        ...report.expired.map(notReplayedLine),
+      );
+    }
+    if (report.cancelled.length > 0) {
+      lines.push(
+        `${report.cancelled.length} confirmation(s) cancelled instead of being replayed (their order was refunded):`,
+        ...report.cancelled.map(notReplayedLine),
+      );
+    }
+    io.stdout(`${lines.join('\n')}\n`);
+    for (const id of missing) io.stderr(text`postback dlq replay: ${id}: no dead job with this id\n`);
   }
   return missing.length > 0 ? EXIT.failed : EXIT.ok;
 }
@@ -142,10 +197,10 @@ async function purge(outbox: Outbox, values: Values, io: CommandIo): Promise<num
     purged = await outbox.purgeDead();
   }
   if (values.json) {
-    io.stdout(`${JSON.stringify({ purged, notDead: missing })}\n`);
+    io.stdout(`${jsonText({ purged, notDead: missing })}\n`);
   } else {
     io.stdout(`purged ${purged} dead job(s)\n`);
-    for (const id of missing) io.stderr(`postback dlq purge: ${id}: no dead job with this id\n`);
+    for (const id of missing) io.stderr(text`postback dlq purge: ${id}: no dead job with this id\n`);
   }
   return missing.length > 0 ? EXIT.failed : EXIT.ok;
 }

@@ -17,6 +17,7 @@ import {
   validationProblem,
 } from '../args.ts';
 import { type CommandContext, defaultContext, openFromFlags } from '../context.ts';
+import { jsonText, text } from '../format.ts';
 import type { Command } from '../main.ts';
 import {
   type JobLine,
@@ -115,7 +116,9 @@ export function createEnqueueCommand(
           summary.invalid += 1;
           if (summary.errors.length < MAX_REPORTED_ERRORS) summary.errors.push({ line, ...error });
           if (!values.json)
-            io.stderr(`line ${line}: ${error.field === null ? '' : `${error.field}: `}${error.message}\n`);
+            io.stderr(
+              `line ${line}: ${error.field === null ? '' : text`${error.field}: `}${text`${error.message}`}\n`,
+            );
         };
         // In-flight enqueues by order id: a second line for the same order waits for the first, so a
         // refund never races ahead of the confirmation it reverses.
@@ -171,7 +174,7 @@ export function createEnqueueCommand(
           await backend.outbox.close();
         }
         if (values.json) {
-          io.stdout(`${JSON.stringify(summary)}\n`);
+          io.stdout(`${jsonText(summary)}\n`);
         } else {
           const r = summary.refunds;
           io.stdout(

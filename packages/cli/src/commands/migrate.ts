@@ -7,6 +7,7 @@ import { OptionsError } from '@postback/core';
 import { createPostgresOutbox, migrate, migrationScript } from '@postback/postgres';
 import { EXIT, HELP_OPTION, parseFlags, runGuarded, UnreachableError, UsageError } from '../args.ts';
 import { describePgUrl, schemaFromEnv } from '../backends/postgres.ts';
+import { text } from '../format.ts';
 import type { Command } from '../main.ts';
 
 const HELP = `Usage: postback migrate --pg URL [--schema NAME]
@@ -95,8 +96,8 @@ export function createMigrateCommand(): Command {
           const { from, to } = await migrate(pool, { schema });
           io.stdout(
             from === to
-              ? `schema ${schema} on ${where} is up to date (version ${to})\n`
-              : `migrated schema ${schema} on ${where} from version ${from} to ${to}\n`,
+              ? text`schema ${schema} on ${where} is up to date (version ${to})\n`
+              : text`migrated schema ${schema} on ${where} from version ${from} to ${to}\n`,
           );
           return EXIT.ok;
         } catch (error) {

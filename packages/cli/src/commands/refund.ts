@@ -14,7 +14,7 @@ import {
   validationProblem,
 } from '../args.ts';
 import { type CommandContext, defaultContext, openFromFlags } from '../context.ts';
-import { jobView } from '../format.ts';
+import { jobView, jsonText, text } from '../format.ts';
 import type { Command } from '../main.ts';
 
 const HELP = `Usage: postback refund (--db FILE | --pg URL | --sqs URL) --order-id O [--campaign-id C] [--json]
@@ -40,15 +40,15 @@ function describeOutcome(result: RefundOutcome): string {
   const { job } = result;
   switch (result.outcome) {
     case 'enqueued':
-      return `created refund job ${job.id} for order ${job.orderId}`;
+      return text`created refund job ${job.id} for order ${job.orderId}`;
     case 'duplicate':
-      return `order ${job.orderId} already has a refund job ${job.id} (${job.state}); nothing changed`;
+      return text`order ${job.orderId} already has a refund job ${job.id} (${job.state}); nothing changed`;
     case 'cancelled':
-      return `the confirmation of order ${job.orderId} was not sent: cancelled it (${job.id}); nothing was charged`;
+      return text`the confirmation of order ${job.orderId} was not sent: cancelled it (${job.id}); nothing was charged`;
     case 'not-charged':
-      return `the confirmation of order ${job.orderId} ended ${job.state} without a charge; nothing to reverse`;
+      return text`the confirmation of order ${job.orderId} ended ${job.state} without a charge; nothing to reverse`;
     case 'updated':
-      return `refund job ${job.id} of order ${job.orderId} now reverses in campaign ${job.campaignId} (${job.state})`;
+      return text`refund job ${job.id} of order ${job.orderId} now reverses in campaign ${job.campaignId} (${job.state})`;
   }
 }
 
@@ -92,7 +92,7 @@ export function createRefundCommand(ctx: CommandContext = defaultContext): Comma
             throw new UsageError(`${FLAG_OF_FIELD[problem.field] ?? problem.field}: ${problem.reason}`);
           }
           if (values.json) {
-            io.stdout(`${JSON.stringify({ outcome: result.outcome, job: jobView(result.job) })}\n`);
+            io.stdout(`${jsonText({ outcome: result.outcome, job: jobView(result.job) })}\n`);
           } else {
             io.stdout(`${describeOutcome(result)}\n`);
           }

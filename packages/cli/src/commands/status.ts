@@ -13,7 +13,7 @@ import {
   runGuarded,
 } from '../args.ts';
 import { type CommandContext, defaultContext, openFromFlags } from '../context.ts';
-import { iso, jobLine, jobView, when } from '../format.ts';
+import { iso, jobLine, jobView, jsonText, text, when } from '../format.ts';
 import type { Command } from '../main.ts';
 
 const HELP = `Usage: postback status (--db FILE | --pg URL | --sqs URL) [--json] [--dead N]
@@ -63,7 +63,7 @@ export function createStatusCommand(ctx: CommandContext = defaultContext): Comma
           const total = JOB_STATES.reduce((sum, state) => sum + stats.counts[state], 0);
           if (values.json) {
             io.stdout(
-              `${JSON.stringify({
+              `${jsonText({
                 backend: backend.describe,
                 counts: stats.counts,
                 total,
@@ -77,14 +77,14 @@ export function createStatusCommand(ctx: CommandContext = defaultContext): Comma
             );
             return EXIT.ok;
           }
-          const lines = [`backend: ${backend.describe}`, `jobs: ${total}`];
+          const lines = [text`backend: ${backend.describe}`, `jobs: ${total}`];
           for (const state of JOB_STATES) lines.push(`  ${state.padEnd(10)} ${stats.counts[state]}`);
           lines.push(
             `oldest pending: ${stats.oldestPendingAt === null ? '-' : when(stats.oldestPendingAt, now)}`,
           );
           const nearest = stats.nearestDeadline;
           lines.push(
-            `nearest deadline: ${nearest === null ? '-' : `${when(nearest.deadline, now)}  ${nearest.kind} order ${nearest.orderId} (${nearest.id})`}`,
+            `nearest deadline: ${nearest === null ? '-' : text`${when(nearest.deadline, now)}  ${nearest.kind} order ${nearest.orderId} (${nearest.id})`}`,
           );
           if (dead.length > 0) {
             lines.push(`dead jobs (first ${dead.length} of ${stats.counts.dead}; see 'postback dlq list'):`);
