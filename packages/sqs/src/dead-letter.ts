@@ -4,7 +4,7 @@
  * carries the outcome in message attributes: state, reason, time and attempts. SQS cannot list a queue,
  * so reading means receiving with a short visibility timeout and giving the messages back afterwards.
  * Messages moved by the queue's own redrive policy carry no attributes; they read as `dead` with a reason
- * saying so.
+ * saying so. Whether the job may have been applied (`maybeAppliedAt`) is in the body, like the rest of it.
  */
 import {
   type Message,
@@ -75,7 +75,15 @@ function numberAttribute(message: Message, name: string): number | undefined {
   return Number.isSafeInteger(value) ? value : undefined;
 }
 
-/** Builds the job a dead-letter body describes, in its final state. */
+/**
+ * Builds the job a dead-letter body describes, in its final state. `maybeAppliedAt` comes from the body
+ * (written there when the job failed after a request that may have reached the service).
+ *
+ * @example
+ * ```ts
+ * const job = deadJobOf(decodeJobBody(text), { state: 'dead', reason: 'HTTP 422', failedAt: now, attempts: 2 });
+ * ```
+ */
 export function deadJobOf(
   body: JobBody,
   failure: { state: DeadLetterState; reason: string; failedAt: EpochMs; attempts: number },
@@ -93,6 +101,7 @@ export function deadJobOf(
     lease: null,
     deliveredAt: null,
     campaignId: body.campaignId,
+    maybeAppliedAt: body.maybeAppliedAt,
   };
   return body.kind === 'confirm'
     ? {

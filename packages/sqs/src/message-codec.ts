@@ -4,6 +4,10 @@
  * because SQS keeps them (visibility, `ApproximateReceiveCount`, receipt handle). The deadline is also a
  * message attribute so it shows in the AWS console and can be read without parsing the body.
  *
+ * `maybeAppliedAt` (when a request of the job may first have reached the service) travels in the body only
+ * when it is set — a replayed or dead-lettered job that may have been applied — so a freshly enqueued body
+ * stays byte-for-byte what workers of earlier versions read; a body without it decodes as null.
+ *
  * FIFO identifiers are derived from the order id: SQS allows 1–128 printable ASCII characters there, and an
  * order id may be longer or hold anything, so such ids are replaced by their SHA-256.
  */
@@ -28,6 +32,8 @@ const common = {
   createdAt: epochMs,
   deadline: epochMs.nullable(),
   campaignId: z.string().min(1).nullable(),
+  /** Absent from bodies written before the field existed, and from bodies of jobs never maybe applied. */
+  maybeAppliedAt: epochMs.nullable().default(null),
 };
 
 /** The body schema: one source of truth for encoding and decoding. */
@@ -46,7 +52,7 @@ export const jobBodySchema = z.discriminatedUnion('kind', [
 export type JobBody = z.infer<typeof jobBodySchema>;
 
 /**
- * The body to send for a job: only what the job needs to be delivered.
+ * The body to send for a job: only what the job needs to be delivered, and `maybeAppliedAt` when set.
  *
  * @example
  * ```ts
@@ -61,6 +67,8 @@ export function encodeJobBody(job: Job): string {
     createdAt: job.createdAt,
     deadline: job.deadline,
     campaignId: job.campaignId,
+    // Only when set: a fresh job's body stays readable by workers that predate the field.
+    ...(job.maybeAppliedAt === null ? {} : { maybeAppliedAt: job.maybeAppliedAt }),
   };
   const body =
     job.kind === 'confirm'
@@ -76,7 +84,8 @@ export function encodeJobBody(job: Job): string {
 }
 
 /**
- * Parses a message body. Throws {@link MalformedMessageError} naming the first bad field.
+ * Parses a message body; a body without `maybeAppliedAt` reads it as null. Throws
+ * {@link MalformedMessageError} naming the first bad field.
  *
  * @example
  * ```ts

@@ -19,9 +19,22 @@ const confirmJob = fc.record({
   valueMicros: fc.nat({ max: Number.MAX_SAFE_INTEGER }),
   clickedAt: epoch,
   campaignId: fc.option(fc.stringMatching(/^cmp_[A-Za-z0-9]{1,12}$/), { nil: null }),
+  maybeAppliedAt: fc.option(epoch, { nil: null }),
 });
 
 type ConfirmFields = typeof confirmJob extends fc.Arbitrary<infer T> ? T : never;
+
+const sampleConfirm: ConfirmFields = {
+  id: 'c1',
+  orderId: 'A-1',
+  createdAt: 5,
+  deadline: 9,
+  clickToken: 'tok_1',
+  valueMicros: 1_000,
+  clickedAt: 4,
+  campaignId: null,
+  maybeAppliedAt: null,
+};
 
 function asJob(fields: ConfirmFields): Job {
   return {
@@ -63,6 +76,7 @@ describe('job bodies', () => {
       lease: null,
       deliveredAt: null,
       campaignId: null,
+      maybeAppliedAt: null,
     };
     expect(decodeJobBody(encodeJobBody(refund))).toEqual({
       v: 1,
@@ -72,7 +86,35 @@ describe('job bodies', () => {
       createdAt: 5,
       deadline: null,
       campaignId: null,
+      maybeAppliedAt: null,
     });
+  });
+
+  test('a body written before maybeAppliedAt existed decodes with maybeAppliedAt null', () => {
+    const before = JSON.stringify({
+      v: 1,
+      id: 'c1',
+      orderId: 'A-1',
+      createdAt: 5,
+      deadline: 9,
+      campaignId: null,
+      kind: 'confirm',
+      clickToken: 'tok_1',
+      valueMicros: 1_000,
+      clickedAt: 4,
+    });
+    expect(decodeJobBody(before)).toMatchObject({ id: 'c1', maybeAppliedAt: null });
+  });
+
+  test('maybeAppliedAt is written only when set, so a fresh job’s body stays what earlier workers read', () => {
+    fc.assert(
+      fc.property(confirmJob, (fields) => {
+        const text = encodeJobBody(asJob(fields));
+        expect('maybeAppliedAt' in JSON.parse(text)).toBe(fields.maybeAppliedAt !== null);
+      }),
+    );
+    const maybeApplied = asJob({ ...sampleConfirm, maybeAppliedAt: 7 });
+    expect(decodeJobBody(encodeJobBody(maybeApplied)).maybeAppliedAt).toBe(7);
   });
 
   test('any body that is not a job of this format is refused with a MalformedMessageError naming the field', () => {
