@@ -91,6 +91,20 @@ describe('the proxy on a landing', () => {
     expect(response.headers.get('cache-control')).toBe('no-store');
     expect(cookieValueOf(response)).not.toBe('');
   });
+
+  it('with cleanUrl, redirects only to the shop’s own origin, whatever the request path', async () => {
+    const { postback } = setup({ cleanUrl: true });
+    for (const path of [
+      `//evil.example/?click_token=${TOKEN}`,
+      `/\\evil.example/?click_token=${TOKEN}`,
+      `///evil.example/x?click_token=${TOKEN}`,
+    ]) {
+      // The URL as the server receives it: the path is not resolved against the shop as a reference.
+      const response = await postback.proxy(new NextRequest(`${SHOP}${path}`));
+      expect(response.status).toBe(302);
+      expect(new URL(response.headers.get('location') as string).origin).toBe(SHOP);
+    }
+  });
 });
 
 describe('later requests', () => {

@@ -226,7 +226,7 @@ describe('click capture engine', () => {
     const outcome = await handle(`/shoes?size=42&click_token=${TOKEN}&color=red#reviews`);
     expect(outcome.redirect).toEqual({
       status: 303,
-      location: 'https://shop.test/shoes?size=42&color=red#reviews',
+      location: '/shoes?size=42&color=red#reviews',
     });
     expect(outcome.setCookie).toMatch(/^postback_click=/);
     const post = await handle(`/shoes?click_token=${TOKEN}`, undefined, { method: 'POST' });

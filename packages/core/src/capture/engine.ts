@@ -10,6 +10,7 @@
  *   synchronous HMAC and neither `consent` nor `store` nor first-click attribution; async otherwise.
  */
 import type { ClickStamp } from '../click.ts';
+import { cleanUrlLocation } from './clean-url.ts';
 import { createClickCookieCodec } from './cookie-codec.ts';
 import { cookieValues, serializeCookie } from './cookie-header.ts';
 import {
@@ -18,7 +19,7 @@ import {
   type ResolvedCaptureOptions,
   resolveCaptureOptions,
 } from './options.ts';
-import { checkClickToken, findLandingToken, findTokens, stripParams } from './token.ts';
+import { checkClickToken, findLandingToken, findTokens } from './token.ts';
 
 /**
  * The click of one request, attached by every adapter (`req.postback`, `ctx.state.postback`, the second
@@ -36,7 +37,10 @@ export interface ClickContext {
 /** The clean-URL redirect the adapter must answer with instead of calling the app. */
 export interface CaptureRedirect {
   status: 302 | 303;
-  /** The request URL without the token parameter(s), in the same form (absolute or path) as it came. */
+  /**
+   * The request's path and query without the token parameter(s), always as a path on the shop's own
+   * origin (one leading `/`, never `//` or `/\`), whatever the request target: see {@link cleanUrlLocation}.
+   */
   location: string;
 }
 
@@ -234,7 +238,7 @@ export function createClickCapture<R = CaptureRequest>(options: CaptureOptions<R
     const method = request.method ?? 'GET';
     // Redirect only once the click is kept somewhere, else the clean URL would lose it.
     return resolved.cleanUrl && kept && (method === 'GET' || method === 'HEAD')
-      ? { status: resolved.cleanUrlStatus, location: stripParams(request.url, params) }
+      ? { status: resolved.cleanUrlStatus, location: cleanUrlLocation(request.url, params) }
       : null;
   };
 

@@ -57,8 +57,23 @@ describe('withPostback', () => {
     const response = await app(new Request(`https://shop.test/shoes?click_token=${TOKEN}&size=42`));
     expect(called).toBe(false);
     expect(response.status).toBe(302);
-    expect(response.headers.get('location')).toBe('https://shop.test/shoes?size=42');
+    expect(response.headers.get('location')).toBe('/shoes?size=42');
     expect(response.headers.get('cache-control')).toBe('no-store');
     expect(response.headers.get('set-cookie')).toMatch(/^postback_click=/);
+  });
+
+  it('redirects only to a path on the origin the browser asked, whatever the request URL or Host', async () => {
+    const app = withPostback(() => new Response('page'), { secrets: [SECRET], cleanUrl: true });
+    for (const url of [
+      `https://shop.test//evil.example/?click_token=${TOKEN}`,
+      `https://shop.test/\\evil.example/?click_token=${TOKEN}`,
+      `https://shop.test///evil.example/x?click_token=${TOKEN}`,
+      // A server that builds Request.url from the Host header, or from `//evil.example/` against its base.
+      `http://evil.example/x?click_token=${TOKEN}`,
+    ]) {
+      const location = (await app(new Request(url))).headers.get('location') as string;
+      expect(location).toMatch(/^\/(?![/\\])/);
+      expect(new URL(location, 'https://shop.test').origin).toBe('https://shop.test');
+    }
   });
 });

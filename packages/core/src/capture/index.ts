@@ -5,6 +5,7 @@
  * wrapper here) only convert their request and apply the returned outcome.
  */
 export { decodeBase64Url, encodeBase64Url } from './base64url.ts';
+export { cleanUrlLocation } from './clean-url.ts';
 export { type ConfirmOrderResult, confirmClickOrder, type OrderToConfirm } from './confirm.ts';
 export {
   CLICK_COOKIE_VERSION,
