@@ -27,6 +27,13 @@ export const EXIT = Object.freeze({
   usage: 2,
   /** The backend (database file, Postgres, SQS) or the ad service could not be reached. */
   unreachable: 3,
+  /** `worker --drain` ended with delivery paused because the service refused the API key (401/403). */
+  keyRefused: 4,
+  /**
+   * `worker --drain` ended with delivery paused by an answer that is not the service's (a 404 without its
+   * JSON error: a wrong base URL, a proxy): a configuration error.
+   */
+  misconfigured: 5,
 });
 
 /** A usage error: a bad flag or a bad value. Reported as `postback <command>: <message>`, exit 2. */

@@ -1,3 +1,5 @@
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { type SandboxWorld, startSandboxWorld } from '../../../test/helpers/sandbox-world.ts';
@@ -105,6 +107,45 @@ describe('postback worker (in process)', () => {
     const code = await main(['worker', '--db', db.file, '--base-url', world.url, '--drain', ...FAST], io);
     expect(code).toBe(0);
     expect(await counts()).toMatchObject({ delivered: 5, pending: 0, inflight: 0 });
+  });
+
+  it('with --drain, exits 4 (not 0) when the service refuses the key, leaving the jobs pending, and never prints the key', async () => {
+    await enqueueClicks(3);
+    const badKey = 'sk_live_not_a_key_of_this_account_0123456789';
+    const io = captureIo({ env: { POSTBACK_API_KEY: badKey } });
+    const code = await main(['worker', '--db', db.file, '--base-url', world.url, '--drain', ...FAST], io);
+    expect(code, io.err()).toBe(4);
+    expect(io.err()).toMatch(/delivery paused.*API key.*40[13]/);
+    expect(await counts()).toMatchObject({ pending: 3, inflight: 0, delivered: 0, dead: 0 });
+    expect(io.out() + io.err()).not.toContain(badKey);
+  });
+
+  it("with --drain, exits 5 when the base URL answers 404s that are not the service's (a configuration error), dead-lettering nothing", async () => {
+    await enqueueClicks(2);
+    // A base URL with a wrong path in front of a web server: plain 404 pages, no JSON `detail`.
+    const server = createServer((_req, res) => {
+      res.writeHead(404, { 'content-type': 'text/html' }).end('<h1>Not Found</h1>');
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const { port } = server.address() as AddressInfo;
+    try {
+      const io = captureIo({ env: { POSTBACK_API_KEY: world.conversionsKey } });
+      const args = [
+        'worker',
+        '--db',
+        db.file,
+        '--base-url',
+        `http://127.0.0.1:${port}/api`,
+        '--drain',
+        ...FAST,
+      ];
+      const code = await main(args, io);
+      expect(code, io.err()).toBe(5);
+      expect(io.err()).toMatch(/delivery paused.*--base-url/);
+      expect(await counts()).toMatchObject({ pending: 2, inflight: 0, dead: 0 });
+    } finally {
+      await new Promise((resolve) => server.close(resolve));
+    }
   });
 
   it('exits 2 naming POSTBACK_API_KEY when it is not set, and the base URL when none is given', async () => {

@@ -22,6 +22,7 @@ import {
   UsageError,
 } from '../args.ts';
 import { type CommandContext, defaultContext, openFromFlags } from '../context.ts';
+import { text } from '../format.ts';
 import { createLogger, type LogFormat, safeFields } from '../log.ts';
 import type { Command } from '../main.ts';
 import { type DispatcherHandle, realFactories, type WorkerFactories } from '../worker-factories.ts';
@@ -53,13 +54,15 @@ Options:
   --backoff-min-ms N      shortest retry delay, also after Retry-After: 0 (default ${DEFAULT_BACKOFF.minMs})
   --request-timeout-ms N  timeout of one HTTP request (default ${DEFAULT_TIMEOUT_MS})
   --shutdown-timeout-ms N how long a graceful stop waits for in-flight sends (default ${DEFAULT_SHUTDOWN_TIMEOUT_MS})
-  --drain                 exit 0 once no job is due, instead of waiting for a signal
+  --drain                 exit once no job is due (or delivery is paused), instead of waiting
+                          for a signal
   --log text|json         log format: text lines (default) or JSON lines
   -h, --help              show this help
 
 Exit codes: 0 stopped gracefully (sends still running at the timeout are released to pending),
 1 the worker failed, 2 usage error (bad flag, missing POSTBACK_API_KEY or base URL),
-3 backend unreachable.
+3 backend unreachable, 4 (--drain) delivery paused: the service refused the API key (401/403),
+5 (--drain) delivery paused: answers that are not the service's (wrong base URL or proxy).
 `;
 
 const OPTIONS = {
@@ -97,6 +100,25 @@ function parseBaseUrl(value: string | undefined): string {
     throw new UsageError('--base-url must not carry credentials; use POSTBACK_API_KEY');
   // Kept without query or fragment: the client appends `/v1/...` to the path, and the URL is logged.
   return `${url.origin}${url.pathname}`.replace(/\/$/, '');
+}
+
+/**
+ * The exit code and stderr line of a `--drain` run that ended with delivery paused: 4 when the service
+ * refused the key (401/403), 5 for any other pause (an answer that is not the service's: a configuration
+ * error). The reason is the Dispatcher's (already redacted); the key is scrubbed again all the same.
+ */
+function pausedExit(
+  pause: { status: number | null; reason: string } | null,
+  apiKey: string,
+  io: { stderr(text: string): void },
+): number {
+  const keyRefused = pause === null || pause.status === 401 || pause.status === 403;
+  const what = keyRefused
+    ? 'the service refused the API key; check POSTBACK_API_KEY and its scopes'
+    : "the answers are not the ad service's; check --base-url / POSTBACK_API_URL";
+  const reason = pause === null ? '' : `: ${pause.reason.split(apiKey).join('[redacted]')}`;
+  io.stderr(`${text`postback worker: delivery paused, jobs left pending (${what})${reason}`}\n`);
+  return keyRefused ? EXIT.keyRefused : EXIT.misconfigured;
 }
 
 /** Waits until the signal aborts. */
@@ -169,6 +191,15 @@ export function createWorkerCommand(
             logger.log(event.level, event.name, safeFields(payload)),
           );
         }
+        // The pause delivery is in, if any: a --drain run that ends paused must not exit 0.
+        let pause: { status: number | null; reason: string } | null = null;
+        dispatcher.on('paused', (payload) => {
+          const { status, reason } = payload as { status: number | null; reason: string };
+          pause = { status, reason };
+        });
+        dispatcher.on('resumed', () => {
+          pause = null;
+        });
         let stopped = false;
         // The batch of `--drain` still running when a signal came: awaited before the store closes.
         let batch: Promise<{ claimed: number }> | undefined;
@@ -196,6 +227,7 @@ export function createWorkerCommand(
           // Jobs still sending at the timeout were released to pending (not counted as an attempt):
           // nothing is lost or left inflight, so this is still a graceful stop.
           logger.log(result.released > 0 ? 'warn' : 'info', 'worker.stopped', { released: result.released });
+          if (values.drain && dispatcher.paused()) return pausedExit(pause, apiKey, io);
           return EXIT.ok;
         } finally {
           // Whatever failed, give claimed jobs back before the store closes.
