@@ -7,12 +7,15 @@ import type { FaultInjector } from './faults.ts';
 import type { ResolvedSandboxOptions } from './options.ts';
 import type { Account, SandboxState, Scope } from './state.ts';
 import type { Body } from './validate.ts';
+import type { VariantSet } from './variants.ts';
 
 /** The parts of a running sandbox that handlers share. */
 export interface SandboxCore {
   state: SandboxState;
   clock: SandboxClock;
   faults: FaultInjector;
+  /** The response variants in effect. */
+  variants: VariantSet;
   options: ResolvedSandboxOptions;
 }
 
@@ -32,6 +35,8 @@ export interface RequestContext {
 export interface V1Context extends RequestContext {
   account: Account;
   scopes: readonly Scope[];
+  /** The bearer key of the request. A secret: only the `refuse-key` variant ever puts it in an answer. */
+  apiKey: string;
 }
 
 /** A response: status and JSON body. */

@@ -1,7 +1,9 @@
 /**
  * A small typed client of the control API (`/_sandbox/`), for tests and demos: the same requests a
- * user would make with curl, with the answers typed. It speaks real HTTP via `fetch`.
+ * user would make with curl, with the answers typed. It speaks real HTTP via `fetch`. Its types are the
+ * sandbox's own: nothing here comes from `@postback/client`.
  */
+import type { SandboxVariant } from './variants.ts';
 
 /**
  * The keys of a sandbox account, one per scope and one with every scope. Secrets: do not log them.
@@ -28,10 +30,22 @@ export interface SandboxClick {
   landing_url: string;
 }
 
+/**
+ * One order the sandbox applied, as `GET /_sandbox/conversions` reports it: the oracle of what the
+ * service did, independent of what any client believes.
+ * @example
+ * ```ts
+ * const c = await control.conversion('ord-1');
+ * c?.state; // 'confirmed' | 'reversed'; undefined when never applied
+ * ```
+ */
 export interface SandboxConversion {
+  account_id: string;
   order_id: string;
   campaign_id: string;
   value_micros: number;
+  /** What the confirmation charged the campaign (0 for models not priced per conversion); given back by a reversal. */
+  charged_micros: number;
   state: 'confirmed' | 'reversed';
   clicked_at: string;
   confirmed_at: string;
@@ -86,7 +100,18 @@ export interface SandboxControl {
   click(campaignId: string): Promise<SandboxClick>;
   advanceClock(seconds: number): Promise<{ now: string }>;
   clock(): Promise<{ now: string }>;
+  /** Every applied order (of one account when `accountId` is given), with counters. */
   conversions(accountId?: string): Promise<SandboxConversionReport>;
+  /** One applied order by `order_id` (of one account when given); `undefined` when none was applied. */
+  conversion(orderId: string, accountId?: string): Promise<SandboxConversion | undefined>;
+  /** The response variants in effect and every known one. */
+  variants(): Promise<{ variants: SandboxVariant[]; available: SandboxVariant[] }>;
+  /** Replaces the response variants in effect (an empty list: the default answers). */
+  setVariants(
+    variants: readonly SandboxVariant[],
+  ): Promise<{ variants: SandboxVariant[]; available: SandboxVariant[] }>;
+  /** Turns every response variant off. */
+  clearVariants(): Promise<{ variants: SandboxVariant[]; available: SandboxVariant[] }>;
   setFaults(faults: SandboxFaults): Promise<Required<SandboxFaults>>;
   clearFaults(): Promise<unknown>;
   reset(): Promise<unknown>;
@@ -140,6 +165,15 @@ export function createSandboxControl(baseUrl: string, fetchImpl: typeof fetch = 
         'GET',
         accountId === undefined ? 'conversions' : `conversions?account_id=${encodeURIComponent(accountId)}`,
       ),
+    conversion: async (orderId, accountId) => {
+      const query = new URLSearchParams({ order_id: orderId });
+      if (accountId !== undefined) query.set('account_id', accountId);
+      const report = await call<SandboxConversionReport>('GET', `conversions?${query}`);
+      return report.conversions[0];
+    },
+    variants: () => call('GET', 'variants'),
+    setVariants: (variants) => call('POST', 'variants', { variants }),
+    clearVariants: () => call('DELETE', 'variants'),
     setFaults: (faults) => call('POST', 'faults', faults),
     clearFaults: () => call('DELETE', 'faults'),
     reset: () => call('POST', 'reset', {}),

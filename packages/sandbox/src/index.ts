@@ -36,3 +36,5 @@ export {
 } from './traffic.ts';
 export type { V1Route } from './v1/routes.ts';
 export { V1_ROUTES } from './v1/routes.ts';
+export type { SandboxVariant } from './variants.ts';
+export { EXTRA_FIELDS, HTML_404, SANDBOX_VARIANTS, UNKNOWN_ENUM_VALUES } from './variants.ts';

@@ -3,6 +3,8 @@
  * defaults and validation. Hand-written (not zod) so the package stays light and the errors name the field.
  */
 
+import { type SandboxVariant, variantListProblem } from './variants.ts';
+
 /**
  * Port the sandbox listens on; 0 picks a free one.
  * @defaultValue 0
@@ -70,6 +72,12 @@ export interface SandboxOptions {
    * @defaultValue `Math.random`
    */
   random?: () => number;
+  /**
+   * Response variants on from the start (see `SANDBOX_VARIANTS` and the README); `POST /_sandbox/variants`
+   * changes them at run time and `POST /_sandbox/reset` brings these back.
+   * @defaultValue `[]` (the default answers)
+   */
+  variants?: readonly SandboxVariant[];
 }
 
 /** {@link SandboxOptions} with every default filled in. */
@@ -106,6 +114,7 @@ const isDays: Check = (v) =>
     ? null
     : 'must be a number of days in (0, 3650]';
 const isFunction: Check = (v) => (typeof v === 'function' ? null : 'must be a function');
+const isVariantList: Check = variantListProblem;
 
 /** The schema: every option with its check and default. Adding an option means adding one row here. */
 const schema: { [K in keyof SandboxOptions]-?: { check: Check; default: ResolvedSandboxOptions[K] } } = {
@@ -115,6 +124,7 @@ const schema: { [K in keyof SandboxOptions]-?: { check: Check; default: Resolved
   returnWindowDays: { check: isDays, default: DEFAULT_RETURN_WINDOW_DAYS },
   now: { check: isFunction, default: Date.now },
   random: { check: isFunction, default: Math.random },
+  variants: { check: isVariantList, default: [] },
 };
 
 /**

@@ -13,6 +13,7 @@ import { createRequestListener } from './http/handler.ts';
 import type { ResolvedSandboxOptions, SandboxOptions } from './options.ts';
 import { resolveSandboxOptions } from './options.ts';
 import { SandboxState } from './state.ts';
+import { VariantSet } from './variants.ts';
 
 /**
  * A running sandbox.
@@ -63,6 +64,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Runnin
     state: new SandboxState(),
     clock: new SandboxClock(resolved.now),
     faults: new FaultInjector(resolved.random),
+    variants: new VariantSet(resolved.variants),
     options: resolved,
   };
   const server = createServer({ keepAlive: true }, createRequestListener(core));

@@ -24,6 +24,13 @@ export type PricingModel = (typeof PRICING_MODELS)[number];
 export const CAMPAIGN_STATUSES = ['review', 'active', 'paused', 'rejected', 'completed'] as const;
 export type CampaignStatus = (typeof CAMPAIGN_STATUSES)[number];
 
+/** Conversion sources: the spec's `s2s` and `pixel` (the default; the spec's other values are not shown). */
+export const CONVERSION_SOURCES = ['pixel', 's2s'] as const;
+export type ConversionSource = (typeof CONVERSION_SOURCES)[number];
+
+/** Creative and placement formats: the spec names only `card`. */
+export const CREATIVE_FORMATS = ['card'] as const;
+
 export const VERIFICATION_METHODS = ['dns_txt', 'file', 'meta_tag'] as const;
 export type VerificationMethod = (typeof VERIFICATION_METHODS)[number];
 
@@ -44,7 +51,7 @@ export interface CampaignWire {
   total_budget_micros: number | null;
   daily_cap_micros: number | null;
   spend_micros: number;
-  conversion_source: 'pixel' | 's2s';
+  conversion_source: ConversionSource;
   target_categories: string[];
   target_segments: string[];
   exclude_segments: string[];

@@ -3,7 +3,6 @@
  * balance is too low, cross_promo paid in credit with no cash budget, segments only from the listing,
  * and the plan's figures.
  */
-import { ConflictError, PaymentRequiredError } from '@postback/client';
 import { describe, expect } from 'vitest';
 import { campaignBody, DAY_S, raw, test } from './fixtures.ts';
 
@@ -50,7 +49,7 @@ describe('POST /v1/campaigns', () => {
     const err = await acct.write.campaigns
       .create(campaignBody({ total_budget_micros: 20_000_001 }))
       .catch((e: unknown) => e);
-    expect(err).toBeInstanceOf(PaymentRequiredError);
+    expect(err).toMatchObject({ status: 402, detail: expect.stringContaining('balance too low') });
     expect(await sandbox.control.account(acct.accountId)).toMatchObject({
       balance_micros: 20_000_000,
       held_micros: 40_000_000,
@@ -84,8 +83,7 @@ describe('POST /v1/campaigns', () => {
         campaignBody({ pricing_model: 'cross_promo', bid_micros: 1_000_000, total_budget_micros: 1_000_000 }),
       )
       .catch((e: unknown) => e);
-    expect(err).toBeInstanceOf(ConflictError);
-    expect(err).toMatchObject({ status: 422 });
+    expect(err).toMatchObject({ status: 422, detail: expect.stringContaining('cross_promo') });
   });
 
   test('a cross_promo campaign without enough credit for one bid is refused with 402', async ({
@@ -96,7 +94,7 @@ describe('POST /v1/campaigns', () => {
       acct.write.campaigns.create(
         campaignBody({ pricing_model: 'cross_promo', bid_micros: 1_000_000, total_budget_micros: null }),
       ),
-    ).rejects.toBeInstanceOf(PaymentRequiredError);
+    ).rejects.toMatchObject({ status: 402 });
   });
 
   test('a cash campaign without total_budget_micros is refused with 400 naming the field', async ({

@@ -2,7 +2,6 @@
  * The control API under /_sandbox/: accounts and keys, clicks and landing URLs, the clock, the
  * conversion report, campaign status, reset — and the in-process handle of startSandbox.
  */
-import { AuthenticationError } from '@postback/client';
 import { describe, expect } from 'vitest';
 import { campaignBody, campaignWithClick, DAY_S, raw, test, withSandbox } from './fixtures.ts';
 
@@ -120,9 +119,11 @@ describe('control API', () => {
     expect(onlyA).toEqual({
       conversions: [
         {
+          account_id: a.accountId,
           order_id: 'A1',
           campaign_id: ca.campaignId,
           value_micros: 10,
+          charged_micros: 2_000_000,
           state: 'confirmed',
           clicked_at: expect.any(String),
           confirmed_at: confirmed.confirmed_at,
@@ -130,6 +131,20 @@ describe('control API', () => {
         },
       ],
       counts: { requests: 1, duplicates: 0, rejections: 0, late: 0 },
+    });
+    // One order by order_id (the oracle tests ask: was this order applied, charged, reversed?).
+    expect(await sandbox.control.conversion('B1')).toMatchObject({
+      account_id: b.accountId,
+      campaign_id: cb.campaignId,
+      charged_micros: 2_000_000,
+      state: 'confirmed',
+    });
+    expect(await sandbox.control.conversion('B1', a.accountId)).toBeUndefined();
+    expect(await sandbox.control.conversion('never')).toBeUndefined();
+    await b.conversions.conversions.refund({ campaign_id: cb.campaignId, order_id: 'B1' });
+    expect(await sandbox.control.conversion('B1', b.accountId)).toMatchObject({
+      state: 'reversed',
+      reversed_at: expect.any(String),
     });
   });
 
@@ -141,7 +156,7 @@ describe('control API', () => {
     await sandbox.control.advanceClock(10 * DAY_S);
     await sandbox.control.setFaults({ latency_ms: 5 });
     await sandbox.control.reset();
-    await expect(acct.read.me.get()).rejects.toBeInstanceOf(AuthenticationError);
+    await expect(acct.read.me.get()).rejects.toMatchObject({ status: 401 });
     expect(await sandbox.control.conversions()).toEqual({
       conversions: [],
       counts: { requests: 0, duplicates: 0, rejections: 0, late: 0 },

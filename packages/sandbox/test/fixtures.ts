@@ -1,21 +1,24 @@
 /**
  * Test fixtures: every test gets its own sandbox on an ephemeral port (so it owns all state, the clock
- * and the faults) and creates accounts whose clients speak to it over real HTTP through
- * `@postback/client`. Everything is closed after the test.
+ * and the faults) and creates accounts whose raw clients (`wire.ts`: plain fetch, no schema) speak to it
+ * over real HTTP. Everything is closed after the test.
  */
-import { type AdServiceClient, type CampaignCreate, createClient } from '@postback/client';
 import { test as base } from 'vitest';
 import { type RunningSandbox, type SandboxKeys, type SandboxOptions, startSandbox } from '../src/index.ts';
+import { createWireClient, type Json, type WireClient } from './wire.ts';
+
+/** A campaign creation body (any fields: the sandbox is the one that validates). */
+export type CampaignCreate = Record<string, Json>;
 
 /** One sandbox account with a client per key. */
 export interface TestAccount {
   accountId: string;
   keys: SandboxKeys;
   /** Client with every scope. */
-  all: AdServiceClient;
-  read: AdServiceClient;
-  write: AdServiceClient;
-  conversions: AdServiceClient;
+  all: WireClient;
+  read: WireClient;
+  write: WireClient;
+  conversions: WireClient;
 }
 
 export interface SandboxFixtures {
@@ -32,23 +35,16 @@ export const test = base.extend<SandboxFixtures>({
     await sandbox.close();
   },
   newAccount: async ({ sandbox }, use) => {
-    const clients: AdServiceClient[] = [];
-    await use((body) => accountIn(sandbox, clients, body));
-    await Promise.all(clients.map((c) => c.close()));
+    await use((body) => accountIn(sandbox, body));
   },
 });
 
-/** Creates an account in `sandbox` and a client per key (pushed to `clients` for closing). */
+/** Creates an account in `sandbox` and a raw client per key. */
 export async function accountIn(
   sandbox: RunningSandbox,
-  clients: AdServiceClient[],
   body?: { balance_micros?: number; credit_micros?: number },
 ): Promise<TestAccount> {
-  const client = (apiKey: string) => {
-    const c = createClient({ baseUrl: sandbox.url, apiKey, retry: false, timeout: 5_000 });
-    clients.push(c);
-    return c;
-  };
+  const client = (apiKey: string) => createWireClient(sandbox.url, apiKey);
   const { account_id, keys } = await sandbox.control.createAccount(body);
   return {
     accountId: account_id,
@@ -69,11 +65,9 @@ export async function withSandbox(
   body: (sandbox: RunningSandbox, newAccount: () => Promise<TestAccount>) => Promise<void>,
 ): Promise<void> {
   const sandbox = await startSandbox(options);
-  const clients: AdServiceClient[] = [];
   try {
-    await body(sandbox, () => accountIn(sandbox, clients));
+    await body(sandbox, () => accountIn(sandbox));
   } finally {
-    await Promise.all(clients.map((c) => c.close()));
     await sandbox.close();
   }
 }
@@ -110,7 +104,7 @@ export async function raw(
   method: string,
   path: string,
   options: { key?: string; body?: unknown; headers?: Record<string, string> } = {},
-): Promise<{ status: number; headers: Headers; json: unknown }> {
+): Promise<{ status: number; headers: Headers; json: Json; text: string }> {
   const headers: Record<string, string> = { ...options.headers };
   if (options.key !== undefined) headers.authorization = `Bearer ${options.key}`;
   if (options.body !== undefined) headers['content-type'] = 'application/json';
@@ -125,7 +119,11 @@ export async function raw(
           : JSON.stringify(options.body),
   });
   const text = await res.text();
-  return { status: res.status, headers: res.headers, json: text === '' ? null : JSON.parse(text) };
+  let json: Json = null;
+  try {
+    json = text === '' ? null : JSON.parse(text);
+  } catch {}
+  return { status: res.status, headers: res.headers, json, text };
 }
 
 export const DAY_S = 86_400;

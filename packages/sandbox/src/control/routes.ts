@@ -12,6 +12,7 @@ import { ALL_SCOPES, CAMPAIGN_STATUSES, VERIFICATION_METHODS } from '../state.ts
 import { listedSegments } from '../traffic.ts';
 import { normalizeDomain } from '../v1/sites.ts';
 import { readEnum, readMicros, readString } from '../validate.ts';
+import { SANDBOX_VARIANTS, type SandboxVariant, variantListProblem } from '../variants.ts';
 
 /**
  * Prepaid balance of a new sandbox account when `balance_micros` is not given (1,000 USD).
@@ -120,6 +121,7 @@ function advanceClock(ctx: RequestContext): Answer {
 
 function conversions(ctx: RequestContext): Answer {
   const filter = ctx.query.get('account_id');
+  const orderFilter = ctx.query.get('order_id');
   const state = ctx.core.state;
   let accounts: Account[];
   if (filter === null) accounts = [...state.accounts.values()];
@@ -136,10 +138,13 @@ function conversions(ctx: RequestContext): Answer {
     counts.rejections += a.counts.rejections;
     counts.late += a.counts.late;
     for (const c of a.orders.values()) {
+      if (orderFilter !== null && c.orderId !== orderFilter) continue;
       list.push({
+        account_id: a.id,
         order_id: c.orderId,
         campaign_id: c.campaign.wire.id,
         value_micros: c.valueMicros,
+        charged_micros: c.chargeMicros,
         state: c.reversedAt === null ? 'confirmed' : 'reversed',
         clicked_at: iso(c.clickedAt),
         confirmed_at: iso(c.confirmedAt),
@@ -164,9 +169,28 @@ function clearFaults(ctx: RequestContext): Answer {
   return { status: 200, body: { ...NO_FAULTS } };
 }
 
+function variantsAnswer(ctx: RequestContext): Answer {
+  return { status: 200, body: { variants: ctx.core.variants.list(), available: [...SANDBOX_VARIANTS] } };
+}
+
+function setVariants(ctx: RequestContext): Answer {
+  for (const key of Object.keys(ctx.body))
+    if (key !== 'variants') throw badField(key, 'is not a known field');
+  const problem = variantListProblem(ctx.body.variants);
+  if (problem !== null) throw badField('variants', problem);
+  ctx.core.variants.set(ctx.body.variants as SandboxVariant[]);
+  return variantsAnswer(ctx);
+}
+
+function clearVariants(ctx: RequestContext): Answer {
+  ctx.core.variants.set([]);
+  return variantsAnswer(ctx);
+}
+
 function reset(ctx: RequestContext): Answer {
   ctx.core.state.reset();
   ctx.core.faults.clear();
+  ctx.core.variants.reset();
   ctx.core.clock.reset();
   return { status: 200, body: { reset: true, now: iso(ctx.core.clock.now()) } };
 }
@@ -266,6 +290,9 @@ export const CONTROL_ROUTES: readonly ControlRoute[] = [
   { method: 'GET', path: '/_sandbox/faults', handler: getFaults },
   { method: 'POST', path: '/_sandbox/faults', handler: setFaults },
   { method: 'DELETE', path: '/_sandbox/faults', handler: clearFaults },
+  { method: 'GET', path: '/_sandbox/variants', handler: variantsAnswer },
+  { method: 'POST', path: '/_sandbox/variants', handler: setVariants },
+  { method: 'DELETE', path: '/_sandbox/variants', handler: clearVariants },
   { method: 'POST', path: '/_sandbox/reset', handler: reset },
   { method: 'POST', path: '/_sandbox/pageviews', handler: recordPageviews },
   { method: 'POST', path: '/_sandbox/placement-requests', handler: recordPlacementRequests },

@@ -13,7 +13,7 @@ import type { Account, Scope } from '../state.ts';
 import type { V1Route } from '../v1/routes.ts';
 import { routeMatcher, V1_ROUTES } from '../v1/routes.ts';
 import type { Body } from '../validate.ts';
-import { readJsonBody, sendJson, sendProblem } from './io.ts';
+import { readJsonBody, sendJson, sendProblem, sendWire } from './io.ts';
 
 const matchV1 = routeMatcher<V1Route>(V1_ROUTES);
 const matchControl = routeMatcher<ControlRoute>(CONTROL_ROUTES);
@@ -22,22 +22,31 @@ const EMPTY_BODY: Body = Object.freeze({}) as Body;
 
 const UNAUTHORIZED = { 'www-authenticate': 'Bearer realm="sandbox"' };
 
+/** The key of an `Authorization: Bearer <key>` header (`undefined` for another scheme or none). */
+function bearerKey(header: string | undefined): string | undefined {
+  if (header === undefined) return undefined;
+  const space = header.indexOf(' ');
+  if (space === -1 || header.slice(0, space).toLowerCase() !== 'bearer') return undefined;
+  return header.slice(space + 1).trim();
+}
+
 /** Resolves the Bearer key to its account and scopes (401 when missing or unknown). */
 function authenticate(
   core: SandboxCore,
   header: string | undefined,
-): { account: Account; scopes: readonly Scope[] } {
+): { account: Account; scopes: readonly Scope[]; apiKey: string } {
   if (header === undefined || header === '')
     throw new HttpProblem(401, 'missing API key: send Authorization: Bearer <key>', UNAUTHORIZED);
   const space = header.indexOf(' ');
   const scheme = space === -1 ? header : header.slice(0, space);
   if (scheme.toLowerCase() !== 'bearer')
     throw new HttpProblem(401, 'Authorization must use the Bearer scheme', UNAUTHORIZED);
-  const key = core.state.keys.get(header.slice(space + 1).trim());
+  const apiKey = header.slice(space + 1).trim();
+  const key = core.state.keys.get(apiKey);
   const account = key === undefined ? undefined : core.state.accounts.get(key.accountId);
-  // The detail never echoes the key: it is a secret even when it is wrong.
+  // The detail never echoes the key (it is a secret even when it is wrong), unless the variant echo-key is on.
   if (key === undefined || account === undefined) throw new HttpProblem(401, 'invalid API key', UNAUTHORIZED);
-  return { account, scopes: key.scopes };
+  return { account, scopes: key.scopes, apiKey };
 }
 
 function splitUrl(url: string): { path: string; query: URLSearchParams } {
@@ -47,10 +56,16 @@ function splitUrl(url: string): { path: string; query: URLSearchParams } {
     : { path: url.slice(0, q), query: new URLSearchParams(url.slice(q + 1)) };
 }
 
-function fail(res: ServerResponse, err: unknown): void {
+/**
+ * Answers an error. `req` is given for answers outside `/_sandbox/`, which response variants may shape
+ * (`html-404`, `echo-key`, `extra-fields`); control answers are always the default `{ detail }`.
+ */
+function fail(res: ServerResponse, err: unknown, core?: SandboxCore, req?: IncomingMessage): void {
   if (res.headersSent || res.destroyed) return;
   if (err instanceof HttpProblem) {
-    sendProblem(res, err);
+    if (core?.variants.active && req !== undefined)
+      sendWire(res, core.variants.error(err, bearerKey(req.headers.authorization)));
+    else sendProblem(res, err);
     return;
   }
   console.error('[postback sandbox] internal error:', err);
@@ -80,7 +95,7 @@ function serveV1(
       return;
     }
     if (fault.error !== null) throw fault.error;
-    const { account, scopes } = authenticate(core, req.headers.authorization);
+    const { account, scopes, apiKey } = authenticate(core, req.headers.authorization);
     const { path, query } = splitUrl(url);
     const { route, params } = matchV1(req.method ?? 'GET', path);
     if (!scopes.includes(route.scope)) {
@@ -90,13 +105,24 @@ function serveV1(
       );
     }
     const run = (body: Body): void => {
-      const answer = route.handler({ core, body, query, params, now: core.clock.now(), account, scopes });
+      const answer = route.handler({
+        core,
+        body,
+        query,
+        params,
+        now: core.clock.now(),
+        account,
+        scopes,
+        apiKey,
+      });
       if (fault.resetAfter) {
         // Applied, answer lost: what a client sees when the service crashes after committing.
         req.socket.destroy();
         return;
       }
-      sendJson(res, answer.status, answer.body);
+      if (core.variants.active)
+        sendWire(res, core.variants.success(`${route.method} ${route.path}`, answer.status, answer.body));
+      else sendJson(res, answer.status, answer.body);
     };
     if (route.method !== 'POST') {
       run(EMPTY_BODY);
@@ -104,17 +130,17 @@ function serveV1(
     }
     readJsonBody(req, (error, body) => {
       if (error !== null) {
-        fail(res, error);
+        fail(res, error, core, req);
         return;
       }
       try {
         run(body as Body);
       } catch (err) {
-        fail(res, err);
+        fail(res, err, core, req);
       }
     });
   } catch (err) {
-    fail(res, err);
+    fail(res, err, core, req);
   }
 }
 
@@ -160,7 +186,7 @@ export function createRequestListener(
       else if (url.startsWith('/_sandbox/')) handleControl(core, req, res, url);
       else throw new HttpProblem(404, `no such endpoint: ${req.method} ${url.split('?')[0]}`);
     } catch (err) {
-      fail(res, err);
+      fail(res, err, core, url.startsWith('/_sandbox/') ? undefined : req);
     }
   };
 }

@@ -5,6 +5,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { HttpProblem } from '../problem.ts';
 import type { Body } from '../validate.ts';
+import type { WireAnswer } from '../variants.ts';
 
 /** Largest request body accepted (the spec gives no bound: our choice). */
 export const MAX_BODY_BYTES = 1_048_576;
@@ -68,4 +69,13 @@ export function sendJson(
 /** Answers an error as `{ detail }`. */
 export function sendProblem(res: ServerResponse, problem: HttpProblem): void {
   sendJson(res, problem.status, { detail: problem.detail }, problem.headers);
+}
+
+/** Writes an answer shaped by a response variant (any content type, possibly an empty body). */
+export function sendWire(res: ServerResponse, answer: WireAnswer): void {
+  const head: Record<string, string | number> = { 'content-length': Buffer.byteLength(answer.text) };
+  if (answer.contentType !== null) head['content-type'] = answer.contentType;
+  if (answer.headers !== undefined) Object.assign(head, answer.headers);
+  res.writeHead(answer.status, head);
+  res.end(answer.text);
 }

@@ -2,12 +2,11 @@
  * Account-level `/v1` endpoints: the key owner, refunds of filtered clicks, the Launch Day Boost,
  * cross-promotion credits and audience segments.
  */
-import { boostClaimSchema, refundListQuerySchema } from '@postback/client';
 import type { Answer, V1Context } from '../context.ts';
 import { iso } from '../ids.ts';
 import { HttpProblem, notFound } from '../problem.ts';
 import { DAY_MS, listedSegments } from '../traffic.ts';
-import { parseWith, readQuery } from '../validate.ts';
+import { onlyFields, readCampaignId, readQuery } from '../validate.ts';
 
 /** How long a claimed Launch Day Boost lasts (not in the spec: one day). */
 export const BOOST_DURATION_MS = DAY_MS;
@@ -22,9 +21,7 @@ export function me(ctx: V1Context): Answer {
 
 /** GET /v1/refunds?campaign_id= — filtered clicks of one own campaign. */
 export function listRefunds(ctx: V1Context): Answer {
-  const { campaign_id: campaignId } = parseWith(refundListQuerySchema, {
-    campaign_id: readQuery(ctx.query, 'campaign_id'),
-  });
+  const campaignId = readCampaignId({ campaign_id: readQuery(ctx.query, 'campaign_id') });
   const campaign = ctx.core.state.campaigns.get(campaignId);
   if (campaign === undefined || campaign.accountId !== ctx.account.id) throw notFound('campaign', campaignId);
   const refunds = ctx.core.state.refunds.filter((r) => r.wire.campaign_id === campaignId).map((r) => r.wire);
@@ -46,7 +43,8 @@ export function boostStatus(ctx: V1Context): Answer {
 
 /** POST /v1/boost `{ campaign_id }` — 409 when the account already claimed its boost. */
 export function claimBoost(ctx: V1Context): Answer {
-  const { campaign_id: campaignId } = parseWith(boostClaimSchema, ctx.body);
+  const campaignId = readCampaignId(ctx.body);
+  onlyFields(ctx.body, ['campaign_id']);
   const campaign = ctx.core.state.campaigns.get(campaignId);
   if (campaign === undefined || campaign.accountId !== ctx.account.id) throw notFound('campaign', campaignId);
   const account = ctx.account;

@@ -3,13 +3,12 @@
  * never charged twice) and reversal (confirmed orders only, inside the return window, idempotent).
  * This is the hot path of the benchmark: a hand-written body parser, map lookups, one object per order.
  */
-import { conversionRefundSchema } from '@postback/client';
 import type { Answer, V1Context } from '../context.ts';
 import { iso } from '../ids.ts';
 import { HttpProblem, notFound } from '../problem.ts';
 import type { Account, Campaign, ConfirmAnswer, Conversion, ReverseAnswer } from '../state.ts';
 import { CONFIRM_WINDOW_MS, DAY_MS } from '../traffic.ts';
-import { parseWith } from '../validate.ts';
+import { onlyFields, readCampaignId, readString } from '../validate.ts';
 import { parseConfirmBody } from './confirm-body.ts';
 
 /** Models whose conversions are billed (their bid is a price per conversion); others record them free. */
@@ -66,6 +65,10 @@ export function confirmConversion(ctx: V1Context): Answer {
   const counts = account.counts;
   counts.requests += 1;
   try {
+    if (ctx.core.variants.refuseKey) {
+      // The variant refuse-key: a misbehaving service that puts the caller's key in its refusal.
+      throw new HttpProblem(422, `key ${ctx.apiKey} is not allowed to confirm conversions`);
+    }
     return confirm(ctx, account);
   } catch (err) {
     counts.rejections += 1;
@@ -154,7 +157,9 @@ function reverseAnswer(c: Conversion, reversedAt: number, duplicate: boolean): R
 /** POST /v1/conversions/s2s/refund */
 export function reverseConversion(ctx: V1Context): Answer {
   const account = ctx.account;
-  const { campaign_id: campaignId, order_id: orderId } = parseWith(conversionRefundSchema, ctx.body);
+  const campaignId = readCampaignId(ctx.body);
+  const orderId = readString(ctx.body, 'order_id');
+  onlyFields(ctx.body, ['campaign_id', 'order_id']);
   const campaign = ctx.core.state.campaigns.get(campaignId);
   if (campaign === undefined || campaign.accountId !== account.id) throw notFound('campaign', campaignId);
   requireS2s(campaign);

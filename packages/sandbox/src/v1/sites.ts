@@ -2,13 +2,13 @@
  * `/v1/sites` and `/v1/placements`: publishers register domains, prove ownership (DNS TXT, file or meta
  * tag — the proof is recorded through the control API), create placements and check their liveness.
  */
-import { placementCreateSchema, placementListQuerySchema, siteCreateSchema } from '@postback/client';
 import type { Answer, V1Context } from '../context.ts';
 import { iso, newId, newVerificationToken } from '../ids.ts';
 import { badField, HttpProblem, notFound } from '../problem.ts';
 import type { Placement, PlacementWire, Site, SiteWire } from '../state.ts';
+import { CREATIVE_FORMATS, VERIFICATION_METHODS } from '../state.ts';
 import { LIVENESS_WINDOW_MS } from '../traffic.ts';
-import { parseWith, readQuery } from '../validate.ts';
+import { onlyFields, readEnum, readQuery, readString } from '../validate.ts';
 
 const DOMAIN = /^(?=.{1,253}$)(?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z]{2,63}$/;
 
@@ -34,9 +34,9 @@ export function listSites(ctx: V1Context): Answer {
 
 /** POST /v1/sites — one site per domain per account (409 on a second); other accounts may register it too. */
 export function createSite(ctx: V1Context): Answer {
-  const input = parseWith(siteCreateSchema, ctx.body);
-  const domain = normalizeDomain(input.domain);
-  const method = input.verification_method ?? 'dns_txt';
+  const domain = normalizeDomain(readString(ctx.body, 'domain', 'domain', 253));
+  const method = readEnum(ctx.body, 'verification_method', VERIFICATION_METHODS, 'dns_txt');
+  onlyFields(ctx.body, ['domain', 'verification_method']);
   for (const s of ctx.core.state.sites.values()) {
     if (s.accountId === ctx.account.id && s.wire.domain === domain) {
       throw new HttpProblem(409, `domain ${domain} is already registered as site ${s.wire.id}`);
@@ -74,8 +74,7 @@ export function verifySite(ctx: V1Context): Answer {
 
 /** GET /v1/placements?site_id= */
 export function listPlacements(ctx: V1Context): Answer {
-  const { site_id } = parseWith(placementListQuerySchema, { site_id: readQuery(ctx.query, 'site_id') });
-  const site = ownSite(ctx, site_id);
+  const site = ownSite(ctx, readQuery(ctx.query, 'site_id'));
   const placements: PlacementWire[] = [];
   for (const p of ctx.core.state.placements.values())
     if (p.wire.site_id === site.wire.id) placements.push(p.wire);
@@ -84,13 +83,18 @@ export function listPlacements(ctx: V1Context): Answer {
 
 /** POST /v1/placements — on any own site, verified or not (an unverified site just gets no traffic). */
 export function createPlacement(ctx: V1Context): Answer {
-  const input = parseWith(placementCreateSchema, ctx.body);
+  const input = {
+    site_id: readString(ctx.body, 'site_id'),
+    name: readString(ctx.body, 'name'),
+    format: readEnum(ctx.body, 'format', CREATIVE_FORMATS, 'card'),
+  };
+  onlyFields(ctx.body, ['site_id', 'name', 'format']);
   const site = ownSite(ctx, input.site_id);
   const wire: PlacementWire = {
     id: newId('plc'),
     site_id: site.wire.id,
     name: input.name,
-    format: 'card',
+    format: input.format,
     created_at: iso(ctx.now),
   };
   const placement: Placement = { accountId: ctx.account.id, wire, lastRequestAt: null };
