@@ -6,8 +6,17 @@
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { DAY_MS, type EpochMs, resolvePolicy, type WindowPolicy } from '../policy.ts';
-import { completeJob } from '../queue/jobs.ts';
-import type { ConfirmInput, ConfirmJob, Job, JobState, Outbox, RefundJob } from '../queue/types.ts';
+import { claimJob, completeJob, failJob, refundAfterConfirm, retryJob } from '../queue/jobs.ts';
+import type {
+  ConfirmInput,
+  ConfirmJob,
+  FailResult,
+  Job,
+  JobState,
+  Outbox,
+  RefundJob,
+  RetryResult,
+} from '../queue/types.ts';
 import { JobValidationError } from '../queue/validation.ts';
 import { createFakeClock, type FakeClock } from './fake-clock.ts';
 
@@ -43,6 +52,10 @@ export type OutboxFactory = (context: OutboxFactoryContext) => Promise<OutboxUnd
  *   claim (SQS's `ApproximateReceiveCount` only grows).
  * - `retryError`: the error of a `retry` is kept and shows as `lastError` at the next claim (SQS keeps no
  *   per-message state).
+ * - `maybeAppliedState`: `maybeAppliedAt` is kept on the job between claims: set by
+ *   `retry({ maybeApplied: true })` and by a claim that retakes an expired lease, it shows at the next
+ *   claim and governs a later `fail` and `refund` of the order. (`fail({ maybeApplied: true })` followed by
+ *   a refund is tested without it: every store must send that reversal.)
  */
 export type OutboxCapability =
   | 'lookup'
@@ -50,7 +63,8 @@ export type OutboxCapability =
   | 'exactStats'
   | 'listDead'
   | 'uncountedAttempts'
-  | 'retryError';
+  | 'retryError'
+  | 'maybeAppliedState';
 
 /** Options of {@link describeOutbox}. */
 export interface DescribeOutboxOptions {
@@ -219,6 +233,7 @@ export function describeOutbox(
           lease: null,
           deliveredAt: null,
           campaignId: null,
+          maybeAppliedAt: null,
           lastError: null,
         });
         expect(typeof job.id).toBe('string');
@@ -579,6 +594,13 @@ export function describeOutbox(
           const confirm = await claimOne();
           const { job: refund } = await outbox.refund({ orderId: 'ord_1' });
           expect(await outbox.fail(confirm, { now: clock.now(), state: ending, reason: 'x' })).toBe(true);
+          if (has('lookup')) {
+            const after = (await outbox.get(confirm.id)) as ConfirmJob;
+            expect(after.maybeAppliedAt).toBeNull();
+            const expected = refundAfterConfirm(refund as RefundJob, after, SUITE_POLICY);
+            expect(expected.state).toBe('cancelled');
+            expect(await outbox.get(refund.id)).toEqual(expected);
+          }
           clock.advance(DAY_MS);
           expect(await claimAll()).toEqual([]);
           if (has('lookup')) expect(await stateOf(refund.id)).toBe('cancelled');
@@ -618,6 +640,342 @@ export function describeOutbox(
         },
         'lookup',
       );
+    });
+
+    describe('maybe applied (a request may have reached the service without a clear answer)', () => {
+      /** The last day a reversal of something charged at `at` is accepted, minus the margin. */
+      const returnDeadline = (at: EpochMs) => at + 14 * DAY_MS - 2 * HOUR;
+      /** A confirm whose only attempt may have been applied, ended `ending` at the returned time. */
+      const maybeAppliedConfirm = async (orderId: string, ending: 'dead' | 'expired') => {
+        await enqueue(orderId);
+        const claimed = await claimOne();
+        clock.advance(1_000);
+        const at = clock.now();
+        const failed = { now: at, state: ending, reason: 'the answer was lost', maybeApplied: true };
+        expect(await outbox.fail(claimed, failed)).toBe(true);
+        return { confirm: claimed as ConfirmJob, at };
+      };
+
+      test('a job released, or retried without maybeApplied, is not maybe applied at its next claim', async () => {
+        await enqueue('ord_1');
+        const first = await claimOne();
+        expect(first.maybeAppliedAt).toBeNull();
+        await outbox.release([first], clock.now());
+        const second = await claimOne();
+        expect(second.maybeAppliedAt).toBeNull();
+        const now = clock.now();
+        expect(await outbox.retry(second, { now, nextAttemptAt: now, error: 'HTTP 503' })).toBe(true);
+        const third = await claimOne();
+        expect(third.maybeAppliedAt).toBeNull();
+      });
+
+      test(
+        'retry with maybeApplied records the time, and later attempts keep that first time',
+        async () => {
+          const job = await enqueue('ord_1');
+          const first = await claimOne();
+          clock.advance(1_000);
+          const t1 = clock.now();
+          const lost = {
+            now: t1,
+            nextAttemptAt: t1,
+            error: 'socket closed after sending',
+            maybeApplied: true,
+          };
+          expect(await outbox.retry(first, lost)).toBe(true);
+          clock.advance(1_000);
+          const second = await claimOne();
+          expect(second.maybeAppliedAt).toBe(t1);
+          clock.advance(1_000);
+          const again = {
+            now: clock.now(),
+            nextAttemptAt: clock.now(),
+            error: 'timeout',
+            maybeApplied: true,
+          };
+          expect(await outbox.retry(second, again)).toBe(true);
+          const third = await claimOne();
+          expect(third.maybeAppliedAt).toBe(t1);
+          clock.advance(1_000);
+          const failed = { now: clock.now(), state: 'dead' as const, reason: 'lost', maybeApplied: true };
+          expect(await outbox.fail(third, failed)).toBe(true);
+          if (has('lookup'))
+            expect(await outbox.get(job.id)).toMatchObject({ state: 'dead', maybeAppliedAt: t1 });
+        },
+        'maybeAppliedState',
+      );
+
+      test(
+        "retry and fail with maybeApplied store exactly the jobs core's retryJob and failJob compute",
+        async () => {
+          const job = await enqueue('ord_1');
+          const first = await claimOne();
+          clock.advance(100);
+          const retried: RetryResult = {
+            now: clock.now(),
+            nextAttemptAt: clock.now() + 5_000,
+            error: 'HTTP 504 after sending',
+            maybeApplied: true,
+          };
+          expect(await outbox.retry(first, retried)).toBe(true);
+          expect(await outbox.get(job.id)).toEqual(retryJob(first, retried));
+          clock.advance(5_000);
+          const second = await claimOne();
+          clock.advance(100);
+          const expired: FailResult = {
+            now: clock.now(),
+            state: 'expired',
+            reason: 'deadline passed',
+            maybeApplied: true,
+          };
+          expect(await outbox.fail(second, expired)).toBe(true);
+          expect(await outbox.get(job.id)).toEqual(failJob(second, expired));
+
+          const other = await enqueue('ord_2');
+          const claimed = await claimOne();
+          clock.advance(100);
+          const dead: FailResult = {
+            now: clock.now(),
+            state: 'dead',
+            reason: 'HTTP 200 with a body we could not read',
+            maybeApplied: true,
+          };
+          expect(await outbox.fail(claimed, dead)).toBe(true);
+          expect(await outbox.get(other.id)).toEqual(failJob(claimed, dead));
+          expect(await outbox.get(other.id)).toMatchObject({ maybeAppliedAt: dead.now });
+        },
+        'lookup',
+      );
+
+      test(
+        'a claim that retakes an expired lease marks the job maybe applied at its last update before',
+        async () => {
+          const job = await enqueue('ord_1');
+          const first = await claimOne();
+          clock.advance(10_000);
+          const extendedAt = clock.now();
+          expect(await outbox.extendLease(first, { now: extendedAt, leaseMs: LEASE_MS })).toBe(true);
+          clock.advance(LEASE_MS);
+          const before = has('lookup') ? await outbox.get(job.id) : null;
+          const retaken = await claimOne();
+          expect(retaken.maybeAppliedAt).toBe(extendedAt);
+          if (before !== null) {
+            const options = { now: clock.now(), leaseMs: LEASE_MS, token: retaken.lease?.token as string };
+            expect(retaken).toEqual(claimJob(before, options));
+            expect(await outbox.get(job.id)).toEqual(retaken);
+          }
+          clock.advance(LEASE_MS);
+          const again = await claimOne(); // retaken once more: the first time is kept
+          expect(again.maybeAppliedAt).toBe(extendedAt);
+        },
+        'maybeAppliedState',
+      );
+
+      test(
+        'a confirm retaken from a worker that died mid-send is never "never charged": a later refund is sent',
+        async () => {
+          await enqueue('ord_1');
+          await claimOne(); // worker A sends, then dies before recording anything
+          const claimedAt = clock.now();
+          clock.advance(LEASE_MS);
+          const retaken = await claimOne();
+          const refused = { now: clock.now(), state: 'dead' as const, reason: 'HTTP 422: duplicate order' };
+          expect(await outbox.fail(retaken, refused)).toBe(true);
+          const result = await outbox.refund({ orderId: 'ord_1', campaignId: 'cmp_5' });
+          expect(result).toMatchObject({
+            outcome: 'enqueued',
+            job: { kind: 'refund', campaignId: 'cmp_5', deadline: returnDeadline(claimedAt) },
+          });
+          expect((await claimAll()).map((j) => j.id)).toEqual([result.job.id]);
+        },
+        'maybeAppliedState',
+      );
+
+      for (const ending of ['dead', 'expired'] as const) {
+        test(`a refund of a confirm that ended ${ending} after a send that may have been applied enqueues a reversal from that time`, async () => {
+          const { confirm, at } = await maybeAppliedConfirm('ord_1', ending);
+          clock.advance(DAY_MS);
+          const result = await outbox.refund({ orderId: 'ord_1', campaignId: 'cmp_5' });
+          expect(result).toMatchObject({
+            outcome: 'enqueued',
+            job: { kind: 'refund', state: 'pending', campaignId: 'cmp_5', deadline: returnDeadline(at) },
+          });
+          if (has('lookup')) {
+            expect(await outbox.get(result.job.id)).toEqual(result.job);
+            expect(await stateOf(confirm.id)).toBe(ending);
+          }
+          const claimed = await claimAll();
+          expect(claimed.map((j) => j.id)).toEqual([result.job.id]);
+          expect(claimed[0]).toMatchObject({ kind: 'refund', campaignId: 'cmp_5', attempts: 1 });
+        });
+
+        test(`a waiting refund follows its confirm that ended ${ending} after a send that may have been applied`, async () => {
+          await enqueue('ord_1');
+          const confirm = await claimOne();
+          const waiting = await outbox.refund({ orderId: 'ord_1', campaignId: 'cmp_5' });
+          expect(waiting).toMatchObject({ outcome: 'enqueued', job: { kind: 'refund', deadline: null } });
+          clock.advance(1_000);
+          const at = clock.now();
+          const failed = { now: at, state: ending, reason: 'the answer was lost', maybeApplied: true };
+          expect(await outbox.fail(confirm, failed)).toBe(true);
+          if (has('lookup')) {
+            const after = (await outbox.get(confirm.id)) as ConfirmJob;
+            expect(after).toMatchObject({ state: ending, maybeAppliedAt: at });
+            const expected = refundAfterConfirm(waiting.job as RefundJob, after, SUITE_POLICY);
+            expect(await outbox.get(waiting.job.id)).toEqual(expected);
+          }
+          const [sent] = await claimAll();
+          expect(sent).toMatchObject({
+            id: waiting.job.id,
+            kind: 'refund',
+            campaignId: 'cmp_5',
+            deadline: returnDeadline(at),
+          });
+        });
+      }
+
+      test(
+        'a confirm maybe applied by an earlier attempt stays so when a later one is refused: its waiting refund follows from the first time',
+        async () => {
+          await enqueue('ord_1');
+          const first = await claimOne();
+          const t1 = clock.now();
+          const lost = { now: t1, nextAttemptAt: t1, error: 'timeout after sending', maybeApplied: true };
+          expect(await outbox.retry(first, lost)).toBe(true);
+          const second = await claimOne();
+          const { job: refund } = await outbox.refund({ orderId: 'ord_1', campaignId: 'cmp_5' });
+          clock.advance(1_000);
+          const refused = { now: clock.now(), state: 'dead' as const, reason: 'HTTP 422: unknown click' };
+          expect(await outbox.fail(second, refused)).toBe(true);
+          const [sent] = await claimAll();
+          expect(sent).toMatchObject({ id: refund.id, kind: 'refund', deadline: returnDeadline(t1) });
+        },
+        'maybeAppliedState',
+      );
+
+      test(
+        'a refund of a pending confirm that may have been applied waits behind it instead of cancelling it, then follows its delivery',
+        async () => {
+          await enqueue('ord_1');
+          const first = await claimOne();
+          const now = clock.now();
+          const lost = {
+            now,
+            nextAttemptAt: now + 60_000,
+            error: 'timeout after sending',
+            maybeApplied: true,
+          };
+          expect(await outbox.retry(first, lost)).toBe(true);
+          const result = await outbox.refund({ orderId: 'ord_1' });
+          expect(result).toMatchObject({
+            outcome: 'enqueued',
+            job: { kind: 'refund', deadline: null, campaignId: null },
+          });
+          if (has('lookup')) expect(await stateOf(first.id)).toBe('pending');
+          clock.advance(60_000);
+          const retried = await claimAll();
+          expect(retried.map((j) => j.kind)).toEqual(['confirm']); // the refund still waits
+          expect(await outbox.complete(retried[0] as Job, { now: clock.now(), campaignId: 'cmp_9' })).toBe(
+            true,
+          );
+          const [refund] = await claimAll();
+          expect(refund).toMatchObject({
+            id: result.job.id,
+            campaignId: 'cmp_9',
+            deadline: returnDeadline(clock.now()),
+          });
+        },
+        'maybeAppliedState',
+      );
+
+      test('a reversal with no campaign that dead-lettered is pending again, due now, once a refund gives the campaign (updated)', async () => {
+        const { at } = await maybeAppliedConfirm('ord_1', 'expired');
+        const first = await outbox.refund({ orderId: 'ord_1' });
+        expect(first).toMatchObject({
+          outcome: 'enqueued',
+          job: { kind: 'refund', campaignId: null, deadline: returnDeadline(at) },
+        });
+        const claimed = await claimOne();
+        expect(claimed).toMatchObject({ id: first.job.id, campaignId: null });
+        const reason = 'no campaign to reverse in: give campaignId';
+        expect(await outbox.fail(claimed, { now: clock.now(), state: 'dead', reason })).toBe(true);
+        clock.advance(HOUR);
+        const given = await outbox.refund({ orderId: 'ord_1', campaignId: 'cmp_8' });
+        expect(given).toMatchObject({
+          outcome: 'updated',
+          job: {
+            id: first.job.id,
+            kind: 'refund',
+            state: 'pending',
+            campaignId: 'cmp_8',
+            attempts: 0,
+            nextAttemptAt: clock.now(),
+            updatedAt: clock.now(),
+            deadline: returnDeadline(at),
+            lastError: null,
+            lease: null,
+          },
+        });
+        if (has('lookup')) expect(await outbox.get(first.job.id)).toEqual(given.job);
+        if (has('listDead')) expect(await outbox.listDead()).toEqual([]);
+        const [again] = await claimAll();
+        expect(again).toMatchObject({ id: first.job.id, campaignId: 'cmp_8', attempts: 1 });
+        const third = await outbox.refund({ orderId: 'ord_1', campaignId: 'cmp_9' });
+        expect(third).toMatchObject({ outcome: 'duplicate', job: { id: first.job.id } });
+      });
+
+      test('a waiting reversal with no campaign takes the one a later refund gives and still waits for its confirm (updated)', async () => {
+        await enqueue('ord_1');
+        const confirm = await claimOne();
+        const first = await outbox.refund({ orderId: 'ord_1' });
+        expect(first.job).toMatchObject({ kind: 'refund', campaignId: null, deadline: null });
+        clock.advance(1_000);
+        const given = await outbox.refund({ orderId: 'ord_1', campaignId: 'cmp_8' });
+        expect(given).toMatchObject({
+          outcome: 'updated',
+          job: { id: first.job.id, state: 'pending', campaignId: 'cmp_8', deadline: null, attempts: 0 },
+        });
+        if (has('lookup')) expect(await outbox.get(first.job.id)).toEqual(given.job);
+        expect(await claimAll()).toEqual([]); // still behind its inflight confirm
+        expect(await outbox.complete(confirm, { now: clock.now(), campaignId: 'cmp_9' })).toBe(true);
+        const [sent] = await claimAll();
+        expect(sent).toMatchObject({
+          id: first.job.id,
+          campaignId: 'cmp_8',
+          deadline: returnDeadline(clock.now()),
+        });
+      });
+
+      test('a reversal of a confirmation whose answer named no campaign is kept without one until a refund gives it (updated)', async () => {
+        await enqueue('ord_1');
+        const claimed = await claimOne();
+        expect(await outbox.complete(claimed, { now: clock.now(), campaignId: null })).toBe(true);
+        const deliveredAt = clock.now();
+        clock.advance(HOUR);
+        const first = await outbox.refund({ orderId: 'ord_1' });
+        expect(first).toMatchObject({
+          outcome: 'enqueued',
+          job: { campaignId: null, deadline: returnDeadline(deliveredAt) },
+        });
+        const given = await outbox.refund({ orderId: 'ord_1', campaignId: 'cmp_8' });
+        expect(given).toMatchObject({
+          outcome: 'updated',
+          job: { id: first.job.id, state: 'pending', campaignId: 'cmp_8' },
+        });
+        const [sent] = await claimAll();
+        expect(sent).toMatchObject({ id: first.job.id, campaignId: 'cmp_8' });
+      });
+
+      test('replay cancels a dead confirm that may have been applied once its order has a reversal, and the reversal is sent', async () => {
+        const { confirm } = await maybeAppliedConfirm('ord_1', 'dead');
+        const result = await outbox.refund({ orderId: 'ord_1', campaignId: 'cmp_5' });
+        expect(result.outcome).toBe('enqueued');
+        expect(await outbox.replay({ ids: [confirm.id] }, clock.now())).toBe(0);
+        expect(await outbox.replay({ all: true }, clock.now())).toBe(0);
+        if (has('lookup')) expect(await stateOf(confirm.id)).toBe('cancelled');
+        if (has('listDead')) expect(await outbox.listDead()).toEqual([]);
+        expect((await claimAll()).map((j) => j.id)).toEqual([result.job.id]);
+      });
     });
 
     describe('dead jobs', () => {
