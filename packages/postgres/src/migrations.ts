@@ -71,6 +71,16 @@ CREATE TABLE {s}.clicks (
 CREATE INDEX clicks_clicked_at ON {s}.clicks (clicked_at);
 `,
   },
+  // Nullable with no default: Postgres only records the column in the catalog (no table rewrite, a brief
+  // lock), every existing row reads NULL ("no request may have reached the service"), and a worker of the
+  // previous release, which names its columns, keeps working on the upgraded table during a rolling deploy.
+  {
+    version: 2,
+    name: 'jobs.maybe_applied_at',
+    sql: `
+ALTER TABLE {s}.jobs ADD COLUMN maybe_applied_at bigint;
+`,
+  },
 ];
 
 /**
@@ -96,10 +106,22 @@ const MIGRATION_LOCK_CLASS = 0x7062;
  * ```
  */
 export function migrationScript(schema: string = DEFAULT_SCHEMA): string {
+  return migrationScriptUpTo(schema, LATEST_SCHEMA_VERSION);
+}
+
+/**
+ * {@link migrationScript} stopping at `version` (internal: tests build a schema of an earlier release).
+ *
+ * @example
+ * ```ts
+ * await pool.query(migrationScriptUpTo('postback', 1)); // the schema as release 1 left it
+ * ```
+ */
+export function migrationScriptUpTo(schema: string, version: number): string {
   const name = validateSchemaName(schema);
   const s = quoteIdent(name);
   const lockKey = `hashtext(${quoteLiteral(name)})`;
-  const steps = MIGRATIONS.map(
+  const steps = MIGRATIONS.filter((m) => m.version <= version).map(
     (m) => `DO $postback$
 BEGIN
   IF NOT EXISTS (SELECT 1 FROM ${s}.migrations WHERE version = ${m.version}) THEN

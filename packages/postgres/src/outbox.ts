@@ -14,6 +14,7 @@ import {
   type ConfirmInput,
   type ConfirmJob,
   type EnqueueResult,
+  type FailResult,
   JOB_STATES,
   type Job,
   type ListDeadOptions,
@@ -24,6 +25,7 @@ import {
   type RefundInput,
   type RefundJob,
   type RefundOutcome,
+  type RetryResult,
   truncateReason,
   validateRefundInput,
 } from '@postback/core';
@@ -110,6 +112,8 @@ export function createPostgresOutbox(options: PostgresOutboxOptions): PostgresOu
   const s = quoteIdent(schema);
   const SQL = jobStatements(s);
   const channel = channelOf(schema);
+  // A refund that follows its confirm is due this long after the confirm was (or may have been) applied.
+  const refundWindowMs = policy.returnWindowMs - policy.safetyMarginMs;
   const listener = createNotifyListener({ pool, channel, onError, reconnectMs });
   const notifyGate = createNotifyGate(notifyCoalesceMs, () => {
     pool.query('SELECT pg_notify($1, $2)', [channel, '']).catch(onError);
@@ -166,11 +170,7 @@ export function createPostgresOutbox(options: PostgresOutboxOptions): PostgresOu
           'text',
         ),
       ]),
-      inline(SQL.followDeliveredMany, [
-        arrayLiteral(ids, 'bigint'),
-        policy.returnWindowMs - policy.safetyMarginMs,
-        channel,
-      ]),
+      inline(SQL.followConfirms, [arrayLiteral(ids, 'bigint'), refundWindowMs, channel]),
     ].join(';\n');
     for (let attempt = 1; ; attempt += 1) {
       try {
@@ -242,11 +242,29 @@ export function createPostgresOutbox(options: PostgresOutboxOptions): PostgresOu
         const updated = await q(db, SQL.cancelConfirm, [plan.job.id, plan.job.updatedAt, plan.job.lastError]);
         const row = updated.rows[0];
         if (row !== undefined) return { outcome: 'cancelled', job: rowToJob(row) as ConfirmJob };
+      } else if (plan.outcome === 'updated') {
+        const job = plan.job;
+        const notify = notifyGate.take();
+        const updated = await q(db, SQL.updateRefund, [
+          job.id,
+          job.campaignId,
+          job.updatedAt,
+          job.state,
+          job.attempts,
+          job.nextAttemptAt,
+          job.lastError,
+          channel,
+          notify,
+        ]);
+        const row = updated.rows[0];
+        if (!notify && row !== undefined) notifyGate.skipped();
+        if (row !== undefined) return { outcome: 'updated', job: rowToJob(row) as RefundJob };
       } else {
         const notify = notifyGate.take();
         const inserted = await q(db, SQL.insertRefund, [
           plan.job.orderId,
           at,
+          plan.job.updatedAt,
           plan.job.deadline,
           plan.job.campaignId,
           channel,
@@ -317,10 +335,7 @@ export function createPostgresOutbox(options: PostgresOutboxOptions): PostgresOu
       return completions.add({ id: ids[0], token: ids[1], at: result.now, campaignId });
     },
 
-    async retry(
-      job: Job,
-      result: { now: number; nextAttemptAt: number; error: string; countAttempt?: boolean },
-    ): Promise<boolean> {
+    async retry(job: Job, result: RetryResult): Promise<boolean> {
       assertOpen();
       const ids = fence(job);
       if (ids === null) return false;
@@ -330,22 +345,26 @@ export function createPostgresOutbox(options: PostgresOutboxOptions): PostgresOu
         result.nextAttemptAt,
         result.countAttempt !== false,
         truncateReason(String(result.error)),
+        result.maybeApplied === true,
       ];
       return ((await q(pool, SQL.retry, values)).rowCount ?? 0) > 0;
     },
 
-    async fail(
-      job: Job,
-      result: { now: number; state: 'dead' | 'expired'; reason: string },
-    ): Promise<boolean> {
+    async fail(job: Job, result: FailResult): Promise<boolean> {
       assertOpen();
       if (result.state !== 'dead' && result.state !== 'expired')
         throw new RangeError(`fail state must be dead or expired, got ${String(result.state)}`);
       const ids = fence(job);
       if (ids === null) return false;
-      const values = [...ids, result.now, result.state, truncateReason(String(result.reason))];
+      const values = [
+        ...ids,
+        result.now,
+        result.state,
+        truncateReason(String(result.reason)),
+        result.maybeApplied === true,
+      ];
       return transitionWithFollowUp(SQL.fail, values, async (db, kind) => {
-        if (kind === 'confirm') await q(db, SQL.cancelWaitingRefund, [ids[0], result.now]);
+        if (kind === 'confirm') await q(db, SQL.followConfirms, [[ids[0]], refundWindowMs, channel]);
       });
     },
 

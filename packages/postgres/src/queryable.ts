@@ -51,8 +51,8 @@ export function isQueryable(value: unknown): value is Queryable {
 }
 
 /**
- * Raised when postback's tables are missing: the schema was never migrated (or was migrated elsewhere).
- * The message says how to fix it.
+ * Raised when postback's tables are missing or older than this release: the schema was never migrated
+ * (or was migrated elsewhere), or not since an upgrade that added a column. The message says how to fix it.
  *
  * @example
  * ```ts
@@ -66,7 +66,7 @@ export class SchemaNotMigratedError extends Error {
 
   constructor(schema: string, options: { cause?: unknown } = {}) {
     super(
-      `postback tables are missing in schema "${schema}": run \`postback migrate --pg <url> --schema ${schema}\` ` +
+      `postback tables are missing or out of date in schema "${schema}": run \`postback migrate --pg <url> --schema ${schema}\` ` +
         `or call migrate(pool, { schema: '${schema}' }) first`,
       options,
     );
@@ -74,7 +74,10 @@ export class SchemaNotMigratedError extends Error {
   }
 }
 
-/** Runs a statement, turning "relation does not exist" into a {@link SchemaNotMigratedError}. */
+/**
+ * Runs a statement, turning "relation does not exist" (never migrated) and "column does not exist" (not
+ * migrated since an upgrade; our statements name only our own columns) into a {@link SchemaNotMigratedError}.
+ */
 export async function run(
   db: Queryable,
   schema: string,
@@ -85,7 +88,8 @@ export async function run(
     return values === undefined ? await db.query(text) : await db.query(text, values);
   } catch (err) {
     const code = (err as { code?: unknown }).code;
-    if (code === '42P01' || code === '3F000') throw new SchemaNotMigratedError(schema, { cause: err });
+    if (code === '42P01' || code === '3F000' || code === '42703')
+      throw new SchemaNotMigratedError(schema, { cause: err });
     throw err;
   }
 }

@@ -7,7 +7,8 @@ import type { ConfirmJob, Job, JobKind, JobState, RefundJob } from '@postback/co
 /** The select list every query that returns jobs uses (ids and lease tokens stay strings). */
 export const JOB_COLUMNS =
   'id::text AS id, kind, order_id, state, attempts, created_at, updated_at, next_attempt_at, deadline, last_error, ' +
-  'lease_token::text AS lease_token, lease_expires_at, delivered_at, campaign_id, click_token, value_micros, clicked_at';
+  'lease_token::text AS lease_token, lease_expires_at, delivered_at, campaign_id, maybe_applied_at, click_token, value_micros, ' +
+  'clicked_at';
 
 const num = (value: unknown): number => Number(value);
 const numOrNull = (value: unknown): number | null =>
@@ -31,6 +32,7 @@ export function rowToJob(row: Record<string, unknown>): Job {
         : { token: String(row.lease_token), expiresAt: num(row.lease_expires_at) },
     deliveredAt: numOrNull(row.delivered_at),
     campaignId: (row.campaign_id as string | null) ?? null,
+    maybeAppliedAt: numOrNull(row.maybe_applied_at),
   };
   if ((row.kind as JobKind) === 'confirm') {
     const job: ConfirmJob = {

@@ -21,21 +21,32 @@ export function jobStatements(s: string) {
     VALUES ('confirm', $1, 'pending', 0, $2, $2, $2, $3, $4, $5, $6)
     ON CONFLICT (order_id, kind) DO NOTHING
     RETURNING ${JOB_COLUMNS}, CASE WHEN $8::boolean THEN pg_notify($7, '') IS NULL END AS notified`,
+    // created_at = next_attempt_at = $2 (the plan's now); updated_at is the plan's own (core's
+    // refundAfterConfirm may take the later time of the confirm it follows).
     insertRefund: `INSERT INTO ${s}.jobs (kind, order_id, state, attempts, created_at, updated_at, next_attempt_at, deadline, campaign_id)
-    VALUES ('refund', $1, 'pending', 0, $2, $2, $2, $3, $4)
+    VALUES ('refund', $1, 'pending', 0, $2, $3, $2, $4, $5)
     ON CONFLICT (order_id, kind) DO NOTHING
-    RETURNING ${JOB_COLUMNS}, CASE WHEN $6::boolean THEN pg_notify($5, '') IS NULL END AS notified`,
+    RETURNING ${JOB_COLUMNS}, CASE WHEN $7::boolean THEN pg_notify($6, '') IS NULL END AS notified`,
+    // planRefund's `updated`: a refund without a campaign is given one (a dead one is pending again). The
+    // guard repeats the plan's conditions for a caller whose connection autocommits (no row lock held).
+    updateRefund: `UPDATE ${s}.jobs SET campaign_id = $2, updated_at = $3, state = $4, attempts = $5, next_attempt_at = $6,
+      last_error = $7, lease_token = NULL, lease_expires_at = NULL
+    WHERE id = $1 AND kind = 'refund' AND state IN ('pending', 'dead') AND campaign_id IS NULL
+    RETURNING ${JOB_COLUMNS}, CASE WHEN $9::boolean THEN pg_notify($8, '') IS NULL END AS notified`,
     byOrderAndKind: `SELECT ${JOB_COLUMNS} FROM ${s}.jobs WHERE order_id = $1 AND kind = $2`,
     lockOrder: `SELECT ${JOB_COLUMNS} FROM ${s}.jobs WHERE order_id = $1 ORDER BY kind FOR UPDATE`,
     cancelConfirm: `UPDATE ${s}.jobs SET state = 'cancelled', updated_at = $2, last_error = $3, lease_token = NULL, lease_expires_at = NULL
-    WHERE id = $1 AND state IN ('pending', 'dead') RETURNING ${JOB_COLUMNS}`,
+    WHERE id = $1 AND state IN ('pending', 'dead') AND maybe_applied_at IS NULL RETURNING ${JOB_COLUMNS}`,
     // A refund waits while its order's confirm may still be sent; `due_at` already excludes refunds
     // without a deadline, the confirm lookup (one probe of the unique index) covers a confirm enqueued
-    // after its refund. `= ANY(ARRAY(...))` makes the locking subquery run once, up front, and the UPDATE
+    // after its refund. Retaking an inflight job whose lease ran out marks it maybe applied (core's
+    // claimJob): its worker may have sent it before dying; SET reads the row as it was before the UPDATE,
+    // so `j.state`/`j.updated_at` are the expired lease's. `= ANY(ARRAY(...))` makes the locking subquery run once, up front, and the UPDATE
     // fetch its rows by primary key, whatever the table's statistics say.
     claim: `UPDATE ${s}.jobs AS j
     SET state = 'inflight', attempts = j.attempts + 1, updated_at = $1,
-        lease_token = nextval('${s}.lease_tokens'), lease_expires_at = $1::bigint + $3::bigint
+        lease_token = nextval('${s}.lease_tokens'), lease_expires_at = $1::bigint + $3::bigint,
+        maybe_applied_at = coalesce(j.maybe_applied_at, CASE WHEN j.state = 'inflight' THEN j.updated_at END)
     WHERE j.id = ANY (ARRAY(
       SELECT c.id FROM ${s}.jobs AS c
       WHERE c.due_at <= $1
@@ -51,23 +62,35 @@ export function jobStatements(s: string) {
     FROM unnest($1::bigint[], $2::bigint[], $3::bigint[], $4::text[]) AS v(id, token, at, campaign_id)
     WHERE j.id = v.id AND j.state = 'inflight' AND j.lease_token = v.token
     RETURNING j.id::text AS id`,
-    followDeliveredMany: `UPDATE ${s}.jobs AS r
-    SET campaign_id = coalesce(r.campaign_id, c.campaign_id), deadline = c.delivered_at + $2::bigint,
-        updated_at = greatest(r.updated_at, c.delivered_at)
-    FROM ${s}.jobs AS c
-    WHERE c.id = ANY ($1::bigint[]) AND c.kind = 'confirm' AND c.state = 'delivered'
-      AND r.order_id = c.order_id AND r.kind = 'refund' AND r.state = 'pending' AND r.deadline IS NULL
-    RETURNING pg_notify($3, '') IS NULL AS notified`,
+    // Core's refundAfterConfirm for the pending refunds of the confirms $1 that ended: charged (delivered,
+    // or a request may have reached the service) → the refund takes the confirm's campaign unless it has
+    // one, and its deadline from that time ($2 = return window − safety margin), unless it has a deadline;
+    // never charged → cancelled. Notifies when a refund became sendable.
+    followConfirms: `UPDATE ${s}.jobs AS r SET
+      state = CASE WHEN f.charged_at IS NULL THEN 'cancelled' ELSE r.state END,
+      last_error = CASE WHEN f.charged_at IS NULL
+        THEN 'cancelled: the confirmation ended ' || f.state || ' without being accepted, so nothing was charged'
+        ELSE r.last_error END,
+      campaign_id = CASE WHEN f.charged_at IS NULL THEN r.campaign_id ELSE coalesce(r.campaign_id, f.campaign_id) END,
+      deadline = CASE WHEN f.charged_at IS NULL THEN r.deadline ELSE f.charged_at + $2::bigint END,
+      updated_at = greatest(r.updated_at, f.updated_at)
+    FROM (
+      SELECT c.order_id, c.state, c.campaign_id, c.updated_at,
+        CASE WHEN c.state = 'delivered' THEN coalesce(c.delivered_at, c.updated_at) ELSE c.maybe_applied_at END AS charged_at
+      FROM ${s}.jobs AS c
+      WHERE c.id = ANY ($1::bigint[]) AND c.kind = 'confirm' AND c.state IN ('delivered', 'dead', 'expired', 'cancelled')
+    ) AS f
+    WHERE r.order_id = f.order_id AND r.kind = 'refund' AND r.state = 'pending'
+      AND (f.charged_at IS NULL OR r.deadline IS NULL)
+    RETURNING CASE WHEN f.charged_at IS NOT NULL THEN pg_notify($3, '') IS NULL END AS notified`,
+    // maybe_applied_at keeps its first time; $7/$6 (maybeApplied) sets it to this attempt's time if unset.
     retry: `UPDATE ${s}.jobs SET state = 'pending', attempts = CASE WHEN $5 THEN attempts ELSE greatest(attempts - 1, 0) END,
-      updated_at = $3, next_attempt_at = $4, last_error = $6, lease_token = NULL, lease_expires_at = NULL
+      updated_at = $3, next_attempt_at = $4, last_error = $6, lease_token = NULL, lease_expires_at = NULL,
+      maybe_applied_at = coalesce(maybe_applied_at, CASE WHEN $7::boolean THEN $3::bigint END)
     WHERE id = $1 AND state = 'inflight' AND lease_token = $2`,
-    fail: `UPDATE ${s}.jobs SET state = $4, updated_at = $3, last_error = $5, lease_token = NULL, lease_expires_at = NULL
+    fail: `UPDATE ${s}.jobs SET state = $4, updated_at = $3, last_error = $5, lease_token = NULL, lease_expires_at = NULL,
+      maybe_applied_at = coalesce(maybe_applied_at, CASE WHEN $6::boolean THEN $3::bigint END)
     WHERE id = $1 AND state = 'inflight' AND lease_token = $2 RETURNING kind`,
-    cancelWaitingRefund: `UPDATE ${s}.jobs AS r
-    SET state = 'cancelled', updated_at = $2,
-        last_error = 'cancelled: the confirmation ended ' || c.state || ' without being accepted, so nothing was charged'
-    FROM ${s}.jobs AS c
-    WHERE c.id = $1 AND c.state IN ('dead', 'expired') AND r.order_id = c.order_id AND r.kind = 'refund' AND r.state = 'pending'`,
     release: `UPDATE ${s}.jobs AS j SET state = 'pending', attempts = greatest(j.attempts - 1, 0), updated_at = $3, next_attempt_at = $3,
       lease_token = NULL, lease_expires_at = NULL
     FROM unnest($1::bigint[], $2::bigint[]) AS r(id, token)

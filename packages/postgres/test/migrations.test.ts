@@ -11,6 +11,7 @@ import {
   SchemaNotMigratedError,
   schemaVersion,
 } from '../src/index.ts';
+import { migrationScriptUpTo } from '../src/migrations.ts';
 import { dropSchema, randomSchema, testPool } from './pg-test-db.ts';
 
 const pool = testPool();
@@ -116,6 +117,57 @@ describe('migrate', () => {
         from: LATEST_SCHEMA_VERSION,
         to: LATEST_SCHEMA_VERSION,
       });
+    } finally {
+      await dropSchema(pool, schema);
+    }
+  });
+});
+
+describe('upgrading a schema of the previous release (version 1) that holds jobs', () => {
+  // Rows written the way release 1 wrote them: its INSERT names its own columns only.
+  const insertV1 = (schema: string, values: { orderId: string; state: string; updatedAt: number }) =>
+    pool.query(
+      `INSERT INTO "${schema}".jobs (kind, order_id, state, attempts, created_at, updated_at, next_attempt_at, deadline,
+         click_token, value_micros, clicked_at, lease_token, lease_expires_at)
+       VALUES ('confirm', $1, $2::text, 1, $3, $3, $3, $3::bigint + 86400000, 'tok_v1_release', 5, $3,
+         CASE WHEN $2::text = 'inflight' THEN nextval('"${schema}".lease_tokens') END,
+         CASE WHEN $2::text = 'inflight' THEN $3::bigint + 1000 END)`,
+      [values.orderId, values.state, values.updatedAt],
+    );
+
+  it('adds maybe_applied_at, keeps every job, and claims mark a retaken expired lease maybe applied', async () => {
+    const schema = randomSchema();
+    const t0 = Date.now() - 60_000;
+    try {
+      await pool.query(migrationScriptUpTo(schema, 1));
+      expect(await schemaVersion(pool, schema)).toBe(1);
+      await insertV1(schema, { orderId: 'ord_pending', state: 'pending', updatedAt: t0 });
+      await insertV1(schema, { orderId: 'ord_inflight', state: 'inflight', updatedAt: t0 });
+
+      // This release's outbox on the old schema says what to run instead of failing on a missing column.
+      const early = createPostgresOutbox({ pool, schema });
+      await expect(early.getByOrder('ord_pending')).rejects.toBeInstanceOf(SchemaNotMigratedError);
+      await early.close();
+
+      expect(await migrate(pool, { schema })).toEqual({ schema, from: 1, to: LATEST_SCHEMA_VERSION });
+      // A worker of the previous release still writes rows during a rolling deploy.
+      await insertV1(schema, { orderId: 'ord_old_worker', state: 'pending', updatedAt: t0 });
+
+      const outbox = createPostgresOutbox({ pool, schema });
+      for (const orderId of ['ord_pending', 'ord_inflight', 'ord_old_worker']) {
+        const [job] = await outbox.getByOrder(orderId);
+        expect(job, orderId).toMatchObject({ orderId, maybeAppliedAt: null, attempts: 1 });
+      }
+      const claimed = await outbox.claim({ now: Date.now(), limit: 10, leaseMs: 60_000 });
+      const byOrder = new Map(claimed.map((job) => [job.orderId, job]));
+      expect(byOrder.get('ord_inflight')).toMatchObject({
+        state: 'inflight',
+        attempts: 2,
+        maybeAppliedAt: t0,
+      });
+      expect(byOrder.get('ord_pending')).toMatchObject({ state: 'inflight', maybeAppliedAt: null });
+      expect(byOrder.get('ord_old_worker')).toMatchObject({ state: 'inflight', maybeAppliedAt: null });
+      await outbox.close();
     } finally {
       await dropSchema(pool, schema);
     }
