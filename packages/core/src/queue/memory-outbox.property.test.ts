@@ -1,7 +1,9 @@
 /**
  * Random operation sequences against the memory outbox (fast-check), checking after every step the
  * invariants the whole system relies on: one confirm and one refund per order, final states stay final,
- * a refund is never handed out before its confirmation was delivered, and stats agree with the jobs.
+ * a refund is never handed out before its confirmation was delivered (or may have been applied), a
+ * job's first maybe-applied time never changes, a confirm that may have been applied is never answered
+ * "cancelled" or "not-charged", and stats agree with the jobs.
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
@@ -26,7 +28,18 @@ const operation = fc.oneof(
   fc.record({
     op: fc.constant('settle' as const),
     pick: fc.nat(),
-    how: fc.constantFrom('complete', 'retry', 'uncounted', 'dead', 'expired', 'release', 'extend'),
+    how: fc.constantFrom(
+      'complete',
+      'retry',
+      'uncounted',
+      'dead',
+      'expired',
+      'release',
+      'extend',
+      'lost',
+      'deadLost',
+      'expiredLost',
+    ),
   }),
   fc.record({ op: fc.constant('advance' as const), ms: fc.integer({ min: 0, max: 120_000 }) }),
   fc.record({ op: fc.constant('replay' as const) }),
@@ -40,6 +53,7 @@ describe('memory outbox under random operations', () => {
         const outbox = createMemoryOutbox({ now: clock.now });
         const held: Job[] = []; // jobs as claimed by "workers", possibly stale
         const finalSeen = new Map<string, JobState>();
+        const appliedSeen = new Map<string, number>();
         for (const step of ops) {
           switch (step.op) {
             case 'confirm':
@@ -49,19 +63,26 @@ describe('memory outbox under random operations', () => {
                 click: { token: `tok_${step.orderId}`, clickedAt: clock.now() - step.ageMs },
               });
               break;
-            case 'refund':
-              await outbox
+            case 'refund': {
+              const before = (await outbox.getByOrder(step.orderId)).find((j) => j.kind === 'confirm');
+              const result = await outbox
                 .refund({ orderId: step.orderId, ...(step.withCampaign ? { campaignId: 'cmp_1' } : {}) })
                 .catch((err) => expect(err).toBeInstanceOf(JobValidationError));
+              // A confirmation that may have been applied is reversed, never written off.
+              if (result !== undefined && before?.maybeAppliedAt != null && before.state !== 'cancelled')
+                expect(['enqueued', 'duplicate', 'updated']).toContain(result.outcome);
               break;
+            }
             case 'claim': {
               const claimed = await outbox.claim({ now: clock.now(), limit: step.limit, leaseMs: 30_000 });
               for (const job of claimed) {
                 expect(job.state).toBe('inflight');
                 if (job.kind === 'refund') {
                   const confirm = (await outbox.getByOrder(job.orderId)).find((j) => j.kind === 'confirm');
-                  // A refund is never handed out before its confirmation was delivered.
-                  if (confirm !== undefined) expect(confirm.state).toBe('delivered');
+                  // A refund is never handed out before its confirmation was delivered, or may have been.
+                  if (confirm !== undefined && confirm.maybeAppliedAt === null)
+                    expect(confirm.state).toBe('delivered');
+                  if (confirm !== undefined) expect(['pending', 'inflight']).not.toContain(confirm.state);
                   expect(job.deadline).not.toBeNull();
                 }
               }
@@ -82,6 +103,14 @@ describe('memory outbox under random operations', () => {
               if (step.how === 'expired') await outbox.fail(job, { now, state: 'expired', reason: 'late' });
               if (step.how === 'release') await outbox.release([job], now);
               if (step.how === 'extend') await outbox.extendLease(job, { now, leaseMs: 30_000 });
+              if (step.how === 'lost') {
+                const result = { now, nextAttemptAt: now + 5_000, error: 'timeout', maybeApplied: true };
+                await outbox.retry(job, result);
+              }
+              if (step.how === 'deadLost')
+                await outbox.fail(job, { now, state: 'dead', reason: 'lost', maybeApplied: true });
+              if (step.how === 'expiredLost')
+                await outbox.fail(job, { now, state: 'expired', reason: 'lost', maybeApplied: true });
               break;
             }
             case 'advance':
@@ -106,6 +135,9 @@ describe('memory outbox under random operations', () => {
             const before = finalSeen.get(job.id);
             if (before !== undefined) expect(job.state).toBe(before); // final states stay final
             if (isFinalState(job.state)) finalSeen.set(job.id, job.state);
+            const applied = appliedSeen.get(job.id);
+            if (applied !== undefined) expect(job.maybeAppliedAt).toBe(applied); // the first time is kept
+            if (job.maybeAppliedAt !== null) appliedSeen.set(job.id, job.maybeAppliedAt);
           }
           const { counts } = await outbox.stats(clock.now());
           for (const state of Object.keys(counts) as JobState[]) {
