@@ -61,13 +61,17 @@ describe('wire schemas', () => {
     ).toBe('last_click');
   });
 
-  it('a campaign response validates its known fields and allows null budgets', () => {
+  it('a campaign response requires its id, types its known fields when present and allows null budgets', () => {
     expect(
       campaignSchema.parse({ ...campaign, pricing_model: 'cross_promo', total_budget_micros: null })
         .total_budget_micros,
     ).toBeNull();
     expect(campaignSchema.safeParse({ ...campaign, spend_micros: '0' }).success).toBe(false);
-    expect(campaignSchema.safeParse({ ...campaign, id: 'campaign-1' }).success).toBe(false);
-    expect(campaignSchema.safeParse({ ...campaign, created_at: 'yesterday' }).success).toBe(false);
+    expect(campaignSchema.safeParse({ ...campaign, id: 42 }).success).toBe(false);
+    const { id: _id, ...withoutId } = campaign;
+    expect(campaignSchema.safeParse(withoutId).success).toBe(false);
+    // Only the id is acted on: every other field may be missing, and a timestamp is kept as sent.
+    expect(campaignSchema.parse({ id: 'cmp_1' })).toEqual({ id: 'cmp_1' });
+    expect(campaignSchema.parse({ ...campaign, created_at: 'yesterday' }).created_at).toBe('yesterday');
   });
 });

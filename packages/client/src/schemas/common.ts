@@ -13,9 +13,9 @@ export const CAMPAIGN_ID_PATTERN = /^cmp_[A-Za-z0-9_-]+$/;
 
 /** Pricing models of the spec. */
 export const PRICING_MODELS = ['cpc', 'cpm', 'cpa', 'affiliate', 'guaranteed', 'cross_promo'] as const;
-/** Creative and placement formats (the spec names only `card`). */
+/** Creative and placement formats the client knows (the spec names only `card`; others exist). */
 export const CREATIVE_FORMATS = ['card'] as const;
-/** Conversion sources (WIRE.md: the spec's `s2s` plus the default `pixel`). */
+/** Conversion sources the client knows (the spec's `s2s`, plus `pixel`, the source s2s replaces). */
 export const CONVERSION_SOURCES = ['pixel', 's2s'] as const;
 /** The three domain-ownership checks of the spec. */
 export const VERIFICATION_METHODS = ['dns_txt', 'file', 'meta_tag'] as const;
@@ -119,6 +119,44 @@ export const conversionSourceSchema = z.enum(CONVERSION_SOURCES, {
 export const verificationMethodSchema = z.enum(VERIFICATION_METHODS, {
   error: `must be one of ${VERIFICATION_METHODS.join(', ')}`,
 });
+
+/**
+ * A value of an enum as read from the service: one of the `Known` values, or any other string the
+ * service sends (the spec says more values exist and are not shown). Known values still autocomplete.
+ *
+ * @example
+ * ```ts
+ * const format: Open<CreativeFormat> = 'banner'; // accepted; 'card' is suggested
+ * ```
+ */
+export type Open<Known extends string> = Known | (string & {});
+
+/**
+ * A response-side enum: any string, typed so that the `values` the client knows autocomplete. An
+ * unknown value is kept as it came, never an error (requests use the strict enums above).
+ *
+ * @param values - the values the client knows
+ * @example
+ * ```ts
+ * const format = openEnum(CREATIVE_FORMATS); // parses 'card' and 'banner' alike
+ * ```
+ */
+export function openEnum<const Known extends string>(
+  _values: readonly Known[],
+): z.ZodType<Open<Known>, Open<Known>> {
+  return z.string({ error: 'must be a string' });
+}
+
+/** A pricing model as read from the service: the spec's six, or another. @example `openPricingModelSchema.parse('auction')` */
+export const openPricingModelSchema = openEnum(PRICING_MODELS);
+/** A creative or placement format as read from the service. @example `openCreativeFormatSchema.parse('banner')` */
+export const openCreativeFormatSchema = openEnum(CREATIVE_FORMATS);
+/** A conversion source as read from the service. @example `openConversionSourceSchema.parse('pixel_and_s2s')` */
+export const openConversionSourceSchema = openEnum(CONVERSION_SOURCES);
+/** A verification method as read from the service. @example `openVerificationMethodSchema.parse('http_header')` */
+export const openVerificationMethodSchema = openEnum(VERIFICATION_METHODS);
+/** A campaign status as read from the service (the spec names only `review`). @example `openCampaignStatusSchema.parse('active')` */
+export const openCampaignStatusSchema = openEnum(['review'] as const);
 
 /** A pricing model of the spec. */
 export type PricingModel = z.infer<typeof pricingModelSchema>;
