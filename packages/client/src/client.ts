@@ -4,6 +4,7 @@
  */
 import { createDefaultTransport } from '#transport';
 import { type ClientOptions, resolveClientOptions } from './options.ts';
+import { createRedactor } from './redact.ts';
 import { createRequester } from './request.ts';
 import { type AdServiceResources, createResources } from './resources.ts';
 import { createFetchTransport } from './transport/fetch.ts';
@@ -35,6 +36,16 @@ export interface AdServiceClient extends AdServiceResources {
   [Symbol.asyncDispose](): Promise<void>;
   /** The configuration without the API key. */
   toJSON(): ClientDescription;
+  /**
+   * Removes this client's API key (literal, percent-encoded or JSON-escaped) and any `Bearer <token>`
+   * from a text: for logs and stored failure reasons. The client's own errors are already redacted.
+   *
+   * @example
+   * ```ts
+   * outbox.fail(job, client.redact(String(err)));
+   * ```
+   */
+  redact(text: string): string;
 }
 
 const inspectSymbol = Symbol.for('nodejs.util.inspect.custom');
@@ -57,6 +68,7 @@ export function createClient(options: ClientOptions): AdServiceClient {
       ? createFetchTransport(resolved.fetch)
       : createDefaultTransport({ connections: resolved.connections });
   const baseUrl = new URL(resolved.baseUrl);
+  const redact = createRedactor(resolved.apiKey);
   const send = createRequester({
     baseUrl,
     authorization: `Bearer ${resolved.apiKey}`,
@@ -65,6 +77,7 @@ export function createClient(options: ClientOptions): AdServiceClient {
     retry: resolved.retry,
     random: resolved.random ?? Math.random,
     transport,
+    redact,
   });
   const description: ClientDescription = Object.freeze({
     baseUrl: baseUrl.href,
@@ -80,6 +93,7 @@ export function createClient(options: ClientOptions): AdServiceClient {
     close,
     [Symbol.asyncDispose]: close,
     toJSON: () => description,
+    redact,
   };
   Object.defineProperty(client, inspectSymbol, {
     enumerable: false,

@@ -1,11 +1,18 @@
 /**
  * Error classes of the ad-service client. One base class, `AdServiceError`, with a literal-union `code`,
- * the HTTP `status` (null when no response arrived), the service's `detail`, and whether a retry may
- * succeed. Status-family subclasses are built by one factory, {@link errorFromResponse}, from a response.
+ * the HTTP `status` (null when no response arrived), the service's `detail`, whether a retry may succeed
+ * and how long the service asked us to wait. Status-family subclasses are built by one factory,
+ * {@link errorFromResponse}, from a response.
  *
- * No error ever carries the API key: messages are built from the status and the service's `detail` only,
- * and request headers are never attached.
+ * No error ever carries the API key: request headers are never attached, and every text that enters an
+ * error (message, detail, the causes' messages and stacks) passes through the `redact` function the
+ * client builds from its key — once, here, in the constructor.
  */
+import { createRedactor, REDACTED } from './redact.ts';
+import { parseRetryAfter } from './retry-after.ts';
+
+export { createRedactor, REDACTED, redactKey } from './redact.ts';
+export { MAX_RETRY_AFTER_MS, parseRetryAfter } from './retry-after.ts';
 
 /**
  * What went wrong, as a stable literal a program can switch on.
@@ -27,10 +34,54 @@ export type AdServiceErrorCode =
 
 /** Options shared by every {@link AdServiceError}. */
 export interface AdServiceErrorOptions {
+  /** HTTP status of the response; null or absent when none arrived. */
   status?: number | null;
+  /** The service's `detail`, or our own description. @defaultValue the message */
   detail?: string;
+  /** Whether sending again may help. @defaultValue false */
   retryable?: boolean;
+  /** Milliseconds the service asked us to wait (its `Retry-After`). @defaultValue null */
+  retryAfterMs?: number | null;
+  /** Whether `detail` is the service's own (a JSON error body with a string `detail`). @defaultValue false */
+  detailFromService?: boolean;
+  /** The underlying error; kept as a scrubbed copy (name, message, stack, code and causes only). */
   cause?: unknown;
+  /**
+   * Removes secrets from every text that enters the error (message, detail, cause). The client passes
+   * one built from its API key with {@link createRedactor}; without it only `Bearer <token>` is removed.
+   */
+  redact?: (text: string) => string;
+}
+
+const bearerOnly = createRedactor([]);
+
+/**
+ * A copy of `cause` that holds only text that went through `redact`: name, message, stack, the string
+ * or number `code`/`errno`/`syscall`, and its own cause, to a depth of four. Anything else an error may
+ * carry (a raw packet, headers, a response body) is left behind.
+ */
+function scrubCause(cause: unknown, redact: (text: string) => string, depth = 0): unknown {
+  if (cause === null || cause === undefined) return cause;
+  if (typeof cause !== 'object') return redact(String(cause));
+  if (depth >= 4) return REDACTED;
+  const source = cause as { name?: unknown; message?: unknown; stack?: unknown; cause?: unknown };
+  const copy = new Error(redact(typeof source.message === 'string' ? source.message : ''));
+  const name = typeof source.name === 'string' ? redact(source.name) : 'Error';
+  Object.defineProperty(copy, 'name', { value: name, configurable: true, writable: true });
+  copy.stack = typeof source.stack === 'string' ? redact(source.stack) : `${name}: ${copy.message}`;
+  for (const key of ['code', 'errno', 'syscall'] as const) {
+    const value = (cause as Record<string, unknown>)[key];
+    if (typeof value === 'string') Object.assign(copy, { [key]: redact(value) });
+    else if (typeof value === 'number') Object.assign(copy, { [key]: value });
+  }
+  if (source.cause !== undefined) {
+    Object.defineProperty(copy, 'cause', {
+      value: scrubCause(source.cause, redact, depth + 1),
+      configurable: true,
+      writable: true,
+    });
+  }
+  return copy;
 }
 
 /**
@@ -50,15 +101,34 @@ export class AdServiceError extends Error {
   readonly status: number | null;
   /** The service's `detail` (or our own description when the service sent none). */
   readonly detail: string;
-  /** Whether sending the same request again may succeed. */
+  /**
+   * Whether sending the same request again may help: 5xx, 408, 429, timeouts, connection failures and a
+   * 2xx whose body is not JSON. The one place that decides it; core's Dispatcher reads it.
+   */
   readonly retryable: boolean;
+  /**
+   * Milliseconds the service asked us to wait before sending again, from its `Retry-After` header
+   * (delta-seconds or an HTTP date), whatever the status; null when it sent none (or no response came).
+   */
+  readonly retryAfterMs: number | null;
+  /**
+   * True only when the error body was JSON with a string `detail` (the service's own error shape); false
+   * for a proxy's page, an empty or HTML 404 from a wrong base URL, a timeout, etc.
+   */
+  readonly detailFromService: boolean;
 
   constructor(code: AdServiceErrorCode, message: string, options: AdServiceErrorOptions = {}) {
-    super(message, options.cause === undefined ? undefined : { cause: options.cause });
+    const redact = options.redact ?? bearerOnly;
+    super(
+      redact(message),
+      options.cause === undefined ? undefined : { cause: scrubCause(options.cause, redact) },
+    );
     this.code = code;
     this.status = options.status ?? null;
-    this.detail = options.detail ?? message;
+    this.detail = options.detail === undefined ? this.message : redact(options.detail);
     this.retryable = options.retryable ?? false;
+    this.retryAfterMs = options.retryAfterMs ?? null;
+    this.detailFromService = options.detailFromService ?? false;
   }
 }
 
@@ -81,6 +151,7 @@ export class RequestValidationError extends AdServiceError {
     message: string,
     issues: ReadonlyArray<{ field: string; message: string }> = [],
   ) {
+    // Field paths and messages come from our own schemas, never from the caller's values.
     super('validation', `Invalid request: ${field}: ${message}`, { detail: message });
     this.field = field;
     this.issues = issues.length > 0 ? issues : [{ field, message }];
@@ -123,16 +194,13 @@ export class ConflictError extends AdServiceError {
   override name = 'ConflictError';
 }
 /**
- * 429: too many requests. `retryAfterMs` is the service's `Retry-After`, when it sent one.
+ * 429: too many requests. Retryable; `retryAfterMs` (on every error) is the service's `Retry-After`.
  * @example `if (err instanceof RateLimitError) retryIn(err.retryAfterMs ?? 1_000);`
  */
 export class RateLimitError extends AdServiceError {
   override name = 'RateLimitError';
-  /** Milliseconds the service asked us to wait, or null when it did not say. */
-  readonly retryAfterMs: number | null;
-  constructor(message: string, options: AdServiceErrorOptions & { retryAfterMs: number | null }) {
+  constructor(message: string, options: AdServiceErrorOptions = {}) {
     super('rate_limited', message, { ...options, retryable: true });
-    this.retryAfterMs = options.retryAfterMs;
   }
 }
 /**
@@ -164,50 +232,55 @@ export class ConnectionError extends AdServiceError {
   override name = 'ConnectionError';
 }
 /**
- * A 2xx response whose body is not the JSON the endpoint promises: not JSON (retryable) or the wrong
- * shape (not retryable; `detail` names the field).
- * @example `if (err instanceof InvalidResponseError) deadLetter(job, err.detail);`
+ * A 2xx response whose body the client cannot read: not JSON at all (retryable), or JSON that is not an
+ * object or whose known fields have the wrong type (not retryable; `detail` names the field). `status`
+ * is the 2xx: the service accepted the request, so treat it as applied, whatever the body.
+ * @example `if (err instanceof InvalidResponseError && err.status !== null) markApplied(job);`
  */
 export class InvalidResponseError extends AdServiceError {
   override name = 'InvalidResponseError';
 }
 
-/**
- * Parses a `Retry-After` header (delta-seconds or HTTP date) into milliseconds from `now`.
- *
- * @example
- * ```ts
- * parseRetryAfter('7'); // 7000
- * ```
- */
-export function parseRetryAfter(value: string | null | undefined, now: number = Date.now()): number | null {
-  if (value == null || value.trim() === '') return null;
-  const trimmed = value.trim();
-  if (/^\d+$/.test(trimmed)) return Number(trimmed) * 1000;
-  const at = Date.parse(trimmed);
-  if (Number.isNaN(at)) return null;
-  return Math.max(0, at - now);
+/** Settings of {@link errorFromResponse} beyond the response itself. */
+export interface ErrorFromResponseOptions {
+  /** Removes secrets from the service's text (see {@link createRedactor}). */
+  redact?: (text: string) => string;
+  /** Current time in epoch ms, to turn an HTTP-date `Retry-After` into a wait. @defaultValue Date.now() */
+  now?: number;
 }
 
 /**
- * Builds the typed error for a non-2xx response. The one place where statuses map to classes.
+ * Builds the typed error for a non-2xx response. The one place where statuses map to classes, where
+ * `Retry-After` becomes `retryAfterMs` (for every status) and where the service's text is redacted.
  *
  * @param status - the HTTP status
  * @param body - the parsed JSON body, if any (its `detail` is used when it is a string)
  * @param retryAfter - the raw `Retry-After` header, if any
+ * @param options - the redactor and clock
  * @example
  * ```ts
  * throw errorFromResponse(res.status, await res.json().catch(() => null), res.headers.get('retry-after'));
  * ```
  */
-export function errorFromResponse(status: number, body: unknown, retryAfter?: string | null): AdServiceError {
+export function errorFromResponse(
+  status: number,
+  body: unknown,
+  retryAfter?: string | null,
+  options: ErrorFromResponseOptions = {},
+): AdServiceError {
   const sent =
     body !== null && typeof body === 'object' && typeof (body as { detail?: unknown }).detail === 'string'
       ? (body as { detail: string }).detail
       : undefined;
   const detail = sent ?? `HTTP ${status}`;
   const message = `Ad service answered ${status}: ${detail}`;
-  const base = { status, detail };
+  const base: AdServiceErrorOptions = {
+    status,
+    detail,
+    retryAfterMs: parseRetryAfter(retryAfter, options.now),
+    detailFromService: sent !== undefined,
+    ...(options.redact ? { redact: options.redact } : {}),
+  };
   switch (status) {
     case 401:
       return new AuthenticationError('unauthorized', message, base);
@@ -221,7 +294,7 @@ export function errorFromResponse(status: number, body: unknown, retryAfter?: st
     case 422:
       return new ConflictError('conflict', message, base);
     case 429:
-      return new RateLimitError(message, { ...base, retryAfterMs: parseRetryAfter(retryAfter) });
+      return new RateLimitError(message, base);
     default:
       if (status >= 500) return new ServerError('server', message, { ...base, retryable: true });
       return new HttpError('http', message, { ...base, retryable: status === 408 });

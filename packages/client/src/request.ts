@@ -1,7 +1,8 @@
 /**
  * The one path every call takes: build the URL and headers, send through the transport under a per-attempt
  * timeout and the caller's signal, map failures to typed errors, retry idempotent GETs, and validate the
- * response body. The API key lives only inside the `authorization` closure value handed in here.
+ * response body. The API key lives only inside the `authorization` closure value handed in here, and every
+ * error built here gets the client's `redact`, so text echoed by the service never carries the key.
  */
 import type * as z from 'zod';
 import {
@@ -9,11 +10,11 @@ import {
   ConnectionError,
   errorFromResponse,
   InvalidResponseError,
-  parseRetryAfter,
   RequestValidationError,
   TimeoutError,
 } from './errors.ts';
 import type { CallOptions, RetryPolicy } from './options.ts';
+import { parseRetryAfter } from './retry-after.ts';
 import type { Transport, TransportResponse } from './transport/types.ts';
 import { BodyReadError } from './transport/types.ts';
 import { issuesOf } from './validate.ts';
@@ -36,6 +37,8 @@ export interface RequesterConfig {
   retry: RetryPolicy | false;
   random: () => number;
   transport: Transport;
+  /** Removes the API key from text entering an error (see `createRedactor`). */
+  redact: (text: string) => string;
 }
 
 /** Sends one endpoint call and returns its validated response body. */
@@ -68,7 +71,8 @@ export function createRequester(config: RequesterConfig): Requester {
     for (const [key, value] of Object.entries(endpoint.query ?? {})) url.searchParams.set(key, value);
     const body = endpoint.body === undefined ? undefined : JSON.stringify(endpoint.body);
     const headers = body === undefined ? baseHeaders : { ...baseHeaders, 'content-type': 'application/json' };
-    const what = `${endpoint.method} ${endpoint.path}`;
+    const what = config.redact(`${endpoint.method} ${endpoint.path}`);
+    const redact = config.redact;
     if (call.timeout !== undefined && !(Number.isSafeInteger(call.timeout) && call.timeout > 0)) {
       throw new RequestValidationError('timeout', 'must be a positive integer of milliseconds');
     }
@@ -79,23 +83,23 @@ export function createRequester(config: RequesterConfig): Requester {
     for (let attempt = 0; ; attempt++) {
       call.signal?.throwIfAborted();
       let error: AdServiceError;
-      let retryAfter: string | null = null;
       try {
         const response = await attemptOnce(
           config.transport,
-          { url, headers, body, what, timeout, method: endpoint.method },
+          { url, headers, body, what, timeout, method: endpoint.method, redact },
           call.signal,
         );
         if (response.status >= 200 && response.status < 300)
-          return parseBody(endpoint.response, response, what);
-        error = errorFromResponse(response.status, parseJson(response.body), response.retryAfter);
-        retryAfter = response.retryAfter;
+          return parseBody(endpoint.response, response, what, redact);
+        error = errorFromResponse(response.status, parseJson(response.body), response.retryAfter, {
+          redact,
+        });
       } catch (err) {
         if (!(err instanceof AdServiceError)) throw err;
         error = err;
       }
       if (!error.retryable || attempt >= retries || config.retry === false) throw error;
-      const delay = backoff(config.retry, attempt, retryAfter, config.random);
+      const delay = backoff(config.retry, attempt, error.retryAfterMs, config.random);
       if (delay === null) throw error;
       await sleep(delay, call.signal);
     }
@@ -109,6 +113,7 @@ interface Attempt {
   body: string | undefined;
   what: string;
   timeout: number;
+  redact: (text: string) => string;
 }
 
 async function attemptOnce(
@@ -134,6 +139,7 @@ async function attemptOnce(
       throw new TimeoutError('timeout', `${a.what}: no complete response within ${a.timeout} ms`, {
         retryable: true,
         detail: `timed out after ${a.timeout} ms`,
+        redact: a.redact,
       });
     }
     if (err instanceof BodyReadError) {
@@ -145,6 +151,7 @@ async function attemptOnce(
           retryable: true,
           detail: 'response body cut off',
           cause: err.cause,
+          redact: a.redact,
         },
       );
     }
@@ -153,6 +160,7 @@ async function attemptOnce(
       retryable: true,
       detail: code ?? 'connection failed',
       cause: err,
+      redact: a.redact,
     });
   } finally {
     clearTimeout(timer);
@@ -160,21 +168,27 @@ async function attemptOnce(
   }
 }
 
-function parseBody<S extends z.ZodType>(schema: S, response: TransportResponse, what: string): z.output<S> {
+function parseBody<S extends z.ZodType>(
+  schema: S,
+  response: TransportResponse,
+  what: string,
+  redact: (text: string) => string,
+): z.output<S> {
+  const common = {
+    status: response.status,
+    retryAfterMs: parseRetryAfter(response.retryAfter),
+    redact,
+  };
   let json: unknown;
   try {
     json = JSON.parse(response.body);
   } catch (err) {
     // Not JSON at all: likely an intermediary's page or a corrupted body; sending again may succeed.
+    // The parser's message quotes the body, so the cause goes through `redact` like any service text.
     throw new InvalidResponseError(
       'invalid_response',
       `${what}: the ${response.status} response is not valid JSON`,
-      {
-        status: response.status,
-        detail: 'response body is not valid JSON',
-        retryable: true,
-        cause: err,
-      },
+      { ...common, detail: 'response body is not valid JSON', retryable: true, cause: err },
     );
   }
   const result = schema.safeParse(json);
@@ -184,7 +198,7 @@ function parseBody<S extends z.ZodType>(schema: S, response: TransportResponse, 
   const first = issues[0];
   const detail = first === undefined ? 'unexpected shape' : `${first.field}: ${first.message}`;
   throw new InvalidResponseError('invalid_response', `${what}: unexpected response shape: ${detail}`, {
-    status: response.status,
+    ...common,
     detail,
     retryable: false,
   });
@@ -199,16 +213,22 @@ function parseJson(text: string): unknown {
 }
 
 /**
- * Milliseconds to wait before retry number `attempt + 1`: the service's `Retry-After` when it sent one,
- * else exponential backoff with full jitter. Null when `Retry-After` asks for more than `maxDelay`.
+ * Milliseconds to wait before retry number `attempt + 1`: the service's `Retry-After` (the error's
+ * `retryAfterMs`) when it sent one, else exponential backoff with full jitter. Null when `Retry-After`
+ * asks for more than `maxDelay`.
+ *
+ * @example
+ * ```ts
+ * backoff({ retries: 2, minDelay: 200, maxDelay: 5_000 }, 0, err.retryAfterMs, Math.random);
+ * ```
  */
 export function backoff(
   policy: RetryPolicy,
   attempt: number,
-  retryAfter: string | null,
+  retryAfterMs: number | null,
   random: () => number,
 ): number | null {
-  const asked = parseRetryAfter(retryAfter);
+  const asked = retryAfterMs;
   if (asked !== null) return asked <= policy.maxDelay ? asked : null;
   const ceiling = Math.min(policy.maxDelay, policy.minDelay * 2 ** attempt);
   return Math.floor(random() * ceiling);

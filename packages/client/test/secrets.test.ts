@@ -35,7 +35,7 @@ describe('the API key never leaks', () => {
       if (req.path === '/v1/me') return sendJson(res, 401, { detail: 'invalid key' });
       if (req.path === '/v1/segments') return; // hang
       if (req.path === '/v1/credits') throw new Error('reset');
-      sendJson(res, 200, { not: 'the shape' });
+      sendJson(res, 200, ['not', 'an object']);
     });
     client = createClient({ baseUrl: server.url, apiKey: API_KEY, timeout: 1_000, retry: false });
   });
