@@ -24,6 +24,46 @@ export interface OpenedBackend {
   wake?: (wakeUp: () => void) => () => void;
 }
 
+/**
+ * The oldest Node.js that every postback package supports, as every package.json's `engines` states it:
+ * `node:sqlite` (the default backend) works without a flag from Node 22.13.
+ */
+export const MIN_NODE_VERSION = '22.13.0';
+
+/** Loads a backend's module (injected in tests to simulate a Node without `node:sqlite`). */
+export interface BackendLoaders {
+  sqlite(): Promise<Pick<typeof import('./sqlite.ts'), 'open'>>;
+  postgres(): Promise<Pick<typeof import('./postgres.ts'), 'open'>>;
+  sqs(): Promise<Pick<typeof import('./sqs.ts'), 'open'>>;
+}
+
+const realLoaders: BackendLoaders = {
+  sqlite: () => import('./sqlite.ts'),
+  postgres: () => import('./postgres.ts'),
+  sqs: () => import('./sqs.ts'),
+};
+
+/** Thrown when the running Node.js lacks a built-in module a backend needs (`node:sqlite` before 22.13). */
+export class NodeVersionError extends Error {
+  override name = 'NodeVersionError';
+}
+
+/**
+ * Turns "No such built-in module: node:sqlite" into an error that says which Node.js is needed and which
+ * one is running; any other error is returned as it is.
+ */
+function explainMissingBuiltin(error: unknown, backend: string): unknown {
+  const code = (error as { code?: unknown } | null)?.code;
+  const message = error instanceof Error ? error.message : '';
+  const missing = /No such built-in module: (node:\S+)/.exec(message)?.[1];
+  if (code !== 'ERR_UNKNOWN_BUILTIN_MODULE' && missing === undefined) return error;
+  return new NodeVersionError(
+    `the ${backend} backend needs Node.js >= ${MIN_NODE_VERSION} (${missing ?? 'a built-in module'} is missing); ` +
+      `this is Node.js ${process.versions.node}. Upgrade Node.js`,
+    { cause: error },
+  );
+}
+
 /** Thrown when no or more than one backend flag is given. */
 export class BackendFlagError extends Error {
   override name = 'BackendFlagError';
@@ -34,18 +74,26 @@ export class BackendFlagError extends Error {
  *
  * @example
  * ```ts
- * const { outbox } = await openBackend({ db: 'postback.db' });
+ * const { outbox } = await openBackend({ db: 'postback.db' }); // on Node < 22.13: a NodeVersionError
  * ```
  */
 export async function openBackend(
   flags: BackendFlags,
   env: Record<string, string | undefined> = {},
+  loaders: BackendLoaders = realLoaders,
 ): Promise<OpenedBackend> {
   const given = (['db', 'pg', 'sqs'] as const).filter((k) => flags[k] !== undefined);
   if (given.length !== 1) {
     throw new BackendFlagError('give exactly one of --db FILE, --pg URL or --sqs QUEUE_URL');
   }
-  if (flags.db !== undefined) return (await import('./sqlite.ts')).open(flags.db, env);
-  if (flags.pg !== undefined) return (await import('./postgres.ts')).open(flags.pg, env);
-  return (await import('./sqs.ts')).open(flags.sqs as string, env);
+  const load = async <M>(name: string, loader: () => Promise<M>): Promise<M> => {
+    try {
+      return await loader();
+    } catch (error) {
+      throw explainMissingBuiltin(error, name);
+    }
+  };
+  if (flags.db !== undefined) return (await load('SQLite', loaders.sqlite)).open(flags.db, env);
+  if (flags.pg !== undefined) return (await load('PostgreSQL', loaders.postgres)).open(flags.pg, env);
+  return (await load('SQS', loaders.sqs)).open(flags.sqs as string, env);
 }
