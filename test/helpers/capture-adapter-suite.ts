@@ -5,7 +5,7 @@
  * calls {@link sharedAdapterTests} inside its per-version `describe`, and keeps its adapter-only tests.
  */
 import type { Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { type AddressInfo, connect } from 'node:net';
 import {
   type CaptureOptions,
   createMemoryClickStore,
@@ -87,6 +87,47 @@ export const ours = (response: Response) =>
 /** The `name=value` of a `Set-Cookie` header, as a browser sends it back. */
 export const pair = (setCookie: string | undefined) => (setCookie ?? '').split(';')[0] as string;
 
+/**
+ * Sends `GET <target> HTTP/1.1` with the request line written as it is (node:net, no URL parsing on the
+ * way), and returns the status and the `Location` header of the answer.
+ */
+export function rawGet(base: string, target: string): Promise<{ status: number; location: string | null }> {
+  const { hostname, port } = new URL(base);
+  return new Promise((resolve, reject) => {
+    const socket = connect(Number(port), hostname, () => {
+      socket.write(`GET ${target} HTTP/1.1\r\nHost: shop.example\r\nConnection: close\r\n\r\n`);
+    });
+    let data = '';
+    socket.setEncoding('latin1');
+    socket.on('data', (chunk: string) => {
+      data += chunk;
+    });
+    socket.on('error', reject);
+    socket.on('end', () => {
+      const head = data.slice(0, data.indexOf('\r\n\r\n')).split('\r\n');
+      const status = Number(head[0]?.split(' ')[1]);
+      const line = head.find((h) => h.toLowerCase().startsWith('location:'));
+      resolve({ status, location: line === undefined ? null : line.slice('location:'.length).trim() });
+    });
+  });
+}
+
+/** Request targets that tried to turn the clean-URL redirect into a redirect to another site. */
+export const FOREIGN_TARGETS = [
+  `//evil.example/?click_token=${TOKEN}`,
+  `/\\evil.example/?click_token=${TOKEN}`,
+  `///evil.example/x?click_token=${TOKEN}`,
+  `http://evil.example/x?click_token=${TOKEN}`,
+  `https://evil.example?click_token=${TOKEN}&a=1`,
+  `/%2F/evil.example?click_token=${TOKEN}`,
+] as const;
+
+/** A Location that stays on the origin the browser asked: one leading `/`, not followed by `/` or `\`. */
+export function expectSameOrigin(location: string | null): void {
+  expect(location).toMatch(/^\/(?![/\\])[\x21-\x7e]*$/);
+  expect(new URL(location as string, 'https://shop.example').origin).toBe('https://shop.example');
+}
+
 /** An adapter's side of {@link sharedAdapterTests}. */
 export interface AdapterUnderTest<Req> {
   /** Starts a shop with the adapter (see {@link startShop}), with `extra` capture options. */
@@ -99,8 +140,9 @@ export interface AdapterUnderTest<Req> {
  * Registers, in the current `describe`, the HTTP-level tests every adapter passes: the signed cookie on a
  * landing and the click on the same request; the click from the cookie on later requests, next to the
  * app's own cookies; tampered and expired cookies (verified only when the click is read); no cookie
- * without consent; the click store across devices; `confirmOrder` once per order; and 200 for any query
- * string and cookie header.
+ * without consent; the click store across devices; `confirmOrder` once per order; a landing URL opened
+ * again keeps the click's first time (cookie and store); the clean-URL redirect stays on the shop's
+ * origin for any request target (raw request lines); and 200 for any query string and cookie header.
  */
 export function sharedAdapterTests<Req>({ shop, header }: AdapterUnderTest<Req>): void {
   it('sets the signed cookie on a landing and serves the click to the same request', async () => {
@@ -181,6 +223,55 @@ export function sharedAdapterTests<Req>({ shop, header }: AdapterUnderTest<Req>)
     const organic = await (await fetch(`${s.base}/orders/ord_2`, { method: 'POST' })).json();
     expect(organic).toEqual({ enqueued: false, click: null });
     expect(await s.outbox.getByOrder('ord_2')).toEqual([]);
+  });
+
+  it('keeps the first time of a click whose landing URL is opened again with the same token', async () => {
+    const s = await shop();
+    const landing = await get(`${s.base}/plain?click_token=${TOKEN}`);
+    const cookie = pair(ours(landing)[0]);
+    s.advance(5 * DAY_MS);
+    // Reload, restored tab, history: the same URL, with the cookie of the first landing.
+    const again = await get(`${s.base}/click?click_token=${TOKEN}`, cookie);
+    expect(await again.json()).toEqual({ click: { token: TOKEN, clickedAt: T0 } });
+    // Not re-issued: the browser keeps the first cookie, which already expires with the window.
+    expect(ours(again)).toEqual([]);
+    s.advance(DAY_MS);
+    const order = await (
+      await fetch(`${s.base}/orders/ord_re`, { method: 'POST', headers: { cookie } })
+    ).json();
+    expect(order).toMatchObject({ enqueued: true, click: { token: TOKEN, clickedAt: T0 } });
+    expect(await s.outbox.getByOrder('ord_re')).toMatchObject([{ clickedAt: T0 }]);
+  });
+
+  it('keeps the first time with a click store too, and a new token still replaces the click', async () => {
+    const store = createMemoryClickStore();
+    const s = await shop({ store, key: () => 'cust_1' });
+    const landing = await get(`${s.base}/plain?click_token=${TOKEN}`);
+    s.advance(5 * DAY_MS);
+    const again = await get(`${s.base}/click?click_token=${TOKEN}`, pair(ours(landing)[0]));
+    expect(await again.json()).toEqual({ click: { token: TOKEN, clickedAt: T0 } });
+    // Another device (no cookie): the store still has day 0.
+    const otherDevice = await get(`${s.base}/click?click_token=${TOKEN}`);
+    expect(await otherDevice.json()).toEqual({ click: { token: TOKEN, clickedAt: T0 } });
+    expect(await store.get('cust_1', T0 + 5 * DAY_MS)).toEqual({ token: TOKEN, clickedAt: T0 });
+    // A new ad click is a new click: it replaces the old one (attribution 'last').
+    const fresh = await get(`${s.base}/click?click_token=${TOKEN_2}`, pair(ours(landing)[0]));
+    expect(await fresh.json()).toEqual({ click: { token: TOKEN_2, clickedAt: T0 + 5 * DAY_MS } });
+    expect(ours(fresh)).toHaveLength(1);
+    expect(await store.get('cust_1', T0 + 5 * DAY_MS)).toEqual({
+      token: TOKEN_2,
+      clickedAt: T0 + 5 * DAY_MS,
+    });
+  });
+
+  it('with cleanUrl, redirects only to a path on the shop’s own origin, whatever the request target', async () => {
+    const s = await shop({ cleanUrl: true });
+    for (const target of FOREIGN_TARGETS) {
+      const { status, location } = await rawGet(s.base, target);
+      expect({ target, status }).toEqual({ target, status: 302 });
+      expectSameOrigin(location);
+    }
+    expect(s.routeCalls).toBe(0);
   });
 
   it('answers 200 whatever the query string and cookie header', async () => {

@@ -19,7 +19,11 @@ export interface ClickStamp {
  * never returned (it could no longer be confirmed) and may be deleted by `sweep`.
  */
 export interface ClickStore {
-  /** Remember `click` for `key`. Attribution (first or last click wins) is decided by the caller. */
+  /**
+   * Remember `click` for `key`. A click of another token replaces the kept one (attribution, first or
+   * last click wins, is decided by the caller). The same token put again keeps the earlier of the two
+   * times: a landing URL opened again is the same ad click, and its window does not restart.
+   */
   put(key: string, click: ClickStamp): Promise<void>;
   /** The click kept for `key`, or null when there is none or it is older than the window at `now`. */
   get(key: string, now: EpochMs): Promise<ClickStamp | null>;

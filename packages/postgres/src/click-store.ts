@@ -73,10 +73,14 @@ export function createPostgresClickStore(options: PostgresClickStoreOptions): Po
     schema,
     async put(key: string, click: ClickStamp): Promise<void> {
       assertOpen();
+      // The same token seen again keeps its first time (the earlier one); another token replaces it.
       const stamp = checkClick(click);
       await q(
         `INSERT INTO ${s}.clicks (key, token, clicked_at) VALUES ($1, $2, $3)
-         ON CONFLICT (key) DO UPDATE SET token = excluded.token, clicked_at = excluded.clicked_at`,
+         ON CONFLICT (key) DO UPDATE SET
+           clicked_at = CASE WHEN clicks.token = excluded.token
+             THEN LEAST(clicks.clicked_at, excluded.clicked_at) ELSE excluded.clicked_at END,
+           token = excluded.token`,
         [checkKey(key), stamp.token, stamp.clickedAt],
       );
     },

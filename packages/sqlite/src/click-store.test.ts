@@ -32,6 +32,20 @@ describe('SQLite click store', () => {
     expect(await store.get('cust_unknown', T0)).toBeNull();
   });
 
+  it('keeps the first time of a token put again, across a reopen, and lets another token replace it', async () => {
+    const store = open();
+    await store.put('cust_1', { token: 'tok_same', clickedAt: T0 });
+    await store.close();
+    const reopened = open();
+    await reopened.put('cust_1', { token: 'tok_same', clickedAt: T0 + 5 * DAY_MS });
+    expect(await reopened.get('cust_1', T0 + 5 * DAY_MS)).toEqual({ token: 'tok_same', clickedAt: T0 });
+    await reopened.put('cust_1', { token: 'tok_other', clickedAt: T0 + 6 * DAY_MS });
+    expect(await reopened.get('cust_1', T0 + 6 * DAY_MS)).toEqual({
+      token: 'tok_other',
+      clickedAt: T0 + 6 * DAY_MS,
+    });
+  });
+
   it('keeps the latest put for a key (the caller decides attribution)', async () => {
     const store = open();
     await store.put('cust_1', { token: 'tok_first', clickedAt: T0 });

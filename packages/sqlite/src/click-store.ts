@@ -92,7 +92,9 @@ export function createSqliteClickStore(options: SqliteClickStoreOptions): Sqlite
   });
   const upsert = db.prepare(
     'INSERT INTO clicks (key, token, clicked_at) VALUES (?, ?, ?) ' +
-      'ON CONFLICT (key) DO UPDATE SET token = excluded.token, clicked_at = excluded.clicked_at',
+      // The same token seen again keeps its first time; another token replaces the click.
+      'ON CONFLICT (key) DO UPDATE SET clicked_at = CASE WHEN clicks.token = excluded.token ' +
+      'THEN MIN(clicks.clicked_at, excluded.clicked_at) ELSE excluded.clicked_at END, token = excluded.token',
   );
   const select = db.prepare('SELECT token, clicked_at FROM clicks WHERE key = ? AND clicked_at >= ?');
   const remove = db.prepare('DELETE FROM clicks WHERE key = ?');

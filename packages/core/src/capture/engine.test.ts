@@ -132,6 +132,59 @@ describe('click capture engine', () => {
     expect(await later.postback.click()).toEqual({ token: TOKEN_2, clickedAt: T0 + 60_000 });
   });
 
+  it.each([
+    ['last-click attribution, no hook (the synchronous path)', {}],
+    ['last-click attribution with consent', { consent: () => true }],
+    ['first-click attribution', { attribution: 'first' as const }],
+  ])(
+    'keeps the first time of a token seen again, with %s, and does not re-issue its cookie',
+    async (_name, extra) => {
+      const { handle, advance, invalid } = setup(extra);
+      const landing = await handle(`/landing?click_token=${TOKEN}`);
+      advance(5 * DAY_MS);
+      const again = await handle(`/landing?click_token=${TOKEN}`, `theme=dark; ${pair(landing.setCookie)}`);
+      expect(await again.postback.click()).toEqual({ token: TOKEN, clickedAt: T0 });
+      expect(again.setCookie).toBeNull();
+      expect(invalid).toEqual([]);
+    },
+  );
+
+  it('redirects a landing opened again to the clean URL without re-issuing the cookie that keeps the click', async () => {
+    const { handle, advance } = setup({ cleanUrl: true });
+    const landing = await handle(`/p?click_token=${TOKEN}`);
+    advance(DAY_MS);
+    const again = await handle(`/p?click_token=${TOKEN}`, pair(landing.setCookie));
+    expect(again.redirect).toEqual({ status: 302, location: '/p' });
+    expect(again.setCookie).toBeNull();
+  });
+
+  it('stamps a token seen again anew when its cookie does not verify (tampered, or past the window)', async () => {
+    const { handle, advance, at, invalid } = setup();
+    const landing = pair((await handle(`/landing?click_token=${TOKEN}`)).setCookie);
+    // One character of the MAC changed (position 40 of the value's 52 base64url characters).
+    const at40 = 'postback_click='.length + 40;
+    const tampered = `${landing.slice(0, at40)}${landing[at40] === 'A' ? 'B' : 'A'}${landing.slice(at40 + 1)}`;
+    advance(DAY_MS);
+    const forged = await handle(`/landing?click_token=${TOKEN}`, tampered);
+    expect(await forged.postback.click()).toEqual({ token: TOKEN, clickedAt: at() });
+    expect(forged.setCookie).not.toBeNull();
+    expect(invalid).toEqual([{ source: 'cookie', reason: 'signature' }]);
+    advance(7 * DAY_MS);
+    const late = await handle(`/landing?click_token=${TOKEN}`, landing);
+    expect(await late.postback.click()).toEqual({ token: TOKEN, clickedAt: at() });
+  });
+
+  it('keeps the first time a store holds for a token seen again on another device', async () => {
+    const store = createMemoryClickStore();
+    const { handle, advance } = setup({ store, key: () => 'cust_1' });
+    await handle(`/landing?click_token=${TOKEN}`);
+    advance(3 * DAY_MS);
+    const elsewhere = await handle(`/landing?click_token=${TOKEN}`);
+    expect(await elsewhere.postback.click()).toEqual({ token: TOKEN, clickedAt: T0 });
+    // The new device gets a cookie with the first time, and what is left of the window.
+    expect(elsewhere.setCookie).toContain(`Max-Age=${4 * 86_400};`);
+  });
+
   it('keeps a valid existing cookie with first-click attribution, and its remaining lifetime', async () => {
     const { handle, advance } = setup({ attribution: 'first' });
     const first = await handle(`/?click_token=${TOKEN}`);
@@ -218,7 +271,8 @@ describe('click capture engine', () => {
       token: TOKEN,
       clickedAt: T0,
     });
-    expect(errors).toHaveLength(2);
+    // The landing's read and write of the store, and the later request's read.
+    expect(errors).toHaveLength(3);
   });
 
   it('redirects a landing GET to the same URL without the token, with the cookie, when cleanUrl is on', async () => {

@@ -8,6 +8,8 @@
  * - a click cookie but no token: a small lazy object; the HMAC is verified only if the app reads the click.
  * - a landing (valid token in the URL): sign, `Set-Cookie`, optional redirect — synchronous with a
  *   synchronous HMAC and neither `consent` nor `store` nor first-click attribution; async otherwise.
+ * - a landing whose URL is opened again (a click cookie with the same token): the cookie is verified and
+ *   the click keeps its first time; the cookie is not re-issued.
  */
 import type { ClickStamp } from '../click.ts';
 import { cleanUrlLocation } from './clean-url.ts';
@@ -69,6 +71,8 @@ export interface ClickCapture<R = CaptureRequest> {
   readonly settings: Readonly<Omit<ResolvedCaptureOptions<R>, 'secrets'>>;
 }
 
+/** Characters of a cookie value before its token: 52 of base64url, then the dot. */
+const COOKIE_HEAD_CHARS = 53;
 const NULL_CLICK: Promise<ClickStamp | null> = Promise.resolve(null);
 const NO_CLICK: ClickContext = Object.freeze({ click: () => NULL_CLICK });
 const NOTHING: CaptureOutcome = Object.freeze({ postback: NO_CLICK, setCookie: null, redirect: null });
@@ -116,15 +120,38 @@ export function createClickCapture<R = CaptureRequest>(options: CaptureOptions<R
   };
   const fail = (error: unknown, context: R): void => report(() => onError(error, context));
 
+  /** `landed`, with the earlier time of `kept` when that holds the same token. */
+  const firstSeen = (landed: ClickStamp, kept: ClickStamp | null): ClickStamp =>
+    kept !== null && kept.token === landed.token && kept.clickedAt < landed.clickedAt
+      ? { token: landed.token, clickedAt: kept.clickedAt }
+      : landed;
+  const sameClick = (a: ClickStamp | null, b: ClickStamp): boolean =>
+    a !== null && a.token === b.token && a.clickedAt === b.clickedAt;
+
   const pick = (a: ClickStamp | null, b: ClickStamp | null): ClickStamp | null => {
     if (a === null || b === null) return a ?? b;
     if (attribution === 'first') return b.clickedAt < a.clickedAt ? b : a;
     return b.clickedAt > a.clickedAt ? b : a;
   };
 
-  async function fromCookie(header: string | undefined, context: R, at: number): Promise<ClickStamp | null> {
+  /**
+   * The first of our cookies that verifies, or null. With `token`, only cookies holding that token are
+   * verified (the value ends with `.` and the token in clear): a landing in 'last' mode looks for
+   * nothing else.
+   */
+  async function fromCookie(
+    header: string | undefined,
+    context: R,
+    at: number,
+    token?: string,
+  ): Promise<ClickStamp | null> {
     if (header === undefined || !header.includes(cookieNeedle)) return null;
     for (const value of cookieValues(header, cookieName)) {
+      if (
+        token !== undefined &&
+        !(value.endsWith(token) && value.length === COOKIE_HEAD_CHARS + token.length)
+      )
+        continue;
       const decoded = await codec.decode(value, at);
       if (decoded.ok) return decoded.click;
       const reason = decoded.problem;
@@ -201,22 +228,23 @@ export function createClickCapture<R = CaptureRequest>(options: CaptureOptions<R
     let setCookie: string | null = null;
     try {
       const key = store === undefined ? null : await keyOf(context);
-      let storeHadClick = false;
-      if (attribution === 'first') {
-        const [cookieClick, storeClick] = await Promise.all([
-          fromCookie(header, context, at),
-          fromStore(key, context, at),
-        ]);
-        storeHadClick = storeClick !== null;
-        click = pick(pick(cookieClick, storeClick), landed) as ClickStamp;
-        cookieKept = cookieClick !== null && cookieClick === click;
-      }
+      const [cookieClick, storeClick] = await Promise.all([
+        fromCookie(header, context, at, attribution === 'first' ? undefined : landed.token),
+        fromStore(key, context, at),
+      ]);
+      // The same token seen again (a reload, a restored tab, the history) is the same ad click: it keeps
+      // the time it was first seen, or its window would restart and outlive the service's.
+      const seen = firstSeen(firstSeen(landed, cookieClick), storeClick);
+      click = attribution === 'first' ? (pick(pick(cookieClick, storeClick), seen) as ClickStamp) : seen;
+      // A cookie that already holds the click is not re-issued: it expires with the window as it is.
+      cookieKept = sameClick(cookieClick, click);
       if (!cookieKept && (resolved.consent === undefined || (await consentOf(context)))) {
         const maxAge = Math.floor((click.clickedAt + confirmWindowMs - at) / 1000);
         if (maxAge > 0) setCookie = serializeCookie(await codec.encode(click), maxAge, resolved);
       }
       if (store !== undefined && key !== null) {
-        if (storeHadClick) stored = true;
+        // 'first' leaves a kept click in the store alone; 'last' writes the click unless it is there.
+        if ((attribution === 'first' && storeClick !== null) || sameClick(storeClick, click)) stored = true;
         else {
           try {
             await store.put(key, click);
@@ -311,11 +339,13 @@ export function createClickCapture<R = CaptureRequest>(options: CaptureOptions<R
         const at = url.indexOf(needles[i] as string);
         if (at < 0) continue;
         const landed = landedClick(url, i === 0 ? at : -1, context);
-        if (landed !== null)
-          return simpleLanding
-            ? landQuickly(request, context, landed)
-            : land(request, context, landed, header);
-        break;
+        if (landed === null) break;
+        // A cookie that may hold this very token (the landing URL opened again) must be read first, so
+        // the click keeps its first time: the general path does that.
+        const maybeSeen = header?.includes(cookieNeedle) === true && header.includes(landed.token);
+        return simpleLanding && !maybeSeen
+          ? landQuickly(request, context, landed)
+          : land(request, context, landed, header);
       }
       const hasCookie = header?.includes(cookieNeedle) === true;
       if (!hasCookie && store === undefined) return NOTHING;

@@ -37,7 +37,13 @@ export function createMemoryClickStore(options: MemoryClickStoreOptions = {}): C
       if (typeof click?.token !== 'string' || !Number.isSafeInteger(click.clickedAt)) {
         throw new TypeError('click must be { token: string, clickedAt: integer epoch ms }');
       }
-      clicks.set(key, { token: click.token, clickedAt: click.clickedAt });
+      const kept = clicks.get(key);
+      // The same token seen again keeps its first time (see ClickStore.put).
+      const clickedAt =
+        kept !== undefined && kept.token === click.token
+          ? Math.min(kept.clickedAt, click.clickedAt)
+          : click.clickedAt;
+      clicks.set(key, { token: click.token, clickedAt });
     },
     async get(key, now) {
       open();

@@ -3,6 +3,9 @@
  * Postgres) runs, so `put`/`get`/`delete`/`sweep` mean the same everywhere. The suite hands the factory a
  * non-default confirmation window (a store that ignores it fails), builds a fresh store per test, and
  * closes and cleans it up after.
+ *
+ * A put of the token a key already holds keeps the earlier of the two times (the first time the click was
+ * seen); a put of another token replaces the click.
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import type { ClickStamp, ClickStore } from '../click.ts';
@@ -89,6 +92,22 @@ export function describeClickStore(name: string, factory: ClickStoreFactory): vo
       expect(await store.get('visitor-1', T0 + 120_000)).toEqual(
         click('tok_second_bbbbbbbbbbbbbbbb', T0 + 60_000),
       );
+    });
+
+    it('keeps the first time of a token put again for the same key (a landing URL opened again)', async () => {
+      const store = await open();
+      await store.put('visitor-1', click('tok_same_aaaaaaaaaaaaaaaaaa', T0));
+      await store.put('visitor-1', click('tok_same_aaaaaaaaaaaaaaaaaa', T0 + 2 * DAY_MS));
+      expect(await store.get('visitor-1', T0 + 2 * DAY_MS)).toEqual(click('tok_same_aaaaaaaaaaaaaaaaaa', T0));
+      // Past the window of the first time, the click is gone: re-seeing the token did not extend it.
+      expect(await store.get('visitor-1', T0 + WINDOW_MS + 1)).toBeNull();
+    });
+
+    it('keeps the earlier time when the same token is put with an earlier time', async () => {
+      const store = await open();
+      await store.put('visitor-1', click('tok_same_aaaaaaaaaaaaaaaaaa', T0 + 60_000));
+      await store.put('visitor-1', click('tok_same_aaaaaaaaaaaaaaaaaa', T0));
+      expect(await store.get('visitor-1', T0 + 60_000)).toEqual(click('tok_same_aaaaaaaaaaaaaaaaaa', T0));
     });
 
     it('keeps keys independent of each other', async () => {
