@@ -6,6 +6,7 @@ import {
   JobValidationError,
   MAX_CLICK_TOKEN_LENGTH,
   MAX_ORDER_ID_LENGTH,
+  parseClickTime,
   validateConfirmInput,
   validateRefundInput,
 } from './validation.ts';
@@ -149,5 +150,100 @@ describe('validateRefundInput', () => {
     ['campaignId', { orderId: 'o', campaignId: 7 }],
   ])('names %s when it is malformed (%j)', (field, input) => {
     expect(fieldOf(() => validateRefundInput(input))).toBe(field);
+  });
+});
+
+describe('parseClickTime', () => {
+  const fieldAndMessage = (value: unknown, field?: string): [string, string] => {
+    try {
+      parseClickTime(value, field);
+    } catch (err) {
+      expect(err).toBeInstanceOf(JobValidationError);
+      return [(err as JobValidationError).field, (err as Error).message];
+    }
+    throw new Error(`expected ${String(value)} to be refused`);
+  };
+
+  it('reads an ISO 8601 time with a zone, or epoch milliseconds', () => {
+    expect(parseClickTime('2026-01-02T03:04:05Z')).toBe(Date.UTC(2026, 0, 2, 3, 4, 5));
+    expect(parseClickTime('2026-01-02T04:04:05.123+01:00')).toBe(Date.UTC(2026, 0, 2, 3, 4, 5, 123));
+    expect(parseClickTime('2026-01-02T03:04-00:30')).toBe(Date.UTC(2026, 0, 2, 3, 34));
+    expect(parseClickTime('2026-01-02T03:04:05.123987654Z')).toBe(Date.UTC(2026, 0, 2, 3, 4, 5, 123));
+    expect(parseClickTime('2024-02-29T00:00:00Z')).toBe(Date.UTC(2024, 1, 29));
+    expect(parseClickTime('2000-02-29T00:00:00Z')).toBe(Date.UTC(2000, 1, 29));
+    expect(parseClickTime(NOW)).toBe(NOW);
+  });
+
+  it.each([
+    ['2026-02-30T00:00:00Z', /February 2026 has 28 days/],
+    ['2025-02-29T00:00:00Z', /February 2025 has 28 days/],
+    ['1900-02-29T00:00:00Z', /February 1900 has 28 days/],
+    ['2026-04-31T00:00:00Z', /April 2026 has 30 days/],
+    ['2026-01-00T00:00:00Z', /January 2026 has 31 days/],
+    ['2026-13-01T00:00:00Z', /month 13/],
+    ['2026-00-01T00:00:00Z', /month 00/],
+    ['2026-01-01T24:00:00Z', /hour 24/],
+    ['2026-01-01T23:60:00Z', /minute 60/],
+    ['2026-12-31T23:59:60Z', /second 60/],
+    ['2026-01-01T00:00:00+24:00', /offset/],
+    ['2026-01-01T00:00:00+01:60', /offset/],
+    ['2026-01-01T00:00:00', /with a zone/],
+    ['2026-01-01', /with a zone/],
+    ['yesterday', /with a zone/],
+    ['1969-12-31T23:59:59Z', /before 1970/],
+    ['1970-01-01T00:30:00+01:00', /before 1970/],
+    [-1, /non-negative integer/],
+    [1.5, /non-negative integer/],
+    [null, /ISO 8601/],
+  ])('refuses %j with a JobValidationError naming the field', (value, message) => {
+    const [field, text] = fieldAndMessage(value, 'clicked_at');
+    expect(field).toBe('clicked_at');
+    expect(text).toMatch(message);
+    expect(text).toMatch(/^Invalid clicked_at: /);
+  });
+
+  it('names click.clickedAt by default', () => {
+    expect(fieldAndMessage('2026-02-30T00:00:00Z')[0]).toBe('click.clickedAt');
+  });
+
+  const MAX = Date.UTC(9999, 11, 31, 23, 59, 59, 999);
+
+  it('round-trips every valid time, in UTC and at any zone offset', () => {
+    fc.assert(
+      fc.property(
+        fc.integer({ min: 0, max: MAX }),
+        fc.integer({ min: -(23 * 60 + 59), max: 23 * 60 + 59 }),
+        (ms, offsetMinutes) => {
+          expect(parseClickTime(new Date(ms).toISOString())).toBe(ms);
+          // The same instant written as local time at the offset.
+          const local = new Date(ms + offsetMinutes * 60_000);
+          if (local.getUTCFullYear() < 1970 || local.getUTCFullYear() > 9999) return;
+          const sign = offsetMinutes < 0 ? '-' : '+';
+          const abs = Math.abs(offsetMinutes);
+          const zone = `${sign}${String(Math.floor(abs / 60)).padStart(2, '0')}:${String(abs % 60).padStart(2, '0')}`;
+          const text = `${local.toISOString().slice(0, -1)}${zone}`;
+          expect(parseClickTime(text)).toBe(ms);
+        },
+      ),
+      { numRuns: 2000 },
+    );
+  });
+
+  it('refuses a day of the month beyond the month’s length, naming the field', () => {
+    const daysIn = (year: number, month: number) => new Date(Date.UTC(year, month, 0)).getUTCDate();
+    fc.assert(
+      fc.property(
+        fc.integer({ min: 1970, max: 9999 }),
+        fc.integer({ min: 1, max: 12 }),
+        fc.integer({ min: 0, max: 67 }),
+        (year, month, beyond) => {
+          const day = daysIn(year, month) + 1 + beyond;
+          const text = `${year}-${String(month).padStart(2, '0')}-${String(day).padStart(2, '0')}T00:00:00Z`;
+          if (day > 99) return;
+          expect(fieldAndMessage(text, 'clicked_at')[0]).toBe('clicked_at');
+        },
+      ),
+      { numRuns: 1000 },
+    );
   });
 });

@@ -1,7 +1,8 @@
 /**
  * Validation of what an app hands to an outbox (`ConfirmInput`, `RefundInput`). Every store calls these
  * (through the job factories in `jobs.ts`) before writing anything, so a malformed order never reaches a
- * store and the app gets one typed error naming the first bad field.
+ * store and the app gets one typed error naming the first bad field. {@link parseClickTime} is the one
+ * parser of click times given as text (job files, command-line flags), checked against the calendar.
  */
 import { PostbackError } from '../errors.ts';
 import type { EpochMs } from '../policy.ts';
@@ -169,6 +170,107 @@ export function validateClickToken(value: unknown, field = 'click.token'): strin
     throw new JobValidationError(field, 'must contain only URL-safe characters (A-Z a-z 0-9 . _ ~ + / = -)');
   }
   return value;
+}
+
+/**
+ * ISO 8601 / RFC 3339 date-time with an explicit zone: `YYYY-MM-DDTHH:MM[:SS[.fraction]]` then `Z` or
+ * `±HH:MM`. A time without a zone would depend on the machine's time zone, so it is refused.
+ */
+const ISO_CLICK_TIME =
+  /^(\d{4})-(\d{2})-(\d{2})[Tt](\d{2}):(\d{2})(?::(\d{2})(?:\.(\d{1,9}))?)?(?:[Zz]|([+-])(\d{2}):(\d{2}))$/;
+
+const MONTHS = [
+  'January',
+  'February',
+  'March',
+  'April',
+  'May',
+  'June',
+  'July',
+  'August',
+  'September',
+  'October',
+  'November',
+  'December',
+] as const;
+
+/** Days in `month` (1-12) of `year`, by the Gregorian calendar. */
+function daysInMonth(year: number, month: number): number {
+  if (month === 2) return (year % 4 === 0 && year % 100 !== 0) || year % 400 === 0 ? 29 : 28;
+  return month === 4 || month === 6 || month === 9 || month === 11 ? 30 : 31;
+}
+
+/**
+ * Parses a click time given as text (a job file, a command-line flag, a JSON body) or as epoch
+ * milliseconds. Text is an ISO 8601 date-time with a zone (`2026-01-02T03:04:05Z`,
+ * `2026-01-02T04:04:05.123+01:00`); every part is checked against the calendar, so an impossible date
+ * (`2026-02-30`, `2026-04-31`, `2025-02-29`) or time (`24:00`, `12:60`, a leap second `:60`, an offset
+ * beyond `±23:59`) is refused instead of rolling over into the next month or day as `Date.parse` does.
+ * Fractions of a second beyond milliseconds are truncated. Times before 1970 are refused (a click time
+ * is non-negative epoch milliseconds).
+ *
+ * @param field named by the error (`click.clickedAt` by default; a CLI passes its own, e.g. `clicked_at`).
+ * @returns epoch milliseconds.
+ * @throws {JobValidationError} whose `field` is `field`, saying what is wrong.
+ * @example
+ * ```ts
+ * parseClickTime('2026-01-02T03:04:05Z'); // 1767323045000
+ * parseClickTime('2026-02-30T00:00:00Z', 'clicked_at'); // throws: Invalid clicked_at: … February 2026 has 28 days
+ * ```
+ */
+export function parseClickTime(value: unknown, field = 'click.clickedAt'): EpochMs {
+  if (typeof value === 'number') {
+    if (Number.isSafeInteger(value) && value >= 0) return value;
+    throw new JobValidationError(field, `must be a non-negative integer of epoch milliseconds, got ${value}`);
+  }
+  if (typeof value !== 'string') {
+    throw new JobValidationError(
+      field,
+      `must be an ISO 8601 time with a zone or epoch milliseconds, got ${describe(value)}`,
+    );
+  }
+  const m = ISO_CLICK_TIME.exec(value);
+  if (m === null) {
+    throw new JobValidationError(
+      field,
+      `must be an ISO 8601 time with a zone, such as 2026-01-02T03:04:05Z, got ${describe(value)}`,
+    );
+  }
+  const [year, month, day, hour, minute] = [m[1], m[2], m[3], m[4], m[5]].map(Number) as [
+    number,
+    number,
+    number,
+    number,
+    number,
+  ];
+  const second = m[6] === undefined ? 0 : Number(m[6]);
+  const millis = m[7] === undefined ? 0 : Number(m[7].slice(0, 3).padEnd(3, '0'));
+  const offsetSign = m[8] === '-' ? -1 : 1;
+  const offsetHours = m[9] === undefined ? 0 : Number(m[9]);
+  const offsetMinutes = m[10] === undefined ? 0 : Number(m[10]);
+  if (month < 1 || month > 12) {
+    throw new JobValidationError(field, `has no month ${m[2]} (months are 01 to 12): ${describe(value)}`);
+  }
+  const days = daysInMonth(year, month);
+  if (day < 1 || day > days) {
+    throw new JobValidationError(
+      field,
+      `is not a date: ${MONTHS[month - 1]} ${year} has ${days} days, got day ${m[3]} in ${describe(value)}`,
+    );
+  }
+  if (hour > 23) throw new JobValidationError(field, `has hour ${m[4]} (00 to 23): ${describe(value)}`);
+  if (minute > 59) throw new JobValidationError(field, `has minute ${m[5]} (00 to 59): ${describe(value)}`);
+  if (second > 59) throw new JobValidationError(field, `has second ${m[6]} (00 to 59): ${describe(value)}`);
+  if (offsetHours > 23 || offsetMinutes > 59) {
+    throw new JobValidationError(field, `has a zone offset beyond ±23:59: ${describe(value)}`);
+  }
+  const ms =
+    Date.UTC(year, month - 1, day, hour, minute, second, millis) -
+    offsetSign * (offsetHours * 60 + offsetMinutes) * 60_000;
+  if (year < 1970 || ms < 0) {
+    throw new JobValidationError(field, `lies before 1970-01-01T00:00:00Z: ${describe(value)}`);
+  }
+  return ms;
 }
 
 /**
