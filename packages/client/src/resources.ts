@@ -1,6 +1,6 @@
 /**
- * The 17 endpoints, grouped by resource as in WIRE.md. Each method validates its input with the request
- * schema (so nothing invalid goes on the wire) and hands the call to the requester.
+ * The 17 endpoints of the ad service's public REST API, grouped by resource. Each method validates its
+ * input with the request schema (so nothing invalid goes on the wire) and hands the call to the requester.
  */
 import type { CallOptions } from './options.ts';
 import type { Requester } from './request.ts';

@@ -1,4 +1,4 @@
-/** Wire-shaped response bodies (WIRE.md) for tests that stand in for the service. */
+/** Response bodies shaped as the sandbox answers, for tests that stand in for the service. */
 
 export const NOW = '2026-11-22T05:00:00.000Z';
 
