@@ -3,7 +3,7 @@
  * billed per conversion, and helpers over the control API (clicks, faults, clock, conversions). Used by
  * the crash, chaos and expiry suites and by the delivery benchmarks.
  */
-import { startSandbox } from '@postback/sandbox';
+import { type SandboxOptions, startSandbox } from '@postback/sandbox';
 
 /** What `GET /_sandbox/conversions` returns. */
 export interface SandboxConversions {
@@ -98,8 +98,10 @@ async function call<T>(url: string, method: string, path: string, body?: unknown
  * await world.close();
  * ```
  */
-export async function startSandboxWorld(options: { bidMicros?: number } = {}): Promise<SandboxWorld> {
-  const sandbox = await startSandbox({ port: 0 });
+export async function startSandboxWorld(
+  options: { bidMicros?: number; sandbox?: Omit<SandboxOptions, 'port'> } = {},
+): Promise<SandboxWorld> {
+  const sandbox = await startSandbox({ ...options.sandbox, port: 0 });
   return prepareSandboxWorld(sandbox.url, () => sandbox.close(), options);
 }
 

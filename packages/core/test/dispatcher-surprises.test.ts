@@ -106,7 +106,7 @@ describe('a request that may have been applied is never "never charged"', () => 
     // Every answer times out (the service applied it, the answer never came back) until the deadline.
     const clickedAt = clock.now() - 7 * DAY_MS + 2 * HOUR;
     const job = await enqueue('ord_1', clickedAt);
-    service.script(CONFIRM_PATH, { status: 200, delayMs: 400 }, { status: 200, delayMs: 400 });
+    service.script(CONFIRM_PATH, { status: 200, delayMs: 3_000 });
     const d = dispatcherWith({ sendTimeoutMs: 50, backoff: { baseMs: HOUR, maxMs: HOUR, minMs: 1 } });
     await d.runOnce();
     const retried = await outbox.get(job.id);
