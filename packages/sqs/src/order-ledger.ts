@@ -4,14 +4,20 @@
  * second confirm from a first, nor give a refund the `campaign_id` its confirmation's response carried.
  * With it:
  * - `confirm()` of an order already in the ledger is a no-op (`created: false`);
- * - `refund()` may omit `campaignId`: the worker fills it in from the delivered confirmation, which FIFO
- *   ordering delivers first; a second refund is a `duplicate`; a refund of an expired confirm is
- *   `not-charged`; a refund waiting behind a confirm that ends dead or expired is cancelled;
+ * - `refund()` follows core's `planRefund` on the recorded jobs: it may omit `campaignId` (the worker fills it
+ *   in from the delivered confirmation, which FIFO ordering delivers first); a second refund is a
+ *   `duplicate`, or `updated` when it gives the campaign a waiting or dead refund lacked; a refund of a
+ *   confirm that ended expired never charged is `not-charged`; a refund waiting behind its confirm follows
+ *   core's `refundAfterConfirm` when it comes up (cancelled only if the confirm was never charged);
+ * - the job keeps `maybeAppliedAt` between receives: a retry that may have been applied, and a receive
+ *   whose worker died (the message was received more often than the recorded outcomes explain);
  * - `replay()` never re-sends a dead confirm of an order that was refunded meanwhile;
  * - `getByOrder()` answers from the ledger (the state last recorded, not a live one).
- * The outbox writes it at enqueue and at each final transition (never at claim), after the SQS call that
- * made the state true, except for a delivery, which is recorded before its message is deleted (the refund
- * behind it must find it). Any key-value store will do (DynamoDB, Redis, a SQL table): two methods.
+ * The outbox writes it at enqueue, at every outcome of a receive (delivery, failure, retry, release,
+ * hand-back) and at every heart-beat, never at the receive itself; `attempts` in a record is the receive
+ * count it explains. A delivery and a failure are recorded before their message is deleted (the refund
+ * behind must find them); a retry, a release and a hand-back before the message can be received again.
+ * Any key-value store will do (DynamoDB, Redis, a SQL table): two methods.
  */
 import type { ConfirmJob, Job, RefundJob } from '@postback/core';
 

@@ -14,9 +14,10 @@
  *
  * What SQS cannot do, and so this outbox does not claim to: look a job up by id (`get` only scans the dead-letter queue), cancel a
  * confirmation already in the queue (a refund is enqueued behind it instead, and cancelled by the worker if
- * the confirmation never gets through), give back an attempt (`ApproximateReceiveCount` only grows), keep
+ * the confirmation ends never charged), give back an attempt (`ApproximateReceiveCount` only grows), keep
  * a retry's error text, or count jobs exactly. Knowing an order's jobs (duplicate confirms, a refund's
- * campaign, `getByOrder`) needs the optional order ledger (`order-ledger.ts`).
+ * campaign, `getByOrder`, `maybeAppliedAt` between receives) needs the optional order ledger
+ * (`order-ledger.ts`).
  */
 import { randomUUID } from 'node:crypto';
 import {
@@ -32,6 +33,7 @@ import {
   completeJob,
   type EnqueueResult,
   type EpochMs,
+  extendJobLease,
   failJob,
   type Job,
   JobValidationError,
@@ -41,19 +43,16 @@ import {
   planRefund,
   type RefundJob,
   type RefundOutcome,
+  refundAfterConfirm,
   refundDeadlineOf,
+  releaseJob,
   replayJob,
   resolvePolicy,
+  retryJob,
   type StateCounts,
   validateRefundInput,
 } from '@postback/core';
-import {
-  type DeadLetter,
-  type DeadLetterState,
-  deadJobOf,
-  failureAttributes,
-  peekDeadLetters,
-} from './dead-letter.ts';
+import { type DeadLetter, type DeadLetterState, failureAttributes, peekDeadLetters } from './dead-letter.ts';
 import { MalformedMessageError, SqsOutboxError, SqsUnsupportedError } from './errors.ts';
 import {
   DEADLINE_ATTRIBUTE,
@@ -66,7 +65,7 @@ import {
 } from './message-codec.ts';
 import { createMicroBatcher } from './micro-batcher.ts';
 import { parseSqsOutboxOptions, type SqsOutboxOptions } from './options.ts';
-import type { OrderLedger } from './order-ledger.ts';
+import type { OrderLedger, OrderRecord } from './order-ledger.ts';
 import { type OutgoingMessage, sendMessage, sendMessageBatch } from './producer.ts';
 import { checkQueueAttributes } from './queue-checks.ts';
 import { changeVisibility, deleteMessages, type EntryOutcome, isStaleHandleError } from './sqs-calls.ts';
@@ -99,6 +98,8 @@ export const SQS_OUTBOX_LIMITS = Object.freeze({
   uncountedAttempts:
     'ApproximateReceiveCount only grows: release() and retry({ countAttempt: false }) still count the receive',
   retryError: 'SQS keeps no per-message state: the error of a retry is not stored',
+  maybeAppliedState:
+    'without an order ledger SQS keeps no per-job state between receives: a retry that may have been applied, and a lease that ran out, are not known at the next receive (a failure keeps it in its dead letter)',
   exactStats:
     'GetQueueAttributes counts are approximate; delayed retries count as inflight; delivered and cancelled jobs are not counted',
 });
@@ -212,6 +213,7 @@ export function createSqsOutbox(input: SqsOutboxOptions): SqsOutbox {
     failure: { state: DeadLetterState; reason: string; failedAt: EpochMs; attempts: number },
     receiptHandle: string,
     fromUrl: string,
+    beforeDelete?: () => Promise<void>,
   ): Promise<EntryOutcome> {
     const target = requireDeadLetterQueue('dead-lettering');
     await sendMessage(client, target, {
@@ -227,8 +229,83 @@ export function createSqsOutbox(input: SqsOutboxOptions): SqsOutbox {
           }
         : {}),
     });
+    await beforeDelete?.();
     const [outcome] = await deleteMessages(client, fromUrl, [receiptHandle]);
     return outcome ?? 'ok';
+  }
+
+  /**
+   * The job the ledger records under the same id as a received body (null without a ledger, or when the
+   * record is of another job: an order confirmed again after its record was dropped).
+   */
+  function recordOf(record: OrderRecord | null, body: JobBody): Job | null {
+    const recorded = record === null ? null : body.kind === 'confirm' ? record.confirm : record.refund;
+    return recorded !== null && recorded.id === body.id ? recorded : null;
+  }
+
+  /**
+   * When a request of a received job may first have reached the service: the earliest of what the body
+   * carries (a replayed job), what the ledger recorded (a retry or failure that said so), and a lease that
+   * ran out. The ledger records, in `attempts`, the receive count at every outcome this outbox records (retry,
+   * release, hand-back, failure, delivery; 0 at enqueue and replay) and at every heart-beat (state
+   * `inflight`: that receive is under way, its outcome not known yet). A message received more often than
+   * the record explains was held by a receiver that recorded no outcome: its visibility ran out, as core's
+   * `claimJob` treats an `inflight` job whose lease ran out. The time kept is the record's `updatedAt`: the
+   * dead receiver's last heart-beat, or if it sent none the last outcome before its receive (earlier than
+   * the receive itself, so a refund's window counted from it never ends after the service's).
+   */
+  function maybeAppliedAtOf(body: JobBody, recorded: Job | null, receiveCount: number): EpochMs | null {
+    const known = [body.maybeAppliedAt, recorded?.maybeAppliedAt ?? null];
+    const explained =
+      recorded === null ? 0 : recorded.state === 'inflight' ? recorded.attempts - 1 : recorded.attempts;
+    if (recorded !== null && receiveCount - 1 > explained) known.push(recorded.updatedAt);
+    const times = known.filter((t): t is EpochMs => t !== null);
+    return times.length === 0 ? null : Math.min(...times);
+  }
+
+  /**
+   * What a received refund does, by core's `refundAfterConfirm` applied to the ledger's record of its
+   * confirmation (FIFO order means that confirmation has left the queue): cancelled when it ended never
+   * charged; else it takes the campaign and deadline from it. A refund still without a deadline has a
+   * confirmation that left the queue with no outcome recorded (a ledger write lost in a crash, or no
+   * record): it may have been charged, so it is sent, bounded by the latest the return window can end.
+   * A refund with no campaign known is handed over as is: the Dispatcher dead-letters it, naming what to
+   * supply (`refund({ orderId, campaignId })` then sends it again).
+   */
+  function followConfirm(refund: RefundJob, confirm: ConfirmJob | null, at: EpochMs): RefundJob {
+    const next = confirm === null ? refund : refundAfterConfirm(refund, confirm, policy);
+    if (next.state === 'cancelled' || next.deadline !== null) return next;
+    return {
+      ...next,
+      campaignId: next.campaignId ?? confirm?.campaignId ?? null,
+      deadline: refundDeadlineOf(at, policy),
+    };
+  }
+
+  /** The job a body describes, in `state`, with what SQS and the ledger keep beside the body. */
+  function jobOf(
+    body: JobBody,
+    fields: Pick<Job, 'state' | 'attempts' | 'updatedAt' | 'lease' | 'campaignId' | 'maybeAppliedAt'>,
+  ): Job {
+    const common = {
+      ...fields,
+      id: body.id,
+      orderId: body.orderId,
+      createdAt: body.createdAt,
+      nextAttemptAt: fields.updatedAt,
+      deadline: body.deadline,
+      lastError: null,
+      deliveredAt: null,
+    };
+    return body.kind === 'confirm'
+      ? {
+          ...common,
+          kind: 'confirm',
+          clickToken: body.clickToken,
+          valueMicros: body.valueMicros,
+          clickedAt: body.clickedAt,
+        }
+      : { ...common, kind: 'refund' };
   }
 
   /** Turns a received message into a claimed job, or handles it here (malformed, cancelled refund) and returns null. */
@@ -268,67 +345,49 @@ export function createSqsOutbox(input: SqsOutboxOptions): SqsOutbox {
       );
       return null;
     }
+    const record = ledger === undefined ? null : await ledger.get(body.orderId);
+    const recorded = recordOf(record, body);
     // FIFO may hand out a confirm and its refund in one receive; the refund must wait until the confirm is
-    // done, so every message after the first of an order goes back (SQS keeps it behind in its group).
-    if (fifo && seenOrders.has(body.orderId)) return 'later';
-    seenOrders.add(body.orderId);
-    let campaignId = body.campaignId;
-    let deadline = body.deadline;
-    let cancelReason: string | null = null;
-    if (body.kind === 'refund' && ledger !== undefined) {
-      const { confirm } = await ledger.get(body.orderId);
-      if (confirm?.state === 'delivered' && confirm.deliveredAt !== null) {
-        campaignId ??= confirm.campaignId;
-        deadline = refundDeadlineOf(confirm.deliveredAt, policy);
-      } else if (confirm !== null && confirm.state !== 'pending' && confirm.state !== 'inflight') {
-        cancelReason = `cancelled: the confirmation ended ${confirm.state} without being accepted, so nothing was charged`;
+    // done, so every message after the first of an order goes back (SQS keeps it behind in its group). The
+    // hand-back is recorded as this receive's outcome, so the next receive does not take it for a lease
+    // that ran out.
+    const maybeAppliedAt = maybeAppliedAtOf(body, recorded, attempts);
+    if (fifo && seenOrders.has(body.orderId)) {
+      if (recorded !== null) {
+        const handedBack = { ...recorded, state: 'pending' as const, lease: null, attempts, updatedAt: at };
+        await ledger?.put({ ...handedBack, maybeAppliedAt });
       }
+      return 'later';
     }
-    if (body.kind === 'refund' && cancelReason === null && (campaignId === null || deadline === null)) {
-      // FIFO order put this refund behind its confirmation, which has left the queue without a recorded
-      // delivery: nothing is known to have been charged, and there is no campaign to reverse in.
-      cancelReason =
-        'cancelled: no delivered confirmation is recorded for this order, so nothing was charged';
-    }
-    if (body.kind === 'refund' && cancelReason !== null) {
-      const cancelled = deadJobOf(body, { state: 'cancelled', reason: cancelReason, failedAt: at, attempts });
-      await moveToDeadLetter(
-        {
-          body: message.Body ?? '',
-          attributes: jobAttributes(cancelled),
-          orderId: body.orderId,
-        },
-        { state: 'cancelled', reason: cancelReason, failedAt: at, attempts },
-        handle,
-        queueUrl,
-      );
-      await ledger?.put(cancelled);
-      return null;
+    seenOrders.add(body.orderId);
+    let job = jobOf(body, {
+      state: 'pending',
+      attempts,
+      updatedAt: at,
+      lease: null,
+      // A campaign given after the refund was enqueued (`updated`) is only in the ledger.
+      campaignId: body.campaignId ?? recorded?.campaignId ?? null,
+      maybeAppliedAt,
+    });
+    if (job.kind === 'refund') {
+      const next = followConfirm(job, record?.confirm ?? null, at);
+      if (next.state === 'cancelled') {
+        const reason = next.lastError ?? 'cancelled: nothing was charged';
+        const failure = { state: 'cancelled' as const, reason, failedAt: at, attempts };
+        await moveToDeadLetter(
+          { body: encodeJobBody(next), attributes: jobAttributes(next), orderId: body.orderId },
+          failure,
+          handle,
+          queueUrl,
+          () => ledger?.put(next) ?? Promise.resolve(),
+        );
+        return null;
+      }
+      job = next;
     }
     receivedAt.set(handle, at);
-    const fields = {
-      id: body.id,
-      orderId: body.orderId,
-      state: 'inflight' as const,
-      attempts,
-      createdAt: body.createdAt,
-      updatedAt: at,
-      nextAttemptAt: at,
-      deadline,
-      lastError: null,
-      lease: { token: handle, expiresAt: at + leaseVisibilitySeconds(leaseMs, at, at) * 1000 },
-      deliveredAt: null,
-      campaignId,
-    };
-    return body.kind === 'confirm'
-      ? {
-          ...fields,
-          kind: 'confirm',
-          clickToken: body.clickToken,
-          valueMicros: body.valueMicros,
-          clickedAt: body.clickedAt,
-        }
-      : { ...fields, kind: 'refund' };
+    const lease = { token: handle, expiresAt: at + leaseVisibilitySeconds(leaseMs, at, at) * 1000 };
+    return { ...job, state: 'inflight', updatedAt: at, nextAttemptAt: at, lease };
   }
 
   /**
@@ -464,6 +523,33 @@ export function createSqsOutbox(input: SqsOutboxOptions): SqsOutbox {
       );
   }
 
+  /**
+   * Stores the campaign a refund was given after it was enqueued without one (core's `updated`). A refund
+   * still in the queue cannot be rewritten: the ledger keeps the campaign and the worker takes it from
+   * there when the refund comes up. A dead one (dead-lettered for want of a campaign) is sent again with
+   * it, and its dead-letter record removed; if that record cannot be found (purged, or beyond
+   * `deadLetterScanLimit`) it is sent all the same: the ledger says it is owed.
+   */
+  async function supplyCampaign(updated: RefundJob, before: RefundJob): Promise<void> {
+    if (before.state !== 'dead') {
+      await ledger?.put(updated);
+      return;
+    }
+    const { url, letters } = await scanDeadLetters();
+    const letter = letters.find((l) => l.job?.id === before.id && l.state === 'dead');
+    try {
+      // Its own deduplication id: the refund's usual one may be within SQS's 5-minute interval.
+      await sendMessage(client, queueUrl, messageFor(updated, `u:${letter?.messageId ?? randomUUID()}`));
+      await ledger?.put(updated);
+      if (letter !== undefined) await deleteMessages(client, url, [letter.receiptHandle]);
+    } finally {
+      await giveBack(
+        url,
+        letters.filter((l) => l !== letter),
+      );
+    }
+  }
+
   const outbox: SqsOutbox = {
     queueUrl,
     fifo,
@@ -524,46 +610,49 @@ export function createSqsOutbox(input: SqsOutboxOptions): SqsOutbox {
         );
       }
       const checked = validateRefundInput(refundInput);
+      if (ledger === undefined && checked.campaignId === undefined) {
+        throw new JobValidationError(
+          'campaignId',
+          'is required on SQS unless an order ledger is configured: SQS cannot look up the confirmation',
+        );
+      }
       const at = now();
       const id = randomUUID();
       const { confirm, refund: existing } =
         ledger === undefined ? { confirm: null, refund: null } : await ledger.get(checked.orderId);
+      // Core's rules decide; SQS only differs where it cannot take a message out of the queue.
+      const planned = planRefund(checked, { now: at, id, policy, confirm, refund: existing });
       let job: RefundJob;
-      if (existing !== null) return { outcome: 'duplicate', job: existing };
-      if (
-        confirm !== null &&
-        confirm.state !== 'delivered' &&
-        confirm.state !== 'expired' &&
-        confirm.state !== 'cancelled'
-      ) {
-        // The confirmation is still in the queue (or dead in the DLQ): SQS cannot take it out, so the
-        // refund waits behind it in its FIFO group; the worker fills campaign and deadline from the ledger
-        // once the confirmation is delivered, or cancels the refund if it never is.
-        job = {
-          kind: 'refund',
-          id,
-          orderId: checked.orderId,
-          state: 'pending',
-          attempts: 0,
-          createdAt: at,
-          updatedAt: at,
-          nextAttemptAt: at,
-          deadline: null,
-          lastError: null,
-          lease: null,
-          deliveredAt: null,
-          campaignId: checked.campaignId ?? null,
-        };
-      } else {
-        if (ledger === undefined && checked.campaignId === undefined) {
-          throw new JobValidationError(
-            'campaignId',
-            'is required on SQS unless an order ledger is configured: SQS cannot look up the confirmation',
-          );
-        }
-        const planned = planRefund(checked, { now: at, id, policy, confirm, refund: null });
-        if (planned.outcome !== 'enqueued') return planned;
-        job = planned.job;
+      switch (planned.outcome) {
+        case 'duplicate':
+        case 'not-charged':
+          return planned;
+        case 'updated':
+          await supplyCampaign(planned.job, existing ?? planned.job);
+          return planned;
+        case 'cancelled':
+          // The confirmation is still in the queue (or dead in the DLQ): SQS cannot take it out, so the
+          // refund waits behind it in its FIFO group; the worker applies core's refundAfterConfirm to the
+          // confirmation's recorded outcome when the refund comes up (cancelled if it was never charged).
+          job = {
+            kind: 'refund',
+            id,
+            orderId: checked.orderId,
+            state: 'pending',
+            attempts: 0,
+            createdAt: at,
+            updatedAt: at,
+            nextAttemptAt: at,
+            deadline: null,
+            lastError: null,
+            lease: null,
+            deliveredAt: null,
+            campaignId: checked.campaignId ?? null,
+            maybeAppliedAt: null,
+          };
+          break;
+        default:
+          job = planned.job;
       }
       await sendMessage(client, queueUrl, messageFor(job));
       await ledger?.put(job);
@@ -599,6 +688,11 @@ export function createSqsOutbox(input: SqsOutboxOptions): SqsOutbox {
     },
 
     async retry(job, result) {
+      // Recorded while this worker still holds the message, before it can become visible again: the next
+      // receive finds this outcome (and `maybeAppliedAt`, if the attempt may have been applied). `attempts`
+      // stays the receive count: SQS gives no attempt back, and the record must explain this receive.
+      if (ledger !== undefined && job.lease !== null)
+        await ledger.put({ ...retryJob(job, result), attempts: job.attempts });
       const seconds = retryVisibilitySeconds({
         now: result.now,
         nextAttemptAt: result.nextAttemptAt,
@@ -622,27 +716,42 @@ export function createSqsOutbox(input: SqsOutboxOptions): SqsOutbox {
         forget(job);
         return false;
       }
+      const failed = failJob(job, result);
       const outcome = await moveToDeadLetter(
-        { body: encodeJobBody(job), attributes: jobAttributes(job), orderId: job.orderId },
+        { body: encodeJobBody(failed), attributes: jobAttributes(failed), orderId: job.orderId },
         { state: result.state, reason: result.reason, failedAt: result.now, attempts: job.attempts },
         job.lease.token,
         queueUrl,
+        // Recorded before the delete, as a delivery is: the refund behind it becomes receivable only
+        // after the delete, and must find how the confirmation ended.
+        () => ledger?.put(failed) ?? Promise.resolve(),
       );
       forget(job);
       if (typeof outcome === 'object')
         throw new SqsOutboxError('send-failed', `DeleteMessage failed: ${outcome.error}`);
-      if (outcome === 'ok') await ledger?.put(failJob(job, result));
       return outcome === 'ok';
     },
 
-    async release(jobs) {
+    async release(jobs, at) {
+      // Recorded before the messages become visible: a release is an outcome of their receive (nothing
+      // was sent), not a lease that ran out.
+      if (ledger !== undefined)
+        await Promise.all(
+          jobs.flatMap((job) =>
+            job.lease === null ? [] : [ledger.put({ ...releaseJob(job, at), attempts: job.attempts })],
+          ),
+        );
       const handles = jobs.flatMap((job) => (job.lease === null ? [] : [job.lease.token]));
       for (const job of jobs) forget(job);
       if (handles.length > 0) await changeVisibility(client, queueUrl, handles, 0);
     },
 
     async extendLease(job, { now: at, leaseMs }) {
-      return changeOne(job, leaseVisibilitySeconds(leaseMs, at, receivedAtOf(job, at)));
+      const extended = await changeOne(job, leaseVisibilitySeconds(leaseMs, at, receivedAtOf(job, at)));
+      // A heart-beat is recorded as "this receive is under way" (state inflight): if its worker dies, the
+      // next receive takes the last heart-beat as the time the job may have been applied.
+      if (extended && ledger !== undefined) await ledger.put(extendJobLease(job, { now: at, leaseMs }));
+      return extended;
     },
 
     async get(id) {
