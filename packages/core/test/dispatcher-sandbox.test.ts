@@ -5,9 +5,16 @@
  */
 import { type AdServiceClient, createClient } from '@postback/client';
 import { createDispatcher, createMemoryOutbox, type Dispatcher, type Outbox } from '@postback/core';
-import { type RunningSandbox, type SandboxAccount, startSandbox } from '@postback/sandbox';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import {
+  type RunningSandbox,
+  type SandboxAccount,
+  type SandboxVariant,
+  startSandbox,
+} from '@postback/sandbox';
+import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 
+/** The sandbox's response variants of the suite under way: the default answers, then unexpected ones. */
+let variants: SandboxVariant[] = [];
 let sandbox: RunningSandbox;
 let account: SandboxAccount;
 let campaignId: string;
@@ -40,7 +47,7 @@ async function clickAndConfirm(orderId: string, valueMicros: number) {
 }
 
 beforeEach(async () => {
-  sandbox = await startSandbox({ port: 0, host: '127.0.0.1' });
+  sandbox = await startSandbox({ port: 0, host: '127.0.0.1', variants });
   account = await sandbox.control.createAccount({ balance_micros: 500_000_000 });
   const campaign = await clientWith(account.keys.write).campaigns.create({
     name: 'Spring sale',
@@ -62,58 +69,65 @@ afterEach(async () => {
   await sandbox.close();
 });
 
-describe('Dispatcher against the sandbox', () => {
-  it('confirms an order once and reverses it with the campaign the confirmation returned', async () => {
-    await clickAndConfirm('ord_1001', 42_000_000);
-    const dispatcher = dispatcherWith(clientWith(account.keys.conversions));
-    expect(await dispatcher.drain()).toMatchObject({ delivered: 1 });
-    const [confirm] = await outbox.getByOrder('ord_1001');
-    expect(confirm).toMatchObject({ state: 'delivered', campaignId });
+describe.each([[[] as SandboxVariant[]], [['extra-fields', 'unknown-enums'] as SandboxVariant[]]])(
+  'Dispatcher against the sandbox answering with variants %j',
+  (these) => {
+    beforeAll(() => {
+      variants = these;
+    });
 
-    expect((await outbox.refund({ orderId: 'ord_1001' })).outcome).toBe('enqueued');
-    expect(await dispatcher.drain()).toMatchObject({ delivered: 1 });
-    const report = await sandbox.control.conversions(account.account_id);
-    expect(report.conversions).toEqual([
-      expect.objectContaining({
-        order_id: 'ord_1001',
-        campaign_id: campaignId,
-        value_micros: 42_000_000,
-        state: 'reversed',
-      }),
-    ]);
-  });
+    it('confirms an order once and reverses it with the campaign the confirmation returned', async () => {
+      await clickAndConfirm('ord_1001', 42_000_000);
+      const dispatcher = dispatcherWith(clientWith(account.keys.conversions));
+      expect(await dispatcher.drain()).toMatchObject({ delivered: 1 });
+      const [confirm] = await outbox.getByOrder('ord_1001');
+      expect(confirm).toMatchObject({ state: 'delivered', campaignId });
 
-  it('charges each order exactly once through injected 503s and connection resets', async () => {
-    for (let i = 0; i < 5; i++) await clickAndConfirm(`ord_${i}`, 1_000_000 * (i + 1));
-    await sandbox.control.setFaults({ fail_next: 3, error_status: 503, reset_after_rate: 0.3 });
-    const dispatcher = dispatcherWith(clientWith(account.keys.conversions));
-    for (let round = 0; round < 20; round++) {
+      expect((await outbox.refund({ orderId: 'ord_1001' })).outcome).toBe('enqueued');
+      expect(await dispatcher.drain()).toMatchObject({ delivered: 1 });
+      const report = await sandbox.control.conversions(account.account_id);
+      expect(report.conversions).toEqual([
+        expect.objectContaining({
+          order_id: 'ord_1001',
+          campaign_id: campaignId,
+          value_micros: 42_000_000,
+          state: 'reversed',
+        }),
+      ]);
+    });
+
+    it('charges each order exactly once through injected 503s and connection resets', async () => {
+      for (let i = 0; i < 5; i++) await clickAndConfirm(`ord_${i}`, 1_000_000 * (i + 1));
+      await sandbox.control.setFaults({ fail_next: 3, error_status: 503, reset_after_rate: 0.3 });
+      const dispatcher = dispatcherWith(clientWith(account.keys.conversions));
+      for (let round = 0; round < 20; round++) {
+        await dispatcher.drain();
+        if ((await outbox.stats(sandbox.now())).counts.delivered === 5) break;
+        await new Promise((resolve) => setTimeout(resolve, 5)); // let the 1 ms backoff pass
+      }
+      await sandbox.control.clearFaults();
+      expect((await outbox.stats(sandbox.now())).counts.delivered).toBe(5);
+      const report = await sandbox.control.conversions(account.account_id);
+      expect(report.conversions.map((c) => c.order_id).sort()).toEqual([
+        'ord_0',
+        'ord_1',
+        'ord_2',
+        'ord_3',
+        'ord_4',
+      ]);
+    });
+
+    it('pauses on a key without the conversions scope instead of dead-lettering the order', async () => {
+      await clickAndConfirm('ord_1', 1_000_000);
+      const dispatcher = dispatcherWith(clientWith(account.keys.read), { authPauseMs: 60_000 });
+      const paused: unknown[] = [];
+      dispatcher.on('paused', (event) => paused.push(event));
       await dispatcher.drain();
-      if ((await outbox.stats(sandbox.now())).counts.delivered === 5) break;
-      await new Promise((resolve) => setTimeout(resolve, 5)); // let the 1 ms backoff pass
-    }
-    await sandbox.control.clearFaults();
-    expect((await outbox.stats(sandbox.now())).counts.delivered).toBe(5);
-    const report = await sandbox.control.conversions(account.account_id);
-    expect(report.conversions.map((c) => c.order_id).sort()).toEqual([
-      'ord_0',
-      'ord_1',
-      'ord_2',
-      'ord_3',
-      'ord_4',
-    ]);
-  });
-
-  it('pauses on a key without the conversions scope instead of dead-lettering the order', async () => {
-    await clickAndConfirm('ord_1', 1_000_000);
-    const dispatcher = dispatcherWith(clientWith(account.keys.read), { authPauseMs: 60_000 });
-    const paused: unknown[] = [];
-    dispatcher.on('paused', (event) => paused.push(event));
-    await dispatcher.drain();
-    expect(paused).toEqual([expect.objectContaining({ status: 403 })]);
-    expect(await outbox.getByOrder('ord_1')).toEqual([
-      expect.objectContaining({ state: 'pending', attempts: 0 }),
-    ]);
-    expect(JSON.stringify(paused)).not.toContain(account.keys.read);
-  });
-});
+      expect(paused).toEqual([expect.objectContaining({ status: 403 })]);
+      expect(await outbox.getByOrder('ord_1')).toEqual([
+        expect.objectContaining({ state: 'pending', attempts: 0 }),
+      ]);
+      expect(JSON.stringify(paused)).not.toContain(account.keys.read);
+    });
+  },
+);
