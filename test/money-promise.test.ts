@@ -8,6 +8,7 @@
  */
 import { createClient } from '@postback/client';
 import { createDispatcher, DAY_MS } from '@postback/core';
+import type { SandboxVariant } from '@postback/sandbox';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createOutboxFile, type OutboxFile } from './helpers/outbox-file.ts';
 import { type SandboxWorld, startSandboxWorld } from './helpers/sandbox-world.ts';
@@ -27,8 +28,8 @@ afterEach(async () => {
 });
 
 describe.each([
-  ['the default answers', [] as string[]],
-  ['answers without campaign_id, with extra fields', ['no-campaign-id', 'extra-fields']],
+  ['the default answers', [] as SandboxVariant[]],
+  ['answers without campaign_id, with extra fields', ['no-campaign-id', 'extra-fields'] as SandboxVariant[]],
 ])('lost answers near the deadline, %s', (_, variants) => {
   it('reverses every conversion the service applied, never late, never twice', async () => {
     world = await startSandboxWorld({ sandbox: { variants } });
