@@ -108,6 +108,21 @@ describe('the proxy on a landing', () => {
 });
 
 describe('later requests', () => {
+  it('keep the first time of a landing URL opened again with the same token', async () => {
+    const { postback, advance } = setup();
+    const first = await postback.proxy(request(`/p/shoe?click_token=${TOKEN}`));
+    advance(5 * 24 * 3_600_000);
+    const reopened = request(`/p/shoe?click_token=${TOKEN}`, {
+      cookie: `postback_click=${cookieValueOf(first)}`,
+    });
+    const response = await postback.proxy(reopened);
+    expect(response.headers.get('set-cookie')).toBeNull();
+    expect(await postback.getClickFromRequest(downstream(reopened, response))).toEqual({
+      token: TOKEN,
+      clickedAt: T0,
+    });
+  });
+
   it('yield the click from the cookie set on the landing, with its original time', async () => {
     const { postback, advance } = setup();
     const value = cookieValueOf(await postback.proxy(request(`/?click_token=${TOKEN}`)));

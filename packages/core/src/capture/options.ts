@@ -40,7 +40,10 @@ export const DEFAULT_ATTRIBUTION: Attribution = 'last';
  */
 export const DEFAULT_CLEAN_URL_STATUS: 302 | 303 = 302;
 
-/** `last`: the newest click wins. `first`: the oldest click still inside the window wins. */
+/**
+ * `last`: the newest click wins. `first`: the oldest click still inside the window wins. Either way, a
+ * click is a token: the same token seen again (a landing URL reopened) keeps the time it was first seen.
+ */
 export type Attribution = 'last' | 'first';
 
 /** What capture reports through `onInvalid`: a bad token in the URL, or a cookie that failed verification. */
@@ -104,7 +107,7 @@ export interface CaptureOptions<R = CaptureRequest> {
   store?: ClickStore;
   /** The visitor or customer id to keep the click under in `store`; null/undefined when unknown. Required with `store`. */
   key?: (request: R) => string | null | undefined | Promise<string | null | undefined>;
-  /** Answer a landing GET with a redirect to the same URL without the token (cookie set on the redirect). @defaultValue false */
+  /** Answer a landing GET/HEAD with a redirect to its path and query without the token (cookie set on the redirect); the Location is always a path on the shop's own origin (see `cleanUrlLocation`). @defaultValue false */
   cleanUrl?: boolean;
   /** @defaultValue {@link DEFAULT_CLEAN_URL_STATUS} */
   cleanUrlStatus?: 302 | 303;
@@ -235,7 +238,8 @@ export const CAPTURE_OPTIONS_SCHEMA = {
   attribution: {
     type: "'last' \\| 'first'",
     default: `\`'${DEFAULT_ATTRIBUTION}'\` (\`DEFAULT_ATTRIBUTION\`)`,
-    description: '`last`: a new click replaces the kept one. `first`: a valid kept click stays.',
+    description:
+      '`last`: a new click (another token) replaces the kept one. `first`: a valid kept click stays. The same token seen again keeps its first time.',
     check: (v) => (v === 'last' || v === 'first' ? null : "must be 'last' or 'first'"),
   },
   confirmWindowMs: {
@@ -272,7 +276,7 @@ export const CAPTURE_OPTIONS_SCHEMA = {
     type: 'boolean',
     default: '`false`',
     description:
-      'Answer a landing GET/HEAD with a redirect to the same URL without the token, setting the cookie on it.',
+      'Answer a landing GET/HEAD with a redirect to its path and query without the token, setting the cookie on it. The Location is always a path on the shop’s own origin.',
     check: isBoolean,
   },
   cleanUrlStatus: {
