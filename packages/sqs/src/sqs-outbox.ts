@@ -238,9 +238,9 @@ export function createSqsOutbox(input: SqsOutboxOptions): SqsOutbox {
    * The job the ledger records under the same id as a received body (null without a ledger, or when the
    * record is of another job: an order confirmed again after its record was dropped).
    */
-  function recordOf(record: OrderRecord | null, body: JobBody): Job | null {
-    const recorded = record === null ? null : body.kind === 'confirm' ? record.confirm : record.refund;
-    return recorded !== null && recorded.id === body.id ? recorded : null;
+  function recordOf(record: OrderRecord | null, job: Pick<Job, 'kind' | 'id'>): Job | null {
+    const recorded = record === null ? null : job.kind === 'confirm' ? record.confirm : record.refund;
+    return recorded !== null && recorded.id === job.id ? recorded : null;
   }
 
   /**
@@ -254,11 +254,15 @@ export function createSqsOutbox(input: SqsOutboxOptions): SqsOutbox {
    * dead receiver's last heart-beat, or if it sent none the last outcome before its receive (earlier than
    * the receive itself, so a refund's window counted from it never ends after the service's).
    */
-  function maybeAppliedAtOf(body: JobBody, recorded: Job | null, receiveCount: number): EpochMs | null {
-    const known = [body.maybeAppliedAt, recorded?.maybeAppliedAt ?? null];
+  function maybeAppliedAtOf(
+    carried: EpochMs | null,
+    recorded: Job | null,
+    receivesBefore: number,
+  ): EpochMs | null {
+    const known = [carried, recorded?.maybeAppliedAt ?? null];
     const explained =
       recorded === null ? 0 : recorded.state === 'inflight' ? recorded.attempts - 1 : recorded.attempts;
-    if (recorded !== null && receiveCount - 1 > explained) known.push(recorded.updatedAt);
+    if (recorded !== null && receivesBefore > explained) known.push(recorded.updatedAt);
     const times = known.filter((t): t is EpochMs => t !== null);
     return times.length === 0 ? null : Math.min(...times);
   }
@@ -351,7 +355,7 @@ export function createSqsOutbox(input: SqsOutboxOptions): SqsOutbox {
     // done, so every message after the first of an order goes back (SQS keeps it behind in its group). The
     // hand-back is recorded as this receive's outcome, so the next receive does not take it for a lease
     // that ran out.
-    const maybeAppliedAt = maybeAppliedAtOf(body, recorded, attempts);
+    const maybeAppliedAt = maybeAppliedAtOf(body.maybeAppliedAt, recorded, attempts - 1);
     if (fifo && seenOrders.has(body.orderId)) {
       if (recorded !== null) {
         const handedBack = { ...recorded, state: 'pending' as const, lease: null, attempts, updatedAt: at };
@@ -835,14 +839,19 @@ export function createSqsOutbox(input: SqsOutboxOptions): SqsOutbox {
             untouched.push(letter);
             continue;
           }
-          const orderHasRefund = ledger !== undefined && (await ledger.get(job.orderId)).refund !== null;
-          const next = replayJob(job, { now: at, orderHasRefund });
+          const record = ledger === undefined ? null : await ledger.get(job.orderId);
+          const orderHasRefund = record !== null && record.refund !== null;
+          // A message the redrive policy moved after receives that recorded no outcome (workers that died
+          // holding it) may have been applied: the ledger's record shows it, as at a receive.
+          const maybeAppliedAt = maybeAppliedAtOf(job.maybeAppliedAt, recordOf(record, job), job.attempts);
+          const dead = { ...job, maybeAppliedAt };
+          const next = replayJob(dead, { now: at, orderHasRefund });
           if (next.state !== 'pending') {
             // Expired (deadline passed) or cancelled (the order was refunded meanwhile): recorded, not sent.
             await moveToDeadLetter(
               {
-                body: encodeJobBody(job),
-                attributes: jobAttributes(job),
+                body: encodeJobBody(dead),
+                attributes: jobAttributes(dead),
                 orderId: job.orderId,
               },
               {
@@ -857,7 +866,7 @@ export function createSqsOutbox(input: SqsOutboxOptions): SqsOutbox {
             await ledger?.put(next);
             continue;
           }
-          await sendMessage(client, queueUrl, messageFor(job, `p:${letter.messageId}`));
+          await sendMessage(client, queueUrl, messageFor(next, `p:${letter.messageId}`));
           await deleteMessages(client, url, [letter.receiptHandle]);
           await ledger?.put(next);
           replayed += 1;

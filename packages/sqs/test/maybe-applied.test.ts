@@ -118,6 +118,23 @@ test('without a ledger, a failure that may have been applied still reaches the d
   expect(await claimOne(outbox)).toMatchObject({ id: job.id, maybeAppliedAt: failedAt });
 });
 
+test('a confirmation the redrive policy moved after workers died holding it is replayed maybe applied', async () => {
+  h = startHarness({ queueAttributes: { RedrivePolicy: '' } });
+  const redrive = JSON.stringify({ deadLetterTargetArn: h.sqs.arnOf(h.dlqUrl), maxReceiveCount: 2 });
+  h.sqs.createQueue('poison.fifo', { RedrivePolicy: redrive });
+  const outbox = h.outbox({
+    queueUrl: `${h.sqs.endpoint}/${h.sqs.account}/poison.fifo`,
+    ledger: createMemoryOrderLedger(),
+  });
+  const { job } = await outbox.confirm(confirmInput('A-1'));
+  for (let i = 0; i < 3; i++) {
+    await outbox.claim({ now: h.sqs.now(), limit: 1, leaseMs: 1_000 }); // the worker dies each time
+    h.sqs.advance(1_000);
+  }
+  expect(await outbox.replay({ ids: [job.id] }, h.sqs.now())).toBe(1);
+  expect(await claimOne(outbox)).toMatchObject({ id: job.id, attempts: 1, maybeAppliedAt: job.updatedAt });
+});
+
 describe('refunds after a confirmation that may have been applied', () => {
   test('an expired confirmation whose earlier send may have been applied is reversed, not "not-charged"', async () => {
     const outbox = open();
