@@ -17,6 +17,7 @@ export {
   DEFAULT_LIST_DEAD_LIMIT,
   DEFAULT_NOTIFY_COALESCE_MS,
   DEFAULT_POOL_SIZE,
+  DEFAULT_RECONNECT_MAX_MS,
   DEFAULT_RECONNECT_MS,
   type PostgresClickStoreOptions,
   type PostgresOutboxOptions,

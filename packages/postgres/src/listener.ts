@@ -1,11 +1,16 @@
 /**
  * LISTEN/NOTIFY wake-ups: one connection per outbox listens on the schema's channel and calls every
  * subscriber when a job is enqueued (the NOTIFY is sent by the enqueueing statement, so it arrives only
- * when the app's transaction commits). Polling remains the fallback: a lost connection is re-opened with
- * a delay, and subscribers are woken after each reconnect, since notifications sent meanwhile are lost.
+ * when the app's transaction commits). Polling remains the fallback: a lost connection is re-opened after
+ * a backoff with jitter, and subscribers are woken after each reconnect, since notifications sent
+ * meanwhile are lost.
+ *
+ * Every path gives its connection back: a LISTEN that fails (the backend was terminated between
+ * `connect()` and LISTEN, say) releases the client with the error, so `pg` destroys it instead of the pool
+ * losing one slot per failure until `claim`, `stats` and `close` wait forever for a free connection.
  */
-
-import type { PoolLike, Queryable } from './queryable.ts';
+import { backoffDelay } from '@postback/core';
+import { connectListening, type PoolLike, type Queryable } from './queryable.ts';
 import { quoteIdent } from './schema-name.ts';
 
 /** A checked-out connection that can receive notifications. */
@@ -16,7 +21,7 @@ type ListenConnection = Queryable & {
 };
 
 /**
- * What `subscribe` returns: call it to stop; `ready` resolves once LISTEN is in effect.
+ * What `subscribe` returns: call it to stop; `ready` resolves once the first attempt to listen ended.
  * @example
  * ```ts
  * const stop = outbox.subscribe(wakeUp);
@@ -26,7 +31,10 @@ type ListenConnection = Queryable & {
  */
 export interface Subscription {
   (): void;
-  /** Resolves when the listening connection is up (the first time). Never rejects: errors go to `onError`. */
+  /**
+   * Resolves when the first attempt to listen ended: LISTEN is in effect, or it failed (reported to
+   * `onError`) and the listener keeps retrying with backoff. Never rejects.
+   */
   ready: Promise<void>;
 }
 
@@ -34,16 +42,40 @@ export interface Subscription {
 export interface NotifyListenerOptions {
   pool: PoolLike;
   channel: string;
-  /** Called with connection errors; the listener keeps retrying meanwhile. */
+  /** Called with connection errors; the listener keeps retrying meanwhile. Never called after `close`. */
   onError: (err: unknown) => void;
-  /** Delay before re-opening a lost listening connection. */
+  /** Shortest delay before re-opening a lost listening connection (see {@link reconnectDelay}). */
   reconnectMs: number;
+  /** Longest delay before re-opening it, however many attempts failed in a row. */
+  reconnectMaxMs: number;
+  /** Uniform random source in [0, 1) for the jitter. @defaultValue Math.random */
+  random?: () => number;
 }
 
 /** Fans the schema's notifications out to subscribers, holding one connection while any exist. */
 export interface NotifyListener {
   subscribe(onWake: () => void): Subscription;
+  /** Stops listening and gives the connection back; answers at once, even while a connect is pending. */
   close(): Promise<void>;
+}
+
+/**
+ * Delay before the next attempt to listen after `failures` attempts in a row failed (1 after the first):
+ * `baseMs` plus a full-jitter exponential share (core's `backoffDelay`: uniform in
+ * [0, min(maxMs, baseMs · 2^(failures−1)))), never more than `maxMs`. The floor keeps a dead server from
+ * being hammered; the jitter keeps many workers that lost the server together from reconnecting together.
+ *
+ * @example
+ * ```ts
+ * reconnectDelay(3, { baseMs: 1000, maxMs: 30_000, random: Math.random }); // in [1 s, 5 s)
+ * ```
+ */
+export function reconnectDelay(
+  failures: number,
+  options: { baseMs: number; maxMs: number; random: () => number },
+): number {
+  const jitter = backoffDelay(failures, options);
+  return Math.min(options.maxMs, options.baseMs + jitter);
 }
 
 /**
@@ -51,17 +83,36 @@ export interface NotifyListener {
  *
  * @example
  * ```ts
- * const listener = createNotifyListener({ pool, channel: 'postback_postback', onError: console.error, reconnectMs: 1000 });
+ * const listener = createNotifyListener({ pool, channel: 'postback_postback', onError: console.error, reconnectMs: 1000, reconnectMaxMs: 30_000 });
  * const stop = listener.subscribe(() => dispatcher.wake());
  * ```
  */
 export function createNotifyListener(options: NotifyListenerOptions): NotifyListener {
+  const random = options.random ?? Math.random;
   const subscribers = new Set<() => void>();
+  /** The connection LISTEN is in effect on. */
   let connection: ListenConnection | null = null;
+  /** The connection whose LISTEN is in flight (released by `close` so it cannot hold it up). */
+  let listening: ListenConnection | null = null;
   let starting: Promise<void> | null = null;
   let retryTimer: ReturnType<typeof setTimeout> | null = null;
+  let failures = 0;
   let generation = 0;
   let closed = false;
+  const released = new WeakSet<object>();
+
+  /** Gives a client back once; with an error (or `true`) pg destroys it rather than reuse it. */
+  const release = (client: ListenConnection, err: Error | true) => {
+    if (released.has(client)) return;
+    released.add(client);
+    try {
+      client.release(err);
+    } catch (releaseErr) {
+      if (!closed) options.onError(releaseErr);
+    }
+  };
+
+  const wanted = () => !closed && subscribers.size > 0;
 
   const wakeAll = () => {
     for (const wake of [...subscribers]) {
@@ -77,46 +128,75 @@ export function createNotifyListener(options: NotifyListenerOptions): NotifyList
     const current = connection;
     connection = null;
     generation += 1;
-    if (current !== null) {
-      current.release(err ?? true);
-    }
+    if (current !== null) release(current, err ?? true);
   };
 
   const scheduleRetry = () => {
-    if (closed || subscribers.size === 0 || retryTimer !== null) return;
+    if (!wanted() || retryTimer !== null) return;
+    failures += 1;
+    const delay = reconnectDelay(failures, {
+      baseMs: options.reconnectMs,
+      maxMs: options.reconnectMaxMs,
+      random,
+    });
     retryTimer = setTimeout(() => {
       retryTimer = null;
       void start(true);
-    }, options.reconnectMs);
+    }, delay);
     retryTimer.unref?.();
+  };
+
+  /** An attempt failed: report it (unless nobody wants the connection any more) and try again later. */
+  const failed = (err: unknown) => {
+    if (!wanted()) return;
+    options.onError(err);
+    scheduleRetry();
   };
 
   const start = (isReconnect: boolean): Promise<void> => {
     if (starting !== null) return starting;
     starting = (async () => {
       const myGeneration = ++generation;
-      try {
-        const client = (await options.pool.connect()) as ListenConnection;
-        if (closed || subscribers.size === 0 || myGeneration !== generation) {
-          client.release(true);
-          return;
-        }
-        client.on('error', (err: Error) => {
-          if (connection !== client) return;
-          options.onError(err);
-          drop(err);
-          scheduleRetry();
-        });
-        client.on('notification', (message: unknown) => {
-          if ((message as { channel?: string }).channel === options.channel) wakeAll();
-        });
-        await client.query(`LISTEN ${quoteIdent(options.channel)}`);
-        connection = client;
-        if (isReconnect) wakeAll();
-      } catch (err) {
+      const current = () => wanted() && myGeneration === generation;
+      let client: ListenConnection | undefined;
+      // Listening from the moment of checkout (see connectListening): an error before LISTEN is ignored
+      // here, since the LISTEN then fails and reports it; once listening, the connection is replaced.
+      const onClientError = (err: Error) => {
+        if (client === undefined || connection !== client) return;
         options.onError(err);
+        drop(err);
         scheduleRetry();
+      };
+      try {
+        client = (await connectListening(options.pool, onClientError)) as unknown as ListenConnection;
+      } catch (err) {
+        failed(err);
+        return;
       }
+      if (!current()) {
+        release(client, true);
+        return;
+      }
+      client.on('notification', (message: unknown) => {
+        if ((message as { channel?: string }).channel === options.channel) wakeAll();
+      });
+      listening = client;
+      try {
+        await client.query(`LISTEN ${quoteIdent(options.channel)}`);
+      } catch (err) {
+        release(client, err instanceof Error ? err : new Error(String(err)));
+        failed(err);
+        return;
+      } finally {
+        listening = null;
+      }
+      if (!current()) {
+        release(client, true);
+        return;
+      }
+      connection = client;
+      failures = 0;
+      if (isReconnect) wakeAll();
     })().finally(() => {
       starting = null;
     });
@@ -135,7 +215,8 @@ export function createNotifyListener(options: NotifyListenerOptions): NotifyList
       // A function identity per subscription, so subscribing the same callback twice is two subscriptions.
       const entry = () => onWake();
       subscribers.add(entry);
-      const ready = connection !== null ? Promise.resolve() : start(false);
+      // Listening, or waiting out a backoff: do not start another attempt ahead of it.
+      const ready = connection !== null || retryTimer !== null ? Promise.resolve() : start(false);
       const unsubscribe = (() => {
         if (!subscribers.delete(entry)) return;
         if (subscribers.size === 0) stop();
@@ -146,8 +227,10 @@ export function createNotifyListener(options: NotifyListenerOptions): NotifyList
     async close() {
       closed = true;
       subscribers.clear();
-      await starting;
       stop();
+      // A LISTEN in flight is cut short (its connection destroyed); a connect still waiting for a pool slot
+      // is not awaited: its client is given back as soon as it arrives.
+      if (listening !== null) release(listening, new Error('the outbox was closed'));
     },
   };
 }

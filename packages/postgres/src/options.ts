@@ -20,7 +20,9 @@ import { DEFAULT_SCHEMA, validateSchemaName } from './schema-name.ts';
 export const DEFAULT_POOL_SIZE = 10;
 
 /**
- * Delay before re-opening a lost LISTEN connection (polling keeps delivering meanwhile).
+ * Shortest delay before re-opening a lost LISTEN connection (polling keeps delivering meanwhile). Each
+ * attempt waits this long plus a random share that doubles with every failure in a row, up to
+ * {@link DEFAULT_RECONNECT_MAX_MS}.
  * @defaultValue 1000
  * @example
  * ```ts
@@ -28,6 +30,18 @@ export const DEFAULT_POOL_SIZE = 10;
  * ```
  */
 export const DEFAULT_RECONNECT_MS = 1000;
+
+/**
+ * Longest delay before re-opening a lost LISTEN connection, however many attempts failed in a row: a
+ * database that is down for long is retried about twice a minute per worker, and a worker notices its
+ * return within this long (its polling delivers meanwhile anyway).
+ * @defaultValue 30000
+ * @example
+ * ```ts
+ * createPostgresOutbox({ pool, reconnectMaxMs: 5_000 }); // hear about new jobs sooner after an outage
+ * ```
+ */
+export const DEFAULT_RECONNECT_MAX_MS = 30_000;
 
 /**
  * Enqueues within this many milliseconds of the last one that notified do not notify inside their own
@@ -88,10 +102,16 @@ const outboxOptionsSchema = z.strictObject({
   now: z
     .custom<() => EpochMs>((v) => typeof v === 'function', 'must be a function returning epoch ms')
     .optional(),
-  /** Errors of the LISTEN connection (it reconnects by itself). @defaultValue console.error */
+  /**
+   * Connection errors that no call of yours would see: of the LISTEN connection (it reconnects by itself)
+   * and the pool's `'error'` events (an idle connection that died), which would otherwise crash the
+   * process as unhandled. @defaultValue console.error
+   */
   onError: z.custom<(err: unknown) => void>((v) => typeof v === 'function', 'must be a function').optional(),
   /** @defaultValue {@link DEFAULT_RECONNECT_MS} */
-  reconnectMs: z.number().int().min(1).optional(),
+  reconnectMs: z.number().int().min(1).max(3_600_000).optional(),
+  /** At least `reconnectMs`. @defaultValue {@link DEFAULT_RECONNECT_MAX_MS} */
+  reconnectMaxMs: z.number().int().min(1).max(3_600_000).optional(),
   /** @defaultValue {@link DEFAULT_NOTIFY_COALESCE_MS} */
   notifyCoalesceMs: z.number().int().min(0).max(60_000).optional(),
 });
@@ -167,6 +187,7 @@ export interface ResolvedOutboxOptions extends ResolvedConnection {
   now: () => EpochMs;
   onError: (err: unknown) => void;
   reconnectMs: number;
+  reconnectMaxMs: number;
   notifyCoalesceMs: number;
 }
 
@@ -174,12 +195,17 @@ export interface ResolvedOutboxOptions extends ResolvedConnection {
 export function resolveOutboxOptions(input: PostgresOutboxOptions): ResolvedOutboxOptions {
   const options = parse(outboxOptionsSchema, input);
   const policy = resolvePolicyOption(options.policy);
+  const reconnectMs = options.reconnectMs ?? DEFAULT_RECONNECT_MS;
+  const reconnectMaxMs = options.reconnectMaxMs ?? Math.max(DEFAULT_RECONNECT_MAX_MS, reconnectMs);
+  if (reconnectMaxMs < reconnectMs)
+    throw new OptionsError('reconnectMaxMs', `must be at least reconnectMs (${reconnectMs})`);
   return {
     ...resolveConnection(options),
     policy,
     now: options.now ?? Date.now,
-    onError: options.onError ?? ((err) => console.error('postback: LISTEN connection error:', err)),
-    reconnectMs: options.reconnectMs ?? DEFAULT_RECONNECT_MS,
+    onError: options.onError ?? ((err) => console.error('postback: connection error:', err)),
+    reconnectMs,
+    reconnectMaxMs,
     notifyCoalesceMs: options.notifyCoalesceMs ?? DEFAULT_NOTIFY_COALESCE_MS,
   };
 }

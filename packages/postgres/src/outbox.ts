@@ -33,7 +33,7 @@ import { createGroupCommit } from './group-commit.ts';
 import { createNotifyGate, createNotifyListener, type Subscription } from './listener.ts';
 import { arrayLiteral, inline } from './literal.ts';
 import { DEFAULT_LIST_DEAD_LIMIT, type PostgresOutboxOptions, resolveOutboxOptions } from './options.ts';
-import { isQueryable, type PoolLike, type Queryable, run } from './queryable.ts';
+import { connectListening, isQueryable, type PoolLike, type Queryable, run } from './queryable.ts';
 import { rowToJob, toBigintText } from './rows.ts';
 import { channelOf, quoteIdent } from './schema-name.ts';
 import { jobStatements } from './statements.ts';
@@ -77,6 +77,12 @@ export interface PostgresOutbox extends Outbox {
 
 type Row = Record<string, unknown>;
 
+/** The part of an EventEmitter (a `pg` Pool or client) used to hear about dead connections. */
+interface EventSource {
+  on(event: 'error', listener: (err: unknown) => void): unknown;
+  off(event: 'error', listener: (err: unknown) => void): unknown;
+}
+
 /** One completion waiting for its group. */
 interface Completion {
   id: string;
@@ -107,14 +113,20 @@ interface Completion {
  * ```
  */
 export function createPostgresOutbox(options: PostgresOutboxOptions): PostgresOutbox {
-  const { pool, ownsPool, schema, policy, now, onError, reconnectMs, notifyCoalesceMs } =
+  const { pool, ownsPool, schema, policy, now, onError, reconnectMs, reconnectMaxMs, notifyCoalesceMs } =
     resolveOutboxOptions(options);
   const s = quoteIdent(schema);
   const SQL = jobStatements(s);
   const channel = channelOf(schema);
   // A refund that follows its confirm is due this long after the confirm was (or may have been) applied.
   const refundWindowMs = policy.returnWindowMs - policy.safetyMarginMs;
-  const listener = createNotifyListener({ pool, channel, onError, reconnectMs });
+  const listener = createNotifyListener({ pool, channel, onError, reconnectMs, reconnectMaxMs });
+  // A pooled connection that dies while idle (its backend terminated, a failover) makes pg's pool emit
+  // 'error'; with no listener Node throws it as an uncaught exception and the worker dies. It is reported
+  // instead: the pool has already dropped that connection, and the next query opens a new one.
+  const poolEvents = pool as Partial<EventSource>;
+  const onPoolError = (err: unknown) => onError(err);
+  poolEvents.on?.('error', onPoolError);
   const notifyGate = createNotifyGate(notifyCoalesceMs, () => {
     pool.query('SELECT pg_notify($1, $2)', [channel, '']).catch(onError);
   });
@@ -125,10 +137,17 @@ export function createPostgresOutbox(options: PostgresOutboxOptions): PostgresOu
   };
   const q = (db: Queryable, text: string, values?: unknown[]) => run(db, schema, text, values);
 
-  /** Runs `work` in a transaction of its own on one pooled connection. */
+  /**
+   * Runs `work` in a transaction of its own on one pooled connection. A connection that dies while we
+   * hold it emits 'error' (even between statements, when no query would see it): we listen, and give it
+   * back with that error so pg destroys it instead of pooling a dead connection.
+   */
   const inTransaction = async <T>(work: (db: Queryable) => Promise<T>): Promise<T> => {
-    const client = await pool.connect();
     let broken: Error | undefined;
+    const onClientError = (err: Error) => {
+      broken ??= err;
+    };
+    const client = await connectListening(pool, onClientError);
     try {
       await client.query('BEGIN');
       const result = await work(client);
@@ -143,6 +162,7 @@ export function createPostgresOutbox(options: PostgresOutboxOptions): PostgresOu
       throw err;
     } finally {
       client.release(broken);
+      client.off?.('error', onClientError);
     }
   };
 
@@ -469,7 +489,11 @@ export function createPostgresOutbox(options: PostgresOutboxOptions): PostgresOu
       closed = true;
       notifyGate.close();
       await listener.close();
-      if (ownsPool) await pool.end();
+      try {
+        if (ownsPool) await pool.end();
+      } finally {
+        poolEvents.off?.('error', onPoolError);
+      }
     },
 
     // The pool may hold a connection string with a password: never print it.

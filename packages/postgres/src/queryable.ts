@@ -93,3 +93,53 @@ export async function run(
     throw err;
   }
 }
+
+/** A pooled client that reports its connection's death through `'error'` events (a `pg` PoolClient). */
+export type PooledClient = Queryable & {
+  release(err?: Error | boolean): void;
+  on(event: string, listener: (...args: never[]) => void): unknown;
+  off?(event: string, listener: (...args: never[]) => void): unknown;
+};
+
+/**
+ * Checks a client out of `pool` with `onError` already listening for its `'error'` events. pg emits
+ * 'error' on a checked-out client whose connection dies while no query of it runs, even in the very
+ * socket read that finished connecting it (a backend terminated right after startup): attached after
+ * `await pool.connect()` the listener would come a microtask late and Node would throw the event as an
+ * uncaught exception. `pg.Pool` also takes a callback, called inside that read, so the listener goes on
+ * there; a pool that only returns a promise gets it as soon as the promise resolves.
+ *
+ * @example
+ * ```ts
+ * const client = await connectListening(pool, (err) => { broken = err; });
+ * ```
+ */
+export function connectListening(pool: PoolLike, onError: (err: Error) => void): Promise<PooledClient> {
+  return new Promise((resolve, reject) => {
+    let settled = false;
+    const take = (client: PooledClient) => {
+      if (settled) return;
+      settled = true;
+      client.on('error', onError);
+      resolve(client);
+    };
+    const fail = (err: unknown) => {
+      if (settled) return;
+      settled = true;
+      reject(err);
+    };
+    const connect = pool.connect as (callback?: (err: unknown, client?: PooledClient) => void) => unknown;
+    let result: unknown;
+    try {
+      result = connect.call(pool, (err: unknown, client?: PooledClient) => {
+        if (err || client === undefined) fail(err ?? new Error('the pool gave no client'));
+        else take(client);
+      });
+    } catch (err) {
+      fail(err);
+      return;
+    }
+    if (typeof (result as Promise<PooledClient> | undefined)?.then === 'function')
+      (result as Promise<PooledClient>).then(take, fail);
+  });
+}

@@ -39,6 +39,15 @@ describe('createPostgresOutbox options', () => {
     ).toThrow(expect.objectContaining({ field: 'policy' }));
   });
 
+  it('rejects a reconnect ceiling below the reconnect floor, naming reconnectMaxMs', () => {
+    expect(() => createPostgresOutbox({ pool, reconnectMs: 5000, reconnectMaxMs: 1000 })).toThrow(
+      expect.objectContaining({ name: 'OptionsError', field: 'reconnectMaxMs' }),
+    );
+    expect(() => createPostgresOutbox({ pool, reconnectMaxMs: 0 })).toThrow(
+      expect.objectContaining({ field: 'reconnectMaxMs' }),
+    );
+  });
+
   it('never prints the password of its connection string (inspect, JSON, errors)', async () => {
     const secret = 'S3cr3t-pa55word';
     const outbox = createPostgresOutbox({
