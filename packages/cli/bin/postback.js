@@ -17,9 +17,11 @@ process.once('SIGINT', remember);
 
 let entry;
 let io;
+let lastResort;
 try {
   entry = await import(fromSource ? '../src/main.ts' : '../dist/main.js');
   io = await import(fromSource ? '../src/io.ts' : '../dist/io.js');
+  lastResort = await import(fromSource ? '../src/last-resort.ts' : '../dist/last-resort.js');
 } catch (error) {
   if (!fromSource && error?.code === 'ERR_MODULE_NOT_FOUND' && String(error.message).includes('dist/')) {
     process.stderr.write(
@@ -32,7 +34,15 @@ try {
 }
 
 const commandIo = io.defaultIo();
+// From here on, whatever no command catches (an unhandled 'error' event, a wait that can never end) ends
+// in a documented exit code with one clean line, never Node's exit 13 or a stack trace with the key.
+const guard = lastResort.installLastResort({
+  stderr: (text) => process.stderr.write(text),
+  stop: () => commandIo.stop(),
+  secrets: [process.env.POSTBACK_API_KEY ?? ''],
+  exit: (code) => process.exit(code),
+});
 process.off('SIGTERM', remember);
 process.off('SIGINT', remember);
 if (early !== null) process.emit(early, early);
-process.exitCode = await entry.main(process.argv.slice(2), commandIo);
+process.exitCode = guard.finish(await entry.main(process.argv.slice(2), commandIo));

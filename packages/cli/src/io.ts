@@ -14,13 +14,17 @@ export interface CommandIo {
   signal: AbortSignal;
 }
 
-/** The real process's streams, environment and signals. */
-export function defaultIo(): CommandIo {
+/**
+ * The real process's streams, environment and signals; `stop()` aborts the stop signal as SIGTERM would
+ * (the binary's last-resort guard uses it to stop a command after an unexpected error).
+ */
+export function defaultIo(): CommandIo & { stop(): void } {
   const controller = new AbortController();
   const stop = () => controller.abort();
   process.once('SIGINT', stop);
   process.once('SIGTERM', stop);
   return {
+    stop,
     stdout: (text) => process.stdout.write(text),
     stderr: (text) => process.stderr.write(text),
     env: process.env,

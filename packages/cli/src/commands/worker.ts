@@ -60,7 +60,7 @@ Options:
   -h, --help              show this help
 
 Exit codes: 0 stopped gracefully (sends still running at the timeout are released to pending),
-1 the worker failed, 2 usage error (bad flag, missing POSTBACK_API_KEY or base URL),
+1 the worker failed (a store error, a stop that could not finish, an unexpected error), 2 usage error (bad flag, missing POSTBACK_API_KEY or base URL),
 3 backend unreachable, 4 (--drain) delivery paused: the service refused the API key (401/403),
 5 (--drain) delivery paused: answers that are not the service's (wrong base URL or proxy).
 `;
@@ -119,6 +119,40 @@ function pausedExit(
   const reason = pause === null ? '' : `: ${pause.reason.split(apiKey).join('[redacted]')}`;
   io.stderr(`${text`postback worker: delivery paused, jobs left pending (${what})${reason}`}\n`);
   return keyRefused ? EXIT.keyRefused : EXIT.misconfigured;
+}
+
+/**
+ * How much longer than `--shutdown-timeout-ms` a stop may take (giving jobs back, closing the store)
+ * before the worker gives up on it and exits 1.
+ * @defaultValue 5_000
+ */
+export const STOP_GRACE_MS = 5_000;
+
+/** A step of the shutdown that did not finish in time. Exit 1. */
+export class StopTimeoutError extends Error {
+  override name = 'StopTimeoutError';
+}
+
+/** `promise`, or a {@link StopTimeoutError} naming `what` after `ms`. */
+async function within<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(
+      () =>
+        reject(
+          new StopTimeoutError(
+            `${what} did not finish within ${ms} ms (the backend stopped answering?); ` +
+              'jobs still claimed go back to pending when their lease runs out',
+          ),
+        ),
+      ms,
+    );
+  });
+  try {
+    return await Promise.race([promise, late]);
+  } finally {
+    clearTimeout(timer);
+  }
 }
 
 /** Waits until the signal aborts. */
@@ -200,10 +234,20 @@ export function createWorkerCommand(
         dispatcher.on('resumed', () => {
           pause = null;
         });
+        // Every step of a stop is bounded: a store that stopped answering (a pool whose connections were
+        // all lost, a locked table) must end in exit 1, not in a process that hangs or exits 13.
         let stopped = false;
+        const stopWithin = () => {
+          stopped = true;
+          return within(
+            dispatcher.stop({ timeoutMs: shutdownTimeoutMs }),
+            shutdownTimeoutMs + STOP_GRACE_MS,
+            'stopping delivery',
+          );
+        };
         // The batch of `--drain` still running when a signal came: awaited before the store closes.
         let batch: Promise<{ claimed: number }> | undefined;
-        try {
+        const deliver = async (): Promise<number> => {
           logger.log('info', 'worker.started', {
             backend: backend.describe,
             baseUrl,
@@ -222,20 +266,30 @@ export function createWorkerCommand(
             await aborted(io.signal);
           }
           logger.log('info', 'worker.stopping', { timeoutMs: shutdownTimeoutMs });
-          const result = await dispatcher.stop({ timeoutMs: shutdownTimeoutMs });
-          stopped = true;
+          const result = await stopWithin();
           // Jobs still sending at the timeout were released to pending (not counted as an attempt):
           // nothing is lost or left inflight, so this is still a graceful stop.
           logger.log(result.released > 0 ? 'warn' : 'info', 'worker.stopped', { released: result.released });
           if (values.drain && dispatcher.paused()) return pausedExit(pause, apiKey, io);
           return EXIT.ok;
-        } finally {
-          // Whatever failed, give claimed jobs back before the store closes.
-          if (!stopped) await dispatcher.stop({ timeoutMs: shutdownTimeoutMs }).catch(() => {});
-          await batch?.catch(() => {});
-          await dispatcher.close();
-          await backend.outbox.close();
+        };
+        let outcome: { code: number } | { error: unknown };
+        try {
+          outcome = { code: await deliver() };
+        } catch (error) {
+          outcome = { error };
         }
+        // Whatever failed, give claimed jobs back before the store closes.
+        if (!stopped) await stopWithin().catch(() => {});
+        if (batch !== undefined) await within(batch, STOP_GRACE_MS, 'the last batch').catch(() => {});
+        const closed = await Promise.allSettled([
+          within(dispatcher.close(), STOP_GRACE_MS, 'closing the HTTP client'),
+          within(backend.outbox.close(), STOP_GRACE_MS, 'closing the backend'),
+        ]);
+        // The first failure is the one reported (runGuarded maps it to its exit code).
+        if ('error' in outcome) throw outcome.error;
+        for (const result of closed) if (result.status === 'rejected') throw result.reason;
+        return outcome.code;
       }),
   };
 }
