@@ -15,11 +15,12 @@ import type { Job, JobKind, JobState } from '@postback/core';
  */
 const ROW_COLUMNS =
   'id, kind, order_id, state, attempts, created_at, updated_at, next_attempt_at, deadline, last_error, ' +
-  'lease_token, lease_expires_at, delivered_at, campaign_id, click_token, value_micros, clicked_at';
+  'lease_token, lease_expires_at, delivered_at, campaign_id, click_token, value_micros, clicked_at, ' +
+  'maybe_applied_at';
 
 /**
- * One row of `jobs` as an array of {@link ROW_COLUMNS}: node:sqlite builds an array of 17 values in about
- * half the time of an object with 17 properties, and a claim and every transition read one row per job.
+ * One row of `jobs` as an array of {@link ROW_COLUMNS}: node:sqlite builds an array of 18 values in about
+ * half the time of an object with 18 properties, and a claim and every transition read one row per job.
  */
 export type JobRow = readonly [
   id: number,
@@ -39,6 +40,7 @@ export type JobRow = readonly [
   click_token: string | null,
   value_micros: number | null,
   clicked_at: number | null,
+  maybe_applied_at: number | null,
 ];
 
 /** Whether this Node's node:sqlite can return rows as arrays (`StatementSync#setReturnArrays`, Node >= 22.16). */
@@ -96,6 +98,7 @@ export function jobFromRow(row: JobRow): Job {
       lease,
       deliveredAt: row[12],
       campaignId: row[13],
+      maybeAppliedAt: row[17],
       clickToken: row[14] as string,
       valueMicros: row[15] as number,
       clickedAt: row[16] as number,
@@ -115,6 +118,7 @@ export function jobFromRow(row: JobRow): Job {
     lease,
     deliveredAt: row[12],
     campaignId: row[13],
+    maybeAppliedAt: row[17],
   } as Job;
 }
 
@@ -142,7 +146,8 @@ export function rowIdOf(id: string): number | null {
 
 const COLUMNS =
   'kind, order_id, state, attempts, created_at, updated_at, next_attempt_at, deadline, last_error, ' +
-  'lease_token, lease_expires_at, delivered_at, campaign_id, click_token, value_micros, clicked_at';
+  'lease_token, lease_expires_at, delivered_at, campaign_id, click_token, value_micros, clicked_at, ' +
+  'maybe_applied_at';
 
 /**
  * The claim, in one statement: up to `limit` due jobs — pending ones whose `next_attempt_at` has come (the
@@ -152,6 +157,8 @@ const COLUMNS =
  * fresh random lease token and one more attempt. The NOT EXISTS checks keep the refund-ordering rule at the
  * moment of the claim for both kinds of candidates (a refund given its campaign may exist before its
  * order's confirm is enqueued; from then on it waits for that confirm, even with an expired lease).
+ * Retaking an inflight job (its lease ran out) marks it maybe applied at its last `updated_at`, as core's
+ * `claimJob` does: SET expressions read the row as it was before this UPDATE.
  */
 const CLAIM_SET = `
   UPDATE jobs
@@ -159,7 +166,8 @@ const CLAIM_SET = `
          attempts = attempts + 1,
          updated_at = :now,
          lease_token = lower(hex(randomblob(16))),
-         lease_expires_at = :expires_at`;
+         lease_expires_at = :expires_at,
+         maybe_applied_at = COALESCE(maybe_applied_at, CASE WHEN state = 'inflight' THEN updated_at END)`;
 
 /** Up to `limit` claimable pending jobs, oldest due first (read on `jobs_due` in its order, no sorting). */
 const DUE_IDS = `
@@ -233,7 +241,7 @@ export function prepareJobStatements(db: DatabaseSync): JobStatements {
     // Positional parameters and run() (changes + lastInsertRowid) instead of named ones and RETURNING:
     // enqueue is the hot path, and both cost measurable time per row.
     insert: db.prepare(
-      `INSERT INTO jobs (${COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (order_id, kind) DO NOTHING`,
+      `INSERT INTO jobs (${COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (order_id, kind) DO NOTHING`,
     ),
     byId: returningArrays(db.prepare(`SELECT ${ROW_COLUMNS} FROM jobs WHERE id = ?`)),
     byOrderKind: returningArrays(
@@ -245,7 +253,8 @@ export function prepareJobStatements(db: DatabaseSync): JobStatements {
     // writeValues): named ones cost about 4 µs more per transition, one per delivered job.
     write: db.prepare(
       'UPDATE jobs SET state = ?, attempts = ?, updated_at = ?, next_attempt_at = ?, deadline = ?, last_error = ?, ' +
-        'lease_token = ?, lease_expires_at = ?, delivered_at = ?, campaign_id = ? WHERE id = ? AND lease_token IS ?',
+        'lease_token = ?, lease_expires_at = ?, delivered_at = ?, campaign_id = ?, maybe_applied_at = ? ' +
+        'WHERE id = ? AND lease_token IS ?',
     ),
     claim: returningArrays(db.prepare(CLAIM_SQL)),
     expiredLease: db.prepare(
@@ -293,6 +302,7 @@ export function insertValues(job: Job): InsertValues {
     confirm?.clickToken ?? null,
     confirm?.valueMicros ?? null,
     confirm?.clickedAt ?? null,
+    job.maybeAppliedAt,
   ];
 }
 
@@ -313,6 +323,7 @@ export function writeValues(job: Job, expectedToken: string | null): Array<strin
     job.lease?.expiresAt ?? null,
     job.deliveredAt,
     job.campaignId,
+    job.maybeAppliedAt,
     Number(job.id),
     expectedToken,
   ];

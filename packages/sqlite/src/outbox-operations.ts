@@ -9,13 +9,12 @@ import type { DatabaseSync } from 'node:sqlite';
 import {
   type ClaimOptions,
   type ConfirmJob,
-  cancelWaitingRefund,
   completeJob,
   type EnqueueResult,
   type EpochMs,
   extendJobLease,
+  type FailResult,
   failJob,
-  followDeliveredConfirm,
   holdsLease,
   JOB_STATES,
   type Job,
@@ -25,6 +24,8 @@ import {
   type RefundInput,
   type RefundJob,
   type RefundOutcome,
+  type RetryResult,
+  refundAfterConfirm,
   releaseJob,
   replayJob,
   retryJob,
@@ -62,10 +63,6 @@ export function storedConfirm(built: ConfirmJob, inserted: InsertedConfirm): Enq
 export type HeldJob = Pick<Job, 'id' | 'lease'>;
 /** Arguments of `complete`, as the outbox interface takes them. */
 type CompleteResult = { now: EpochMs; campaignId?: string | null };
-/** Arguments of `retry`, with the error already a string. */
-type RetryResult = { now: EpochMs; nextAttemptAt: EpochMs; error: string; countAttempt?: boolean };
-/** Arguments of `fail`, with the reason already a string. */
-type FailResult = { now: EpochMs; state: 'dead' | 'expired'; reason: string };
 
 function jobsOf(rows: readonly unknown[]): Job[] {
   return rows.map((row) => jobFromRow(asJobRow(row)));
@@ -119,14 +116,14 @@ export function createOutboxOperations(db: DatabaseSync, policy: Readonly<Window
     return store(next, stored.lease?.token ?? null) ? next : null;
   }
 
-  /** After a confirm ends, its waiting refund follows: takes campaign and deadline, or is cancelled. */
+  /**
+   * After a confirm ends, its waiting refund follows by core's `refundAfterConfirm`: delivered or maybe
+   * applied, it takes the campaign and deadline; ended never charged, it is cancelled.
+   */
   function settleRefundOf(confirm: ConfirmJob): void {
     const refund = loadByOrder(confirm.orderId, 'refund');
     if (refund === null) return;
-    let next: RefundJob = refund;
-    if (confirm.state === 'delivered') next = followDeliveredConfirm(refund, confirm, policy);
-    else if (confirm.state === 'dead' || confirm.state === 'expired')
-      next = cancelWaitingRefund(refund, confirm.state, confirm.updatedAt);
+    const next = refundAfterConfirm(refund, confirm, policy);
     if (next !== refund) store(next, refund.lease?.token ?? null);
   }
 
@@ -167,6 +164,8 @@ export function createOutboxOperations(db: DatabaseSync, policy: Readonly<Window
         return { outcome: 'enqueued', job: insert(outcome.job) as RefundJob };
       }
       if (outcome.outcome === 'cancelled') store(outcome.job, confirm?.lease?.token ?? null);
+      // A refund with no campaign given one (a dead one is pending again): neither is inflight.
+      if (outcome.outcome === 'updated') store(outcome.job, refund?.lease?.token ?? null);
       return outcome;
     },
 
@@ -193,6 +192,7 @@ export function createOutboxOperations(db: DatabaseSync, policy: Readonly<Window
     },
 
     retry(job: HeldJob, result: RetryResult): boolean {
+      // A confirm back to pending leaves its waiting refund waiting: nothing to settle.
       return transition(job, (stored) => retryJob(stored, result)) !== null;
     },
 

@@ -181,6 +181,18 @@ describe('claims and leases', () => {
     const outbox = open();
     await expect(outbox.claim({ now: t, limit: 0, leaseMs: LEASE })).rejects.toThrow(/limit/);
   });
+
+  it('rejects a maybeApplied that is not a boolean, naming it, and writes nothing', async () => {
+    const outbox = open();
+    await outbox.confirm({ orderId: 'ord_flag', valueMicros: 1, click: click() });
+    const [claimed] = await outbox.claim({ now: t, limit: 1, leaseMs: LEASE });
+    const job = claimed as Job;
+    const bad = { now: t, nextAttemptAt: t, error: 'x', maybeApplied: 'yes' } as never;
+    await expect(outbox.retry(job, bad)).rejects.toThrow(/maybeApplied/);
+    const badFail = { now: t, state: 'dead', reason: 'x', maybeApplied: 1 } as never;
+    await expect(outbox.fail(job, badFail)).rejects.toThrow(/maybeApplied/);
+    expect(await outbox.get(job.id)).toEqual(job);
+  });
 });
 
 describe('a refund never overtakes its confirmation', () => {

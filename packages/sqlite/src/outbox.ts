@@ -108,6 +108,14 @@ function heldJob(job: unknown, field = 'job'): HeldJob {
   return { id: candidate.id, lease: { token: lease.token, expiresAt: Number(lease.expiresAt) } };
 }
 
+/** `maybeApplied` of a retry or fail: absent or a boolean; answers whether it is `true`. */
+function checkMaybeApplied(value: unknown): boolean {
+  if (value !== undefined && typeof value !== 'boolean') {
+    throw new TypeError(`maybeApplied must be a boolean when given, got ${typeof value}`);
+  }
+  return value === true;
+}
+
 function checkIds(ids: unknown): void {
   if (!Array.isArray(ids) || !ids.every((id) => typeof id === 'string')) {
     throw new TypeError('ids must be an array of job id strings');
@@ -239,6 +247,7 @@ export function createSqliteOutbox(options: SqliteOutboxOptions): SqliteOutbox {
             nextAttemptAt: result.nextAttemptAt,
             error: String(result.error),
             ...(result.countAttempt === undefined ? {} : { countAttempt: result.countAttempt }),
+            ...(checkMaybeApplied(result.maybeApplied) ? { maybeApplied: true } : {}),
           };
           return [held, retry] as const;
         },
@@ -254,7 +263,13 @@ export function createSqliteOutbox(options: SqliteOutboxOptions): SqliteOutbox {
           if (result.state !== 'dead' && result.state !== 'expired') {
             throw new TypeError(`state must be 'dead' or 'expired', got ${String(result.state)}`);
           }
-          return [held, { now: result.now, state: result.state, reason: String(result.reason) }] as const;
+          const failed = {
+            now: result.now,
+            state: result.state,
+            reason: String(result.reason),
+            ...(checkMaybeApplied(result.maybeApplied) ? { maybeApplied: true } : {}),
+          };
+          return [held, failed] as const;
         },
         ([held, failed]) => writer.write('fail', [held, failed]),
       );

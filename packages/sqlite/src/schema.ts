@@ -54,6 +54,12 @@ const MIGRATIONS: readonly string[] = [
   ) WITHOUT ROWID;
   CREATE INDEX clicks_clicked_at ON clicks (clicked_at);
   `,
+  // 2: when a request of the job may first have reached the service without a clear answer (core's
+  // `maybeAppliedAt`). Nullable with no default: an ALTER that touches no existing row, so migrating a
+  // file with a million jobs is instant, and their value (null, never sent unclearly) is what they had.
+  `
+  ALTER TABLE jobs ADD COLUMN maybe_applied_at INTEGER;
+  `,
 ];
 
 /**

@@ -61,6 +61,7 @@ function threadWriter(entry: ThreadEntry) {
       lease: null,
       deliveredAt: null,
       campaignId: null,
+      maybeAppliedAt: null,
       clickToken: 'tok_thread_test',
       valueMicros: 1,
       clickedAt: 1,

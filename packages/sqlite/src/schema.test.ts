@@ -1,0 +1,126 @@
+/**
+ * Schema migrations on files written by earlier versions: a file with jobs in it is brought to the current
+ * version when an outbox opens it, and its jobs keep working under the new rules.
+ */
+import { DatabaseSync } from 'node:sqlite';
+import { afterEach, describe, expect, it } from 'vitest';
+import { type TempDatabase, tempDatabase } from '../test/temp-files.ts';
+import { createSqliteOutbox, type SqliteOutbox } from './outbox.ts';
+import { SCHEMA_VERSION } from './schema.ts';
+
+/** The schema as version 1 of @postback/sqlite wrote it (frozen: files in the field look like this). */
+const SCHEMA_V1 = `
+  CREATE TABLE jobs (
+    id               INTEGER PRIMARY KEY AUTOINCREMENT,
+    kind             TEXT    NOT NULL CHECK (kind IN ('confirm', 'refund')),
+    order_id         TEXT    NOT NULL,
+    state            TEXT    NOT NULL CHECK (state IN ('pending', 'inflight', 'delivered', 'dead', 'expired', 'cancelled')),
+    attempts         INTEGER NOT NULL DEFAULT 0 CHECK (attempts >= 0),
+    created_at       INTEGER NOT NULL,
+    updated_at       INTEGER NOT NULL,
+    next_attempt_at  INTEGER NOT NULL,
+    deadline         INTEGER,
+    last_error       TEXT,
+    lease_token      TEXT,
+    lease_expires_at INTEGER,
+    delivered_at     INTEGER,
+    campaign_id      TEXT,
+    click_token      TEXT,
+    value_micros     INTEGER,
+    clicked_at       INTEGER,
+    CHECK (kind = 'refund' OR (click_token IS NOT NULL AND value_micros IS NOT NULL AND clicked_at IS NOT NULL AND deadline IS NOT NULL)),
+    CHECK ((state = 'inflight') = (lease_token IS NOT NULL AND lease_expires_at IS NOT NULL))
+  );
+  CREATE UNIQUE INDEX jobs_order_kind ON jobs (order_id, kind);
+  CREATE INDEX jobs_due ON jobs (next_attempt_at) WHERE state = 'pending' AND deadline IS NOT NULL;
+  CREATE INDEX jobs_lease ON jobs (lease_expires_at) WHERE state = 'inflight';
+  CREATE INDEX jobs_state_created ON jobs (state, created_at);
+  CREATE INDEX jobs_open_deadline ON jobs (deadline) WHERE state IN ('pending', 'inflight');
+  CREATE INDEX jobs_dead ON jobs (id) WHERE state = 'dead';
+  CREATE TABLE clicks (
+    key        TEXT    NOT NULL PRIMARY KEY,
+    token      TEXT    NOT NULL,
+    clicked_at INTEGER NOT NULL
+  ) WITHOUT ROWID;
+  CREATE INDEX clicks_clicked_at ON clicks (clicked_at);
+  PRAGMA user_version = 1;
+`;
+
+const T0 = Date.UTC(2026, 0, 15, 12);
+const DAY = 86_400_000;
+let temp: TempDatabase | undefined;
+const opened: SqliteOutbox[] = [];
+
+afterEach(async () => {
+  for (const outbox of opened.splice(0)) await outbox.close();
+  temp?.cleanup();
+  temp = undefined;
+});
+
+/** A version-1 file in WAL mode holding: a pending confirm, an inflight one whose worker died, a dead one. */
+function versionOneFile(): string {
+  temp = tempDatabase();
+  const db = new DatabaseSync(temp.filename);
+  db.exec('PRAGMA journal_mode = WAL');
+  db.exec(SCHEMA_V1);
+  const insert = db.prepare(
+    `INSERT INTO jobs (kind, order_id, state, attempts, created_at, updated_at, next_attempt_at, deadline,
+       last_error, lease_token, lease_expires_at, click_token, value_micros, clicked_at)
+     VALUES ('confirm', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'tok_v1', 5000000, ?)`,
+  );
+  const deadline = T0 + 6 * DAY;
+  insert.run('ord_pending', 'pending', 0, T0, T0, T0, deadline, null, null, null, T0 - DAY);
+  insert.run('ord_died', 'inflight', 1, T0, T0 + 500, T0, deadline, null, 'lease-v1', T0 + 30_500, T0 - DAY);
+  insert.run('ord_dead', 'dead', 1, T0, T0 + 700, T0, deadline, 'HTTP 422', null, null, T0 - DAY);
+  db.close();
+  return temp.filename;
+}
+
+function open(filename: string, at: number): SqliteOutbox {
+  const outbox = createSqliteOutbox({ filename, now: () => at, thread: false });
+  opened.push(outbox);
+  return outbox;
+}
+
+describe('a file of schema version 1', () => {
+  it('is migrated on open: maybe_applied_at added, every job kept with maybeAppliedAt null', async () => {
+    const filename = versionOneFile();
+    const outbox = open(filename, T0 + DAY);
+    const raw = new DatabaseSync(filename, { readOnly: true });
+    expect(raw.prepare('PRAGMA user_version').get()).toEqual({ user_version: SCHEMA_VERSION });
+    const columns = raw.prepare('PRAGMA table_info(jobs)').all() as Array<{ name: string }>;
+    expect(columns.map((c) => c.name)).toContain('maybe_applied_at');
+    raw.close();
+    for (const orderId of ['ord_pending', 'ord_died', 'ord_dead']) {
+      const [job] = await outbox.getByOrder(orderId);
+      expect(job).toMatchObject({ orderId, maybeAppliedAt: null });
+    }
+    expect((await outbox.stats(T0 + DAY)).counts).toMatchObject({ pending: 1, inflight: 1, dead: 1 });
+  });
+
+  it("keeps working after the migration: the dead worker's job is retaken maybe applied, refunds follow the new rules", async () => {
+    const outbox = open(versionOneFile(), T0 + DAY);
+    const claimed = await outbox.claim({ now: T0 + DAY, limit: 10, leaseMs: 30_000 });
+    expect(claimed.map((j) => [j.orderId, j.maybeAppliedAt])).toEqual([
+      ['ord_pending', null],
+      ['ord_died', T0 + 500], // its worker held it since T0 + 500 and may have sent it
+    ]);
+    const died = claimed[1];
+    if (died === undefined) throw new Error('unreachable');
+    const at = T0 + DAY;
+    expect(await outbox.fail(died, { now: at, state: 'dead', reason: 'HTTP 422' })).toBe(true);
+    expect(await outbox.refund({ orderId: 'ord_died', campaignId: 'cmp_1' })).toMatchObject({
+      outcome: 'enqueued',
+    });
+    // The dead job from version 1 was never maybe applied: its refund still cancels it.
+    expect(await outbox.refund({ orderId: 'ord_dead' })).toMatchObject({ outcome: 'cancelled' });
+  });
+
+  it('opens a second time without migrating again', async () => {
+    const filename = versionOneFile();
+    await open(filename, T0).close();
+    opened.splice(0);
+    const again = open(filename, T0);
+    expect((await again.getByOrder('ord_pending')).length).toBe(1);
+  });
+});
