@@ -3,7 +3,7 @@
  * `main(args, io)`: exit codes, what is printed (never the password), and a worker-ready outbox after.
  */
 import { randomBytes } from 'node:crypto';
-import { createPostgresOutbox } from '@postback/postgres';
+import { createPostgresOutbox, LATEST_SCHEMA_VERSION } from '@postback/postgres';
 import { afterAll, describe, expect, it } from 'vitest';
 import { startSandboxWorld } from '../../../test/helpers/sandbox-world.ts';
 import { openBackend } from '../src/backends/index.ts';
@@ -30,11 +30,13 @@ describe('postback migrate', () => {
     const first = captureIo();
     expect(await main(['migrate', '--pg', URL_, '--schema', schema], first)).toBe(0);
     expect(first.out()).toMatch(
-      new RegExp(`migrated schema ${schema} on postgres://postgres@127.0.0.1:5432/test from version 0 to 1`),
+      new RegExp(
+        `migrated schema ${schema} on postgres://postgres@127.0.0.1:5432/test from version 0 to ${LATEST_SCHEMA_VERSION}`,
+      ),
     );
     const second = captureIo();
     expect(await main(['migrate', '--pg', URL_, '--schema', schema], second)).toBe(0);
-    expect(second.out()).toContain('up to date (version 1)');
+    expect(second.out()).toContain(`up to date (version ${LATEST_SCHEMA_VERSION})`);
     const { rows } = await admin.query('SELECT count(*)::int AS n FROM pg_tables WHERE schemaname = $1', [
       schema,
     ]);
