@@ -9,7 +9,7 @@
  */
 import { createReadStream } from 'node:fs';
 import type { Readable } from 'node:stream';
-import type { ConfirmInput, RefundInput } from '@postback/core';
+import { type ConfirmInput, parseClickTime, type RefundInput } from '@postback/core';
 
 /** A good line: what to enqueue. */
 export type JobLine = { kind: 'confirm'; input: ConfirmInput } | { kind: 'refund'; input: RefundInput };
@@ -25,15 +25,13 @@ export type ParsedLine = { ok: true; job: JobLine } | { ok: false; error: LineEr
 
 const CONFIRM_KEYS = new Set(['kind', 'click_token', 'order_id', 'value_micros', 'clicked_at']);
 const REFUND_KEYS = new Set(['kind', 'order_id', 'campaign_id']);
-/** ISO 8601 with an explicit zone: a click time without one would depend on the machine's time zone. */
-const ISO_WITH_ZONE = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:\d{2})$/;
-
 function bad(field: string | null, message: string): ParsedLine {
   return { ok: false, error: { field, message } };
 }
 
 /**
- * Parses a click time: an ISO 8601 string with a zone (`Z` or `±hh:mm`) or epoch milliseconds.
+ * Parses a click time: an ISO 8601 string with a zone (`Z` or `±hh:mm`) or epoch milliseconds, by core's
+ * `parseClickTime` (impossible dates such as 30 February are refused, not rolled into March).
  * Returns null when the value is neither.
  *
  * @example
@@ -42,10 +40,11 @@ function bad(field: string | null, message: string): ParsedLine {
  * ```
  */
 export function parseClickedAt(value: unknown): number | null {
-  if (typeof value === 'number') return Number.isSafeInteger(value) && value >= 0 ? value : null;
-  if (typeof value !== 'string' || !ISO_WITH_ZONE.test(value)) return null;
-  const ms = Date.parse(value);
-  return Number.isNaN(ms) || ms < 0 ? null : ms;
+  try {
+    return parseClickTime(value, 'clicked_at');
+  } catch {
+    return null;
+  }
 }
 
 function nonEmptyString(value: unknown): value is string {

@@ -194,6 +194,19 @@ describe('parseClickedAt', () => {
     expect(parseClickedAt(-1)).toBeNull();
     expect(parseClickedAt(1.5)).toBeNull();
   });
+
+  it('refuses an impossible date instead of rolling it into the next month', () => {
+    expect(parseClickedAt('2026-02-30T00:00:00Z')).toBeNull();
+    expect(parseClickedAt('2026-04-31T00:00:00Z')).toBeNull();
+    const line = JSON.stringify({
+      kind: 'confirm',
+      click_token: 'tok_abcdefgh',
+      order_id: 'o1',
+      value_micros: 1,
+      clicked_at: '2026-02-30T00:00:00Z',
+    });
+    expect(parseJobLine(line)).toMatchObject({ ok: false, error: { field: 'clicked_at' } });
+  });
 });
 
 describe('readLines', () => {

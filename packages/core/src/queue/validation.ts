@@ -267,7 +267,7 @@ export function parseClickTime(value: unknown, field = 'click.clickedAt'): Epoch
   const ms =
     Date.UTC(year, month - 1, day, hour, minute, second, millis) -
     offsetSign * (offsetHours * 60 + offsetMinutes) * 60_000;
-  if (year < 1970 || ms < 0) {
+  if (ms < 0) {
     throw new JobValidationError(field, `lies before 1970-01-01T00:00:00Z: ${describe(value)}`);
   }
   return ms;
