@@ -241,7 +241,7 @@ describe('what the service sends back is stored safely', () => {
     const everything = [JSON.stringify(stored), JSON.stringify(seen), inspect(seen, { depth: 10 })].join('');
     expect(everything).not.toContain('ECHOED');
     expect(stored?.lastError).toContain('[redacted]');
-    expect(stored?.lastError).not.toMatch(/[\n\u001b\u202e]/);
+    expect(stored?.lastError).not.toMatch(/[\p{Cc}\u202e]/u);
     expect(stored?.lastError).toContain('\\u{a}| 99 |');
   });
 });

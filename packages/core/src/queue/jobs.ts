@@ -14,9 +14,9 @@ import {
 import type {
   ConfirmInput,
   ConfirmJob,
+  FailResult,
   Job,
   JobState,
-  FailResult,
   RefundInput,
   RefundJob,
   RefundOutcome,
