@@ -1,6 +1,6 @@
 /**
  * Zod schemas of every request the client sends, in the wire's snake_case. The client parses each request
- * with these before anything goes on the wire; `@postback/sandbox` may import them to speak the same shapes.
+ * with these before anything goes on the wire (the sandbox checks requests with its own reading of the spec).
  * Bodies are strict: an unknown key is a typo, reported by its field path instead of silently sent.
  */
 import * as z from 'zod';
