@@ -4,9 +4,17 @@
  */
 
 export { createSqliteClickStore, MAX_CLICK_KEY_LENGTH, type SqliteClickStore } from './click-store.ts';
-export type { Durability, SynchronousOption } from './database.ts';
 export {
+  DatabaseFileError,
+  type DatabaseFileInfo,
+  type Durability,
+  inspectDatabaseFile,
+  type SynchronousOption,
+} from './database.ts';
+export {
+  DEFAULT_ADOPT_FOREIGN,
   DEFAULT_BUSY_TIMEOUT_MS,
+  DEFAULT_CREATE,
   DEFAULT_LIST_DEAD_LIMIT,
   DEFAULT_MAX_BATCH_SIZE,
   DEFAULT_SYNCHRONOUS,

@@ -87,6 +87,34 @@ export const MAX_LIST_DEAD_LIMIT = 10_000;
  */
 export const DEFAULT_THREAD = true;
 
+/**
+ * Whether opening may write postback's schema: create the file (or fill an empty one) and migrate a file
+ * of an older schema version. Tools that only read (`postback status`, `dlq list`) pass `false`: a missing,
+ * empty or older file is then refused with a `DatabaseFileError` and nothing is written.
+ * @defaultValue true
+ *
+ * @example
+ * ```ts
+ * createSqliteOutbox({ filename, create: !DEFAULT_CREATE }); // read an existing outbox, create nothing
+ * ```
+ */
+export const DEFAULT_CREATE = true;
+
+/**
+ * Whether a SQLite database that holds tables of another application (and no postback schema) may be given
+ * postback's tables and switched to WAL. Off by default: such a file is refused with a `DatabaseFileError`
+ * (`code: 'foreign'`) and left byte for byte as it was, journal mode included. Even when adopting, a file
+ * whose `user_version` is set is refused (another tool versions its schema with it; postback would
+ * overwrite it).
+ * @defaultValue false
+ *
+ * @example
+ * ```ts
+ * createSqliteOutbox({ filename: 'app.db', adoptForeign: true }); // our tables beside the app's, on purpose
+ * ```
+ */
+export const DEFAULT_ADOPT_FOREIGN = false;
+
 const nonNegativeMs = z.number().int().nonnegative().max(Number.MAX_SAFE_INTEGER);
 
 const connectionShape = {
@@ -131,6 +159,10 @@ export const sqliteOutboxOptionsSchema = z.strictObject({
   now: clockSchema,
   /** @defaultValue {@link DEFAULT_THREAD} */
   thread: z.boolean().default(DEFAULT_THREAD),
+  /** @defaultValue {@link DEFAULT_CREATE} */
+  create: z.boolean().default(DEFAULT_CREATE),
+  /** @defaultValue {@link DEFAULT_ADOPT_FOREIGN} */
+  adoptForeign: z.boolean().default(DEFAULT_ADOPT_FOREIGN),
   ...connectionShape,
 });
 
