@@ -1,6 +1,10 @@
 /**
  * The SQLite backend of the CLI (`--db FILE`, the default): opens a durable outbox on the file, creating
- * and migrating it when missing. Two environment variables tune the connection:
+ * and migrating it when missing (unless the caller only reads: `create: false`). A file that is not a
+ * postback database (another application's SQLite database, or no SQLite file at all) is refused and left
+ * untouched; `adoptForeign` (for `migrate`) puts our tables into one on purpose. `:memory:`, an empty name
+ * and `file:` URIs are refused as usage errors: a job "created" in memory is lost when the command exits.
+ * Two environment variables tune the connection:
  * - `POSTBACK_SQLITE_SYNCHRONOUS`: `full` (default; a resolved enqueue survives power loss), `extra`,
  *   `full-async` (as durable, the fsync off the event loop), or `normal` (faster; the last commits may be
  *   lost on a power cut, never on a crash of the process);
@@ -13,12 +17,43 @@ import {
   DEFAULT_SYNCHRONOUS,
   type SqliteOutboxOptions,
 } from '@postback/sqlite';
-import type { OpenedBackend } from './index.ts';
+import { BackendFlagError, type OpenedBackend } from './index.ts';
 
 const ENV_OF: Record<string, string> = {
   synchronous: 'POSTBACK_SQLITE_SYNCHRONOUS',
   busyTimeoutMs: 'POSTBACK_SQLITE_BUSY_TIMEOUT_MS',
 };
+
+/** How a command may treat the file it opens (see {@link open}). */
+export interface SqliteOpenAccess {
+  /**
+   * Whether the command may create the file (or fill an empty one) and migrate an older one: `confirm`,
+   * `enqueue`, `refund`, `worker`, `migrate`. Commands that only read (`status`, `dlq list`) pass `false`.
+   * @defaultValue true
+   */
+  create?: boolean;
+  /** Whether another application's SQLite database may be given our tables (`migrate` on request). @defaultValue false */
+  adoptForeign?: boolean;
+}
+
+/**
+ * Refuses a `--db` value that is not a file on disk: `:memory:` (or an empty name, or a `file:` URI, which
+ * may name an in-memory database too) would answer "created" and lose the job when the process exits.
+ *
+ * @example
+ * ```ts
+ * checkDbPath(':memory:'); // throws BackendFlagError (exit 2)
+ * ```
+ */
+export function checkDbPath(file: string): void {
+  if (file.trim() === '' || file === ':memory:' || /^file:/i.test(file)) {
+    const shown = file.trim() === '' ? 'an empty name' : `'${file}'`;
+    throw new BackendFlagError(
+      `--db needs the path of a database file, not ${shown}: an in-memory database is gone when the command exits, ` +
+        'with every job it reported created. Give a file such as --db postback.db',
+    );
+  }
+}
 
 /**
  * Opens the outbox on `file`.
@@ -26,10 +61,20 @@ const ENV_OF: Record<string, string> = {
  * @example
  * ```ts
  * const { outbox, describe } = await open('postback.db', process.env);
+ * const reading = await open('postback.db', process.env, { create: false }); // status, dlq list
  * ```
  */
-export async function open(file: string, env: Record<string, string | undefined>): Promise<OpenedBackend> {
-  const options: SqliteOutboxOptions = { filename: file };
+export async function open(
+  file: string,
+  env: Record<string, string | undefined>,
+  access: SqliteOpenAccess = {},
+): Promise<OpenedBackend> {
+  checkDbPath(file);
+  const options: SqliteOutboxOptions = {
+    filename: file,
+    ...(access.create === undefined ? {} : { create: access.create }),
+    ...(access.adoptForeign === undefined ? {} : { adoptForeign: access.adoptForeign }),
+  };
   const synchronous = env.POSTBACK_SQLITE_SYNCHRONOUS;
   if (synchronous !== undefined && synchronous !== '') {
     options.synchronous = synchronous.toLowerCase() as SqliteOutboxOptions['synchronous'];
