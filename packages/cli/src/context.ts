@@ -19,7 +19,8 @@ export const defaultContext: CommandContext = { openBackend, now: () => Date.now
 /**
  * Opens the backend named by the flags. A missing or doubled backend flag stays a usage error; any
  * failure to open becomes an {@link UnreachableError} (exit 3). With `mustExist`, a `--db` file that
- * does not exist is refused instead of silently created (reading commands).
+ * does not exist is refused instead of silently created, and one that is empty or of an older schema is
+ * neither filled nor migrated (reading commands).
  *
  * @example
  * ```ts
@@ -36,7 +37,7 @@ export async function openFromFlags(
     if (!existsSync(flags.db)) throw new UnreachableError(`no such database file: ${flags.db}`);
   }
   try {
-    return await ctx.openBackend(flags, env);
+    return await ctx.openBackend(options.mustExist ? { ...flags, create: false } : flags, env);
   } catch (error) {
     if (error instanceof BackendFlagError) throw error;
     // Driver messages name hosts and files, never the password of a URL; the URL itself is not printed.

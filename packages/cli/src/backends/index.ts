@@ -10,6 +10,8 @@ export interface BackendFlags {
   db?: string;
   pg?: string;
   sqs?: string;
+  /** `false`: open only an outbox that exists and is current; never create or migrate (reading commands). */
+  create?: boolean;
 }
 
 /** An opened backend: the outbox, plus whatever the worker needs to wake up early (LISTEN/NOTIFY). */
@@ -93,7 +95,10 @@ export async function openBackend(
       throw explainMissingBuiltin(error, name);
     }
   };
-  if (flags.db !== undefined) return (await load('SQLite', loaders.sqlite)).open(flags.db, env);
+  if (flags.db !== undefined) {
+    const access = flags.create === undefined ? {} : { create: flags.create };
+    return (await load('SQLite', loaders.sqlite)).open(flags.db, env, access);
+  }
   if (flags.pg !== undefined) return (await load('PostgreSQL', loaders.postgres)).open(flags.pg, env);
   return (await load('SQS', loaders.sqs)).open(flags.sqs as string, env);
 }

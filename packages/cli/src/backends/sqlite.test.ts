@@ -149,3 +149,20 @@ describe('a command that only reads (create: false)', () => {
     expect(existsSync(file)).toBe(false);
   });
 });
+
+describe('postback status and dlq list on a file they must not change', () => {
+  it('leave an empty file empty: they neither create our tables nor switch the journal', async () => {
+    const file = fresh();
+    writeFileSync(file, '');
+    for (const args of [
+      ['status', '--db', file],
+      ['dlq', 'list', '--db', file],
+    ]) {
+      const io = captureIo();
+      expect(await main(args, io), args.join(' ')).toBe(3);
+      expect(io.err()).toContain(file);
+    }
+    expect(readFileSync(file).length).toBe(0);
+    expect(readdirSync(dir as string)).toEqual(['postback.db']);
+  });
+});
