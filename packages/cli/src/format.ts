@@ -9,28 +9,19 @@
  * cannot reach the terminal; JSON output goes through {@link jsonText}, still JSON that parses to the
  * same values.
  */
-import type { Job } from '@postback/core';
+import { escapeControls, type Job } from '@postback/core';
 
 /**
- * Characters that must not reach a terminal or a log line as they are: C0 controls (newline, ESC, ...),
- * DEL, C1 controls (CSI U+009B, ...), the Unicode line and paragraph separators, and the bidirectional
- * marks, embeddings, overrides and isolates that reorder what is displayed.
- */
-const UNPRINTABLE = /[\p{Cc}\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]/gu;
-
-/**
- * The text with every control character written as a `\u{…}` escape (the notation core uses in stored
- * reasons), so it prints on one line and cannot move the cursor, clear the screen or reverse the text.
- * Backslashes are left as they are, so escaping twice changes nothing.
+ * The text with every control character written as a `\u{…}` escape: core's `escapeControls`, the
+ * notation of stored reasons, so it prints on one line and cannot move the cursor, clear the screen or
+ * reverse the text.
  *
  * @example
  * ```ts
  * printable('late\n| 99 | delivered'); // 'late\\u{a}| 99 | delivered'
  * ```
  */
-export function printable(value: string): string {
-  return value.replace(UNPRINTABLE, (c) => `\\u{${(c.codePointAt(0) as number).toString(16)}}`);
-}
+export const printable: (value: string) => string = escapeControls;
 
 /**
  * Template tag for one piece of text output: the literal parts are kept, every interpolated value is

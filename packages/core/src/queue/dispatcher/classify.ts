@@ -78,8 +78,16 @@ export function redactSecrets(text: string): string {
 }
 
 /**
- * Writes control characters (C0, DEL, C1), line and paragraph separators and bidirectional overrides as
+ * Characters that must not reach a terminal or a log line as they are: C0 controls (newline, ESC, ...),
+ * DEL, C1 controls (CSI U+009B, ...), the Unicode line and paragraph separators, and the bidirectional
+ * marks, embeddings, overrides and isolates that reorder what is displayed.
+ */
+const UNPRINTABLE = /[\p{Cc}\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]/gu;
+
+/**
+ * Writes control characters (C0, DEL, C1), line and paragraph separators and bidirectional marks as
  * `\u{…}` escapes, so a reason is one line that cannot move a terminal's cursor or forge a row.
+ * Backslashes are left as they are, so escaping twice changes nothing.
  *
  * @example
  * ```ts
@@ -87,10 +95,7 @@ export function redactSecrets(text: string): string {
  * ```
  */
 export function escapeControls(text: string): string {
-  return text.replace(
-    /[\p{Cc}\u2028\u2029\u202a-\u202e\u2066-\u2069]/gu,
-    (c) => `\\u{${(c.codePointAt(0) as number).toString(16)}}`,
-  );
+  return text.replace(UNPRINTABLE, (c) => `\\u{${(c.codePointAt(0) as number).toString(16)}}`);
 }
 
 function safeReason(text: string, redact: ((text: string) => string) | undefined): string {
