@@ -6,16 +6,10 @@
  */
 import { inspect } from 'node:util';
 import fc from 'fast-check';
-import { afterEach, describe, expect, it } from 'vitest';
-import {
-  type AdServiceClient,
-  AdServiceError,
-  ConflictError,
-  createClient,
-  createRedactor,
-  redactKey,
-} from '../src/index.ts';
-import { type Handler, sendJson, startServer, type TestServer } from './helpers/server.ts';
+import { describe, expect, it } from 'vitest';
+import { AdServiceError, ConflictError, createClient, createRedactor, redactKey } from '../src/index.ts';
+import { type Handler, sendJson } from './helpers/server.ts';
+import { failureOf, serverClients } from './helpers/server-client.ts';
 
 const CONFIRM = { click_token: 'tok_abcdefghijklmnopqrstuvwx', order_id: 'ord_1', value_micros: 1_000_000 };
 
@@ -104,32 +98,9 @@ describe('redactKey', () => {
 });
 
 describe('the client scrubs its key from every error, over real HTTP', () => {
-  const open: Array<{ close(): Promise<void> }> = [];
-  afterEach(async () => {
-    for (const thing of open.splice(0).reverse()) await thing.close();
-  });
-
-  async function setup(
-    key: string,
-    handler: Handler,
-  ): Promise<{ server: TestServer; client: AdServiceClient }> {
-    const server = await startServer(handler);
-    open.push(server);
-    const client = createClient({ baseUrl: server.url, apiKey: key, retry: false, timeout: 2_000 });
-    open.push(client);
-    return { server, client };
-  }
-
-  async function failure(promise: Promise<unknown>): Promise<AdServiceError> {
-    const err = await promise.then(
-      () => {
-        throw new Error('expected the call to fail');
-      },
-      (e: unknown) => e,
-    );
-    expect(err).toBeInstanceOf(AdServiceError);
-    return err as AdServiceError;
-  }
+  const start = serverClients({ timeout: 2_000 });
+  const setup = (key: string, handler: Handler) => start(handler, { apiKey: key });
+  const failure = failureOf;
 
   /** Echoes what it received, in the shape the test asks for through the path. */
   const echo: Handler = (req, res) => {
@@ -189,10 +160,7 @@ describe('the client scrubs its key from every error, over real HTTP', () => {
 
   it('whatever the key, the errors of a service echoing it hold it nowhere', async () => {
     let current = '';
-    const { client } = await setup('pbsk_placeholder', echo);
-    open.pop();
-    await client.close();
-    const server = open[0] as TestServer;
+    const { server } = await setup('pbsk_placeholder', echo);
     await fc.assert(
       fc.asyncProperty(keyArb, async (key) => {
         current = key;

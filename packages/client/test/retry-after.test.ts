@@ -4,18 +4,16 @@
  * the error body was the service's own JSON error. Parsed by a strict `Retry-After` parser.
  */
 import fc from 'fast-check';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import {
-  type AdServiceClient,
-  AdServiceError,
-  createClient,
   errorFromResponse,
   MAX_RETRY_AFTER_MS,
   NotFoundError,
   parseRetryAfter,
   ServerError,
 } from '../src/index.ts';
-import { type Handler, sendJson, startServer, type TestServer } from './helpers/server.ts';
+import { sendJson } from './helpers/server.ts';
+import { failureOf, serverClients } from './helpers/server-client.ts';
 
 const CONFIRM = { click_token: 'tok_abcdefghijklmnopqrstuvwx', order_id: 'ord_1', value_micros: 1_000_000 };
 const NOW = Date.parse('2026-11-22T05:00:00.000Z');
@@ -86,29 +84,8 @@ describe('parseRetryAfter', () => {
 });
 
 describe('retryAfterMs, retryable and detailFromService on every error, over real HTTP', () => {
-  const open: Array<{ close(): Promise<void> }> = [];
-  afterEach(async () => {
-    for (const thing of open.splice(0).reverse()) await thing.close();
-  });
-
-  async function setup(handler: Handler): Promise<{ server: TestServer; client: AdServiceClient }> {
-    const server = await startServer(handler);
-    open.push(server);
-    const client = createClient({ baseUrl: server.url, apiKey: 'pbsk_retry_after', retry: false });
-    open.push(client);
-    return { server, client };
-  }
-
-  async function failure(promise: Promise<unknown>): Promise<AdServiceError> {
-    const err = await promise.then(
-      () => {
-        throw new Error('expected the call to fail');
-      },
-      (e: unknown) => e,
-    );
-    expect(err).toBeInstanceOf(AdServiceError);
-    return err as AdServiceError;
-  }
+  const setup = serverClients({ apiKey: 'pbsk_retry_after' });
+  const failure = failureOf;
 
   it('a 503 with Retry-After: 600 is a retryable ServerError that keeps the 600 s', async () => {
     const { client } = await setup((_req, res) =>

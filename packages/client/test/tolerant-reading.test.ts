@@ -4,11 +4,9 @@
  * object at all is still an `InvalidResponseError` that carries the 2xx status (the request was applied).
  */
 import fc from 'fast-check';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type * as z from 'zod';
 import {
-  type AdServiceClient,
-  AdServiceError,
   boostClaimResultSchema,
   boostStatusSchema,
   campaignListSchema,
@@ -16,7 +14,6 @@ import {
   campaignSchema,
   conversionConfirmationSchema,
   conversionReversalSchema,
-  createClient,
   creditsSchema,
   InvalidResponseError,
   meSchema,
@@ -29,7 +26,8 @@ import {
   siteVerificationSchema,
 } from '../src/index.ts';
 import { campaign, confirmation, creative, placement, reversal, site } from './helpers/fixtures.ts';
-import { type Handler, sendJson, startServer, type TestServer } from './helpers/server.ts';
+import { sendJson } from './helpers/server.ts';
+import { failureOf, serverClients } from './helpers/server-client.ts';
 
 const CONFIRM = { click_token: 'tok_abcdefghijklmnopqrstuvwx', order_id: 'ord_1', value_micros: 1_000_000 };
 
@@ -156,29 +154,8 @@ describe('response schemas read tolerantly', () => {
 });
 
 describe('tolerant reading over real HTTP', () => {
-  const open: Array<{ close(): Promise<void> }> = [];
-  afterEach(async () => {
-    for (const thing of open.splice(0).reverse()) await thing.close();
-  });
-
-  async function setup(handler: Handler): Promise<{ server: TestServer; client: AdServiceClient }> {
-    const server = await startServer(handler);
-    open.push(server);
-    const client = createClient({ baseUrl: server.url, apiKey: 'pbsk_tolerant', retry: false });
-    open.push(client);
-    return { server, client };
-  }
-
-  async function failure(promise: Promise<unknown>): Promise<AdServiceError> {
-    const err = await promise.then(
-      () => {
-        throw new Error('expected the call to fail');
-      },
-      (e: unknown) => e,
-    );
-    expect(err).toBeInstanceOf(AdServiceError);
-    return err as AdServiceError;
-  }
+  const setup = serverClients({ apiKey: 'pbsk_tolerant' });
+  const failure = failureOf;
 
   it('campaigns.list() returns a campaign whose creative format is banner, keeping unknown fields', async () => {
     const banner = { ...creative, format: 'banner', size: '300x250' };
