@@ -13,7 +13,9 @@ export type PostbackErrorCode =
   /** An options object has an unknown key or a bad value (see `OptionsError`). */
   | 'invalid_options'
   /** A capture-side problem (token, cookie, consent); the capture module narrows it further. */
-  | 'capture';
+  | 'capture'
+  /** An outbox or click store was used after `close()` (see `OutboxClosedError`). */
+  | 'outbox_closed';
 
 /**
  * Base class of the errors core throws.
@@ -53,5 +55,27 @@ export class OptionsError extends PostbackError {
   constructor(field: string, message: string) {
     super('invalid_options', `Invalid option ${field}: ${message}`);
     this.field = field;
+  }
+}
+
+/**
+ * An outbox (or click store) was used after `close()`. Every store throws this one class, whatever its
+ * backend, so a shutting-down app can tell "closed" from a real failure.
+ *
+ * @example
+ * ```ts
+ * await outbox.close();
+ * await outbox.confirm(input).catch((err) => err instanceof OutboxClosedError); // true
+ * ```
+ */
+export class OutboxClosedError extends PostbackError {
+  override name = 'OutboxClosedError';
+  declare readonly code: 'outbox_closed';
+  /** Which store, e.g. `the SQLite outbox on postback.db`. */
+  readonly store: string;
+
+  constructor(store: string) {
+    super('outbox_closed', `${store} is closed`);
+    this.store = store;
   }
 }
