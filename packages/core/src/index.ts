@@ -5,5 +5,6 @@
 export * from './capture/index.ts';
 export * from './click.ts';
 export * from './errors.ts';
+export * from './parse-options.ts';
 export * from './policy.ts';
 export * from './queue/index.ts';

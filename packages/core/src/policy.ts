@@ -7,6 +7,7 @@
  * - A reversal is accepted inside the return window, whose length the spec does not give: we default to
  *   30 days after the confirmation, and make it an option.
  */
+import { z } from 'zod';
 
 /** Milliseconds since the Unix epoch. */
 export type EpochMs = number;
@@ -32,45 +33,63 @@ export const DEFAULT_SAFETY_MARGIN_MS = 3_600_000;
  */
 export const DEFAULT_RETURN_WINDOW_MS = 30 * DAY_MS;
 
-/** The windows a store uses to stamp deadlines on the jobs it creates. */
-export interface WindowPolicy {
-  /** @defaultValue {@link DEFAULT_CONFIRM_WINDOW_MS} */
-  confirmWindowMs: number;
-  /** @defaultValue {@link DEFAULT_SAFETY_MARGIN_MS} */
-  safetyMarginMs: number;
-  /** @defaultValue {@link DEFAULT_RETURN_WINDOW_MS} */
-  returnWindowMs: number;
-}
-
-/** The default {@link WindowPolicy}. */
-export const DEFAULT_WINDOW_POLICY: Readonly<WindowPolicy> = Object.freeze({
-  confirmWindowMs: DEFAULT_CONFIRM_WINDOW_MS,
-  safetyMarginMs: DEFAULT_SAFETY_MARGIN_MS,
-  returnWindowMs: DEFAULT_RETURN_WINDOW_MS,
+/**
+ * One window of a {@link WindowPolicy}: a non-negative safe integer of milliseconds.
+ */
+const windowMs = z.int({ error: 'must be a non-negative safe integer of milliseconds' }).min(0, {
+  error: 'must be a non-negative safe integer of milliseconds',
 });
 
 /**
- * Fills in the defaults of a partial policy and checks it: every value a non-negative safe integer, and
- * the safety margin shorter than the confirmation window.
+ * Schema of the `policy` option every store takes (memory, SQLite, Postgres, SQS): the one source of
+ * truth for the windows' validation and defaults. Strict: unknown keys are refused (a misspelt
+ * `returnWindowMS` must not silently leave the 30-day default), each window is a non-negative safe
+ * integer of milliseconds, and the safety margin is shorter than the confirmation window (reported on the
+ * policy itself). Absent windows — or an absent policy — take the `DEFAULT_*` values, so the output is a
+ * whole {@link WindowPolicy}.
  *
+ * @example
+ * ```ts
+ * const storeOptionsSchema = z.strictObject({ policy: windowPolicySchema });
+ * parseOptions(storeOptionsSchema, {}).policy; // DEFAULT_WINDOW_POLICY's values
+ * parseOptions(storeOptionsSchema, { policy: { returnWindowMs: 14 * DAY_MS } }).policy.confirmWindowMs; // 7 days
+ * ```
+ */
+export const windowPolicySchema = z
+  .strictObject({
+    /** @defaultValue {@link DEFAULT_CONFIRM_WINDOW_MS} */
+    confirmWindowMs: windowMs.default(DEFAULT_CONFIRM_WINDOW_MS),
+    /** @defaultValue {@link DEFAULT_SAFETY_MARGIN_MS} */
+    safetyMarginMs: windowMs.default(DEFAULT_SAFETY_MARGIN_MS),
+    /** @defaultValue {@link DEFAULT_RETURN_WINDOW_MS} */
+    returnWindowMs: windowMs.default(DEFAULT_RETURN_WINDOW_MS),
+  })
+  .refine((policy) => policy.safetyMarginMs < policy.confirmWindowMs, {
+    error: 'safetyMarginMs must be shorter than confirmWindowMs',
+  })
+  .prefault({});
+
+/** The windows a store uses to stamp deadlines on the jobs it creates (see {@link windowPolicySchema}). */
+export type WindowPolicy = z.output<typeof windowPolicySchema>;
+
+/** The default {@link WindowPolicy}. */
+export const DEFAULT_WINDOW_POLICY: Readonly<WindowPolicy> = Object.freeze(windowPolicySchema.parse({}));
+
+/**
+ * Fills in the defaults of a partial policy and checks it with {@link windowPolicySchema}, for code that
+ * builds a policy itself (an options object takes `windowPolicySchema` in its own schema instead).
+ *
+ * @throws {RangeError} naming the bad window, or the margin not shorter than the window.
  * @example
  * ```ts
  * const policy = resolvePolicy({ returnWindowMs: 14 * DAY_MS });
  * ```
  */
 export function resolvePolicy(partial: Partial<WindowPolicy> = {}): WindowPolicy {
-  const policy = { ...DEFAULT_WINDOW_POLICY, ...partial };
-  for (const [key, value] of Object.entries(policy)) {
-    if (!Number.isSafeInteger(value) || value < 0) {
-      throw new RangeError(
-        `${key} must be a non-negative safe integer of milliseconds, got ${String(value)}`,
-      );
-    }
-  }
-  if (policy.safetyMarginMs >= policy.confirmWindowMs) {
-    throw new RangeError('safetyMarginMs must be shorter than confirmWindowMs');
-  }
-  return policy;
+  const result = windowPolicySchema.safeParse(partial);
+  if (result.success) return result.data;
+  const issue = result.error.issues[0];
+  throw new RangeError([...(issue?.path ?? []), issue?.message ?? 'invalid policy'].join(' '));
 }
 
 /**

@@ -2,7 +2,13 @@
  * The options of the Postgres outbox and click store: one zod schema each, the single source of truth for
  * their types, defaults and validation (unknown keys rejected, bad values named by an `OptionsError`).
  */
-import { type EpochMs, OptionsError, resolvePolicy, type WindowPolicy } from '@postback/core';
+import {
+  type EpochMs,
+  OptionsError,
+  parseOptions,
+  type WindowPolicy,
+  windowPolicySchema,
+} from '@postback/core';
 import pg from 'pg';
 import { z } from 'zod';
 import type { PoolLike } from './queryable.ts';
@@ -66,14 +72,6 @@ export const DEFAULT_NOTIFY_COALESCE_MS = 25;
  */
 export const DEFAULT_LIST_DEAD_LIMIT = 100;
 
-const policySchema = z
-  .strictObject({
-    confirmWindowMs: z.number().optional(),
-    safetyMarginMs: z.number().optional(),
-    returnWindowMs: z.number().optional(),
-  })
-  .optional();
-
 const poolSchema = z.custom<PoolLike>(
   (v) =>
     typeof v === 'object' &&
@@ -97,7 +95,7 @@ const connectionSchema = {
 const outboxOptionsSchema = z.strictObject({
   ...connectionSchema,
   /** Windows used to stamp deadlines. @defaultValue DEFAULT_WINDOW_POLICY */
-  policy: policySchema,
+  policy: windowPolicySchema,
   /** Clock for `createdAt` and validation. @defaultValue Date.now */
   now: z
     .custom<() => EpochMs>((v) => typeof v === 'function', 'must be a function returning epoch ms')
@@ -128,7 +126,7 @@ export type PostgresOutboxOptions = z.input<typeof outboxOptionsSchema>;
 const clickStoreOptionsSchema = z.strictObject({
   ...connectionSchema,
   /** Windows; clicks older than `confirmWindowMs` are never returned. @defaultValue DEFAULT_WINDOW_POLICY */
-  policy: policySchema,
+  policy: windowPolicySchema,
 });
 
 /**
@@ -139,16 +137,6 @@ const clickStoreOptionsSchema = z.strictObject({
  * ```
  */
 export type PostgresClickStoreOptions = z.input<typeof clickStoreOptionsSchema>;
-
-function parse<S extends z.ZodType>(schema: S, input: unknown): z.output<S> {
-  const result = schema.safeParse(input ?? {});
-  if (result.success) return result.data;
-  const issue = result.error.issues[0];
-  const path = issue?.path.map(String).join('.') ?? '';
-  if (issue?.code === 'unrecognized_keys')
-    throw new OptionsError([path, issue.keys[0]].filter(Boolean).join('.'), 'unknown option');
-  throw new OptionsError(path || 'options', issue?.message ?? 'invalid value');
-}
 
 /** The connection a store uses, and whether it owns (and so ends) the pool. */
 export interface ResolvedConnection {
@@ -193,15 +181,14 @@ export interface ResolvedOutboxOptions extends ResolvedConnection {
 
 /** Validates outbox options (throws `OptionsError`) and opens the pool when given a URL. */
 export function resolveOutboxOptions(input: PostgresOutboxOptions): ResolvedOutboxOptions {
-  const options = parse(outboxOptionsSchema, input);
-  const policy = resolvePolicyOption(options.policy);
+  const options = parseOptions(outboxOptionsSchema, input);
   const reconnectMs = options.reconnectMs ?? DEFAULT_RECONNECT_MS;
   const reconnectMaxMs = options.reconnectMaxMs ?? Math.max(DEFAULT_RECONNECT_MAX_MS, reconnectMs);
   if (reconnectMaxMs < reconnectMs)
     throw new OptionsError('reconnectMaxMs', `must be at least reconnectMs (${reconnectMs})`);
   return {
     ...resolveConnection(options),
-    policy,
+    policy: options.policy,
     now: options.now ?? Date.now,
     onError: options.onError ?? ((err) => console.error('postback: connection error:', err)),
     reconnectMs,
@@ -217,19 +204,6 @@ export interface ResolvedClickStoreOptions extends ResolvedConnection {
 
 /** Validates click store options (throws `OptionsError`) and opens the pool when given a URL. */
 export function resolveClickStoreOptions(input: PostgresClickStoreOptions): ResolvedClickStoreOptions {
-  const options = parse(clickStoreOptionsSchema, input);
-  const policy = resolvePolicyOption(options.policy);
-  return { ...resolveConnection(options), confirmWindowMs: policy.confirmWindowMs };
-}
-
-function resolvePolicyOption(
-  partial: Partial<Record<keyof WindowPolicy, number | undefined>> | undefined,
-): WindowPolicy {
-  try {
-    return resolvePolicy(
-      Object.fromEntries(Object.entries(partial ?? {}).filter(([, v]) => v !== undefined)),
-    );
-  } catch (err) {
-    throw new OptionsError('policy', (err as Error).message);
-  }
+  const options = parseOptions(clickStoreOptionsSchema, input);
+  return { ...resolveConnection(options), confirmWindowMs: options.policy.confirmWindowMs };
 }

@@ -6,15 +6,16 @@
  */
 
 import type { DatabaseSync } from 'node:sqlite';
-import { type ClickStamp, type ClickStore, type EpochMs, validateClickToken } from '@postback/core';
+import {
+  type ClickStamp,
+  type ClickStore,
+  type EpochMs,
+  parseOptions,
+  validateClickToken,
+} from '@postback/core';
 import { openDatabase, openWalSync, type WalSync } from './database.ts';
 import { createGroupCommit } from './group-commit.ts';
-import {
-  parseOptions,
-  policyOption,
-  type SqliteClickStoreOptions,
-  sqliteClickStoreOptionsSchema,
-} from './options.ts';
+import { type SqliteClickStoreOptions, sqliteClickStoreOptionsSchema } from './options.ts';
 import { migrate } from './schema.ts';
 
 /**
@@ -75,7 +76,7 @@ function checkEpoch(value: unknown, field: string): number {
  */
 export function createSqliteClickStore(options: SqliteClickStoreOptions): SqliteClickStore {
   const parsed = parseOptions(sqliteClickStoreOptionsSchema, options);
-  const windowMs = policyOption(parsed.policy).confirmWindowMs;
+  const windowMs = parsed.policy.confirmWindowMs;
   const owned = parsed.database === undefined;
   let db: DatabaseSync;
   let wal: WalSync | null = null;

@@ -5,7 +5,7 @@
  */
 
 import type { DatabaseSync } from 'node:sqlite';
-import { OptionsError, resolvePolicy, type WindowPolicy } from '@postback/core';
+import { windowPolicySchema } from '@postback/core';
 import { z } from 'zod';
 
 /**
@@ -115,8 +115,6 @@ export const DEFAULT_CREATE = true;
  */
 export const DEFAULT_ADOPT_FOREIGN = false;
 
-const nonNegativeMs = z.number().int().nonnegative().max(Number.MAX_SAFE_INTEGER);
-
 const connectionShape = {
   /** @defaultValue {@link DEFAULT_SYNCHRONOUS} */
   synchronous: z.enum(['full', 'extra', 'normal', 'full-async']).default(DEFAULT_SYNCHRONOUS),
@@ -125,14 +123,6 @@ const connectionShape = {
   /** @defaultValue {@link DEFAULT_MAX_BATCH_SIZE} */
   maxBatchSize: z.number().int().positive().max(100_000).default(DEFAULT_MAX_BATCH_SIZE),
 };
-
-const policySchema = z
-  .strictObject({
-    confirmWindowMs: nonNegativeMs.optional(),
-    safetyMarginMs: nonNegativeMs.optional(),
-    returnWindowMs: nonNegativeMs.optional(),
-  })
-  .optional();
 
 const clockSchema = z
   .custom<() => number>((value) => typeof value === 'function', {
@@ -154,7 +144,7 @@ export const sqliteOutboxOptionsSchema = z.strictObject({
   /** Path of the database file; created (with its schema) when missing. */
   filename: filenameSchema,
   /** Windows used to stamp deadlines; defaults from `@postback/core`. */
-  policy: policySchema,
+  policy: windowPolicySchema,
   /** Clock for `createdAt`/`updatedAt` of enqueued jobs. @defaultValue `Date.now` */
   now: clockSchema,
   /** @defaultValue {@link DEFAULT_THREAD} */
@@ -185,7 +175,7 @@ export const sqliteClickStoreOptionsSchema = z
       })
       .optional(),
     /** The confirmation window decides when a click expires; defaults from `@postback/core`. */
-    policy: policySchema,
+    policy: windowPolicySchema,
     ...connectionShape,
   })
   .refine((o) => (o.filename === undefined) !== (o.database === undefined), {
@@ -201,9 +191,7 @@ export const sqliteClickStoreOptionsSchema = z
  * const options: SqliteOutboxOptions = { filename: 'postback.db', policy: { returnWindowMs: 14 * DAY_MS } };
  * ```
  */
-export type SqliteOutboxOptions = z.input<typeof sqliteOutboxOptionsSchema> & {
-  policy?: Partial<WindowPolicy>;
-};
+export type SqliteOutboxOptions = z.input<typeof sqliteOutboxOptionsSchema>;
 /**
  * Options of `createSqliteClickStore` (input form: defaults may be omitted).
  *
@@ -212,46 +200,4 @@ export type SqliteOutboxOptions = z.input<typeof sqliteOutboxOptionsSchema> & {
  * const options: SqliteClickStoreOptions = { filename: 'postback.db' };
  * ```
  */
-export type SqliteClickStoreOptions = z.input<typeof sqliteClickStoreOptionsSchema> & {
-  policy?: Partial<WindowPolicy>;
-};
-
-/**
- * Parses an options object with its schema, turning the first zod issue into an `OptionsError` that names
- * the option by its dotted path.
- *
- * @example
- * ```ts
- * const options = parseOptions(sqliteOutboxOptionsSchema, { filename: 'postback.db' });
- * ```
- */
-export function parseOptions<S extends z.ZodType>(schema: S, input: unknown): z.output<S> {
-  const result = schema.safeParse(input ?? {});
-  if (result.success) return result.data;
-  const issue = result.error.issues[0];
-  if (issue === undefined) throw new OptionsError('(root)', 'invalid options');
-  if (issue.code === 'unrecognized_keys') {
-    const key = issue.keys[0] ?? '?';
-    const field = [...issue.path, key].join('.');
-    throw new OptionsError(field, 'unknown option');
-  }
-  throw new OptionsError(issue.path.length > 0 ? issue.path.join('.') : '(root)', issue.message);
-}
-
-/**
- * Fills in the window defaults of a partial policy option, reporting a bad combination (a safety margin
- * not shorter than the window) as an `OptionsError` on `policy`.
- *
- * @example
- * ```ts
- * const policy = policyOption({ returnWindowMs: 14 * DAY_MS });
- * ```
- */
-export function policyOption(partial: Partial<WindowPolicy> | undefined): WindowPolicy {
-  const given = Object.fromEntries(Object.entries(partial ?? {}).filter(([, value]) => value !== undefined));
-  try {
-    return resolvePolicy(given);
-  } catch (error) {
-    throw new OptionsError('policy', (error as Error).message);
-  }
-}
+export type SqliteClickStoreOptions = z.input<typeof sqliteClickStoreOptionsSchema>;

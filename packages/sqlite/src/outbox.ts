@@ -17,6 +17,7 @@ import {
   newConfirmJob,
   type Outbox,
   type OutboxStats,
+  parseOptions,
   type RefundInput,
   type RefundOutcome,
   validateRefundInput,
@@ -27,8 +28,6 @@ import { insertValues, jobsFromRows, rowIdOf } from './job-rows.ts';
 import {
   DEFAULT_LIST_DEAD_LIMIT,
   MAX_LIST_DEAD_LIMIT,
-  parseOptions,
-  policyOption,
   type SqliteOutboxOptions,
   sqliteOutboxOptionsSchema,
 } from './options.ts';
@@ -135,7 +134,7 @@ function checkIds(ids: unknown): void {
  */
 export function createSqliteOutbox(options: SqliteOutboxOptions): SqliteOutbox {
   const parsed = parseOptions(sqliteOutboxOptionsSchema, options);
-  const policy = Object.freeze(policyOption(parsed.policy));
+  const policy = Object.freeze(parsed.policy);
   const clock = parsed.now ?? Date.now;
   const filename = parsed.filename;
   // This connection migrates the file (so a bad file fails here, synchronously) and serves the reads.

@@ -5,7 +5,7 @@
  * or from the `SQSClient` / `clientConfig` you pass.
  */
 import type { SQSClient, SQSClientConfig } from '@aws-sdk/client-sqs';
-import { DAY_MS, OptionsError, type WindowPolicy } from '@postback/core';
+import { DAY_MS, parseOptions, windowPolicySchema } from '@postback/core';
 import { z } from 'zod';
 import type { OrderLedger } from './order-ledger.ts';
 
@@ -131,13 +131,7 @@ export const sqsOutboxOptionsSchema = z
     /** @defaultValue {@link DEFAULT_RETENTION_MARGIN_MS} */
     retentionMarginMs: nonNegativeMs.default(DEFAULT_RETENTION_MARGIN_MS),
     /** Windows used to stamp deadlines; defaults from `@postback/core`. */
-    policy: z
-      .strictObject({
-        confirmWindowMs: nonNegativeMs.optional(),
-        safetyMarginMs: nonNegativeMs.optional(),
-        returnWindowMs: nonNegativeMs.optional(),
-      })
-      .optional(),
+    policy: windowPolicySchema,
     /**
      * The order ledger (see `order-ledger.ts`): duplicate detection, refunds without `campaignId`, `getByOrder`. Without it, `refund()`
      * requires `campaignId`.
@@ -169,12 +163,12 @@ export const sqsOutboxOptionsSchema = z
   });
 
 /** Options of `createSqsOutbox` (input form: defaults may be omitted). */
-export type SqsOutboxOptions = z.input<typeof sqsOutboxOptionsSchema> & { policy?: Partial<WindowPolicy> };
+export type SqsOutboxOptions = z.input<typeof sqsOutboxOptionsSchema>;
 /** Options after defaults are applied. */
 export type ResolvedSqsOutboxOptions = z.output<typeof sqsOutboxOptionsSchema>;
 
 /**
- * Parses the options, turning the first zod issue into an `OptionsError` that names the option.
+ * Parses the options with core's `parseOptions`: the first problem is an `OptionsError` naming the option.
  *
  * @example
  * ```ts
@@ -182,12 +176,5 @@ export type ResolvedSqsOutboxOptions = z.output<typeof sqsOutboxOptionsSchema>;
  * ```
  */
 export function parseSqsOutboxOptions(input: unknown): ResolvedSqsOutboxOptions {
-  const result = sqsOutboxOptionsSchema.safeParse(input ?? {});
-  if (result.success) return result.data;
-  const issue = result.error.issues[0];
-  if (issue === undefined) throw new OptionsError('(root)', 'invalid options');
-  if (issue.code === 'unrecognized_keys') {
-    throw new OptionsError([...issue.path, issue.keys[0] ?? '?'].join('.'), 'unknown option');
-  }
-  throw new OptionsError(issue.path.length > 0 ? issue.path.join('.') : '(root)', issue.message);
+  return parseOptions(sqsOutboxOptionsSchema, input);
 }

@@ -4,8 +4,8 @@
  * restart: production uses SQLite, Postgres or SQS.
  */
 import { z } from 'zod';
-import { OptionsError } from '../errors.ts';
-import { type EpochMs, resolvePolicy, type WindowPolicy } from '../policy.ts';
+import { parseOptions } from '../parse-options.ts';
+import { type EpochMs, windowPolicySchema } from '../policy.ts';
 import {
   claimJob,
   completeJob,
@@ -21,7 +21,6 @@ import {
   replayJob,
   retryJob,
 } from './jobs.ts';
-import { parseOptions } from './parse-options.ts';
 import type {
   ClaimOptions,
   ConfirmInput,
@@ -51,13 +50,7 @@ export const DEFAULT_LIST_DEAD_LIMIT = 100;
 
 const memoryOutboxOptionsSchema = z.strictObject({
   /** Windows used to stamp deadlines. @defaultValue DEFAULT_WINDOW_POLICY */
-  policy: z
-    .strictObject({
-      confirmWindowMs: z.number().optional(),
-      safetyMarginMs: z.number().optional(),
-      returnWindowMs: z.number().optional(),
-    })
-    .optional(),
+  policy: windowPolicySchema,
   /** Clock for `createdAt` and validation. @defaultValue Date.now */
   now: z
     .custom<() => EpochMs>((v) => typeof v === 'function', 'must be a function returning epoch ms')
@@ -85,14 +78,7 @@ function copy<J extends Job>(job: J): J {
  */
 export function createMemoryOutbox(options: MemoryOutboxOptions = {}): Outbox {
   const parsed = parseOptions(memoryOutboxOptionsSchema, options);
-  let policy: WindowPolicy;
-  try {
-    policy = resolvePolicy(
-      Object.fromEntries(Object.entries(parsed.policy ?? {}).filter(([, v]) => v !== undefined)),
-    );
-  } catch (err) {
-    throw new OptionsError('policy', (err as Error).message);
-  }
+  const policy = parsed.policy;
   const now = parsed.now ?? Date.now;
   const idPrefix = parsed.idPrefix ?? DEFAULT_MEMORY_ID_PREFIX;
 

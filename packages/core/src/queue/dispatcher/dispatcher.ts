@@ -5,9 +5,9 @@
  * durably: delivered, retried with deadline-capped backoff, dead, or expired. 401/403 pause all delivery.
  */
 import pRetry, { AbortError } from 'p-retry';
+import { parseOptions } from '../../parse-options.ts';
 import type { EpochMs } from '../../policy.ts';
 import { backoffDelay, nextAttemptTime } from '../backoff.ts';
-import { parseOptions } from '../parse-options.ts';
 import type { Job, OutboxStats, StateCounts } from '../types.ts';
 import { classifyFailure, type Failure } from './classify.ts';
 import { createEmitter, type DispatcherEventName, type DispatcherEvents } from './events.ts';
