@@ -3,6 +3,7 @@
  * converts Express's request for `capture.handle` and applies the outcome (cookie, redirect, `req.postback`).
  * Express is a peer dependency and is only described structurally here.
  */
+import { createHmac, createSecretKey } from 'node:crypto';
 import {
   appendSetCookie,
   type CaptureOptions,
@@ -10,9 +11,14 @@ import {
   type ConfirmOrderResult,
   confirmClickOrder,
   createClickCapture,
+  nodeCryptoHmac,
   type OrderToConfirm,
   type Outbox,
+  withDefaultHmac,
 } from '@postback/core';
+
+/** Signs landings synchronously: `node:crypto`'s HMAC under a key object made once per secret. */
+const nodeHmac = nodeCryptoHmac({ createHmac, createSecretKey });
 
 /** What the middleware needs of Express's `req` (an `http.IncomingMessage` with `originalUrl`). */
 export interface ExpressRequestLike {
@@ -67,7 +73,7 @@ declare global {
  * ```
  */
 export function postback<Req extends ExpressRequestLike = ExpressRequestLike>(options: CaptureOptions<Req>) {
-  const capture = createClickCapture<Req>(options);
+  const capture = createClickCapture<Req>(withDefaultHmac(options, nodeHmac));
   const apply = (
     outcome: Awaited<ReturnType<typeof capture.handle>>,
     req: Req,

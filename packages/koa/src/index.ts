@@ -3,6 +3,7 @@
  * Koa's context for `capture.handle` and applies the outcome (cookie, redirect, `ctx.state.postback`).
  * Koa is a peer dependency and is only described structurally here.
  */
+import { createHmac, createSecretKey } from 'node:crypto';
 import {
   appendSetCookie,
   type CaptureOptions,
@@ -11,10 +12,15 @@ import {
   type ConfirmOrderResult,
   confirmClickOrder,
   createClickCapture,
+  nodeCryptoHmac,
   type OrderToConfirm,
   type Outbox,
   type SetCookieTarget,
+  withDefaultHmac,
 } from '@postback/core';
+
+/** Signs landings synchronously: `node:crypto`'s HMAC under a key object made once per secret. */
+const nodeHmac = nodeCryptoHmac({ createHmac, createSecretKey });
 
 /** What the middleware needs of Koa's `ctx`. */
 export interface KoaContextLike {
@@ -60,7 +66,7 @@ export interface PostbackState {
  * ```
  */
 export function postback<Ctx extends KoaContextLike = KoaContextLike>(options: CaptureOptions<Ctx>) {
-  const capture = createClickCapture<Ctx>(options);
+  const capture = createClickCapture<Ctx>(withDefaultHmac(options, nodeHmac));
   const apply = (outcome: CaptureOutcome, ctx: Ctx, next: () => Promise<unknown>): Promise<unknown> => {
     ctx.state.postback = outcome.postback;
     if (outcome.setCookie !== null) appendSetCookie(ctx.res, outcome.setCookie);

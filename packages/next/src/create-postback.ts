@@ -10,8 +10,10 @@ import {
   type ConfirmOrderResult,
   confirmClickOrder,
   createClickCapture,
+  nodeCryptoHmac,
   type OrderToConfirm,
   type Outbox,
+  withDefaultHmac,
 } from '@postback/core';
 import { headers as nextHeaders } from 'next/headers.js';
 import type { NextRequest } from 'next/server.js';
@@ -61,6 +63,18 @@ export interface NextPostback {
   ): Promise<ConfirmOrderResult>;
 }
 
+/**
+ * `node:crypto` where the runtime has it (Node.js: `proxy.ts`, route handlers), loaded without a static
+ * import, which the Edge runtime would refuse. There, core's Web Crypto signs instead.
+ */
+const nodeCrypto = (
+  globalThis as { process?: { getBuiltinModule?(id: 'node:crypto'): typeof import('node:crypto') } }
+).process?.getBuiltinModule?.('node:crypto');
+
+/** Synchronous landings on Node (`node:crypto`'s HMAC, a key object made once per secret); Web Crypto on the edge. */
+const withPlatformHmac = (options: NextPostbackOptions): NextPostbackOptions =>
+  nodeCrypto === undefined ? options : withDefaultHmac(options, nodeCryptoHmac(nodeCrypto));
+
 const isFetchRequest = (source: Request | ApiRequestLike): source is Request =>
   typeof (source.headers as { get?: unknown }).get === 'function';
 
@@ -102,7 +116,7 @@ function headersOfApiRequest(req: ApiRequestLike): Headers {
  * ```
  */
 export function createPostback(options: NextPostbackOptions): NextPostback {
-  const capture = createClickCapture<Request>(options);
+  const capture = createClickCapture<Request>(withPlatformHmac(options));
   const { cookieName } = capture.settings;
 
   const apply = (outcome: Awaited<ReturnType<typeof capture.handle>>, request: NextRequest): NextResponse => {

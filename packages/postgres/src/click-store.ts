@@ -3,7 +3,7 @@
  * the same schema as the outbox (created by the same migration). A click older than the confirmation
  * window is never returned and is deleted by `sweep`.
  */
-import type { ClickStamp, ClickStore, EpochMs } from '@postback/core';
+import { type ClickStamp, type ClickStore, type EpochMs, OutboxClosedError } from '@postback/core';
 import { type PostgresClickStoreOptions, resolveClickStoreOptions } from './options.ts';
 import { run } from './queryable.ts';
 import { quoteIdent } from './schema-name.ts';
@@ -63,7 +63,7 @@ export function createPostgresClickStore(options: PostgresClickStoreOptions): Po
   const s = quoteIdent(schema);
   let closed = false;
   const assertOpen = () => {
-    if (closed) throw new Error('This click store is closed');
+    if (closed) throw new OutboxClosedError(`the Postgres click store in schema ${schema}`);
   };
   const q = (text: string, values: unknown[]) => run(pool, schema, text, values);
   // Oldest click time still inside the window at `now`.

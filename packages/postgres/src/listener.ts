@@ -9,7 +9,7 @@
  * `connect()` and LISTEN, say) releases the client with the error, so `pg` destroys it instead of the pool
  * losing one slot per failure until `claim`, `stats` and `close` wait forever for a free connection.
  */
-import { backoffDelay } from '@postback/core';
+import { backoffDelay, OutboxClosedError } from '@postback/core';
 import { connectListening, type PoolLike, type Queryable } from './queryable.ts';
 import { quoteIdent } from './schema-name.ts';
 
@@ -211,7 +211,7 @@ export function createNotifyListener(options: NotifyListenerOptions): NotifyList
 
   return {
     subscribe(onWake) {
-      if (closed) throw new Error('This outbox is closed');
+      if (closed) throw new OutboxClosedError(`the Postgres outbox listening on ${options.channel}`);
       // A function identity per subscription, so subscribing the same callback twice is two subscriptions.
       const entry = () => onWake();
       subscribers.add(entry);

@@ -20,6 +20,7 @@ import {
   type ListDeadOptions,
   newConfirmJob,
   type Outbox,
+  OutboxClosedError,
   type OutboxStats,
   planRefund,
   type RefundInput,
@@ -133,7 +134,7 @@ export function createPostgresOutbox(options: PostgresOutboxOptions): PostgresOu
   let closed = false;
 
   const assertOpen = () => {
-    if (closed) throw new Error('This outbox is closed');
+    if (closed) throw new OutboxClosedError(`the Postgres outbox in schema ${schema}`);
   };
   const q = (db: Queryable, text: string, values?: unknown[]) => run(db, schema, text, values);
 

@@ -10,6 +10,7 @@ import {
   type ClickStamp,
   type ClickStore,
   type EpochMs,
+  OutboxClosedError,
   parseOptions,
   validateClickToken,
 } from '@postback/core';
@@ -105,7 +106,7 @@ export function createSqliteClickStore(options: SqliteClickStoreOptions): Sqlite
   let closed = false;
 
   function write<T>(check: () => void, apply: () => T): Promise<T> {
-    if (closed) return Promise.reject(new Error('the SQLite click store is closed'));
+    if (closed) return Promise.reject(new OutboxClosedError('the SQLite click store'));
     try {
       check();
     } catch (error) {
@@ -131,7 +132,7 @@ export function createSqliteClickStore(options: SqliteClickStoreOptions): Sqlite
     },
 
     async get(key: string, now: EpochMs) {
-      if (closed) throw new Error('the SQLite click store is closed');
+      if (closed) throw new OutboxClosedError('the SQLite click store');
       checkKey(key);
       checkEpoch(now, 'now');
       // A click exactly `windowMs` old is still inside the window; one millisecond more and it is not.

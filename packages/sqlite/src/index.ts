@@ -3,6 +3,8 @@
  * (`node:sqlite`, WAL, `synchronous=FULL`, group commit).
  */
 
+/** Core's `OutboxClosedError`, re-exported so `import { OutboxClosedError } from '@postback/sqlite'` keeps working. */
+export { OutboxClosedError } from '@postback/core';
 export { createSqliteClickStore, MAX_CLICK_KEY_LENGTH, type SqliteClickStore } from './click-store.ts';
 export {
   DatabaseFileError,
@@ -25,5 +27,5 @@ export {
   sqliteClickStoreOptionsSchema,
   sqliteOutboxOptionsSchema,
 } from './options.ts';
-export { createSqliteOutbox, OutboxClosedError, type SqliteOutbox } from './outbox.ts';
+export { createSqliteOutbox, type SqliteOutbox } from './outbox.ts';
 export { SCHEMA_VERSION, SchemaVersionError } from './schema.ts';

@@ -16,6 +16,7 @@ import {
   type ListDeadOptions,
   newConfirmJob,
   type Outbox,
+  OutboxClosedError,
   type OutboxStats,
   parseOptions,
   type RefundInput,
@@ -24,14 +25,22 @@ import {
   type WindowPolicy,
 } from '@postback/core';
 import { type Durability, openDatabase, openWalSync, readDurability } from './database.ts';
-import { insertValues, jobsFromRows, rowIdOf } from './job-rows.ts';
+import {
+  checkEpoch,
+  checkIds,
+  checkMaybeApplied,
+  checkPositiveInt,
+  heldJob,
+  listDeadCursor,
+} from './input-checks.ts';
+import { insertValues, jobsFromRows } from './job-rows.ts';
 import {
   DEFAULT_LIST_DEAD_LIMIT,
   MAX_LIST_DEAD_LIMIT,
   type SqliteOutboxOptions,
   sqliteOutboxOptionsSchema,
 } from './options.ts';
-import { createOutboxOperations, type HeldJob, storedConfirm } from './outbox-operations.ts';
+import { createOutboxOperations, storedConfirm } from './outbox-operations.ts';
 import { createLocalWriter, type OutboxWriter } from './outbox-writer.ts';
 import { createThreadWriter } from './thread-writer.ts';
 
@@ -55,70 +64,6 @@ export interface SqliteOutbox extends Outbox {
   readonly threaded: boolean;
   /** Journal mode and `synchronous` level as SQLite reports them, and whether a resolved write is on disk. */
   readonly durability: Durability;
-}
-
-/**
- * The outbox was closed; no more calls are accepted (calls queued before `close()` were committed).
- *
- * @example
- * ```ts
- * await outbox.close();
- * await outbox.confirm(input).catch((err) => err instanceof OutboxClosedError); // true
- * ```
- */
-export class OutboxClosedError extends Error {
-  override name = 'OutboxClosedError';
-  constructor(filename: string) {
-    super(`the SQLite outbox on ${filename} is closed`);
-  }
-}
-
-function checkEpoch(value: unknown, field: string): void {
-  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 0) {
-    throw new RangeError(
-      `${field} must be a non-negative integer of epoch milliseconds, got ${String(value)}`,
-    );
-  }
-}
-
-function checkPositiveInt(value: unknown, field: string): void {
-  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value <= 0) {
-    throw new RangeError(`${field} must be a positive integer, got ${String(value)}`);
-  }
-}
-
-/**
- * A transition must be given the job as `claim` returned it; anything else is refused before any write.
- * Returns what the transition needs of it (id and lease), as plain data.
- */
-function heldJob(job: unknown, field = 'job'): HeldJob {
-  const candidate = job as { id?: unknown; lease?: unknown } | null;
-  const lease = candidate?.lease as { token?: unknown; expiresAt?: unknown } | null | undefined;
-  if (
-    typeof candidate !== 'object' ||
-    candidate === null ||
-    typeof candidate.id !== 'string' ||
-    lease === undefined
-  ) {
-    throw new TypeError(`${field} must be a job as returned by claim()`);
-  }
-  if (lease === null) return { id: candidate.id, lease: null };
-  if (typeof lease.token !== 'string') throw new TypeError(`${field}.lease.token must be a string`);
-  return { id: candidate.id, lease: { token: lease.token, expiresAt: Number(lease.expiresAt) } };
-}
-
-/** `maybeApplied` of a retry or fail: absent or a boolean; answers whether it is `true`. */
-function checkMaybeApplied(value: unknown): boolean {
-  if (value !== undefined && typeof value !== 'boolean') {
-    throw new TypeError(`maybeApplied must be a boolean when given, got ${typeof value}`);
-  }
-  return value === true;
-}
-
-function checkIds(ids: unknown): void {
-  if (!Array.isArray(ids) || !ids.every((id) => typeof id === 'string')) {
-    throw new TypeError('ids must be an array of job id strings');
-  }
 }
 
 /**
@@ -167,7 +112,7 @@ export function createSqliteOutbox(options: SqliteOutboxOptions): SqliteOutbox {
    * rejects this call alone and never joins a batch.
    */
   function guard<P, T>(prepare: () => P, then: (prepared: P) => Promise<T>): Promise<T> {
-    if (closed) return Promise.reject(new OutboxClosedError(filename));
+    if (closed) return Promise.reject(new OutboxClosedError(`the SQLite outbox on ${filename}`));
     let prepared: P;
     try {
       prepared = prepare();
@@ -179,7 +124,7 @@ export function createSqliteOutbox(options: SqliteOutboxOptions): SqliteOutbox {
 
   /** Runs a read on this thread's connection (WAL: it sees every write that has resolved). */
   async function read<T>(fn: () => T): Promise<T> {
-    if (closed) throw new OutboxClosedError(filename);
+    if (closed) throw new OutboxClosedError(`the SQLite outbox on ${filename}`);
     return fn();
   }
 
@@ -308,16 +253,7 @@ export function createSqliteOutbox(options: SqliteOutboxOptions): SqliteOutbox {
       return read(() => {
         const limit = options.limit ?? DEFAULT_LIST_DEAD_LIMIT;
         checkPositiveInt(limit, 'limit');
-        let after = 0;
-        if (options.after !== undefined) {
-          const id = rowIdOf(options.after);
-          if (id === null)
-            throw new TypeError(
-              `after must be the id of a job of this outbox, got ${JSON.stringify(options.after)}`,
-            );
-          after = id;
-        }
-        return ops.listDead(after, Math.min(limit, MAX_LIST_DEAD_LIMIT));
+        return ops.listDead(listDeadCursor(options.after), Math.min(limit, MAX_LIST_DEAD_LIMIT));
       });
     },
 

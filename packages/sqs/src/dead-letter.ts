@@ -14,7 +14,7 @@ import {
 } from '@aws-sdk/client-sqs';
 import { type EpochMs, type Job, truncateReason } from '@postback/core';
 import { MalformedMessageError } from './errors.ts';
-import { decodeJobBody, type JobBody } from './message-codec.ts';
+import { decodeJobBody, type JobBody, jobOfBody } from './message-codec.ts';
 
 /** Message attribute: `dead`, `expired` or `cancelled`. */
 export const STATE_ATTRIBUTE = 'postback-state';
@@ -88,30 +88,15 @@ export function deadJobOf(
   body: JobBody,
   failure: { state: DeadLetterState; reason: string; failedAt: EpochMs; attempts: number },
 ): Job {
-  const common = {
-    id: body.id,
-    orderId: body.orderId,
+  return jobOfBody(body, {
     state: failure.state,
     attempts: failure.attempts,
-    createdAt: body.createdAt,
     updatedAt: failure.failedAt,
-    nextAttemptAt: failure.failedAt,
-    deadline: body.deadline,
     lastError: failure.reason,
     lease: null,
-    deliveredAt: null,
     campaignId: body.campaignId,
     maybeAppliedAt: body.maybeAppliedAt,
-  };
-  return body.kind === 'confirm'
-    ? {
-        ...common,
-        kind: 'confirm',
-        clickToken: body.clickToken,
-        valueMicros: body.valueMicros,
-        clickedAt: body.clickedAt,
-      }
-    : { ...common, kind: 'refund' };
+  });
 }
 
 /** Reads one received dead-letter message. */

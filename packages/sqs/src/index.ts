@@ -3,6 +3,7 @@
  * visibility heart-beats, deadline-capped backoff, FIFO ordering per order, a dead-letter queue with reasons.
  */
 
+export type { ConfirmManyResult } from './confirmations.ts';
 export {
   ATTEMPTS_ATTRIBUTE,
   type DeadLetterState,
@@ -43,5 +44,5 @@ export {
 } from './options.ts';
 export { createMemoryOrderLedger, type OrderLedger, type OrderRecord } from './order-ledger.ts';
 export { checkQueueAttributes } from './queue-checks.ts';
-export { type ConfirmManyResult, createSqsOutbox, SQS_OUTBOX_LIMITS, type SqsOutbox } from './sqs-outbox.ts';
+export { createSqsOutbox, SQS_OUTBOX_LIMITS, type SqsOutbox } from './sqs-outbox.ts';
 export { leaseVisibilitySeconds, retryVisibilitySeconds, SQS_MAX_VISIBILITY_SECONDS } from './visibility.ts';

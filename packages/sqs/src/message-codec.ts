@@ -108,6 +108,43 @@ export function decodeJobBody(text: string): JobBody {
   return parsed.data;
 }
 
+/**
+ * The job a body describes, with what SQS (or the dead-letter record, or the ledger) keeps beside the body:
+ * its state, attempts, last change, lease, campaign, error and `maybeAppliedAt`. It is due at `updatedAt`.
+ *
+ * @example
+ * ```ts
+ * const job = jobOfBody(decodeJobBody(text), { state: 'pending', attempts: 1, updatedAt: now, lease: null,
+ *   campaignId: null, maybeAppliedAt: null, lastError: null });
+ * ```
+ */
+export function jobOfBody(
+  body: JobBody,
+  fields: Pick<
+    Job,
+    'state' | 'attempts' | 'updatedAt' | 'lease' | 'campaignId' | 'maybeAppliedAt' | 'lastError'
+  >,
+): Job {
+  const common = {
+    ...fields,
+    id: body.id,
+    orderId: body.orderId,
+    createdAt: body.createdAt,
+    nextAttemptAt: fields.updatedAt,
+    deadline: body.deadline,
+    deliveredAt: null,
+  };
+  return body.kind === 'confirm'
+    ? {
+        ...common,
+        kind: 'confirm',
+        clickToken: body.clickToken,
+        valueMicros: body.valueMicros,
+        clickedAt: body.clickedAt,
+      }
+    : { ...common, kind: 'refund' };
+}
+
 /** Longest order id used as is in a FIFO id (so `c:` + it stays within SQS's 128 characters). */
 const MAX_RAW_ORDER_KEY = 124;
 const FIFO_ID_CHARS = /^[\x21-\x7e]+$/;

@@ -19,7 +19,7 @@
  * behind must find them); a retry, a release and a hand-back before the message can be received again.
  * Any key-value store will do (DynamoDB, Redis, a SQL table): two methods.
  */
-import type { ConfirmJob, Job, RefundJob } from '@postback/core';
+import type { ConfirmJob, EpochMs, Job, RefundJob } from '@postback/core';
 
 /** The last recorded jobs of one order. */
 export interface OrderRecord {
@@ -76,4 +76,47 @@ export function createMemoryOrderLedger(): OrderLedger {
       else refunds.set(job.orderId, structuredClone(job));
     },
   };
+}
+
+/**
+ * The job the ledger records under the same id as a received body (null without a ledger, or when the
+ * record is of another job: an order confirmed again after its record was dropped).
+ *
+ * @example
+ * ```ts
+ * const recorded = recordOf(await ledger.get(body.orderId), body);
+ * ```
+ */
+export function recordOf(record: OrderRecord | null, job: Pick<Job, 'kind' | 'id'>): Job | null {
+  const recorded = record === null ? null : job.kind === 'confirm' ? record.confirm : record.refund;
+  return recorded !== null && recorded.id === job.id ? recorded : null;
+}
+
+/**
+ * When a request of a received job may first have reached the service: the earliest of what the body
+ * carries (a replayed job), what the ledger recorded (a retry or failure that said so), and a lease that
+ * ran out. The ledger records, in `attempts`, the receive count at every outcome this outbox records (retry,
+ * release, hand-back, failure, delivery; 0 at enqueue and replay) and at every heart-beat (state
+ * `inflight`: that receive is under way, its outcome not known yet). A message received more often than
+ * the record explains was held by a receiver that recorded no outcome: its visibility ran out, as core's
+ * `claimJob` treats an `inflight` job whose lease ran out. The time kept is the record's `updatedAt`: the
+ * dead receiver's last heart-beat, or if it sent none the last outcome before its receive (earlier than
+ * the receive itself, so a refund's window counted from it never ends after the service's).
+ *
+ * @example
+ * ```ts
+ * const maybeAppliedAt = maybeAppliedAtOf(body.maybeAppliedAt, recorded, receiveCount - 1);
+ * ```
+ */
+export function maybeAppliedAtOf(
+  carried: EpochMs | null,
+  recorded: Job | null,
+  receivesBefore: number,
+): EpochMs | null {
+  const known = [carried, recorded?.maybeAppliedAt ?? null];
+  const explained =
+    recorded === null ? 0 : recorded.state === 'inflight' ? recorded.attempts - 1 : recorded.attempts;
+  if (recorded !== null && receivesBefore > explained) known.push(recorded.updatedAt);
+  const times = known.filter((t): t is EpochMs => t !== null);
+  return times.length === 0 ? null : Math.min(...times);
 }

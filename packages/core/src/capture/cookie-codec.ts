@@ -15,14 +15,14 @@
  * dropping the old one after the window. A `clickedAt` further in the future than the outbox's allowed
  * clock skew (`DEFAULT_MAX_CLOCK_SKEW_MS`) is refused, as the outbox would refuse it.
  *
- * The HMAC is our own synchronous one by default ({@link jsHmac}: WebAssembly, or JavaScript where code
- * cannot be compiled at run time), so this runs on Node, Bun, Deno and edge runtimes alike; another implementation of the same function can be passed (Web Crypto's
- * is exported as {@link webCryptoHmac}). Secrets live only in closures, never in a property.
+ * The HMAC is the platform's ({@link HmacSha256}): Web Crypto by default, asynchronous on every runtime;
+ * the Node adapters pass `node:crypto`'s synchronous one, so their landings need no awaiting. Secrets live
+ * only in closures, never in a property.
  */
 import type { ClickStamp } from '../click.ts';
 import { DEFAULT_MAX_CLOCK_SKEW_MS } from '../queue/validation.ts';
 import { decodeBase64Url, encodeBase64Url } from './base64url.ts';
-import { type HmacSha256Signer, hmacSha256Signer } from './sha256-hmac.ts';
+import { type HmacSha256, sameBytes, webCryptoHmac } from './hmac.ts';
 import { checkClickToken, type TokenRules } from './token.ts';
 
 /** The layout version written into every cookie. */
@@ -55,77 +55,35 @@ export interface ClickCookieCodec {
   decode(value: string, now: number): Promise<DecodedCookie>;
 }
 
-/**
- * An HMAC-SHA256 bound to one secret: returns the 32-byte MAC of `data`, synchronously or not. All
- * implementations compute the same MAC, so a cookie signed by an edge middleware (Web Crypto) verifies in
- * a Node route (`node:crypto`) and back.
- */
-export type HmacSha256 = (secret: string) => (data: Uint8Array) => Uint8Array | Promise<Uint8Array>;
-
-/**
- * HMAC-SHA256 of our own, synchronous on every runtime: the default. SHA-256 runs in WebAssembly where
- * the runtime may compile it, in JavaScript where it may not (Workers, Vercel Edge). Several times cheaper
- * per cookie than Web Crypto's (a promise and a thread-pool trip per call) or `node:crypto`'s (an OpenSSL
- * context per call), measured inside an Express server (`bench/capture-instructions.ts`).
- *
- * @example
- * ```ts
- * const mac = jsHmac(secret)(new TextEncoder().encode('data')); // 32-byte Uint8Array
- * ```
- */
-export const jsHmac: HmacSha256 = (secret) => hmacSha256Signer(encoder.encode(secret));
-
-/**
- * HMAC-SHA256 on Web Crypto (`globalThis.crypto.subtle`), available on every runtime. The key is
- * imported once, non-extractable.
- *
- * @example
- * ```ts
- * const mac = await webCryptoHmac(secret)(new TextEncoder().encode('data'));
- * ```
- */
-export const webCryptoHmac: HmacSha256 = (secret) => {
-  let key: Promise<CryptoKey> | undefined;
-  return async (data) => {
-    key ??= globalThis.crypto.subtle.importKey(
-      'raw',
-      encoder.encode(secret),
-      { name: 'HMAC', hash: 'SHA-256' },
-      false,
-      ['sign'],
-    );
-    return new Uint8Array(
-      await globalThis.crypto.subtle.sign('HMAC', await key, data as Uint8Array<ArrayBuffer>),
-    );
-  };
-};
-
 /** Options of {@link createClickCookieCodec}; validated by the capture options schema. */
 export interface ClickCookieCodecOptions extends TokenRules {
   secrets: readonly string[];
   confirmWindowMs: number;
-  /** @defaultValue {@link jsHmac} */
+  /** @defaultValue {@link webCryptoHmac} */
   hmac?: HmacSha256 | undefined;
 }
 
 type Signer = ReturnType<HmacSha256>;
 
-/** A Node-style `Buffer` view of bytes, as far as the landing path uses it. */
-interface NativeBytes {
-  toString(encoding: 'base64url', start: number, end: number): string;
-}
+/** Node's (and Bun's) `Buffer`, as far as the codec uses it. */
+type NativeBuffer = Uint8Array & { toString(encoding: 'base64url', start: number, end: number): string };
 
 /**
- * Node's (and Bun's) `Buffer`, where the runtime has one. Its base64url encoder is native: one call
+ * Node's (and Bun's) `Buffer` class, where the runtime has one. Its base64url encoder is native: one call
  * makes the flat string, about 0.8k fewer instructions per landing than {@link encodeBase64Url}'s loop
- * and `String.fromCharCode.apply`, call overhead included (measured under callgrind). Other runtimes use the latter;
- * both give the same text (unpadded base64url; 39 bytes need no padding anyway).
+ * (measured under callgrind). Other runtimes use the latter; both give the same text.
  */
-const NativeBuffer = (
-  globalThis as {
-    Buffer?: { from(buffer: ArrayBufferLike, byteOffset: number, length: number): NativeBytes };
-  }
-).Buffer;
+const NativeBuffer = (globalThis as { Buffer?: { allocUnsafe(size: number): NativeBuffer } }).Buffer;
+
+/** A fresh byte array of `size` bytes (uninitialised: the caller writes every byte). */
+const allocate = (size: number): Uint8Array =>
+  NativeBuffer !== undefined ? NativeBuffer.allocUnsafe(size) : new Uint8Array(size);
+
+/** `bytes[start, end)` as unpadded base64url, natively where `bytes` came from {@link allocate} on Node. */
+const base64Url = (bytes: Uint8Array, start: number, end: number): string =>
+  NativeBuffer !== undefined
+    ? (bytes as NativeBuffer).toString('base64url', start, end)
+    : encodeBase64Url(bytes, start, end);
 
 /** Writes `version ‖ clickedAt` (7 bytes: the version, then 48-bit big-endian epoch ms) at `buffer[at]`. */
 function writeHeader(buffer: Uint8Array, at: number, clickedAt: number): void {
@@ -142,22 +100,15 @@ function writeHeader(buffer: Uint8Array, at: number, clickedAt: number): void {
 }
 
 /**
- * A signer under the cookie's own key, `HMAC(secret, KEY_LABEL)` (as text, base64url, since an
- * {@link HmacSha256} takes a string secret). Derived once, synchronously when the HMAC is.
+ * A signer under the cookie's own key, `HMAC(secret, KEY_LABEL)`, keyed by that MAC's base64url text (the
+ * layout since version 2). Derived once, synchronously when the HMAC is.
  */
 function derivedSigner(hmac: HmacSha256, secret: string): Signer {
-  const derived = hmac(secret)(KEY_LABEL);
-  if (derived instanceof Uint8Array) return hmac(encodeBase64Url(derived));
-  const signer = derived.then((key) => hmac(encodeBase64Url(key)));
+  const derived = hmac(encoder.encode(secret))(KEY_LABEL);
+  const keyOf = (mac: Uint8Array): Uint8Array => encoder.encode(encodeBase64Url(mac));
+  if (derived instanceof Uint8Array) return hmac(keyOf(derived));
+  const signer = derived.then((mac) => hmac(keyOf(mac)));
   return async (data) => (await signer)(data);
-}
-
-/** Compares two MACs in time independent of where they differ. */
-function sameBytes(a: Uint8Array, b: Uint8Array): boolean {
-  if (a.length !== b.length) return false;
-  let diff = 0;
-  for (let i = 0; i < a.length; i++) diff |= (a[i] as number) ^ (b[i] as number);
-  return diff === 0;
 }
 
 /**
@@ -177,35 +128,13 @@ export function createClickCookieCodec(options: ClickCookieCodecOptions): ClickC
     tokenMaxLength: options.tokenMaxLength,
   };
   const windowMs = options.confirmWindowMs;
-  const hmac = options.hmac ?? jsHmac;
+  const hmac = options.hmac ?? webCryptoHmac;
   // One signer per secret, newest first; the secrets themselves stay inside the signers' closures.
   const signers = options.secrets.map((secret) => derivedSigner(hmac, secret));
   if (signers.length === 0) throw new RangeError('at least one secret is required');
   const signWithNewest = signers[0] as Signer;
 
-  // The landing's paths with the built-in HMAC: in the WebAssembly memory, or in one reused buffer; no
-  // allocation but the string.
-  const { into: signInto, direct } = signWithNewest as Partial<HmacSha256Signer>;
-  const directMessage = direct?.memory.subarray(direct.messageAt);
-  // A Buffer over the module's memory, made once (the memory never grows), for the native encoder.
-  const directBytes =
-    direct !== undefined && NativeBuffer !== undefined
-      ? NativeBuffer.from(direct.memory.buffer, direct.memory.byteOffset, direct.memory.byteLength)
-      : undefined;
-  let scratch = new Uint8Array(64 + BINARY_BYTES);
-
-  /** Writes `token ‖ version ‖ clickedAt` to `buffer[0, n + 7)`. */
-  function writeSigned(buffer: Uint8Array, token: string, clickedAt: number): void {
-    const n = token.length;
-    for (let i = 0; i < n; i++) {
-      const code = token.charCodeAt(i);
-      // Tokens are ASCII by the token rules; anything else is a caller's bug, not a cookie to sign.
-      if (code > 0x7f) throw new RangeError('click token must be ASCII');
-      buffer[i] = code;
-    }
-    writeHeader(buffer, n, clickedAt);
-  }
-
+  /** The one signing path: synchronous when the HMAC is (the landing fast path relies on it). */
   function encodeNow(click: ClickStamp): string | Promise<string> {
     const { token, clickedAt } = click;
     if (!Number.isSafeInteger(clickedAt) || clickedAt < 0 || clickedAt > MAX_CLICKED_AT) {
@@ -215,35 +144,18 @@ export function createClickCookieCodec(options: ClickCookieCodecOptions): ClickC
     // cookie carries base64url of the last three and the token in clear.
     const n = token.length;
     const signed = n + HEADER_BYTES;
-    if (direct !== undefined && signed <= direct.maxLength) {
-      // In the WebAssembly module's memory: the message, then header ‖ MAC side by side for base64url.
-      const { memory, macAt } = direct;
-      // The token's ASCII bytes by the platform's encoder (one native call); a longer result means a
-      // character outside ASCII, which the token rules never let through.
-      if (encoder.encodeInto(token, directMessage as Uint8Array).written !== n) {
-        throw new RangeError('click token must be ASCII');
-      }
-      writeHeader(memory, direct.messageAt + n, clickedAt);
-      direct.sign(signed);
-      writeHeader(memory, macAt - HEADER_BYTES, clickedAt);
-      const binary =
-        directBytes !== undefined
-          ? directBytes.toString('base64url', macAt - HEADER_BYTES, macAt + MAC_BYTES)
-          : encodeBase64Url(memory, macAt - HEADER_BYTES, macAt + MAC_BYTES);
-      return `${binary}.${token}`;
+    const buffer = allocate(n + BINARY_BYTES);
+    for (let i = 0; i < n; i++) {
+      const code = token.charCodeAt(i);
+      // Tokens are ASCII by the token rules; anything else is a caller's bug, not a cookie to sign.
+      if (code > 0x7f) throw new RangeError('click token must be ASCII');
+      buffer[i] = code;
     }
-    if (signInto !== undefined) {
-      if (scratch.length < n + BINARY_BYTES) scratch = new Uint8Array(n + BINARY_BYTES);
-      writeSigned(scratch, token, clickedAt);
-      signInto(scratch, signed, scratch, signed);
-      return `${encodeBase64Url(scratch, n, n + BINARY_BYTES)}.${token}`;
-    }
-    const buffer = new Uint8Array(n + BINARY_BYTES);
-    writeSigned(buffer, token, clickedAt);
+    writeHeader(buffer, n, clickedAt);
     const mac = signWithNewest(buffer.subarray(0, signed));
     const value = (bytes: Uint8Array): string => {
       buffer.set(bytes, signed);
-      return `${encodeBase64Url(buffer, n)}.${token}`;
+      return `${base64Url(buffer, n, n + BINARY_BYTES)}.${token}`;
     };
     return mac instanceof Uint8Array ? value(mac) : mac.then(value);
   }

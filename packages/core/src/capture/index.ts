@@ -14,9 +14,6 @@ export {
   type CookieProblem,
   createClickCookieCodec,
   type DecodedCookie,
-  type HmacSha256,
-  jsHmac,
-  webCryptoHmac,
 } from './cookie-codec.ts';
 export { appendSetCookie, cookieValues, type SetCookieTarget, serializeCookie } from './cookie-header.ts';
 export {
@@ -28,6 +25,13 @@ export {
 } from './engine.ts';
 export { CaptureError, type CaptureErrorReason } from './errors.ts';
 export { type PostbackFetchHandler, withPostback } from './fetch.ts';
+export {
+  type HmacSha256,
+  type NodeCryptoHmac,
+  nodeCryptoHmac,
+  webCryptoHmac,
+  withDefaultHmac,
+} from './hmac.ts';
 export { createMemoryClickStore, type MemoryClickStoreOptions } from './memory-click-store.ts';
 export {
   type Attribution,

@@ -3,6 +3,7 @@
  * suite is checked against. Lost on restart; use the SQLite or Postgres store in production.
  */
 import type { ClickStamp, ClickStore } from '../click.ts';
+import { OutboxClosedError } from '../errors.ts';
 import { DEFAULT_CONFIRM_WINDOW_MS } from '../policy.ts';
 
 /** Options of {@link createMemoryClickStore}. */
@@ -28,7 +29,7 @@ export function createMemoryClickStore(options: MemoryClickStoreOptions = {}): C
   const clicks = new Map<string, ClickStamp>();
   let closed = false;
   const open = (): void => {
-    if (closed) throw new Error('click store is closed');
+    if (closed) throw new OutboxClosedError('the memory click store');
   };
   return {
     async put(key, click) {

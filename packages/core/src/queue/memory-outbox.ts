@@ -4,6 +4,7 @@
  * restart: production uses SQLite, Postgres or SQS.
  */
 import { z } from 'zod';
+import { OutboxClosedError } from '../errors.ts';
 import { parseOptions } from '../parse-options.ts';
 import { type EpochMs, windowPolicySchema } from '../policy.ts';
 import {
@@ -36,16 +37,10 @@ import type {
 } from './types.ts';
 import { JOB_STATES } from './types.ts';
 
-/**
- * Prefix of the ids the memory outbox assigns.
- * @defaultValue "job_"
- */
+/** Prefix of the ids the memory outbox assigns. @defaultValue "job_" */
 export const DEFAULT_MEMORY_ID_PREFIX = 'job_';
 
-/**
- * Page size of `listDead` when none is given.
- * @defaultValue 100
- */
+/** Page size of `listDead` when none is given. @defaultValue 100 */
 export const DEFAULT_LIST_DEAD_LIMIT = 100;
 
 const memoryOutboxOptionsSchema = z.strictObject({
@@ -111,7 +106,7 @@ export function createMemoryOutbox(options: MemoryOutboxOptions = {}): Outbox {
     byOrder.set(job.orderId, entry);
   };
   const assertOpen = () => {
-    if (closed) throw new Error('This outbox is closed');
+    if (closed) throw new OutboxClosedError('the memory outbox');
   };
 
   /** Applies a transition to the stored job only when `claimed` still holds its lease. */
@@ -230,11 +225,9 @@ export function createMemoryOutbox(options: MemoryOutboxOptions = {}): Outbox {
         counts[job.state] += 1;
         if (job.state === 'pending' && (oldestPendingAt === null || job.createdAt < oldestPendingAt))
           oldestPendingAt = job.createdAt;
-        if ((job.state === 'pending' || job.state === 'inflight') && job.deadline !== null) {
-          if (nearest === null || job.deadline < nearest.deadline) {
-            nearest = { id: job.id, orderId: job.orderId, kind: job.kind, deadline: job.deadline };
-          }
-        }
+        const open = job.state === 'pending' || job.state === 'inflight';
+        if (open && job.deadline !== null && (nearest === null || job.deadline < nearest.deadline))
+          nearest = { id: job.id, orderId: job.orderId, kind: job.kind, deadline: job.deadline };
       }
       return { counts, oldestPendingAt, nearestDeadline: nearest };
     },

@@ -8,6 +8,7 @@ import { afterEach, beforeEach, describe } from 'vitest';
 import type { Outbox } from '../queue/types.ts';
 import { createFakeClock, type FakeClock } from './fake-clock.ts';
 import { describeClaim } from './outbox-conformance/claim.ts';
+import { describeClosed } from './outbox-conformance/closed.ts';
 import { describeCrashes } from './outbox-conformance/crashes.ts';
 import { describeDeadJobs } from './outbox-conformance/dead-jobs.ts';
 import { describeEnqueue } from './outbox-conformance/enqueue.ts';
@@ -78,5 +79,6 @@ export function describeOutbox(
     describeDeadJobs(s);
     describeStats(s);
     describeCrashes(s);
+    describeClosed(s);
   });
 }

@@ -1,0 +1,215 @@
+/**
+ * The outbox's work on its dead-letter queue: moving a message there with its failure, scanning it (SQS
+ * cannot list a queue: messages are received for a while and given back), and the operators' methods on
+ * dead jobs (`get`, `listDead`, `replay`, `purgeDead`). The record format itself is in `dead-letter.ts`.
+ */
+import { randomUUID } from 'node:crypto';
+import type { MessageAttributeValue } from '@aws-sdk/client-sqs';
+import { type EpochMs, type Job, type Outbox, replayJob } from '@postback/core';
+import { type DeadLetter, type DeadLetterState, failureAttributes, peekDeadLetters } from './dead-letter.ts';
+import { SqsUnsupportedError } from './errors.ts';
+import { encodeJobBody, messageGroupIdOf } from './message-codec.ts';
+import { maybeAppliedAtOf, recordOf } from './order-ledger.ts';
+import {
+  jobAttributes,
+  messageFor,
+  requireDeadLetterQueue,
+  type SqsOutboxContext,
+} from './outbox-context.ts';
+import { sendMessage } from './producer.ts';
+import { changeVisibility, deleteMessages, type EntryOutcome } from './sqs-calls.ts';
+
+/** A message to dead-letter: its body as is, its attributes, and its order (null for a malformed body). */
+export interface DeadLetterMessage {
+  body: string;
+  attributes: Record<string, MessageAttributeValue>;
+  orderId: string | null;
+}
+
+/** What a dead-letter record says: the final state, why, when, after how many attempts. */
+export interface DeadLetterFailure {
+  state: DeadLetterState;
+  reason: string;
+  failedAt: EpochMs;
+  attempts: number;
+}
+
+/**
+ * Sends a message body to the dead-letter queue with its failure, runs `beforeDelete`, then deletes the
+ * message from `fromUrl`.
+ */
+export async function moveToDeadLetter(
+  context: SqsOutboxContext,
+  message: DeadLetterMessage,
+  failure: DeadLetterFailure,
+  receiptHandle: string,
+  fromUrl: string,
+  beforeDelete?: () => Promise<void>,
+): Promise<EntryOutcome> {
+  const target = requireDeadLetterQueue(context, 'dead-lettering');
+  await sendMessage(context.client, target, {
+    body: message.body,
+    attributes: { ...message.attributes, ...failureAttributes(failure) },
+    ...(context.dlqFifo
+      ? {
+          groupId: message.orderId === null ? 'malformed' : messageGroupIdOf(message.orderId),
+          // Unique per move: a job may be dead-lettered again (after a replay) within SQS's 5-minute
+          // deduplication interval, and a deduplicated copy would be lost once the source is deleted.
+          // The SDK's own retries of this request reuse it, so they still cannot make two copies.
+          deduplicationId: `d:${randomUUID()}`,
+        }
+      : {}),
+  });
+  await beforeDelete?.();
+  const [outcome] = await deleteMessages(context.client, fromUrl, [receiptHandle]);
+  return outcome ?? 'ok';
+}
+
+/** Receives (hides) the dead-letter queue's messages; give back with {@link giveBack} what is not deleted. */
+export async function scanDeadLetters(
+  context: SqsOutboxContext,
+): Promise<{ url: string; letters: DeadLetter[] }> {
+  const url = requireDeadLetterQueue(context, 'reading dead jobs');
+  const letters = await peekDeadLetters(context.client, url, {
+    scanLimit: context.options.deadLetterScanLimit,
+    visibilitySeconds: context.options.peekVisibilitySeconds,
+    waitSeconds: context.options.deadLetterWaitSeconds,
+  });
+  return { url, letters };
+}
+
+/** Makes scanned dead letters visible again. */
+export async function giveBack(
+  context: SqsOutboxContext,
+  url: string,
+  letters: readonly DeadLetter[],
+): Promise<void> {
+  if (letters.length > 0)
+    await changeVisibility(
+      context.client,
+      url,
+      letters.map((l) => l.receiptHandle),
+      0,
+    );
+}
+
+/** The Outbox methods answered from the dead-letter queue. */
+export type DeadLetterMethods = Pick<Outbox, 'get' | 'listDead' | 'replay' | 'purgeDead'>;
+
+/**
+ * The dead-letter methods of an SQS outbox.
+ *
+ * @example
+ * ```ts
+ * const outbox = { ...deadLetterMethods(context), confirm, claim };
+ * ```
+ */
+export function deadLetterMethods(context: SqsOutboxContext): DeadLetterMethods {
+  const { ledger } = context;
+
+  /** Replays one dead letter (or records it expired/cancelled); true when it was sent again. */
+  async function replayLetter(letter: DeadLetter, job: Job, url: string, at: EpochMs): Promise<boolean> {
+    const record = ledger === undefined ? null : await ledger.get(job.orderId);
+    const orderHasRefund = record !== null && record.refund !== null;
+    // A message the redrive policy moved after receives that recorded no outcome (workers that died
+    // holding it) may have been applied: the ledger's record shows it, as at a receive.
+    const maybeAppliedAt = maybeAppliedAtOf(job.maybeAppliedAt, recordOf(record, job), job.attempts);
+    const dead = { ...job, maybeAppliedAt };
+    const next = replayJob(dead, { now: at, orderHasRefund });
+    if (next.state !== 'pending') {
+      // Expired (deadline passed) or cancelled (the order was refunded meanwhile): recorded, not sent.
+      await moveToDeadLetter(
+        context,
+        { body: encodeJobBody(dead), attributes: jobAttributes(dead), orderId: job.orderId },
+        {
+          state: next.state === 'expired' ? 'expired' : 'cancelled',
+          reason: next.lastError ?? next.state,
+          failedAt: at,
+          attempts: job.attempts,
+        },
+        letter.receiptHandle,
+        url,
+      );
+      await ledger?.put(next);
+      return false;
+    }
+    await sendMessage(context.client, context.queueUrl, messageFor(context, next, `p:${letter.messageId}`));
+    await deleteMessages(context.client, url, [letter.receiptHandle]);
+    await ledger?.put(next);
+    return true;
+  }
+
+  return {
+    async get(id) {
+      // SQS cannot look into a queue by id; the dead-letter queue can be scanned, which is what operators
+      // need (`dlq replay --id`). A job that is not there reads as null, wherever else it may be.
+      if (context.dlqUrl === undefined)
+        throw new SqsUnsupportedError(
+          'get()',
+          'SQS has no lookup by id; configure deadLetterQueueUrl to find dead jobs',
+        );
+      const { url, letters } = await scanDeadLetters(context);
+      try {
+        return letters.find((letter) => letter.job?.id === id)?.job ?? null;
+      } finally {
+        await giveBack(context, url, letters);
+      }
+    },
+
+    async listDead(listOptions = {}) {
+      const { url, letters } = await scanDeadLetters(context);
+      try {
+        const dead = letters
+          .flatMap((letter) => (letter.job !== null && letter.state === 'dead' ? [letter.job] : []))
+          .sort((a, b) => a.updatedAt - b.updatedAt || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+        const start =
+          listOptions.after === undefined ? 0 : dead.findIndex((job) => job.id === listOptions.after) + 1;
+        return dead.slice(start, start + (listOptions.limit ?? 100));
+      } finally {
+        await giveBack(context, url, letters);
+      }
+    },
+
+    async replay(target, at) {
+      const { url, letters } = await scanDeadLetters(context);
+      const wanted = 'ids' in target ? new Set(target.ids) : null;
+      const untouched: DeadLetter[] = [];
+      let replayed = 0;
+      try {
+        for (const letter of letters) {
+          const job = letter.job;
+          if (job === null || letter.state !== 'dead' || (wanted !== null && !wanted.has(job.id))) {
+            untouched.push(letter);
+            continue;
+          }
+          if (await replayLetter(letter, job, url, at)) replayed += 1;
+        }
+      } finally {
+        await giveBack(context, url, untouched);
+      }
+      return replayed;
+    },
+
+    async purgeDead(purgeOptions = {}) {
+      const { url, letters } = await scanDeadLetters(context);
+      const wanted = purgeOptions.ids === undefined ? null : new Set(purgeOptions.ids);
+      const doomed = letters.filter(
+        (l) => l.state === 'dead' && (wanted === null || (l.job !== null && wanted.has(l.job.id))),
+      );
+      const kept = letters.filter((l) => !doomed.includes(l));
+      try {
+        const outcomes =
+          doomed.length === 0
+            ? []
+            : await deleteMessages(
+                context.client,
+                url,
+                doomed.map((l) => l.receiptHandle),
+              );
+        return outcomes.filter((o) => o === 'ok').length;
+      } finally {
+        await giveBack(context, url, kept);
+      }
+    },
+  };
+}

@@ -1,0 +1,135 @@
+/**
+ * What every part of the SQS outbox shares: the client and its queues, the parsed options, the order
+ * ledger, and the receipt handles this outbox holds (with when each was received). `createSqsOutbox`
+ * builds it once; the receive, prefetch, refund and dead-letter modules take it as their first argument.
+ */
+import { ChangeMessageVisibilityCommand, type MessageAttributeValue, SQSClient } from '@aws-sdk/client-sqs';
+import { type EpochMs, type Job, resolvePolicy, type WindowPolicy } from '@postback/core';
+import { SqsOutboxError } from './errors.ts';
+import {
+  DEADLINE_ATTRIBUTE,
+  deduplicationIdOf,
+  encodeJobBody,
+  KIND_ATTRIBUTE,
+  messageGroupIdOf,
+} from './message-codec.ts';
+import { parseSqsOutboxOptions, type ResolvedSqsOutboxOptions, type SqsOutboxOptions } from './options.ts';
+import type { OrderLedger } from './order-ledger.ts';
+import type { OutgoingMessage } from './producer.ts';
+import { isStaleHandleError } from './sqs-calls.ts';
+
+/** The state and settings shared by the parts of one SQS outbox. */
+export interface SqsOutboxContext {
+  readonly client: SQSClient;
+  /** Whether `close()` destroys the client (it was created here, not passed in). */
+  readonly ownsClient: boolean;
+  readonly queueUrl: string;
+  readonly fifo: boolean;
+  readonly dlqUrl: string | undefined;
+  readonly dlqFifo: boolean;
+  readonly ledger: OrderLedger | undefined;
+  readonly policy: WindowPolicy;
+  readonly options: ResolvedSqsOutboxOptions;
+  readonly now: () => EpochMs;
+  readonly warn: (message: string) => void;
+  /** When each held receipt handle was received: SQS's 12-hour visibility cap counts from there. */
+  readonly receivedAt: Map<string, EpochMs>;
+  /** Set by `close()`. */
+  closed: boolean;
+}
+
+/**
+ * Parses the options and opens (or takes) the SQS client.
+ *
+ * @example
+ * ```ts
+ * const context = createSqsOutboxContext({ queueUrl, deadLetterQueueUrl });
+ * ```
+ */
+export function createSqsOutboxContext(input: SqsOutboxOptions): SqsOutboxContext {
+  const options = parseSqsOutboxOptions(input);
+  const queueUrl = options.queueUrl;
+  const dlqUrl = options.deadLetterQueueUrl;
+  return {
+    client: options.client ?? new SQSClient(options.clientConfig ?? {}),
+    ownsClient: options.client === undefined,
+    queueUrl,
+    fifo: options.fifo ?? queueUrl.endsWith('.fifo'),
+    dlqUrl,
+    dlqFifo: dlqUrl?.endsWith('.fifo') ?? false,
+    ledger: options.ledger,
+    policy: resolvePolicy(options.policy),
+    options,
+    now: options.now ?? Date.now,
+    warn: options.onWarning ?? ((message: string) => console.warn(`[postback/sqs] ${message}`)),
+    receivedAt: new Map(),
+    closed: false,
+  };
+}
+
+/** The message attributes of a job, for people reading the console (the body holds the whole job). */
+export function jobAttributes(job: Job): Record<string, MessageAttributeValue> {
+  const attributes: Record<string, MessageAttributeValue> = {
+    [KIND_ATTRIBUTE]: { DataType: 'String', StringValue: job.kind },
+  };
+  if (job.deadline !== null)
+    attributes[DEADLINE_ATTRIBUTE] = { DataType: 'Number', StringValue: String(job.deadline) };
+  return attributes;
+}
+
+/** The message that carries a job to the queue (FIFO: grouped by order, deduplicated by kind and order). */
+export function messageFor(context: SqsOutboxContext, job: Job, deduplicationId?: string): OutgoingMessage {
+  return {
+    body: encodeJobBody(job),
+    attributes: jobAttributes(job),
+    ...(context.fifo
+      ? {
+          groupId: messageGroupIdOf(job.orderId),
+          deduplicationId: deduplicationId ?? deduplicationIdOf(job.kind, job.orderId),
+        }
+      : {}),
+  };
+}
+
+/** The dead-letter queue's URL, or a configuration error naming the operation that needs it. */
+export function requireDeadLetterQueue(context: SqsOutboxContext, operation: string): string {
+  if (context.dlqUrl === undefined) {
+    throw new SqsOutboxError(
+      'configuration',
+      `${operation} needs the deadLetterQueueUrl option (the queue dead jobs are moved to)`,
+    );
+  }
+  return context.dlqUrl;
+}
+
+/** When the message a claimed job holds was received (`at` when it is not held). */
+export function receivedAtOf(context: SqsOutboxContext, job: Job, at: EpochMs): EpochMs {
+  return (job.lease && context.receivedAt.get(job.lease.token)) ?? at;
+}
+
+/** Drops what this outbox remembers of a job's receipt handle (it is no longer held). */
+export function forget(context: SqsOutboxContext, job: Job): void {
+  if (job.lease !== null) context.receivedAt.delete(job.lease.token);
+}
+
+/** Changes the visibility of one held message; false when its receipt handle no longer holds it. */
+export async function changeOne(
+  context: SqsOutboxContext,
+  job: Job,
+  visibilityTimeout: number,
+): Promise<boolean> {
+  if (job.lease === null) return false;
+  try {
+    await context.client.send(
+      new ChangeMessageVisibilityCommand({
+        QueueUrl: context.queueUrl,
+        ReceiptHandle: job.lease.token,
+        VisibilityTimeout: visibilityTimeout,
+      }),
+    );
+    return true;
+  } catch (err) {
+    if (isStaleHandleError(err)) return false;
+    throw err;
+  }
+}

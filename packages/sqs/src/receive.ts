@@ -1,0 +1,181 @@
+/**
+ * Receiving jobs: `ReceiveMessage` calls side by side, and the admission of each message as a claimed job
+ * (a malformed body goes to the dead-letter queue, a second message of an order received together with the
+ * first goes back, a refund follows its confirmation's recorded outcome by core's rules).
+ */
+import { type Message, ReceiveMessageCommand } from '@aws-sdk/client-sqs';
+import type { EpochMs, Job } from '@postback/core';
+import { moveToDeadLetter } from './dead-letter-queue.ts';
+import { MalformedMessageError } from './errors.ts';
+import { decodeJobBody, encodeJobBody, type JobBody, jobOfBody } from './message-codec.ts';
+import { maybeAppliedAtOf, recordOf } from './order-ledger.ts';
+import { jobAttributes, type SqsOutboxContext } from './outbox-context.ts';
+import { followConfirm } from './refunds.ts';
+import { changeVisibility } from './sqs-calls.ts';
+import { leaseVisibilitySeconds, remainingVisibilitySeconds } from './visibility.ts';
+
+/** Most `ReceiveMessage` calls one claim makes at once (each returns at most ten messages). */
+export const MAX_PARALLEL_RECEIVES = 5;
+
+/** What one round of receives gave: the jobs admitted, how many messages SQS returned, and when. */
+export interface ReceivedJobs {
+  jobs: Job[];
+  received: number;
+  at: EpochMs;
+}
+
+function isAbort(err: unknown): boolean {
+  return err instanceof Error && (err.name === 'AbortError' || err.name === 'RequestAbortedError');
+}
+
+/** Handles a message whose body is not a postback job: dead-lettered, or hidden for 12 hours without a DLQ. */
+async function setAsideMalformed(
+  context: SqsOutboxContext,
+  message: Message,
+  err: MalformedMessageError,
+  at: EpochMs,
+  attempts: number,
+): Promise<void> {
+  const handle = message.ReceiptHandle ?? '';
+  if (context.dlqUrl === undefined) {
+    context.warn(
+      `message ${message.MessageId ?? '?'} is not a postback job (${err.message}); no deadLetterQueueUrl to move it to, so it is hidden for 12 hours`,
+    );
+    await changeVisibility(context.client, context.queueUrl, [handle], remainingVisibilitySeconds(at, at));
+    return;
+  }
+  context.warn(
+    `message ${message.MessageId ?? '?'} is not a postback job (${err.message}); moved to the dead-letter queue`,
+  );
+  await moveToDeadLetter(
+    context,
+    { body: message.Body ?? '', attributes: {}, orderId: null },
+    { state: 'dead', reason: err.message, failedAt: at, attempts },
+    handle,
+    context.queueUrl,
+  );
+}
+
+/** Turns a received message into a claimed job, or handles it here (malformed, cancelled refund) and returns null. */
+async function admit(
+  context: SqsOutboxContext,
+  message: Message,
+  at: EpochMs,
+  leaseMs: number,
+  seenOrders: Set<string>,
+): Promise<Job | 'later' | null> {
+  const { ledger } = context;
+  const handle = message.ReceiptHandle ?? '';
+  const receiveCount = Number(message.Attributes?.ApproximateReceiveCount ?? 1);
+  const attempts = Number.isSafeInteger(receiveCount) && receiveCount > 0 ? receiveCount : 1;
+  let body: JobBody;
+  try {
+    body = decodeJobBody(message.Body ?? '');
+  } catch (err) {
+    if (!(err instanceof MalformedMessageError)) throw err;
+    await setAsideMalformed(context, message, err, at, attempts);
+    return null;
+  }
+  const record = ledger === undefined ? null : await ledger.get(body.orderId);
+  const recorded = recordOf(record, body);
+  // FIFO may hand out a confirm and its refund in one receive; the refund must wait until the confirm is
+  // done, so every message after the first of an order goes back (SQS keeps it behind in its group). The
+  // hand-back is recorded as this receive's outcome, so the next receive does not take it for a lease
+  // that ran out.
+  const maybeAppliedAt = maybeAppliedAtOf(body.maybeAppliedAt, recorded, attempts - 1);
+  if (context.fifo && seenOrders.has(body.orderId)) {
+    if (recorded !== null) {
+      const handedBack = { ...recorded, state: 'pending' as const, lease: null, attempts, updatedAt: at };
+      await ledger?.put({ ...handedBack, maybeAppliedAt });
+    }
+    return 'later';
+  }
+  seenOrders.add(body.orderId);
+  let job = jobOfBody(body, {
+    state: 'pending',
+    attempts,
+    updatedAt: at,
+    lease: null,
+    lastError: null,
+    // A campaign given after the refund was enqueued (`updated`) is only in the ledger.
+    campaignId: body.campaignId ?? recorded?.campaignId ?? null,
+    maybeAppliedAt,
+  });
+  if (job.kind === 'refund') {
+    const next = followConfirm(context, job, record?.confirm ?? null, at);
+    if (next.state === 'cancelled') {
+      const reason = next.lastError ?? 'cancelled: nothing was charged';
+      const failure = { state: 'cancelled' as const, reason, failedAt: at, attempts };
+      await moveToDeadLetter(
+        context,
+        { body: encodeJobBody(next), attributes: jobAttributes(next), orderId: body.orderId },
+        failure,
+        handle,
+        context.queueUrl,
+        () => ledger?.put(next) ?? Promise.resolve(),
+      );
+      return null;
+    }
+    job = next;
+  }
+  context.receivedAt.set(handle, at);
+  const lease = { token: handle, expiresAt: at + leaseVisibilitySeconds(leaseMs, at, at) * 1000 };
+  return { ...job, state: 'inflight', updatedAt: at, nextAttemptAt: at, lease };
+}
+
+/**
+ * Receives up to `want` messages with up to five concurrent `ReceiveMessage` calls (SQS gives at most ten
+ * per call), admits them as jobs, and hands back a second message of an order received together with
+ * the first. `received` counts every message SQS returned. A background receive passes `receivedAtClock`:
+ * it may answer well after it was asked, and its leases count from the answer.
+ *
+ * @example
+ * ```ts
+ * const { jobs } = await receiveJobs(context, 10, 20, now, 30_000, signal);
+ * ```
+ */
+export async function receiveJobs(
+  context: SqsOutboxContext,
+  want: number,
+  wait: number,
+  requestedAt: EpochMs,
+  leaseMs: number,
+  signal: AbortSignal,
+  receivedAtClock?: () => EpochMs,
+): Promise<ReceivedJobs> {
+  const sizes = Array.from({ length: Math.ceil(want / 10) }, (_, i) => Math.min(10, want - i * 10));
+  const batches = await Promise.all(
+    sizes.map(async (size) => {
+      try {
+        const output = await context.client.send(
+          new ReceiveMessageCommand({
+            QueueUrl: context.queueUrl,
+            MaxNumberOfMessages: size,
+            VisibilityTimeout: leaseVisibilitySeconds(leaseMs, requestedAt, requestedAt),
+            WaitTimeSeconds: wait,
+            // The body holds the whole job; the attributes are for people reading the console.
+            MessageSystemAttributeNames: ['ApproximateReceiveCount'],
+          }),
+          { abortSignal: signal },
+        );
+        return output.Messages ?? [];
+      } catch (err) {
+        if (isAbort(err) || context.closed) return [];
+        throw err;
+      }
+    }),
+  );
+  const jobs: Job[] = [];
+  const seenOrders = new Set<string>();
+  const handBack: string[] = [];
+  let received = 0;
+  const admittedAt = receivedAtClock?.() ?? requestedAt;
+  for (const message of batches.flat()) {
+    received += 1;
+    const job = await admit(context, message, admittedAt, leaseMs, seenOrders);
+    if (job === 'later') handBack.push(message.ReceiptHandle ?? '');
+    else if (job !== null) jobs.push(job);
+  }
+  if (handBack.length > 0) await changeVisibility(context.client, context.queueUrl, handBack, 0);
+  return { jobs, received, at: admittedAt };
+}
