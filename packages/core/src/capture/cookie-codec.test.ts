@@ -2,8 +2,8 @@
 import { createHmac, createSecretKey } from 'node:crypto';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { DEFAULT_MAX_CLOCK_SKEW_MS } from '../click.ts';
 import { DAY_MS } from '../policy.ts';
-import { DEFAULT_MAX_CLOCK_SKEW_MS } from '../queue/validation.ts';
 import { decodeBase64Url, encodeBase64Url } from './base64url.ts';
 import { createClickCookieCodec } from './cookie-codec.ts';
 import { nodeCryptoHmac, webCryptoHmac } from './hmac.ts';

@@ -19,8 +19,7 @@
  * the Node adapters pass `node:crypto`'s synchronous one, so their landings need no awaiting. Secrets live
  * only in closures, never in a property.
  */
-import type { ClickStamp } from '../click.ts';
-import { DEFAULT_MAX_CLOCK_SKEW_MS } from '../queue/validation.ts';
+import { type ClickStamp, DEFAULT_MAX_CLOCK_SKEW_MS } from '../click.ts';
 import { decodeBase64Url, encodeBase64Url } from './base64url.ts';
 import { type HmacSha256, sameBytes, webCryptoHmac } from './hmac.ts';
 import { checkClickToken, type TokenRules } from './token.ts';

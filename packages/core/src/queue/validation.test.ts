@@ -1,10 +1,9 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { DEFAULT_MAX_CLOCK_SKEW_MS, MAX_CLICK_TOKEN_LENGTH } from '../click.ts';
 import { PostbackError } from '../errors.ts';
 import {
-  DEFAULT_MAX_CLOCK_SKEW_MS,
   JobValidationError,
-  MAX_CLICK_TOKEN_LENGTH,
   MAX_ORDER_ID_LENGTH,
   parseClickTime,
   validateConfirmInput,

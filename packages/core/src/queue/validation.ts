@@ -1,9 +1,11 @@
 /**
  * Validation of what an app hands to an outbox (`ConfirmInput`, `RefundInput`). Every store calls these
  * (through the job factories in `jobs.ts`) before writing anything, so a malformed order never reaches a
- * store and the app gets one typed error naming the first bad field. {@link parseClickTime} is the one
+ * store and the app gets one typed error naming the first bad field. What a click token and time may be is
+ * `click.ts`'s to say; this module turns its rules into errors. {@link parseClickTime} is the one
  * parser of click times given as text (job files, command-line flags), checked against the calendar.
  */
+import { CLICK_TOKEN_PATTERN, DEFAULT_MAX_CLOCK_SKEW_MS, MAX_CLICK_TOKEN_LENGTH } from '../click.ts';
 import { PostbackError } from '../errors.ts';
 import type { EpochMs } from '../policy.ts';
 import type { ConfirmInput, RefundInput } from './types.ts';
@@ -36,26 +38,8 @@ export class JobValidationError extends PostbackError {
  */
 export const MAX_ORDER_ID_LENGTH = 255;
 
-/**
- * Longest click token accepted. The spec gives no bound; tokens we have seen are 24–48 characters, and a
- * cap keeps a hostile landing URL from filling the queue.
- * @defaultValue 512
- */
-export const MAX_CLICK_TOKEN_LENGTH = 512;
-
-/**
- * How far in the future a click's `clickedAt` may lie (clock skew between the capturing server and the
- * one enqueueing). Kept well below the deadline's safety margin so skew can never push a send past the
- * service's window.
- * @defaultValue 300_000 (5 minutes)
- */
-export const DEFAULT_MAX_CLOCK_SKEW_MS = 300_000;
-
-/**
- * Characters a click token may hold: RFC 3986 unreserved characters plus `+ / =` (base64). Anything else
- * (spaces, quotes, `<`, control characters, non-ASCII) is not something the service issued.
- */
-export const CLICK_TOKEN_PATTERN: RegExp = /^[A-Za-z0-9._~+/=-]+$/;
+// Kept for `capture/options.ts` until it imports `MAX_CLICK_TOKEN_LENGTH` from `click.ts`, the rules' home.
+export { MAX_CLICK_TOKEN_LENGTH } from '../click.ts';
 
 /** Campaign ids have the form `cmp_<id>` (spec). */
 export const CAMPAIGN_ID_PATTERN: RegExp = /^cmp_[A-Za-z0-9_-]{1,250}$/;
