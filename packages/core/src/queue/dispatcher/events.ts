@@ -52,3 +52,6 @@ export function createEmitter() {
   };
   return { emit, on };
 }
+
+/** The `emit` function of {@link createEmitter}, as the Dispatcher's parts receive it. */
+export type Emit = ReturnType<typeof createEmitter>['emit'];

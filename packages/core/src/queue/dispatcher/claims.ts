@@ -1,0 +1,137 @@
+/**
+ * Claiming ahead: a claim takes a whole batch and the sends draw from it one by one, so a steady stream
+ * costs the store one claim per `batchSize` jobs, issued in the same turn (hence the same group commit) as
+ * the outcomes that freed the sending slots. The jobs at hand must outlast a claim's commit (with its
+ * fsync, on the SQLite outbox's thread: 4-9 ms at p50-p90 on a busy 2-core machine) while every slot keeps
+ * sending, and that rate grows with `concurrency`: two batches, plus twice the sending slots. Several claims
+ * may be under way, so the rate at which jobs are claimed is not one batch per claim's commit (with an
+ * fsync, milliseconds: a ceiling of a few thousand jobs a second at batches of 16).
+ */
+import type { EpochMs } from '../../policy.ts';
+import type { Job, Outbox } from '../types.ts';
+import type { Emit } from './events.ts';
+import type { HeldJobs, Slot } from './slot.ts';
+import type { DispatcherStateMachine } from './state.ts';
+
+/** What claiming ahead needs. */
+export interface ClaimContext {
+  outbox: Outbox;
+  now: () => EpochMs;
+  leaseMs: number;
+  batchSize: number;
+  concurrency: number;
+  emit: Emit;
+  held: HeldJobs;
+  machine: DispatcherStateMachine;
+  /** Takes a claimed job into `held`, not yet sending. */
+  hold(job: Job): Slot;
+  /** Starts sending a held job. */
+  begin(slot: Slot): void;
+  /** Lets go of a held job that was never sent. */
+  drop(slot: Slot): void;
+  /** Gives jobs back to the outbox unsent. */
+  release(jobs: readonly Job[]): Promise<void>;
+  /** Wakes the run loop (a claim came back). */
+  wakeUp(): void;
+}
+
+/** The claims of the run loop and the jobs they brought; see {@link createClaims}. */
+export interface Claims {
+  /** How many jobs to claim now (0: wait for a change). */
+  wanted(): number;
+  /** Starts a claim of `limit` jobs; they wait for a sending slot, or go straight back if we are stopping. */
+  claim(limit: number): void;
+  /** Starts waiting jobs while sending slots are free (one at a time while probing a paused key). */
+  startWaiting(): void;
+  /** Claims under way. */
+  readonly underWay: number;
+  /** The last claim found nothing due, or failed: the loop polls (after the claims under way) instead. */
+  pollNext: boolean;
+  /** Takes every job waiting for a sending slot out of the queue (for `stop()`). */
+  takeWaiting(): Slot[];
+  /** The claims under way, resolving when each is back (never rejecting). */
+  pending(): Promise<void>[];
+}
+
+/** Creates the claim queue, empty. */
+export function createClaims(ctx: ClaimContext): Claims {
+  const { held, machine, batchSize, concurrency } = ctx;
+  /** Claimed jobs waiting for a sending slot, in claim order (also in `held`: their leases are renewed). */
+  const waiting: Slot[] = [];
+  /** Jobs claimed ahead of free sending slots. */
+  const prefetch = 2 * (batchSize + concurrency);
+  /** Jobs held at once (waiting, sending, or recording their outcome, which waits for a commit and its sync). */
+  const maxHeld = 2 * (concurrency + prefetch);
+  /** Jobs asked for count as held while their claim is under way. */
+  const claims = new Set<Promise<void>>();
+  let claimingJobs = 0;
+
+  const startWaiting = () => {
+    while (waiting.length > 0 && !machine.stopping()) {
+      if (held.sending >= (machine.state === 'probing' ? 1 : concurrency)) return;
+      const slot = waiting.shift() as Slot;
+      if (slot.lost) {
+        // Another worker took it while it waited: nothing was sent, nothing is recorded.
+        ctx.drop(slot);
+        continue;
+      }
+      ctx.begin(slot);
+    }
+  };
+
+  const claimAhead = async (limit: number): Promise<void> => {
+    let jobs: Job[];
+    try {
+      jobs = await ctx.outbox.claim({ now: ctx.now(), limit, leaseMs: ctx.leaseMs });
+    } catch (error) {
+      ctx.emit('error', { error, during: 'claim' });
+      queue.pollNext = true;
+      return;
+    } finally {
+      claimingJobs -= limit;
+    }
+    if (machine.stopping()) {
+      // stop() was called while we claimed: give the jobs straight back.
+      await ctx.release(jobs);
+      return;
+    }
+    for (const job of jobs) waiting.push(ctx.hold(job));
+    startWaiting();
+    if (jobs.length === 0) queue.pollNext = true;
+  };
+
+  const queue: Claims = {
+    pollNext: false,
+    get underWay() {
+      return claims.size;
+    },
+
+    wanted() {
+      // While probing, one job at a time tests the key.
+      if (machine.state === 'probing') return held.slots.size === 0 && claims.size === 0 ? 1 : 0;
+      const room = Math.min(
+        concurrency + prefetch - held.sending - waiting.length - claimingJobs,
+        maxHeld - held.slots.size - claimingJobs,
+      );
+      // Claim whole batches while jobs are still at hand: claiming for every freed slot would cost the
+      // store one claim (a write transaction) per job.
+      const empty = held.sending === 0 && waiting.length === 0 && claims.size === 0;
+      if (room >= batchSize || (room > 0 && empty)) return Math.min(room, batchSize);
+      return 0;
+    },
+
+    claim(limit) {
+      claimingJobs += limit;
+      const claim: Promise<void> = claimAhead(limit).finally(() => {
+        claims.delete(claim);
+        ctx.wakeUp();
+      });
+      claims.add(claim);
+    },
+
+    startWaiting,
+    takeWaiting: () => waiting.splice(0),
+    pending: () => [...claims],
+  };
+  return queue;
+}

@@ -1,0 +1,109 @@
+/**
+ * The two background chores of the jobs held: one heart-beat that renews their leases, and one sweep
+ * that aborts the requests running past `sendTimeoutMs`. One of each for all jobs, not a timer per job;
+ * both run only while something is held.
+ */
+import type { EpochMs } from '../../policy.ts';
+import type { Outbox } from '../types.ts';
+import type { Emit } from './events.ts';
+import type { Sleep } from './options.ts';
+import { abortSlot, type HeldJobs } from './slot.ts';
+
+/** Longest pause between two sweeps for sends past `sendTimeoutMs` (shorter timeouts sweep 4 times as often). */
+const MAX_SWEEP_MS = 1_000;
+
+/** What the heart-beat and the sweep need. */
+export interface LeaseContext {
+  outbox: Outbox;
+  now: () => EpochMs;
+  sleep: Sleep;
+  leaseMs: number;
+  sendTimeoutMs: number;
+  emit: Emit;
+  held: HeldJobs;
+}
+
+/** The running chores; see {@link createLeaseKeeper}. */
+export interface LeaseKeeper {
+  /** A job is held: make sure the heart-beat runs. */
+  startHeartbeat(): void;
+  /** A request started: make sure the send-timeout sweep runs. */
+  startTimeoutSweep(): void;
+  /** Nothing is held any more: neither leases to renew nor sends to time out. */
+  stop(): void;
+}
+
+/** The reason a request past `sendTimeoutMs` is aborted with: read as a timeout. */
+const sendTimedOut = () => Object.assign(new Error('send timed out'), { name: 'TimeoutError' });
+
+/**
+ * Creates the heart-beat and the sweep, both stopped. Every third of the lease the heart-beat renews each
+ * lease with two thirds or less left; a refused renewal means another worker took the job, so its send is
+ * aborted and its outcome not recorded. The sweep aborts any request under way for longer than
+ * `sendTimeoutMs`, at most a quarter of it (and {@link MAX_SWEEP_MS}) late.
+ */
+export function createLeaseKeeper(ctx: LeaseContext): LeaseKeeper {
+  const { outbox, leaseMs, held } = ctx;
+  let heartbeat: AbortController | null = null;
+  let sweepTimer: ReturnType<typeof setInterval> | null = null;
+
+  const renewLeases = async () => {
+    const at = ctx.now();
+    const due = [...held.slots.values()].filter(
+      (slot) => !slot.lost && slot.leaseUntil - at <= (leaseMs * 2) / 3,
+    );
+    await Promise.all(
+      due.map(async (slot) => {
+        try {
+          if (await outbox.extendLease(slot.job, { now: at, leaseMs })) {
+            slot.leaseUntil = at + leaseMs;
+          } else {
+            slot.lost = true;
+            abortSlot(slot, new Error('lease lost'));
+          }
+        } catch (error) {
+          ctx.emit('error', { error, during: 'heartbeat' });
+        }
+      }),
+    );
+  };
+
+  const sweepTimedOut = () => {
+    const at = performance.now();
+    for (const slot of held.slots.values()) {
+      if (slot.request !== null && at - slot.requestStartedAt >= ctx.sendTimeoutMs) {
+        slot.request.abort(sendTimedOut());
+      }
+    }
+  };
+
+  return {
+    startHeartbeat() {
+      if (heartbeat !== null) return;
+      const controller = new AbortController();
+      heartbeat = controller;
+      const every = Math.max(1, Math.floor(leaseMs / 3));
+      void (async () => {
+        while (!controller.signal.aborted) {
+          await ctx.sleep(every, controller.signal);
+          if (controller.signal.aborted) return;
+          await renewLeases();
+        }
+      })();
+    },
+
+    startTimeoutSweep() {
+      if (sweepTimer !== null) return;
+      const every = Math.max(1, Math.min(MAX_SWEEP_MS, Math.floor(ctx.sendTimeoutMs / 4)));
+      sweepTimer = setInterval(sweepTimedOut, every);
+      sweepTimer.unref?.();
+    },
+
+    stop() {
+      heartbeat?.abort();
+      heartbeat = null;
+      if (sweepTimer !== null) clearInterval(sweepTimer);
+      sweepTimer = null;
+    },
+  };
+}

@@ -1,0 +1,63 @@
+/**
+ * The Dispatcher's metrics: a snapshot of the queue (from `outbox.stats`) and of this process's delivery,
+ * for dashboards and `postback status`.
+ */
+import type { EpochMs } from '../../policy.ts';
+import type { Outbox, OutboxStats, StateCounts } from '../types.ts';
+import type { OutcomeCounters } from './record.ts';
+import type { DispatcherState } from './state.ts';
+
+/** A snapshot for dashboards and `postback status`. */
+export interface DispatcherMetrics {
+  /** Jobs by state, from `outbox.stats`. */
+  depth: StateCounts;
+  /** Age of the oldest pending job, or null. */
+  oldestPendingAgeMs: number | null;
+  /** The pending/inflight job closest to its deadline, and how long it has left (negative: passed). */
+  nearestDeadline: (NonNullable<OutboxStats['nearestDeadline']> & { inMs: number }) | null;
+  state: DispatcherState;
+  /** End of the current auth pause, or null. */
+  pausedUntil: EpochMs | null;
+  /** Jobs this process holds the lease of: being sent, claimed ahead and waiting to be sent, or being recorded. */
+  inflight: number;
+  /** Outcomes recorded by this Dispatcher since it was created. */
+  counters: {
+    delivered: number;
+    retried: number;
+    dead: number;
+    expired: number;
+    failed: number;
+    pauses: number;
+  };
+}
+
+/** What this process knows of its own delivery, read when the snapshot is taken. */
+export interface LiveFigures {
+  state: DispatcherState;
+  pausedUntil: EpochMs | null;
+  inflight: number;
+  outcomes: Readonly<OutcomeCounters>;
+  pauses: number;
+}
+
+/** Takes a snapshot at `at`: the queue from `outbox.stats`, the rest from `live()` once they are read. */
+export async function readMetrics(
+  outbox: Outbox,
+  at: EpochMs,
+  live: () => LiveFigures,
+): Promise<DispatcherMetrics> {
+  const stats = await outbox.stats(at);
+  const { state, pausedUntil, inflight, outcomes, pauses } = live();
+  return {
+    depth: stats.counts,
+    oldestPendingAgeMs: stats.oldestPendingAt === null ? null : at - stats.oldestPendingAt,
+    nearestDeadline:
+      stats.nearestDeadline === null
+        ? null
+        : { ...stats.nearestDeadline, inMs: stats.nearestDeadline.deadline - at },
+    state,
+    pausedUntil,
+    inflight,
+    counters: { ...outcomes, pauses },
+  };
+}

@@ -1,0 +1,141 @@
+/**
+ * One send of a held job: the request (a confirm or a refund) with its quick in-process retries for
+ * network blips (p-retry), never after the job's deadline, aborted on `stop()` or a lost lease. It
+ * records nothing: it says what happened, and `record.ts` makes it durable.
+ */
+import pRetry, { AbortError } from 'p-retry';
+import type { EpochMs } from '../../policy.ts';
+import { classifyFailure, type Failure } from './classify.ts';
+import type { ConversionsClient, ResolvedDispatcherOptions } from './options.ts';
+import type { Slot } from './slot.ts';
+
+/** What one send came to. */
+export type SendResult =
+  | { kind: 'delivered'; campaignId: string | null }
+  | { kind: 'expired'; lastError: string | null; maybeApplied: boolean }
+  | { kind: 'failed'; failure: Failure };
+
+/** What sending needs. */
+export interface SendContext {
+  client: ConversionsClient;
+  now: () => EpochMs;
+  quickRetries: ResolvedDispatcherOptions['quickRetries'];
+  windowClosedPattern: RegExp;
+  /** Called as each request starts (the send-timeout sweep watches it from then on). */
+  onRequest: () => void;
+}
+
+/** Sends the job of a slot; see {@link sendJob}. */
+export type Send = (slot: Slot) => Promise<SendResult>;
+
+/**
+ * Creates the send of a Dispatcher. Its failures are classified with `windowClosedPattern`, and their
+ * reasons cleared of the client's own secrets (`client.redact`) as well as of anything shaped like one.
+ */
+export function createSender(ctx: SendContext): Send {
+  const { client, windowClosedPattern } = ctx;
+  const classifyOptions = {
+    windowClosedPattern,
+    ...(client.redact === undefined ? {} : { redact: (text: string) => client.redact?.(text) ?? text }),
+  };
+  const classify = (error: unknown) => classifyFailure(error, classifyOptions);
+  return (slot) => sendJob(slot, ctx, classify);
+}
+
+/** Thrown inside a send when the job's deadline has passed: it ends retrying and the job expires. */
+class DeadlinePassed extends Error {
+  override name = 'DeadlinePassed';
+}
+
+/** A failure found before any request: nothing was sent. */
+const notSent = (failure: Pick<Failure, 'class' | 'reason'>): SendResult => ({
+  kind: 'failed',
+  failure: { ...failure, blip: false, status: null, retryAfterMs: null, maybeApplied: false },
+});
+
+/**
+ * Sends the job of `slot`, quick retries included. Every request is preceded by a deadline check, has
+ * its own `AbortController` (kept on the slot for `stop()`, a lost lease and the send-timeout sweep),
+ * and counts towards "maybe applied" when its failure says it may have reached the service.
+ */
+async function sendJob(
+  slot: Slot,
+  ctx: SendContext,
+  classify: (error: unknown) => Failure,
+): Promise<SendResult> {
+  const { job } = slot;
+  if (job.deadline === null) {
+    return notSent({ class: 'transient', reason: 'refund is waiting for its confirmation' });
+  }
+  if (job.kind === 'refund' && job.campaignId === null) {
+    const reason =
+      'no campaign_id is known for this reversal (the confirmation answer carried none, or was lost): ' +
+      'supply it with a refund of the order that gives campaignId (postback refund --campaign)';
+    return notSent({ class: 'permanent', reason });
+  }
+  const deadline = job.deadline;
+  let lastError = job.lastError;
+  /** Whether any request of this send may have been applied without our reading an answer. */
+  let maybeApplied = false;
+  /** What the last request threw, as thrown (p-retry turns a thrown non-`Error` into a `TypeError`). */
+  let thrown: unknown;
+  /** The classified failure of the last request, if one failed. */
+  let last: Failure | undefined;
+
+  const attempt = async (): Promise<unknown> => {
+    // Checked before every HTTP request, quick retries included: nothing is sent after a deadline.
+    if (ctx.now() > deadline) throw new AbortError(new DeadlinePassed());
+    if (slot.abortReason !== undefined) throw new AbortError(new Error('send aborted'));
+    // One controller per request: aborted with the slot (stop, lost lease) or by the send-timeout sweep.
+    const request = new AbortController();
+    slot.request = request;
+    slot.requested = true;
+    slot.requestStartedAt = performance.now();
+    ctx.onRequest();
+    try {
+      const options = { signal: request.signal };
+      if (job.kind === 'confirm') {
+        const body = { click_token: job.clickToken, order_id: job.orderId, value_micros: job.valueMicros };
+        return await ctx.client.conversions.confirm(body, options);
+      }
+      return await ctx.client.conversions.refund(
+        { campaign_id: job.campaignId as string, order_id: job.orderId },
+        options,
+      );
+    } catch (error) {
+      thrown = error;
+      throw error;
+    } finally {
+      slot.request = null;
+    }
+  };
+
+  try {
+    const response = await pRetry(attempt, {
+      retries: ctx.quickRetries.retries,
+      minTimeout: ctx.quickRetries.minTimeoutMs,
+      maxTimeout: ctx.quickRetries.maxTimeoutMs,
+      factor: 2,
+      randomize: true,
+      onFailedAttempt: () => {
+        last = classify(thrown);
+        maybeApplied ||= last.maybeApplied;
+        lastError = last.reason;
+      },
+      shouldRetry: () => slot.abortReason === undefined && last?.blip === true,
+    });
+    const campaignId = (response as { campaign_id?: unknown } | null)?.campaign_id;
+    return {
+      kind: 'delivered',
+      campaignId: job.kind === 'confirm' && typeof campaignId === 'string' ? campaignId : null,
+    };
+  } catch (error) {
+    if (error instanceof DeadlinePassed) return { kind: 'expired', lastError, maybeApplied };
+    // The failure p-retry gave up on. Without one the send was aborted (stop, a lost lease) before any
+    // request failed, and its outcome is not recorded.
+    const failure = last ?? classify(error);
+    // A 2xx means applied, whatever its body: a campaign_id we could not read stays unknown.
+    if (failure.class === 'applied') return { kind: 'delivered', campaignId: null };
+    return { kind: 'failed', failure: { ...failure, maybeApplied: maybeApplied || failure.maybeApplied } };
+  }
+}

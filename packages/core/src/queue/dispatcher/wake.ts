@@ -1,0 +1,64 @@
+/**
+ * How the run loop waits: for a change (a send finished, a claim came back, `wake()`, `stop()`) without a
+ * timer, or for up to a poll interval, cut short by the same changes. A wake-up that comes while the loop
+ * is busy is kept, so the next wait returns at once.
+ */
+import type { Sleep } from './options.ts';
+
+/** The loop's waits; see {@link createWakeUps}. */
+export interface WakeUps {
+  /** Ends the current wait, or the next one if the loop is not waiting. */
+  wakeUp(): void;
+  /** Waits, without a timer, until the next {@link wakeUp}. */
+  nextChange(): Promise<void>;
+  /** Sleeps up to `ms`, or less when woken. */
+  idle(ms: number): Promise<void>;
+  /** Whether the loop sleeps in {@link idle} now. */
+  readonly idling: boolean;
+}
+
+/** Creates the waits, sleeping with `sleep`. */
+export function createWakeUps(sleep: Sleep): WakeUps {
+  let idleController: AbortController | null = null;
+  let pending = false;
+  let changeWaiters: Array<() => void> = [];
+
+  /** A wake-up came since the last wait: consume it. */
+  const consumed = (): boolean => {
+    if (!pending) return false;
+    pending = false;
+    return true;
+  };
+
+  return {
+    wakeUp() {
+      pending = true;
+      idleController?.abort();
+      const waiters = changeWaiters;
+      changeWaiters = [];
+      for (const resolve of waiters) resolve();
+    },
+
+    async nextChange() {
+      if (consumed()) return;
+      await new Promise<void>((resolve) => changeWaiters.push(resolve));
+      pending = false;
+    },
+
+    async idle(ms) {
+      if (consumed()) return;
+      const controller = new AbortController();
+      idleController = controller;
+      try {
+        await sleep(ms, controller.signal);
+      } finally {
+        if (idleController === controller) idleController = null;
+        pending = false;
+      }
+    },
+
+    get idling() {
+      return idleController !== null;
+    },
+  };
+}
