@@ -1,12 +1,10 @@
 /**
- * Flag parsing and exit codes shared by the queue commands. Every command parses its flags with
- * `node:util` `parseArgs` in strict mode through {@link parseFlags}, so an unknown or malformed flag is a
- * usage error (exit 2) with the same wording everywhere, and {@link runGuarded} turns the few error
- * families into the documented exit codes.
+ * Exit codes and the errors that map to them, shared by every command: {@link runGuarded} turns the few
+ * error families into the documented exit codes. Flags are parsed from each command's table in
+ * `flags.ts`.
  */
-import { type ParseArgsOptionsConfig, parseArgs } from 'node:util';
 import { JobValidationError } from '@postback/core';
-import { BackendFlagError, type BackendFlags } from './backends/index.ts';
+import { BackendFlagError, type BackendFlags } from './backends/backend.ts';
 import { printable } from './format.ts';
 import type { CommandIo } from './io.ts';
 
@@ -46,42 +44,6 @@ export class UnreachableError extends Error {
   override name = 'UnreachableError';
 }
 
-/** The flags every queue command takes to choose its backend. */
-export const BACKEND_OPTIONS = {
-  db: { type: 'string' },
-  pg: { type: 'string' },
-  sqs: { type: 'string' },
-} as const satisfies ParseArgsOptionsConfig;
-
-/** The `--help` flag every command takes. */
-export const HELP_OPTION = {
-  help: { type: 'boolean', short: 'h' },
-} as const satisfies ParseArgsOptionsConfig;
-
-/**
- * Parses `args` strictly against `options`; unknown flags, missing values and stray positionals become a
- * {@link UsageError}.
- *
- * @example
- * ```ts
- * const { values } = parseFlags(['--db', 'a.db', '--json'], { db: { type: 'string' }, json: { type: 'boolean' } });
- * ```
- */
-export function parseFlags<T extends ParseArgsOptionsConfig>(
-  args: string[],
-  options: T,
-  allowPositionals = false,
-): ReturnType<typeof parseArgs<{ args: string[]; options: T; strict: true; allowPositionals: boolean }>> {
-  try {
-    return parseArgs({ args, options, strict: true, allowPositionals });
-  } catch (error) {
-    // parseArgs' own messages name the flag ("Unknown option '--x'"); keep them, drop the stack.
-    throw new UsageError(
-      error instanceof Error ? (error.message.split('. To specify')[0] ?? error.message) : String(error),
-    );
-  }
-}
-
 /** Picks the backend flags out of parsed values. */
 export function backendFlags(values: {
   db?: string | undefined;
@@ -93,25 +55,6 @@ export function backendFlags(values: {
   if (values.pg !== undefined) flags.pg = values.pg;
   if (values.sqs !== undefined) flags.sqs = values.sqs;
   return flags;
-}
-
-/**
- * Parses a flag value that must be a positive integer (counts, milliseconds).
- *
- * @example
- * ```ts
- * positiveInt('--concurrency', '8'); // 8
- * ```
- */
-export function positiveInt(flag: string, value: string | undefined, fallback?: number): number {
-  if (value === undefined) {
-    if (fallback === undefined) throw new UsageError(`${flag} is required`);
-    return fallback;
-  }
-  if (!/^\d+$/.test(value) || !Number.isSafeInteger(Number(value)) || Number(value) < 1) {
-    throw new UsageError(`${flag} must be a positive integer, got '${value}'`);
-  }
-  return Number(value);
 }
 
 /**

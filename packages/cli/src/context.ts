@@ -5,7 +5,8 @@
  */
 import { existsSync } from 'node:fs';
 import { UnreachableError } from './args.ts';
-import { BackendFlagError, type BackendFlags, type OpenedBackend, openBackend } from './backends/index.ts';
+import { BackendFlagError, type BackendFlags, type OpenedBackend } from './backends/backend.ts';
+import { openBackend } from './backends/index.ts';
 
 /** Injected dependencies of a queue command. */
 export interface CommandContext {

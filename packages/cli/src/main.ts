@@ -1,22 +1,21 @@
 /**
  * Entry point of the `postback` command. Each subcommand lives in `commands/<name>.ts` and is loaded only
- * when used, so `postback sandbox` does not load database drivers. A command module exports
- * `run(args, io)` and resolves to the process exit code.
+ * when used, so `postback sandbox` does not load database drivers; its table (`specs/<name>.ts`) holds
+ * its summary, flags and help. A command module exports `command` (see `command.ts`), whose `run(args,
+ * io)` resolves to the process exit code.
  *
  * Exit codes (stable, for shell scripts): 0 success, 1 the operation failed, 2 usage error (bad flags or
  * input), 3 a needed service or file could not be reached.
  */
+import type { Command } from './command.ts';
 import { text } from './format.ts';
+import { renderOverview } from './help.ts';
 import type { CommandIo } from './io.ts';
 import { defaultIo } from './io.ts';
+import { cliVersion } from './version.ts';
 
-/** A subcommand: parses its own arguments and returns the exit code. */
-export interface Command {
-  summary: string;
-  run(args: string[], io: CommandIo): Promise<number>;
-}
-
-const commands: Record<string, () => Promise<{ command: Command }>> = {
+/** Each command's module by name; `specs/index.ts` holds their tables in the same order. */
+export const COMMAND_LOADERS: Readonly<Record<string, () => Promise<{ command: Command }>>> = {
   worker: () => import('./commands/worker.ts'),
   status: () => import('./commands/status.ts'),
   dlq: () => import('./commands/dlq.ts'),
@@ -27,15 +26,10 @@ const commands: Record<string, () => Promise<{ command: Command }>> = {
   migrate: () => import('./commands/migrate.ts'),
 };
 
-function usage(): string {
-  return [
-    'Usage: postback <command> [options]',
-    '',
-    'Commands:',
-    ...Object.keys(commands).map((name) => `  ${name}`),
-    '',
-    'Run `postback <command> --help` for the options of one command.',
-  ].join('\n');
+/** The overview of every command; the tables are loaded only when it is printed. */
+async function overview(): Promise<string> {
+  const { COMMAND_SPECS } = await import('./specs/index.ts');
+  return renderOverview(COMMAND_SPECS);
 }
 
 /**
@@ -49,12 +43,16 @@ function usage(): string {
 export async function main(argv: string[], io: CommandIo = defaultIo()): Promise<number> {
   const [name, ...rest] = argv;
   if (name === undefined || name === '--help' || name === '-h' || name === 'help') {
-    io.stdout(`${usage()}\n`);
+    io.stdout(await overview());
     return name === undefined ? 2 : 0;
   }
-  const load = commands[name];
+  if (name === '--version') {
+    io.stdout(`${cliVersion()}\n`);
+    return 0;
+  }
+  const load = Object.hasOwn(COMMAND_LOADERS, name) ? COMMAND_LOADERS[name] : undefined;
   if (load === undefined) {
-    io.stderr(`${text`postback: unknown command '${name}'`}\n\n${usage()}\n`);
+    io.stderr(`${text`postback: unknown command '${name}'`}\n\n${await overview()}`);
     return 2;
   }
   const { command } = await load();

@@ -3,28 +3,7 @@
  * `--pg URL` (PostgreSQL) or `--sqs QUEUE_URL` (Amazon SQS). Each backend module is imported only when
  * chosen, so a command never loads a driver it does not use.
  */
-import type { Outbox } from '@postback/core';
-
-/** The backend flags every queue command accepts. */
-export interface BackendFlags {
-  db?: string;
-  pg?: string;
-  sqs?: string;
-  /** `false`: open only an outbox that exists and is current; never create or migrate (reading commands). */
-  create?: boolean;
-}
-
-/** An opened backend: the outbox, plus whatever the worker needs to wake up early (LISTEN/NOTIFY). */
-export interface OpenedBackend {
-  outbox: Outbox;
-  /** Human-readable name for messages (never contains credentials). */
-  describe: string;
-  /**
-   * Wakes the worker early when jobs arrive (Postgres LISTEN/NOTIFY): pass as the Dispatcher's `wake`
-   * option. Returns the unsubscribe function. Absent for backends that only poll.
-   */
-  wake?: (wakeUp: () => void) => () => void;
-}
+import { BackendFlagError, type BackendFlags, type OpenedBackend } from './backend.ts';
 
 /**
  * The oldest Node.js that every postback package supports, as every package.json's `engines` states it:
@@ -64,11 +43,6 @@ function explainMissingBuiltin(error: unknown, backend: string): unknown {
       `this is Node.js ${process.versions.node}. Upgrade Node.js`,
     { cause: error },
   );
-}
-
-/** Thrown when no or more than one backend flag is given. */
-export class BackendFlagError extends Error {
-  override name = 'BackendFlagError';
 }
 
 /**

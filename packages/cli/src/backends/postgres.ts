@@ -11,7 +11,7 @@ import {
   LATEST_SCHEMA_VERSION,
   schemaVersion,
 } from '@postback/postgres';
-import type { OpenedBackend } from './index.ts';
+import type { OpenedBackend } from './backend.ts';
 
 /**
  * A connection URL as it may be printed: user, host, port and database, never the password or the

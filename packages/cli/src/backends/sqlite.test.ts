@@ -7,7 +7,7 @@ import { DatabaseFileError } from '@postback/sqlite';
 import { afterEach, describe, expect, it } from 'vitest';
 import { captureIo } from '../../test/capture-io.ts';
 import { main } from '../main.ts';
-import { BackendFlagError } from './index.ts';
+import { BackendFlagError } from './backend.ts';
 import { open } from './sqlite.ts';
 
 let dir: string | undefined;

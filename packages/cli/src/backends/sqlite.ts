@@ -17,7 +17,7 @@ import {
   DEFAULT_SYNCHRONOUS,
   type SqliteOutboxOptions,
 } from '@postback/sqlite';
-import { BackendFlagError, type OpenedBackend } from './index.ts';
+import { BackendFlagError, type OpenedBackend } from './backend.ts';
 
 const ENV_OF: Record<string, string> = {
   synchronous: 'POSTBACK_SQLITE_SYNCHRONOUS',

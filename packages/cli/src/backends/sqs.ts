@@ -7,7 +7,7 @@
  * prints the start-up warnings (retention, redrive policy) to stderr.
  */
 import { createSqsOutbox } from '@postback/sqs';
-import type { OpenedBackend } from './index.ts';
+import type { OpenedBackend } from './backend.ts';
 
 /** The queue's name from its URL, for messages (a queue URL holds no secret, but the name is enough). */
 function queueName(url: string): string {

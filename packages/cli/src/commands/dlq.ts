@@ -4,51 +4,19 @@
  * `expired` instead — nothing is ever sent late), or purges them.
  */
 import type { Job, Outbox } from '@postback/core';
-import {
-  BACKEND_OPTIONS,
-  backendFlags,
-  EXIT,
-  HELP_OPTION,
-  parseFlags,
-  positiveInt,
-  runGuarded,
-  UsageError,
-} from '../args.ts';
+import { backendFlags, EXIT, UsageError } from '../args.ts';
+import { type Command, defineCommand } from '../command.ts';
 import { type CommandContext, defaultContext, openFromFlags } from '../context.ts';
+import type { ParsedCommand } from '../flags.ts';
 import { iso, jobLine, jobView, jsonText, text } from '../format.ts';
 import type { CommandIo } from '../io.ts';
-import type { Command } from '../main.ts';
 import { createProgress } from '../progress.ts';
-
-const HELP = `Usage:
-  postback dlq list   (--db FILE | --pg URL | --sqs URL) [--limit N] [--after ID] [--json]
-  postback dlq replay (--db FILE | --pg URL | --sqs URL) (--id ID ... | --all) [--json]
-  postback dlq purge  (--db FILE | --pg URL | --sqs URL) (--id ID ... | --all) [--json]
-
-list     dead jobs with their reasons, oldest first (--limit default 50; --after continues a page)
-replay   put dead jobs back to pending, due now, attempts reset; a job past its deadline becomes
-         expired instead (never sent late) and is listed as such, as is a dead confirmation cancelled
-         because its order was refunded. Shows a progress bar on a terminal.
-purge    delete dead jobs
-
---id may be given several times. Exit codes: 0 ok, 1 some --id was not a dead job, 2 usage error,
-3 backend unreachable.
-`;
+import { DEFAULT_DLQ_LIMIT, dlqSpec } from '../specs/dlq.ts';
 
 /** Page size of `replay --all`: small enough to show progress, large enough to be quick. */
 const REPLAY_PAGE = 200;
 
-const OPTIONS = {
-  ...BACKEND_OPTIONS,
-  ...HELP_OPTION,
-  json: { type: 'boolean' },
-  limit: { type: 'string' },
-  after: { type: 'string' },
-  id: { type: 'string', multiple: true },
-  all: { type: 'boolean' },
-} as const;
-
-type Values = ReturnType<typeof parseFlags<typeof OPTIONS>>['values'];
+type Values = ParsedCommand<typeof dlqSpec.flags>['values'];
 
 function selection(values: Values): { ids: string[] } | { all: true } {
   const ids = values.id ?? [];
@@ -72,7 +40,7 @@ async function deadIds(
 }
 
 async function list(outbox: Outbox, values: Values, io: CommandIo): Promise<number> {
-  const limit = positiveInt('--limit', values.limit, 50);
+  const limit = values.limit ?? DEFAULT_DLQ_LIMIT;
   // One more than asked tells whether another page follows without a count query.
   const page = await outbox.listDead({
     limit: limit + 1,
@@ -214,38 +182,29 @@ async function purge(outbox: Outbox, values: Values, io: CommandIo): Promise<num
  * ```
  */
 export function createDlqCommand(ctx: CommandContext = defaultContext): Command {
-  return {
-    summary: 'List, replay or purge dead jobs',
-    run: (args, io) =>
-      runGuarded('dlq', io, async () => {
-        const { values, positionals } = parseFlags(args, OPTIONS, true);
-        if (values.help) {
-          io.stdout(HELP);
-          return EXIT.ok;
-        }
-        const [action, ...extra] = positionals;
-        if (action !== 'list' && action !== 'replay' && action !== 'purge') {
-          throw new UsageError(
-            action === undefined ? 'give an action: list, replay or purge' : `unknown action '${action}'`,
-          );
-        }
-        if (extra.length > 0) throw new UsageError(`unexpected argument '${extra[0]}'`);
-        if (action === 'list' && (values.id !== undefined || values.all))
-          throw new UsageError('list takes no --id or --all');
-        if (action !== 'list' && (values.limit !== undefined || values.after !== undefined)) {
-          throw new UsageError(`${action} takes no --limit or --after`);
-        }
-        if (action !== 'list') selection(values);
-        const backend = await openFromFlags(ctx, backendFlags(values), io.env, { mustExist: true });
-        try {
-          if (action === 'list') return await list(backend.outbox, values, io);
-          if (action === 'replay') return await replay(backend.outbox, values, io, ctx.now);
-          return await purge(backend.outbox, values, io);
-        } finally {
-          await backend.outbox.close();
-        }
-      }),
-  };
+  return defineCommand(dlqSpec, async ({ values, positionals }, io) => {
+    const [action, ...extra] = positionals;
+    if (action !== 'list' && action !== 'replay' && action !== 'purge') {
+      throw new UsageError(
+        action === undefined ? 'give an action: list, replay or purge' : `unknown action '${action}'`,
+      );
+    }
+    if (extra.length > 0) throw new UsageError(`unexpected argument '${extra[0]}'`);
+    if (action === 'list' && (values.id !== undefined || values.all))
+      throw new UsageError('list takes no --id or --all');
+    if (action !== 'list' && (values.limit !== undefined || values.after !== undefined)) {
+      throw new UsageError(`${action} takes no --limit or --after`);
+    }
+    if (action !== 'list') selection(values);
+    const backend = await openFromFlags(ctx, backendFlags(values), io.env, { mustExist: true });
+    try {
+      if (action === 'list') return await list(backend.outbox, values, io);
+      if (action === 'replay') return await replay(backend.outbox, values, io, ctx.now);
+      return await purge(backend.outbox, values, io);
+    } finally {
+      await backend.outbox.close();
+    }
+  });
 }
 
 export const command: Command = createDlqCommand();

@@ -6,19 +6,10 @@
 import { existsSync } from 'node:fs';
 import type { Readable } from 'node:stream';
 import type { Outbox } from '@postback/core';
-import {
-  BACKEND_OPTIONS,
-  backendFlags,
-  EXIT,
-  HELP_OPTION,
-  parseFlags,
-  runGuarded,
-  UsageError,
-  validationProblem,
-} from '../args.ts';
+import { backendFlags, EXIT, UsageError, validationProblem } from '../args.ts';
+import { type Command, defineCommand } from '../command.ts';
 import { type CommandContext, defaultContext, openFromFlags } from '../context.ts';
 import { jsonText, text } from '../format.ts';
-import type { Command } from '../main.ts';
 import {
   type JobLine,
   type LineError,
@@ -27,23 +18,8 @@ import {
   readLines,
   TOO_LONG,
 } from '../ndjson.ts';
+import { enqueueSpec, MAX_REPORTED_ERRORS } from '../specs/enqueue.ts';
 
-const HELP = `Usage: postback enqueue (--db FILE | --pg URL | --sqs URL) --from FILE|- [--json]
-
-Enqueues jobs from a file of JSON lines ('-' reads stdin), one object per line:
-  {"kind":"confirm","click_token":"...","order_id":"...","value_micros":1990000,"clicked_at":"2026-01-02T03:04:05Z"}
-  {"kind":"refund","order_id":"...","campaign_id":"cmp_..."}        (campaign_id optional)
-clicked_at is ISO 8601 with a zone, or epoch milliseconds. Blank lines are ignored.
-
-Each bad line is reported on stderr as 'line N: FIELD: reason' and skipped; the rest are enqueued.
---json prints one summary object instead (the first ${100} errors in "errors").
-
-Exit codes: 0 all lines enqueued (or already there), 1 some line was bad, 2 usage error or missing file,
-3 backend unreachable.
-`;
-
-/** How many errors the JSON summary keeps (text mode streams every one to stderr). */
-export const MAX_REPORTED_ERRORS = 100;
 /** How many enqueues may be awaited at once: lets a group-committing store batch writes. */
 const WINDOW = 512;
 
@@ -87,105 +63,89 @@ export function createEnqueueCommand(
   ctx: CommandContext = defaultContext,
   stdin: Readable = process.stdin,
 ): Command {
-  return {
-    summary: 'Enqueue many jobs from a JSON-lines file or stdin',
-    run: (args, io) =>
-      runGuarded('enqueue', io, async () => {
-        const { values } = parseFlags(args, {
-          ...BACKEND_OPTIONS,
-          ...HELP_OPTION,
-          json: { type: 'boolean' },
-          from: { type: 'string' },
-        });
-        if (values.help) {
-          io.stdout(HELP);
-          return EXIT.ok;
+  return defineCommand(enqueueSpec, async ({ values }, io) => {
+    const from = values.from;
+    if (from !== '-' && !existsSync(from)) throw new UsageError(`--from: no such file: ${from}`);
+    const backend = await openFromFlags(ctx, backendFlags(values), io.env);
+    const summary: EnqueueSummary = {
+      lines: 0,
+      confirms: { created: 0, existing: 0 },
+      refunds: { enqueued: 0, duplicate: 0, cancelled: 0, 'not-charged': 0, updated: 0 },
+      invalid: 0,
+      errors: [],
+    };
+    const report = (line: number, error: LineError) => {
+      summary.invalid += 1;
+      if (summary.errors.length < MAX_REPORTED_ERRORS) summary.errors.push({ line, ...error });
+      if (!values.json)
+        io.stderr(
+          `line ${line}: ${error.field === null ? '' : text`${error.field}: `}${text`${error.message}`}\n`,
+        );
+    };
+    // In-flight enqueues by order id: a second line for the same order waits for the first, so a
+    // refund never races ahead of the confirmation it reverses.
+    const inflight = new Map<string, Promise<void>>();
+    // A store failure (not a bad line) stops the run; kept here rather than thrown from the promise,
+    // which nobody awaits until the window settles.
+    let fatal: Error | null = null;
+    const settle = async () => {
+      await Promise.all(inflight.values());
+      inflight.clear();
+      if (fatal !== null) throw fatal;
+    };
+    try {
+      let lineNo = 0;
+      for await (const text of readLines(from, stdin)) {
+        lineNo += 1;
+        if (text === TOO_LONG) {
+          summary.lines += 1;
+          report(lineNo, { field: null, message: `line longer than ${MAX_LINE_LENGTH} characters` });
+          continue;
         }
-        const from = values.from;
-        if (from === undefined) throw new UsageError('--from FILE (or - for stdin) is required');
-        if (from !== '-' && !existsSync(from)) throw new UsageError(`--from: no such file: ${from}`);
-        const backend = await openFromFlags(ctx, backendFlags(values), io.env);
-        const summary: EnqueueSummary = {
-          lines: 0,
-          confirms: { created: 0, existing: 0 },
-          refunds: { enqueued: 0, duplicate: 0, cancelled: 0, 'not-charged': 0, updated: 0 },
-          invalid: 0,
-          errors: [],
-        };
-        const report = (line: number, error: LineError) => {
-          summary.invalid += 1;
-          if (summary.errors.length < MAX_REPORTED_ERRORS) summary.errors.push({ line, ...error });
-          if (!values.json)
-            io.stderr(
-              `line ${line}: ${error.field === null ? '' : text`${error.field}: `}${text`${error.message}`}\n`,
-            );
-        };
-        // In-flight enqueues by order id: a second line for the same order waits for the first, so a
-        // refund never races ahead of the confirmation it reverses.
-        const inflight = new Map<string, Promise<void>>();
-        // A store failure (not a bad line) stops the run; kept here rather than thrown from the promise,
-        // which nobody awaits until the window settles.
-        let fatal: Error | null = null;
-        const settle = async () => {
-          await Promise.all(inflight.values());
-          inflight.clear();
-          if (fatal !== null) throw fatal;
-        };
-        try {
-          let lineNo = 0;
-          for await (const text of readLines(from, stdin)) {
-            lineNo += 1;
-            if (text === TOO_LONG) {
-              summary.lines += 1;
-              report(lineNo, { field: null, message: `line longer than ${MAX_LINE_LENGTH} characters` });
-              continue;
+        const parsed = parseJobLine(text);
+        if (parsed.ok === 'skip') continue;
+        summary.lines += 1;
+        if (parsed.ok === false) {
+          report(lineNo, parsed.error);
+          continue;
+        }
+        const job = parsed.job;
+        if (inflight.size >= WINDOW || inflight.has(job.input.orderId)) await settle();
+        const at = lineNo;
+        inflight.set(
+          job.input.orderId,
+          enqueueOne(backend.outbox, job, summary).catch((error: unknown) => {
+            const problem = validationProblem(error);
+            if (problem === null) {
+              fatal ??= new Error(`line ${at}: ${error instanceof Error ? error.message : String(error)}`, {
+                cause: error,
+              });
+              return;
             }
-            const parsed = parseJobLine(text);
-            if (parsed.ok === 'skip') continue;
-            summary.lines += 1;
-            if (parsed.ok === false) {
-              report(lineNo, parsed.error);
-              continue;
-            }
-            const job = parsed.job;
-            if (inflight.size >= WINDOW || inflight.has(job.input.orderId)) await settle();
-            const at = lineNo;
-            inflight.set(
-              job.input.orderId,
-              enqueueOne(backend.outbox, job, summary).catch((error: unknown) => {
-                const problem = validationProblem(error);
-                if (problem === null) {
-                  fatal ??= new Error(
-                    `line ${at}: ${error instanceof Error ? error.message : String(error)}`,
-                    { cause: error },
-                  );
-                  return;
-                }
-                report(at, {
-                  field: NDJSON_FIELD_OF[problem.field] ?? problem.field,
-                  message: problem.reason,
-                });
-              }),
-            );
-          }
-          await settle();
-        } finally {
-          await Promise.allSettled(inflight.values());
-          await backend.outbox.close();
-        }
-        if (values.json) {
-          io.stdout(`${jsonText(summary)}\n`);
-        } else {
-          const r = summary.refunds;
-          io.stdout(
-            `${summary.lines} line(s): confirms ${summary.confirms.created} created, ${summary.confirms.existing} already there; ` +
-              `refunds ${r.enqueued} enqueued, ${r.duplicate} already there, ${r.cancelled} cancelled unsent, ${r['not-charged']} not charged, ${r.updated} given a campaign; ` +
-              `${summary.invalid} invalid\n`,
-          );
-        }
-        return summary.invalid > 0 ? EXIT.failed : EXIT.ok;
-      }),
-  };
+            report(at, {
+              field: NDJSON_FIELD_OF[problem.field] ?? problem.field,
+              message: problem.reason,
+            });
+          }),
+        );
+      }
+      await settle();
+    } finally {
+      await Promise.allSettled(inflight.values());
+      await backend.outbox.close();
+    }
+    if (values.json) {
+      io.stdout(`${jsonText(summary)}\n`);
+    } else {
+      const r = summary.refunds;
+      io.stdout(
+        `${summary.lines} line(s): confirms ${summary.confirms.created} created, ${summary.confirms.existing} already there; ` +
+          `refunds ${r.enqueued} enqueued, ${r.duplicate} already there, ${r.cancelled} cancelled unsent, ${r['not-charged']} not charged, ${r.updated} given a campaign; ` +
+          `${summary.invalid} invalid\n`,
+      );
+    }
+    return summary.invalid > 0 ? EXIT.failed : EXIT.ok;
+  });
 }
 
 export const command: Command = createEnqueueCommand();

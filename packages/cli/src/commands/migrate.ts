@@ -4,27 +4,12 @@
  * writes the SQL instead, for apps whose own migration tool takes SQL files.
  */
 import { OptionsError } from '@postback/core';
-import { createPostgresOutbox, migrate, migrationScript } from '@postback/postgres';
-import { EXIT, HELP_OPTION, parseFlags, runGuarded, UnreachableError, UsageError } from '../args.ts';
-import { describePgUrl, schemaFromEnv } from '../backends/postgres.ts';
+import { createPostgresOutbox, DEFAULT_SCHEMA, migrate, migrationScript } from '@postback/postgres';
+import { EXIT, UnreachableError, UsageError } from '../args.ts';
+import { describePgUrl } from '../backends/postgres.ts';
+import { type Command, defineCommand } from '../command.ts';
 import { text } from '../format.ts';
-import type { Command } from '../main.ts';
-
-const HELP = `Usage: postback migrate --pg URL [--schema NAME]
-       postback migrate --print [--schema NAME]
-
-Creates or upgrades postback's tables (jobs, clicks) in a PostgreSQL schema. Safe to run again and
-from several processes at once.
-
-Options:
-  --pg URL         PostgreSQL connection URL (postgres://user:password@host:5432/db)
-  --schema NAME    schema to use (default: $POSTBACK_PG_SCHEMA, else postback); lowercase letters,
-                   digits and _, at most 48 characters
-  --print          print the migration SQL instead of running it (for SQL-file migration tools)
-  -h, --help       show this help
-
-Exit codes: 0 ok, 1 migration failed, 2 usage error, 3 cannot connect to the database.
-`;
+import { migrateSpec } from '../specs/migrate.ts';
 
 // SQLSTATE classes and socket errors that mean "could not reach or log in to the database".
 const UNREACHABLE_CODES = new Set([
@@ -58,59 +43,45 @@ function isUnreachable(error: unknown): boolean {
  * ```
  */
 export function createMigrateCommand(): Command {
-  return {
-    summary: 'Create or upgrade the PostgreSQL tables of postback',
-    run: (args, io) =>
-      runGuarded('migrate', io, async () => {
-        const { values } = parseFlags(args, {
-          ...HELP_OPTION,
-          pg: { type: 'string' },
-          schema: { type: 'string' },
-          print: { type: 'boolean' },
-        });
-        if (values.help) {
-          io.stdout(HELP);
-          return EXIT.ok;
-        }
-        const schema = values.schema ?? schemaFromEnv(io.env);
-        if (values.print) {
-          if (values.pg !== undefined) throw new UsageError('give either --pg URL or --print, not both');
-          io.stdout(`${usageSafe(() => migrationScript(schema))}\n`);
-          return EXIT.ok;
-        }
-        if (values.pg === undefined || values.pg === '') throw new UsageError('--pg URL is required');
-        const url = values.pg;
-        const where = describePgUrl(url);
-        // Check the name before connecting, so a typo is a usage error, not a connection attempt.
-        usageSafe(() => migrationScript(schema));
-        // The outbox's own pool (one connection): the CLI needs no driver of its own.
-        const { pool } = createPostgresOutbox({ connectionString: url, schema, poolSize: 1 });
-        try {
-          await pool.query('SELECT 1');
-        } catch (error) {
-          await pool.end().catch(() => {});
-          const reason = (error as Error).message;
-          throw new UnreachableError(`cannot connect to ${where}: ${reason}`, { cause: error });
-        }
-        try {
-          const { from, to } = await migrate(pool, { schema });
-          io.stdout(
-            from === to
-              ? text`schema ${schema} on ${where} is up to date (version ${to})\n`
-              : text`migrated schema ${schema} on ${where} from version ${from} to ${to}\n`,
-          );
-          return EXIT.ok;
-        } catch (error) {
-          if (isUnreachable(error))
-            throw new UnreachableError(`lost the connection to ${where}: ${(error as Error).message}`);
-          throw new Error(`migration of schema ${schema} on ${where} failed: ${(error as Error).message}`, {
-            cause: error,
-          });
-        } finally {
-          await pool.end().catch(() => {});
-        }
-      }),
-  };
+  return defineCommand(migrateSpec, async ({ values }, io) => {
+    const schema = values.schema ?? DEFAULT_SCHEMA;
+    if (values.print) {
+      if (values.pg !== undefined) throw new UsageError('give either --pg URL or --print, not both');
+      io.stdout(`${usageSafe(() => migrationScript(schema))}\n`);
+      return EXIT.ok;
+    }
+    if (values.pg === undefined || values.pg === '') throw new UsageError('--pg URL is required');
+    const url = values.pg;
+    const where = describePgUrl(url);
+    // Check the name before connecting, so a typo is a usage error, not a connection attempt.
+    usageSafe(() => migrationScript(schema));
+    // The outbox's own pool (one connection): the CLI needs no driver of its own.
+    const { pool } = createPostgresOutbox({ connectionString: url, schema, poolSize: 1 });
+    try {
+      await pool.query('SELECT 1');
+    } catch (error) {
+      await pool.end().catch(() => {});
+      const reason = (error as Error).message;
+      throw new UnreachableError(`cannot connect to ${where}: ${reason}`, { cause: error });
+    }
+    try {
+      const { from, to } = await migrate(pool, { schema });
+      io.stdout(
+        from === to
+          ? text`schema ${schema} on ${where} is up to date (version ${to})\n`
+          : text`migrated schema ${schema} on ${where} from version ${from} to ${to}\n`,
+      );
+      return EXIT.ok;
+    } catch (error) {
+      if (isUnreachable(error))
+        throw new UnreachableError(`lost the connection to ${where}: ${(error as Error).message}`);
+      throw new Error(`migration of schema ${schema} on ${where} failed: ${(error as Error).message}`, {
+        cause: error,
+      });
+    } finally {
+      await pool.end().catch(() => {});
+    }
+  });
 }
 
 /** Runs `make`, turning an invalid schema name into a usage error naming `--schema`. */

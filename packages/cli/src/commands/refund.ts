@@ -3,33 +3,11 @@
  * enqueues a reversal that the worker sends once the confirmation is delivered.
  */
 import type { RefundOutcome } from '@postback/core';
-import {
-  BACKEND_OPTIONS,
-  backendFlags,
-  EXIT,
-  HELP_OPTION,
-  parseFlags,
-  runGuarded,
-  UsageError,
-  validationProblem,
-} from '../args.ts';
+import { backendFlags, EXIT, UsageError, validationProblem } from '../args.ts';
+import { type Command, defineCommand } from '../command.ts';
 import { type CommandContext, defaultContext, openFromFlags } from '../context.ts';
 import { jobView, jsonText, text } from '../format.ts';
-import type { Command } from '../main.ts';
-
-const HELP = `Usage: postback refund (--db FILE | --pg URL | --sqs URL) --order-id O [--campaign-id C] [--json]
-
-Reverses one order: cancels its confirmation if it was not sent yet, otherwise enqueues a reversal.
-
-Options:
-  --order-id O       the order to reverse
-  --campaign-id C    the campaign (cmp_...) to reverse in; not needed when this outbox delivered
-                     the confirmation (its response carries the campaign)
-  --json             print {"outcome": "enqueued"|"duplicate"|"cancelled"|"not-charged"|"updated",
-                     "job": {...}}
-
-Exit codes: 0 done (any outcome), 2 invalid flag or value, 3 backend unreachable.
-`;
+import { refundSpec } from '../specs/refund.ts';
 
 const FLAG_OF_FIELD: Readonly<Record<string, string>> = {
   orderId: '--order-id',
@@ -61,47 +39,31 @@ function describeOutcome(result: RefundOutcome): string {
  * ```
  */
 export function createRefundCommand(ctx: CommandContext = defaultContext): Command {
-  return {
-    summary: 'Reverse one order (cancel or enqueue a reversal)',
-    run: (args, io) =>
-      runGuarded('refund', io, async () => {
-        const { values } = parseFlags(args, {
-          ...BACKEND_OPTIONS,
-          ...HELP_OPTION,
-          json: { type: 'boolean' },
-          'order-id': { type: 'string' },
-          'campaign-id': { type: 'string' },
-        });
-        if (values.help) {
-          io.stdout(HELP);
-          return EXIT.ok;
-        }
-        const orderId = values['order-id'];
-        if (orderId === undefined) throw new UsageError('--order-id is required');
-        const campaignId = values['campaign-id'];
-        const backend = await openFromFlags(ctx, backendFlags(values), io.env);
-        try {
-          let result: RefundOutcome;
-          try {
-            result = await backend.outbox.refund(
-              campaignId === undefined ? { orderId } : { orderId, campaignId },
-            );
-          } catch (error) {
-            const problem = validationProblem(error);
-            if (problem === null) throw error;
-            throw new UsageError(`${FLAG_OF_FIELD[problem.field] ?? problem.field}: ${problem.reason}`);
-          }
-          if (values.json) {
-            io.stdout(`${jsonText({ outcome: result.outcome, job: jobView(result.job) })}\n`);
-          } else {
-            io.stdout(`${describeOutcome(result)}\n`);
-          }
-          return EXIT.ok;
-        } finally {
-          await backend.outbox.close();
-        }
-      }),
-  };
+  return defineCommand(refundSpec, async ({ values }, io) => {
+    const orderId = values['order-id'];
+    const campaignId = values['campaign-id'];
+    const backend = await openFromFlags(ctx, backendFlags(values), io.env);
+    try {
+      let result: RefundOutcome;
+      try {
+        result = await backend.outbox.refund(
+          campaignId === undefined ? { orderId } : { orderId, campaignId },
+        );
+      } catch (error) {
+        const problem = validationProblem(error);
+        if (problem === null) throw error;
+        throw new UsageError(`${FLAG_OF_FIELD[problem.field] ?? problem.field}: ${problem.reason}`);
+      }
+      if (values.json) {
+        io.stdout(`${jsonText({ outcome: result.outcome, job: jobView(result.job) })}\n`);
+      } else {
+        io.stdout(`${describeOutcome(result)}\n`);
+      }
+      return EXIT.ok;
+    } finally {
+      await backend.outbox.close();
+    }
+  });
 }
 
 export const command: Command = createRefundCommand();

@@ -1,0 +1,32 @@
+/**
+ * What every backend module shares with the code that chooses one: the backend flags, what opening one
+ * gives, and the error for a wrong choice of flags. Kept apart from `index.ts`, which loads the backend
+ * modules, so that no backend module imports its loader (no import cycle).
+ */
+import type { Outbox } from '@postback/core';
+
+/** The backend flags every queue command accepts. */
+export interface BackendFlags {
+  db?: string;
+  pg?: string;
+  sqs?: string;
+  /** `false`: open only an outbox that exists and is current; never create or migrate (reading commands). */
+  create?: boolean;
+}
+
+/** An opened backend: the outbox, plus whatever the worker needs to wake up early (LISTEN/NOTIFY). */
+export interface OpenedBackend {
+  outbox: Outbox;
+  /** Human-readable name for messages (never contains credentials). */
+  describe: string;
+  /**
+   * Wakes the worker early when jobs arrive (Postgres LISTEN/NOTIFY): pass as the Dispatcher's `wake`
+   * option. Returns the unsubscribe function. Absent for backends that only poll.
+   */
+  wake?: (wakeUp: () => void) => () => void;
+}
+
+/** Thrown when no or more than one backend flag is given. */
+export class BackendFlagError extends Error {
+  override name = 'BackendFlagError';
+}

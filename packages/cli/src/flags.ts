@@ -1,0 +1,128 @@
+/**
+ * Parses and checks a command's arguments against its table (`spec.ts`): `node:util` `parseArgs` in
+ * strict mode, then each flag in table order — its `env` fallback, choices, integer bounds, default —
+ * then the required flags and variables. Every failure is a {@link UsageError} (exit 2) worded the same
+ * way in every command. `-h, --help` is accepted by every command and stops the checks.
+ */
+import { type ParseArgsOptionsConfig, parseArgs } from 'node:util';
+import { UsageError } from './args.ts';
+import type { CommandSpec, FlagSpec, FlagTable, FlagValues } from './spec.ts';
+
+/** What {@link parseCommand} returns: the checked values, the words that are not flags, and `--help`. */
+export interface ParsedCommand<F extends FlagTable> {
+  values: FlagValues<F>;
+  positionals: string[];
+  /** `--help` was given: nothing else was checked. */
+  help: boolean;
+}
+
+/**
+ * Reads an integer flag value: digits only, a safe integer, inside the flag's bounds.
+ *
+ * @example
+ * ```ts
+ * integerValue('--concurrency', '8', {}); // 8
+ * integerValue('--port', '70000', { min: 0, max: 65_535 }); // throws: --port must be an integer 0..65535, got '70000'
+ * ```
+ */
+export function integerValue(flag: string, value: string, bounds: { min?: number; max?: number }): number {
+  const min = bounds.min ?? 1;
+  const max = bounds.max ?? Number.MAX_SAFE_INTEGER;
+  const n = Number(value);
+  if (!/^\d+$/.test(value) || !Number.isSafeInteger(n) || n < min || n > max) {
+    const what =
+      min === 1 && max === Number.MAX_SAFE_INTEGER ? 'a positive integer' : `an integer ${min}..${max}`;
+    throw new UsageError(`${flag} must be ${what}, got '${value}'`);
+  }
+  return n;
+}
+
+function options(flags: FlagTable): ParseArgsOptionsConfig {
+  const config: ParseArgsOptionsConfig = { help: { type: 'boolean', short: 'h' } };
+  for (const [name, flag] of Object.entries(flags)) {
+    config[name] = {
+      type: flag.type === 'boolean' ? 'boolean' : 'string',
+      ...(flag.multiple ? { multiple: true } : {}),
+      ...(flag.short === undefined ? {} : { short: flag.short }),
+    };
+  }
+  return config;
+}
+
+function orList(words: readonly string[]): string {
+  return words.length < 2 ? (words[0] ?? '') : `${words.slice(0, -1).join(', ')} or ${words.at(-1)}`;
+}
+
+/** The value of one flag after its env fallback, choices, bounds and default. */
+function checked(
+  name: string,
+  flag: FlagSpec,
+  given: unknown,
+  env: Record<string, string | undefined>,
+): unknown {
+  if (flag.type === 'boolean') return given === true;
+  let value = given as string | string[] | undefined;
+  if (value === undefined && flag.env !== undefined) {
+    const fromEnv = env[flag.env];
+    if (fromEnv !== undefined && fromEnv !== '') value = fromEnv;
+  }
+  if (value === undefined) {
+    if (flag.required) {
+      throw new UsageError(
+        flag.env === undefined
+          ? `--${name} is required`
+          : `give --${name}${flag.value === undefined ? '' : ` ${flag.value}`} or set ${flag.env}`,
+      );
+    }
+    return flag.default;
+  }
+  if (typeof value !== 'string') return value;
+  if (flag.choices !== undefined && !flag.choices.includes(value)) {
+    throw new UsageError(`--${name} must be ${orList(flag.choices)}, got '${value}'`);
+  }
+  return flag.type === 'integer' ? integerValue(`--${name}`, value, flag) : value;
+}
+
+/**
+ * Parses `args` against the command's table. Unknown flags, missing values, stray words (unless the
+ * table takes positionals), values outside their choices or bounds, and missing required flags or
+ * variables are {@link UsageError}s.
+ *
+ * @example
+ * ```ts
+ * const { values, help } = parseCommand(statusSpec, ['--db', 'a.db', '--json'], process.env);
+ * values.dead; // 5, the table's default
+ * ```
+ */
+export function parseCommand<F extends FlagTable>(
+  spec: CommandSpec<F>,
+  args: string[],
+  env: Record<string, string | undefined>,
+): ParsedCommand<F> {
+  let parsed: { values: Record<string, unknown>; positionals: string[] };
+  try {
+    parsed = parseArgs({
+      args,
+      options: options(spec.flags),
+      strict: true,
+      allowPositionals: spec.positionals ?? false,
+    });
+  } catch (error) {
+    // parseArgs' own messages name the flag ("Unknown option '--x'"); keep them, drop the stack.
+    throw new UsageError(
+      error instanceof Error ? (error.message.split('. To specify')[0] ?? error.message) : String(error),
+    );
+  }
+  if (parsed.values.help === true) {
+    return { values: {} as FlagValues<F>, positionals: parsed.positionals, help: true };
+  }
+  const values: Record<string, unknown> = {};
+  for (const [name, flag] of Object.entries(spec.flags))
+    values[name] = checked(name, flag, parsed.values[name], env);
+  for (const variable of spec.env ?? []) {
+    const value = env[variable.name];
+    if (variable.required && (value === undefined || value.trim() === ''))
+      throw new UsageError(`set ${variable.name} to ${variable.help}`);
+  }
+  return { values: values as FlagValues<F>, positionals: parsed.positionals, help: false };
+}

@@ -1,0 +1,78 @@
+/**
+ * Renders `--help` from a command's table (`spec.ts`), and the overview `postback --help` prints from
+ * every table's summary. Nothing here is written by hand per command, so the help cannot drift from the
+ * flags the parser accepts.
+ */
+import type { CommandSpec, FlagSpec } from './spec.ts';
+
+/** Two columns: names padded to the widest, continuation lines of the text indented to match. */
+function columns(rows: ReadonlyArray<readonly [string, string]>): string[] {
+  const width = Math.max(...rows.map(([left]) => left.length)) + 2;
+  return rows.flatMap(([left, right]) =>
+    right.split('\n').map((line, i) => `  ${(i === 0 ? left : '').padEnd(width)}${line}`.trimEnd()),
+  );
+}
+
+function flagText(flag: FlagSpec): string {
+  const notes: string[] = [];
+  if (flag.required) notes.push('required');
+  if (flag.default !== undefined) notes.push(`default ${flag.default}`);
+  if (flag.multiple) notes.push('repeatable');
+  return notes.length === 0 ? flag.help : `${flag.help} (${notes.join('; ')})`;
+}
+
+/**
+ * The `--help` text of one command: usage, description, environment, options, exit codes.
+ *
+ * @example
+ * ```ts
+ * io.stdout(renderHelp(statusSpec)); // "Usage: postback status (--db FILE | --pg URL | --sqs URL) ..."
+ * ```
+ */
+export function renderHelp(spec: CommandSpec): string {
+  const [first, ...more] = spec.usage;
+  const lines = [`Usage: ${first ?? `postback ${spec.name}`}`, ...more.map((line) => `       ${line}`)];
+  lines.push('', spec.description);
+  // Required variables first, then the flags' fallbacks, then the rest.
+  const vars = spec.env ?? [];
+  const env: Array<[string, string]> = vars
+    .filter((v) => v.required)
+    .map((v) => [v.name, `${v.help} (required)`]);
+  for (const [name, flag] of Object.entries(spec.flags))
+    if (flag.env !== undefined) env.push([flag.env, `--${name} when the flag is not given`]);
+  for (const v of vars) if (!v.required) env.push([v.name, v.help]);
+  if (env.length > 0) lines.push('', 'Environment:', ...columns(env));
+  const flags: Array<[string, string]> = Object.entries(spec.flags).map(([name, flag]) => [
+    `${flag.short === undefined ? '' : `-${flag.short}, `}--${name}${flag.value === undefined ? '' : ` ${flag.value}`}`,
+    flagText(flag),
+  ]);
+  flags.push(['-h, --help', 'show this help']);
+  lines.push('', 'Options:', ...columns(flags), '', `Exit codes: ${spec.exitCodes}`);
+  return `${lines.join('\n')}\n`;
+}
+
+/**
+ * What `postback --help` prints: every command with its summary.
+ *
+ * @example
+ * ```ts
+ * io.stdout(renderOverview(COMMAND_SPECS));
+ * ```
+ */
+export function renderOverview(specs: readonly CommandSpec[]): string {
+  return [
+    'Usage: postback <command> [options]',
+    '',
+    'Commands:',
+    ...columns(specs.map((spec) => [spec.name, spec.summary])),
+    '',
+    'Options:',
+    ...columns([
+      ['-h, --help', 'show this help'],
+      ['--version', 'print the version of postback'],
+    ]),
+    '',
+    'Run `postback <command> --help` for the options of one command.',
+    '',
+  ].join('\n');
+}

@@ -1,0 +1,25 @@
+/**
+ * Every command's table, in the order `postback --help` lists them. Loading this loads no command and
+ * no database driver.
+ */
+import type { CommandSpec } from '../spec.ts';
+import { confirmSpec } from './confirm.ts';
+import { dlqSpec } from './dlq.ts';
+import { enqueueSpec } from './enqueue.ts';
+import { migrateSpec } from './migrate.ts';
+import { refundSpec } from './refund.ts';
+import { sandboxSpec } from './sandbox.ts';
+import { statusSpec } from './status.ts';
+import { workerSpec } from './worker.ts';
+
+/** The tables of all commands. */
+export const COMMAND_SPECS: readonly CommandSpec[] = [
+  workerSpec,
+  statusSpec,
+  dlqSpec,
+  confirmSpec,
+  refundSpec,
+  enqueueSpec,
+  sandboxSpec,
+  migrateSpec,
+];
