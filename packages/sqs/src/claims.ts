@@ -5,7 +5,7 @@
  * too long for its lease to be renewed in time.
  */
 import { type ClaimOptions, type EpochMs, type Job, releaseJob } from '@postback/core';
-import { forget, type SqsOutboxContext } from './outbox-context.ts';
+import { assertOpen, forget, type SqsOutboxContext } from './outbox-context.ts';
 import { MAX_PARALLEL_RECEIVES, receiveJobs } from './receive.ts';
 import { changeVisibility } from './sqs-calls.ts';
 
@@ -109,7 +109,8 @@ export function createClaims(context: SqsOutboxContext): Claims {
 
   return {
     async claim({ now: at, limit, leaseMs }) {
-      if (context.closed || limit <= 0) return [];
+      assertOpen(context);
+      if (limit <= 0) return [];
       if (refilling !== null) await refilling;
       const jobs = await takeFromBuffer(at, limit, leaseMs);
       let wait = options.waitTimeSeconds;

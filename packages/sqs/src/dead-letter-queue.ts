@@ -11,6 +11,7 @@ import { SqsUnsupportedError } from './errors.ts';
 import { encodeJobBody, messageGroupIdOf } from './message-codec.ts';
 import { maybeAppliedAtOf, recordOf } from './order-ledger.ts';
 import {
+  assertOpen,
   jobAttributes,
   messageFor,
   requireDeadLetterQueue,
@@ -141,6 +142,7 @@ export function deadLetterMethods(context: SqsOutboxContext): DeadLetterMethods 
 
   return {
     async get(id) {
+      assertOpen(context);
       // SQS cannot look into a queue by id; the dead-letter queue can be scanned, which is what operators
       // need (`dlq replay --id`). A job that is not there reads as null, wherever else it may be.
       if (context.dlqUrl === undefined)
@@ -157,6 +159,7 @@ export function deadLetterMethods(context: SqsOutboxContext): DeadLetterMethods 
     },
 
     async listDead(listOptions = {}) {
+      assertOpen(context);
       const { url, letters } = await scanDeadLetters(context);
       try {
         const dead = letters
@@ -171,6 +174,7 @@ export function deadLetterMethods(context: SqsOutboxContext): DeadLetterMethods 
     },
 
     async replay(target, at) {
+      assertOpen(context);
       const { url, letters } = await scanDeadLetters(context);
       const wanted = 'ids' in target ? new Set(target.ids) : null;
       const untouched: DeadLetter[] = [];
@@ -191,6 +195,7 @@ export function deadLetterMethods(context: SqsOutboxContext): DeadLetterMethods 
     },
 
     async purgeDead(purgeOptions = {}) {
+      assertOpen(context);
       const { url, letters } = await scanDeadLetters(context);
       const wanted = purgeOptions.ids === undefined ? null : new Set(purgeOptions.ids);
       const doomed = letters.filter(

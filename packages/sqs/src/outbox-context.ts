@@ -4,7 +4,7 @@
  * builds it once; the receive, prefetch, refund and dead-letter modules take it as their first argument.
  */
 import { ChangeMessageVisibilityCommand, type MessageAttributeValue, SQSClient } from '@aws-sdk/client-sqs';
-import { type EpochMs, type Job, resolvePolicy, type WindowPolicy } from '@postback/core';
+import { type EpochMs, type Job, OutboxClosedError, resolvePolicy, type WindowPolicy } from '@postback/core';
 import { SqsOutboxError } from './errors.ts';
 import {
   DEADLINE_ATTRIBUTE,
@@ -65,6 +65,18 @@ export function createSqsOutboxContext(input: SqsOutboxOptions): SqsOutboxContex
     receivedAt: new Map(),
     closed: false,
   };
+}
+
+/**
+ * Throws core's `OutboxClosedError` once `close()` was called: every Outbox method checks it first.
+ *
+ * @example
+ * ```ts
+ * assertOpen(context); // OutboxClosedError: the SQS outbox on https://sqs…/postback.fifo is closed
+ * ```
+ */
+export function assertOpen(context: SqsOutboxContext): void {
+  if (context.closed) throw new OutboxClosedError(`the SQS outbox on ${context.queueUrl}`);
 }
 
 /** The message attributes of a job, for people reading the console (the body holds the whole job). */

@@ -41,6 +41,7 @@ import { encodeJobBody } from './message-codec.ts';
 import { createMicroBatcher } from './micro-batcher.ts';
 import type { SqsOutboxOptions } from './options.ts';
 import {
+  assertOpen,
   changeOne,
   createSqsOutboxContext,
   forget,
@@ -128,15 +129,25 @@ export function createSqsOutbox(input: SqsOutboxOptions): SqsOutbox {
     fifo,
     ...deadLetterMethods(context),
 
-    confirm: (confirmInput) => confirmOnSqs(context, confirmInput),
+    async confirm(confirmInput) {
+      assertOpen(context);
+      return confirmOnSqs(context, confirmInput);
+    },
 
-    confirmMany: (inputs) => confirmManyOnSqs(context, inputs),
+    async confirmMany(inputs) {
+      assertOpen(context);
+      return confirmManyOnSqs(context, inputs);
+    },
 
-    refund: (refundInput) => refundOnSqs(context, refundInput),
+    async refund(refundInput) {
+      assertOpen(context);
+      return refundOnSqs(context, refundInput);
+    },
 
     claim: (claimOptions) => claims.claim(claimOptions),
 
     async complete(job, result) {
+      assertOpen(context);
       if (job.lease === null) return false;
       // Recorded before the delete: the refund behind this confirm becomes receivable only after it.
       await ledger?.put(completeJob(job, result));
@@ -148,6 +159,7 @@ export function createSqsOutbox(input: SqsOutboxOptions): SqsOutbox {
     },
 
     async retry(job, result) {
+      assertOpen(context);
       // Recorded while this worker still holds the message, before it can become visible again: the next
       // receive finds this outcome (and `maybeAppliedAt`, if the attempt may have been applied). `attempts`
       // stays the receive count: SQS gives no attempt back, and the record must explain this receive.
@@ -165,6 +177,7 @@ export function createSqsOutbox(input: SqsOutboxOptions): SqsOutbox {
     },
 
     async fail(job, result) {
+      assertOpen(context);
       requireDeadLetterQueue(context, 'fail()');
       if (job.lease === null) return false;
       // Make sure we still hold the message (and keep holding it while we copy it) before copying it.
@@ -194,9 +207,13 @@ export function createSqsOutbox(input: SqsOutboxOptions): SqsOutbox {
       return outcome === 'ok';
     },
 
-    release: (jobs, at) => releaseJobs(context, jobs, at),
+    async release(jobs, at) {
+      assertOpen(context);
+      return releaseJobs(context, jobs, at);
+    },
 
     async extendLease(job, { now: at, leaseMs }) {
+      assertOpen(context);
       const extended = await changeOne(
         context,
         job,
@@ -209,6 +226,7 @@ export function createSqsOutbox(input: SqsOutboxOptions): SqsOutbox {
     },
 
     async getByOrder(orderId) {
+      assertOpen(context);
       if (ledger === undefined)
         throw new SqsUnsupportedError(
           'getByOrder()',
@@ -219,6 +237,7 @@ export function createSqsOutbox(input: SqsOutboxOptions): SqsOutbox {
     },
 
     async stats(): Promise<OutboxStats> {
+      assertOpen(context);
       const names = [
         'ApproximateNumberOfMessages',
         'ApproximateNumberOfMessagesNotVisible',
@@ -248,6 +267,7 @@ export function createSqsOutbox(input: SqsOutboxOptions): SqsOutbox {
     },
 
     async checkQueues() {
+      assertOpen(context);
       const warnings = await checkQueueAttributes(client, {
         queueUrl,
         deadLetterQueueUrl: dlqUrl,
@@ -260,6 +280,7 @@ export function createSqsOutbox(input: SqsOutboxOptions): SqsOutbox {
     },
 
     interruptClaims() {
+      // Harmless after close(): a stopping worker may call it once the outbox is closed.
       claims.interrupt();
     },
 
