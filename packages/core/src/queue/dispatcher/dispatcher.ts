@@ -98,7 +98,7 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
   const waits = createWakeUps(sleep);
   const leases = createLeaseKeeper({ ...o, emit, held });
   const recorder = createRecorder({ ...o, emit, machine });
-  const batch = createRecordBatch(() => !machine.stopping() && loop !== null);
+  const batch = createRecordBatch(o.recordDelayMs, () => !machine.stopping() && loop !== null);
   const send = createSender({ ...o, onRequest: leases.startTimeoutSweep });
 
   /** Lets go of a held job; with nothing held, the heart-beat and the sweep stop. */

@@ -89,6 +89,14 @@ export const DEFAULT_QUICK_RETRIES = Object.freeze({ retries: 2, minTimeoutMs: 1
  */
 export const DEFAULT_AUTH_PAUSE_MS = 60_000;
 /**
+ * Longest a finished send waits for its outcome to be recorded together with others (the outcomes go to
+ * the outbox in the same turn as the run loop's next claim, so a store with group commit pays one
+ * transaction for all): short next to any lease, long enough to gather the responses of a busy stream.
+ * `runOnce`, `drain` and `stop()` record at once.
+ * @defaultValue 5
+ */
+export const DEFAULT_RECORD_DELAY_MS = 5;
+/**
  * How long `stop()` waits for in-flight sends before releasing their jobs.
  * @defaultValue 10_000
  */
@@ -181,6 +189,8 @@ export const dispatcherOptionsSchema = z.strictObject({
   windowClosedPattern: z.instanceof(RegExp).default(DEFAULT_WINDOW_CLOSED_PATTERN),
   /** @defaultValue {@link DEFAULT_AUTH_PAUSE_MS} */
   authPauseMs: positiveMs().default(DEFAULT_AUTH_PAUSE_MS),
+  /** @defaultValue {@link DEFAULT_RECORD_DELAY_MS} */
+  recordDelayMs: ms().default(DEFAULT_RECORD_DELAY_MS),
   /** Clock. @defaultValue `Date.now` */
   now: z.custom<() => EpochMs>(isFunction, 'must be a function returning epoch ms').default(() => Date.now),
   /** Random source in [0, 1) for backoff jitter. @defaultValue `Math.random` */

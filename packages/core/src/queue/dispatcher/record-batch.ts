@@ -1,16 +1,10 @@
 /**
- * Outcomes are recorded together: while the run loop runs, a finished send waits (at most the record
- * delay) until the loop claims again, no send is left in flight, or `stop()`; then every waiting outcome
+ * Outcomes are recorded together: while the run loop runs, a finished send waits (at most `recordDelayMs`)
+ * until the loop claims again, no send is left in flight, or `stop()`; then every waiting outcome
  * is handed to the outbox in the same turn as that claim, so a store with group commit records a whole
  * batch of outcomes and the next claim in one transaction (one fsync) instead of one per turn in which a
  * response arrived.
  */
-
-/**
- * Longest a finished send waits for its outcome to be recorded together with others: short next to any
- * lease, long enough to gather the responses of a busy stream into one commit.
- */
-const RECORD_DELAY_MS = 5;
 
 /** The gate outcomes wait at; see {@link createRecordBatch}. */
 export interface RecordBatch {
@@ -21,10 +15,11 @@ export interface RecordBatch {
 }
 
 /**
- * Creates the gate. `gathering()` says whether a claim is coming to share a commit with: without the run
- * loop (`runOnce`, `drain`) or while stopping, outcomes are recorded at once.
+ * Creates the gate: an outcome waits at most `delayMs`. `gathering()` says whether a claim is coming to
+ * share a commit with: without the run loop (`runOnce`, `drain`) or while stopping, outcomes are recorded
+ * at once.
  */
-export function createRecordBatch(gathering: () => boolean): RecordBatch {
+export function createRecordBatch(delayMs: number, gathering: () => boolean): RecordBatch {
   let waiting: { promise: Promise<void>; release: () => void; timer: ReturnType<typeof setTimeout> } | null =
     null;
   const flush = (): void => {
@@ -41,7 +36,7 @@ export function createRecordBatch(gathering: () => boolean): RecordBatch {
         const promise = new Promise<void>((resolve) => {
           release = resolve;
         });
-        const timer = setTimeout(flush, RECORD_DELAY_MS);
+        const timer = setTimeout(flush, delayMs);
         timer.unref?.();
         waiting = { promise, release, timer };
       }
