@@ -4,6 +4,7 @@
  */
 import * as z from 'zod';
 import { AdServiceError } from './errors.ts';
+import { issuesOf } from './validate.ts';
 
 /**
  * Milliseconds one attempt may take, from sending the request to the last byte of the response.
@@ -131,14 +132,15 @@ export type RetryPolicy = z.output<typeof retryOptionsSchema>;
  * ```
  */
 export function resolveClientOptions(options: ClientOptions): ResolvedClientOptions {
+  // The client sits below core, so it cannot use core's parseOptions (and core importing the client's
+  // root would load its transport): its options go through the client's one zod-issue converter, the
+  // one that names bad request fields, and stay in its own error family.
+  if (typeof options !== 'object' || options === null)
+    throw new ClientOptionsError('options', 'must be an object');
   const result = clientOptionsSchema.safeParse(options);
-  if (!result.success) {
-    const issue = result.error.issues[0];
-    const path = issue === undefined ? [] : [...issue.path];
-    if (issue?.code === 'unrecognized_keys') path.push(...issue.keys);
-    throw new ClientOptionsError(path.map(String).join('.') || 'options', issue?.message ?? 'invalid');
-  }
-  return result.data;
+  if (result.success) return result.data;
+  const first = issuesOf(result.error)[0];
+  throw new ClientOptionsError(first?.field ?? 'options', first?.message ?? 'invalid');
 }
 
 /**
