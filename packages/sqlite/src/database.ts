@@ -55,9 +55,9 @@ export interface DatabaseFileInfo {
 /**
  * A database file this process will not open as asked. `code` says why:
  * - `foreign`: a SQLite database of something else (left untouched; see the `adoptForeign` option);
- * - `not-sqlite`: not a SQLite database at all (left untouched);
+ * - `not_sqlite`: not a SQLite database at all (left untouched);
  * - `missing`: no postback database there, and the caller may not create one (`create: false`);
- * - `needs-migration`: a postback database of an older schema version, and the caller may not migrate it.
+ * - `needs_migration`: a postback database of an older schema version, and the caller may not migrate it.
  *
  * @example
  * ```ts
@@ -67,7 +67,7 @@ export interface DatabaseFileInfo {
  */
 export class DatabaseFileError extends Error {
   override name = 'DatabaseFileError';
-  readonly code: 'foreign' | 'not-sqlite' | 'missing' | 'needs-migration';
+  readonly code: 'foreign' | 'not_sqlite' | 'missing' | 'needs_migration';
   /** The file, as given. */
   readonly filename: string;
   constructor(code: DatabaseFileError['code'], filename: string, message: string) {
@@ -148,7 +148,7 @@ function checkFile(filename: string, options: OpenDatabaseOptions): void {
   switch (info.kind) {
     case 'not-sqlite':
       throw new DatabaseFileError(
-        'not-sqlite',
+        'not_sqlite',
         filename,
         `${filename} is not a SQLite database; postback left it untouched. Give the path of a postback database or of a new file`,
       );
@@ -190,7 +190,7 @@ function checkFile(filename: string, options: OpenDatabaseOptions): void {
       if (info.schemaVersion > SCHEMA_VERSION) throw new SchemaVersionError(info.schemaVersion);
       if (!create && info.schemaVersion < SCHEMA_VERSION) {
         throw new DatabaseFileError(
-          'needs-migration',
+          'needs_migration',
           filename,
           `${filename} has postback schema version ${info.schemaVersion}, this version needs ${SCHEMA_VERSION}; ` +
             'nothing was changed. Migrate it first (`postback migrate`, or open it once with a worker)',

@@ -130,8 +130,8 @@ describe('a file that is not SQLite', () => {
   it('is refused and left as it was', () => {
     const filename = file('notes.txt');
     writeFileSync(filename, 'order 1042: shipped\n');
-    refused(() => open(filename), 'not-sqlite', filename);
-    refused(() => open(filename, { adoptForeign: true }), 'not-sqlite', filename);
+    refused(() => open(filename), 'not_sqlite', filename);
+    refused(() => open(filename, { adoptForeign: true }), 'not_sqlite', filename);
     expect(readFileSync(filename, 'utf8')).toBe('order 1042: shipped\n');
   });
 });
@@ -160,7 +160,7 @@ describe('create: false (tools that only read)', () => {
     );
     db.close();
     const before = readFileSync(filename);
-    refused(() => open(filename, { create: false }), 'needs-migration', filename);
+    refused(() => open(filename, { create: false }), 'needs_migration', filename);
     expect(readFileSync(filename).equals(before)).toBe(true);
   });
 

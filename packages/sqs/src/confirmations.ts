@@ -73,7 +73,7 @@ export async function confirmManyOnSqs(
         ? { ok: true, job, messageId: outcome.messageId }
         : {
             ok: false,
-            error: new SqsOutboxError('send-failed', `order ${job.orderId}: ${outcome?.error ?? 'not sent'}`),
+            error: new SqsOutboxError('send_failed', `order ${job.orderId}: ${outcome?.error ?? 'not sent'}`),
           };
   });
   if (ledger !== undefined) {

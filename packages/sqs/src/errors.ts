@@ -5,7 +5,7 @@
  */
 
 /** What went wrong, as a stable literal a program can switch on. */
-export type SqsOutboxErrorCode = 'configuration' | 'unsupported' | 'malformed-message' | 'send-failed';
+export type SqsOutboxErrorCode = 'configuration' | 'unsupported' | 'malformed_message' | 'send_failed';
 
 /**
  * Base class of every error `@postback/sqs` throws itself (the SDK's errors pass through as `cause`).
@@ -54,7 +54,7 @@ export class MalformedMessageError extends SqsOutboxError {
   /** The field that was missing or wrong (`body` when the body is not JSON at all). */
   readonly field: string;
   constructor(field: string, message: string) {
-    super('malformed-message', `malformed postback message: ${field}: ${message}`);
+    super('malformed_message', `malformed postback message: ${field}: ${message}`);
     this.field = field;
   }
 }

@@ -155,7 +155,7 @@ export function createSqsOutbox(input: SqsOutboxOptions): SqsOutbox {
       forget(context, job);
       if (outcome === 'ok') return true;
       if (outcome === 'stale') return false;
-      throw new SqsOutboxError('send-failed', `DeleteMessage failed: ${outcome.error}`);
+      throw new SqsOutboxError('send_failed', `DeleteMessage failed: ${outcome.error}`);
     },
 
     async retry(job, result) {
@@ -203,7 +203,7 @@ export function createSqsOutbox(input: SqsOutboxOptions): SqsOutbox {
       );
       forget(context, job);
       if (typeof outcome === 'object')
-        throw new SqsOutboxError('send-failed', `DeleteMessage failed: ${outcome.error}`);
+        throw new SqsOutboxError('send_failed', `DeleteMessage failed: ${outcome.error}`);
       return outcome === 'ok';
     },
 
