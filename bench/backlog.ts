@@ -20,8 +20,8 @@ import { DatabaseSync } from 'node:sqlite';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { deadlineOf } from '@postback/core';
+import { startSandboxWorld } from '@postback/sandbox/testing';
 import { createSqliteOutbox } from '@postback/sqlite';
-import { startSandboxWorld } from '../test/helpers/sandbox-world.ts';
 
 const BIN = fileURLToPath(new URL('../packages/cli/bin/postback.js', import.meta.url));
 

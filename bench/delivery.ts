@@ -31,9 +31,9 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { createClient } from '@postback/client';
 import { createDispatcher } from '@postback/core';
+import { startSandboxWorld } from '@postback/sandbox/testing';
 import { createSqliteOutbox } from '@postback/sqlite';
 import { Queue, Worker } from 'bullmq';
-import { startSandboxWorld } from '../test/helpers/sandbox-world.ts';
 import { withinLimit, withWorld } from './run-world.ts';
 import { startChildSandboxWorld } from './sandbox-process.ts';
 

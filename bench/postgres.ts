@@ -21,9 +21,9 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import { createPostgresOutbox, migrate, type PostgresOutbox } from '@postback/postgres';
+import { startSandboxWorld } from '@postback/sandbox/testing';
 import pg from 'pg';
 import PgBoss from 'pg-boss';
-import { startSandboxWorld } from '../test/helpers/sandbox-world.ts';
 
 const URL_ = process.env.POSTBACK_BENCH_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 const IN_FLIGHT = 50;

@@ -3,7 +3,7 @@
  * clicks), and each run must finish within a time limit, so a stuck contender fails the benchmark instead
  * of hanging it.
  */
-import type { SandboxWorld } from '../test/helpers/sandbox-world.ts';
+import type { SandboxWorld } from '@postback/sandbox/testing';
 
 /** Clicks made per world: many orders may be attributed to one click, and the benchmarks are about delivery. */
 const CLICKS_PER_WORLD = 50;

@@ -9,7 +9,7 @@ import { once } from 'node:events';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { startSandbox } from '@postback/sandbox';
-import { prepareSandboxWorld, type SandboxWorld } from '../test/helpers/sandbox-world.ts';
+import { prepareSandboxWorld, type SandboxWorld } from '@postback/sandbox/testing';
 
 /** Longest the child may take to print its URL. */
 const START_LIMIT_MS = 20_000;

@@ -21,8 +21,8 @@ import { Worker } from 'node:worker_threads';
 import { SQSClient } from '@aws-sdk/client-sqs';
 import { createClient } from '@postback/client';
 import { createDispatcher, createMemoryOutbox, type Outbox } from '@postback/core';
+import { startSandboxWorld } from '@postback/sandbox/testing';
 import { createSqsOutbox } from '@postback/sqs';
-import { startSandboxWorld } from '../test/helpers/sandbox-world.ts';
 import { withinLimit, withWorld } from './run-world.ts';
 
 const { values } = parseArgs({

@@ -4,9 +4,14 @@
  * process (SQLite outbox) is killed with SIGKILL at random at least 5 times. At the end the service shows
  * every confirmation exactly once, every refund applied, nothing sent late, and the outbox lost nothing.
  */
+
+import {
+  type SandboxFaults as Faults,
+  type SandboxWorld,
+  startSandboxWorld,
+} from '@postback/sandbox/testing';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createOutboxFile, type OutboxFile } from './helpers/outbox-file.ts';
-import { type Faults, type SandboxWorld, startSandboxWorld } from './helpers/sandbox-world.ts';
 import { type PostbackProcess, spawnPostback, stopProcess, waitUntil } from './helpers/worker-process.ts';
 
 const CONFIRMS = 5_000;

@@ -3,9 +3,10 @@
  * sends are in flight, restarted, and every job is delivered, no order is charged twice, nothing is left
  * inflight.
  */
+
+import { type SandboxWorld, startSandboxWorld } from '@postback/sandbox/testing';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createOutboxFile, type OutboxFile } from './helpers/outbox-file.ts';
-import { type SandboxWorld, startSandboxWorld } from './helpers/sandbox-world.ts';
 import { type PostbackProcess, spawnPostback, stopProcess, waitUntil } from './helpers/worker-process.ts';
 
 const JOBS = 300;

@@ -5,9 +5,9 @@
  */
 import { createClient } from '@postback/client';
 import { createDispatcher, DAY_MS } from '@postback/core';
+import { type SandboxWorld, startSandboxWorld } from '@postback/sandbox/testing';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createOutboxFile, type OutboxFile } from './helpers/outbox-file.ts';
-import { type SandboxWorld, startSandboxWorld } from './helpers/sandbox-world.ts';
 import { waitUntil } from './helpers/worker-process.ts';
 
 const JOBS = 20;

@@ -9,9 +9,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createShop as createExpressShop } from '@postback/example-express-shop';
 import { createShop as createKoaShop } from '@postback/example-koa-shop';
+import { type SandboxWorld, startSandboxWorld } from '@postback/sandbox/testing';
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type SandboxWorld, startSandboxWorld } from '../helpers/sandbox-world.ts';
 import { eventually, launchBrowser } from './helpers/browser.ts';
 
 const PRICE_MICROS = 49_990_000; // what the landing page's product costs

@@ -10,9 +10,9 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { type SandboxWorld, startSandboxWorld } from '@postback/sandbox/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { eventually, launchBrowser } from '../../../test/e2e/helpers/browser.ts';
-import { type SandboxWorld, startSandboxWorld } from '../../../test/helpers/sandbox-world.ts';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const nextBin = createRequire(import.meta.url).resolve('next/dist/bin/next');

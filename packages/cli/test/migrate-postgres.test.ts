@@ -4,8 +4,8 @@
  */
 import { randomBytes } from 'node:crypto';
 import { createPostgresOutbox, LATEST_SCHEMA_VERSION } from '@postback/postgres';
+import { startSandboxWorld } from '@postback/sandbox/testing';
 import { afterAll, describe, expect, it } from 'vitest';
-import { startSandboxWorld } from '../../../test/helpers/sandbox-world.ts';
 import { openBackend } from '../src/backends/index.ts';
 import { describePgUrl } from '../src/backends/postgres.ts';
 import { main } from '../src/main.ts';

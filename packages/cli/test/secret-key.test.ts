@@ -5,8 +5,8 @@
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { type SandboxWorld, startSandboxWorld } from '@postback/sandbox/testing';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { type SandboxWorld, startSandboxWorld } from '../../../test/helpers/sandbox-world.ts';
 import { spawnPostback } from '../../../test/helpers/worker-process.ts';
 import { type DbFixture, dbFixture } from './db-fixture.ts';
 

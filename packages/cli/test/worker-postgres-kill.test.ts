@@ -3,9 +3,10 @@
  * it keeps delivering, or exits with a documented code and a clean message — never 13 ("unsettled
  * top-level await") and never an unhandled `'error'` event.
  */
+
+import { type SandboxWorld, startSandboxWorld } from '@postback/sandbox/testing';
 import pg from 'pg';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { type SandboxWorld, startSandboxWorld } from '../../../test/helpers/sandbox-world.ts';
 import {
   type PostbackProcess,
   spawnPostback,

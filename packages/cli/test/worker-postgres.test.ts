@@ -1,6 +1,6 @@
+import { type SandboxWorld, startSandboxWorld } from '@postback/sandbox/testing';
 import pg from 'pg';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { type SandboxWorld, startSandboxWorld } from '../../../test/helpers/sandbox-world.ts';
 import { waitUntil } from '../../../test/helpers/worker-process.ts';
 import { main } from '../src/main.ts';
 import { captureIo } from './capture-io.ts';

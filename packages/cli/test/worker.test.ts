@@ -1,8 +1,8 @@
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
+import { type SandboxWorld, startSandboxWorld } from '@postback/sandbox/testing';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { type SandboxWorld, startSandboxWorld } from '../../../test/helpers/sandbox-world.ts';
 import {
   type PostbackProcess,
   spawnPostback,

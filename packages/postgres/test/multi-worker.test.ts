@@ -7,8 +7,8 @@
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
+import { type SandboxWorld, startSandboxWorld } from '@postback/sandbox/testing';
 import { afterEach, describe, expect, it } from 'vitest';
-import { type SandboxWorld, startSandboxWorld } from '../../../test/helpers/sandbox-world.ts';
 import { createPostgresOutbox, type PostgresOutbox } from '../src/index.ts';
 import { freshSchema, TEST_PG_URL, testPool } from './pg-test-db.ts';
 

@@ -1,34 +1,14 @@
 /**
- * A sandbox of the ad service prepared for delivery tests: one account with its keys, one s2s campaign
- * billed per conversion, and helpers over the control API (clicks, faults, clock, conversions). Used by
- * the crash, chaos and expiry suites and by the delivery benchmarks.
+ * A sandbox of the ad service prepared for delivery tests and benchmarks: one account with its keys,
+ * one s2s campaign billed per conversion, and helpers over the control API (clicks, faults, clock,
+ * conversions). It speaks to the sandbox over HTTP only — the control API through
+ * `createSandboxControl`, two `/v1/campaigns` calls with plain `fetch` — so the sandbox it prepares may
+ * run in this process or in another one.
  */
-import { type SandboxOptions, startSandbox } from '@postback/sandbox';
-
-/** What `GET /_sandbox/conversions` returns. */
-export interface SandboxConversions {
-  conversions: Array<{
-    order_id: string;
-    campaign_id: string;
-    value_micros: number;
-    state: 'confirmed' | 'reversed';
-    clicked_at: string;
-    confirmed_at: string;
-    reversed_at: string | null;
-  }>;
-  counts: { requests: number; duplicates: number; rejections: number; late: number };
-}
-
-/** Fault settings of `POST /_sandbox/faults` (all optional; unknown keys are refused by the sandbox). */
-export interface Faults {
-  error_rate?: number;
-  error_status?: number;
-  reset_rate?: number;
-  reset_after_rate?: number;
-  latency_ms?: number;
-  retry_after_s?: number;
-  fail_next?: number;
-}
+import type { SandboxConversionReport, SandboxFaults } from '../control-client.ts';
+import { createSandboxControl } from '../control-client.ts';
+import type { SandboxOptions } from '../options.ts';
+import { startSandbox } from '../server.ts';
 
 /** A running sandbox with one account and one s2s campaign. */
 export interface SandboxWorld {
@@ -41,20 +21,32 @@ export interface SandboxWorld {
   bidMicros: number;
   /** Simulates `n` ad clicks on the campaign (now, on the sandbox clock). */
   clicks(n: number): Promise<Array<{ token: string; clickedAt: number }>>;
-  conversions(): Promise<SandboxConversions>;
+  /** What the sandbox applied for this world's account: the oracle of what was charged. */
+  conversions(): Promise<SandboxConversionReport>;
   /** Creates another s2s campaign of the account (same bid) whose creative lands on `landingUrl`; returns its id. */
   createCampaign(landingUrl: string): Promise<string>;
   /** One ad click on `campaignId`, with the creative's landing URL carrying the token. */
   click(campaignId: string): Promise<{ token: string; clickedAt: number; landingUrl: string }>;
   /** The campaign's spend as the service's campaign list reports it. */
   spendMicros(): Promise<number>;
-  setFaults(faults: Faults): Promise<void>;
+  setFaults(faults: SandboxFaults): Promise<void>;
   clearFaults(): Promise<void>;
   /** Moves the sandbox clock forward; returns the new sandbox time. */
   advanceClock(seconds: number): Promise<number>;
   /** Current sandbox time (epoch ms). */
   now(): Promise<number>;
   close(): Promise<void>;
+}
+
+/** Options of {@link startSandboxWorld}. */
+export interface SandboxWorldOptions {
+  /**
+   * The campaign's bid: what one conversion charges.
+   * @defaultValue 1_000
+   */
+  bidMicros?: number;
+  /** Options of the sandbox itself (its port is always an ephemeral one). */
+  sandbox?: Omit<SandboxOptions, 'port'>;
 }
 
 /** The s2s CPA campaign a world uses, landing on `landingUrl`. */
@@ -71,21 +63,33 @@ const campaignBody = (landingUrl: string, bidMicros: number) => ({
   creatives: [{ headline: 'h', body: 'b', cta: 'Buy', landing_url: landingUrl, format: 'card' }],
 });
 
-async function call<T>(url: string, method: string, path: string, body?: unknown, key?: string): Promise<T> {
-  const headers: Record<string, string> = { 'content-type': 'application/json' };
-  if (key !== undefined) headers.authorization = `Bearer ${key}`;
-  const init = { method, headers, ...(body === undefined ? {} : { body: JSON.stringify(body) }) };
-  let res: Response;
+/**
+ * `fetch` with one fresh attempt after a network error: a kept-alive connection the server closed while
+ * idle. Control calls are cheap, and a lost click or a repeated fault setting changes nothing tests count.
+ */
+const fetchOnceMore: typeof fetch = async (input, init) => {
   try {
-    res = await fetch(new URL(path, url), init);
+    return await fetch(input, init);
   } catch {
-    // A kept-alive connection the server closed while idle: one fresh attempt (control calls are cheap and
-    // a lost click or a repeated fault setting changes nothing the tests count).
-    res = await fetch(new URL(path, url), init);
+    return fetch(input, init);
   }
+};
+
+/** One `/v1` call with an account key; the answer's JSON, or an error naming the call and its answer. */
+async function v1<T>(url: string, method: string, path: string, key: string, body?: unknown): Promise<T> {
+  const res = await fetchOnceMore(new URL(path, url), {
+    method,
+    headers: { 'content-type': 'application/json', authorization: `Bearer ${key}` },
+    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+  });
   const text = await res.text();
   if (!res.ok) throw new Error(`${method} ${path} answered ${res.status}: ${text}`);
   return JSON.parse(text) as T;
+}
+
+/** A click as the world reports it: the token and its time in epoch milliseconds. */
+function clickOf(c: { click_token: string; clicked_at: string; landing_url: string }) {
+  return { token: c.click_token, clickedAt: Date.parse(c.clicked_at), landingUrl: c.landing_url };
 }
 
 /**
@@ -98,11 +102,13 @@ async function call<T>(url: string, method: string, path: string, body?: unknown
  * await world.close();
  * ```
  */
-export async function startSandboxWorld(
-  options: { bidMicros?: number; sandbox?: Omit<SandboxOptions, 'port'> } = {},
-): Promise<SandboxWorld> {
+export async function startSandboxWorld(options: SandboxWorldOptions = {}): Promise<SandboxWorld> {
   const sandbox = await startSandbox({ ...options.sandbox, port: 0 });
-  return prepareSandboxWorld(sandbox.url, () => sandbox.close(), options);
+  return prepareSandboxWorld(
+    sandbox.url,
+    () => sandbox.close(),
+    options.bidMicros === undefined ? {} : { bidMicros: options.bidMicros },
+  );
 }
 
 /**
@@ -120,17 +126,15 @@ export async function prepareSandboxWorld(
   options: { bidMicros?: number } = {},
 ): Promise<SandboxWorld> {
   const bidMicros = options.bidMicros ?? 1_000;
+  const control = createSandboxControl(url, fetchOnceMore);
   try {
-    const account = await call<{
-      account_id: string;
-      keys: { write: string; conversions: string; read: string };
-    }>(url, 'POST', '/_sandbox/accounts', {});
-    const campaign = await call<{ id: string }>(
+    const account = await control.createAccount();
+    const campaign = await v1<{ id: string }>(
       url,
       'POST',
       '/v1/campaigns',
-      campaignBody('https://shop.example/landing', bidMicros),
       account.keys.write,
+      campaignBody('https://shop.example/landing', bidMicros),
     );
     return {
       url,
@@ -143,61 +147,35 @@ export async function prepareSandboxWorld(
         // Sequential in small parallel groups: the control API has no bulk call, and loopback is fast.
         for (let i = 0; i < n; i += 50) {
           const group = await Promise.all(
-            Array.from({ length: Math.min(50, n - i) }, () =>
-              call<{ click_token: string; clicked_at: string }>(url, 'POST', '/_sandbox/clicks', {
-                campaign_id: campaign.id,
-              }),
-            ),
+            Array.from({ length: Math.min(50, n - i) }, () => control.click(campaign.id)),
           );
           for (const c of group) out.push({ token: c.click_token, clickedAt: Date.parse(c.clicked_at) });
         }
         return out;
       },
       async createCampaign(landingUrl) {
-        const created = await call<{ id: string }>(
-          url,
-          'POST',
-          '/v1/campaigns',
-          campaignBody(landingUrl, bidMicros),
-          account.keys.write,
-        );
-        return created.id;
+        const body = campaignBody(landingUrl, bidMicros);
+        return (await v1<{ id: string }>(url, 'POST', '/v1/campaigns', account.keys.write, body)).id;
       },
-      async click(campaignId) {
-        const c = await call<{ click_token: string; clicked_at: string; landing_url: string }>(
-          url,
-          'POST',
-          '/_sandbox/clicks',
-          { campaign_id: campaignId },
-        );
-        return { token: c.click_token, clickedAt: Date.parse(c.clicked_at), landingUrl: c.landing_url };
-      },
-      conversions: () =>
-        call<SandboxConversions>(url, 'GET', `/_sandbox/conversions?account_id=${account.account_id}`),
+      click: async (campaignId) => clickOf(await control.click(campaignId)),
+      conversions: () => control.conversions(account.account_id),
       async spendMicros() {
-        const list = await call<{ campaigns: Array<{ id: string; spend_micros: number }> }>(
+        const list = await v1<{ campaigns: Array<{ id: string; spend_micros: number }> }>(
           url,
           'GET',
           '/v1/campaigns',
-          undefined,
           account.keys.read,
         );
         return list.campaigns.find((c) => c.id === campaign.id)?.spend_micros ?? Number.NaN;
       },
       async setFaults(faults) {
-        await call(url, 'POST', '/_sandbox/faults', faults);
+        await control.setFaults(faults);
       },
       async clearFaults() {
-        await call(url, 'DELETE', '/_sandbox/faults');
+        await control.clearFaults();
       },
-      async advanceClock(seconds) {
-        return Date.parse(
-          (await call<{ now: string }>(url, 'POST', '/_sandbox/clock', { advance_seconds: seconds })).now,
-        );
-      },
-      async now() {
-        return Date.parse((await call<{ now: string }>(url, 'GET', '/_sandbox/clock')).now);
-      },
+      advanceClock: async (seconds) => Date.parse((await control.advanceClock(seconds)).now),
+      now: async () => Date.parse((await control.clock()).now),
       close,
     };
   } catch (error) {
