@@ -13,6 +13,7 @@ import {
   type ClaimOptions,
   type ConfirmInput,
   type ConfirmJob,
+  createBatcher,
   type EnqueueResult,
   type FailResult,
   JOB_STATES,
@@ -30,7 +31,6 @@ import {
   truncateReason,
   validateRefundInput,
 } from '@postback/core';
-import { createGroupCommit } from './group-commit.ts';
 import { createNotifyGate, createNotifyListener, type Subscription } from './listener.ts';
 import { arrayLiteral, inline } from './literal.ts';
 import { DEFAULT_LIST_DEAD_LIMIT, type PostgresOutboxOptions, resolveOutboxOptions } from './options.ts';
@@ -205,7 +205,15 @@ export function createPostgresOutbox(options: PostgresOutboxOptions): PostgresOu
       }
     }
   };
-  const completions = createGroupCommit(writeCompletions, { maxSize: 500, keyOf: (c) => c.id });
+  // Group commit: completions made in the same turn (a Dispatcher finishing a batch of sends) are written
+  // together, one round trip and one WAL flush for N. One group at a time, and a job given twice goes to a
+  // later group than its first call, so the second call is fenced as usual.
+  const completions = createBatcher(writeCompletions, {
+    maxSize: 500,
+    windowMs: 0,
+    maxInFlight: 1,
+    keyOf: (c) => c.id,
+  });
 
   /** The job's id and lease token as stored, or null when the job cannot hold a lease here. */
   const fence = (job: Job): [string, string] | null => {

@@ -25,6 +25,7 @@
 import { GetQueueAttributesCommand } from '@aws-sdk/client-sqs';
 import {
   completeJob,
+  createBatcher,
   extendJobLease,
   failJob,
   type Job,
@@ -38,7 +39,6 @@ import { type ConfirmManyResult, confirmManyOnSqs, confirmOnSqs } from './confir
 import { deadLetterMethods, moveToDeadLetter } from './dead-letter-queue.ts';
 import { SqsOutboxError, SqsUnsupportedError } from './errors.ts';
 import { encodeJobBody } from './message-codec.ts';
-import { createMicroBatcher } from './micro-batcher.ts';
 import type { SqsOutboxOptions } from './options.ts';
 import {
   assertOpen,
@@ -116,7 +116,8 @@ export function createSqsOutbox(input: SqsOutboxOptions): SqsOutbox {
   const context = createSqsOutboxContext(input);
   const { client, queueUrl, fifo, dlqUrl, ledger, policy, options, warn } = context;
   const claims = createClaims(context);
-  const deletes = createMicroBatcher<string, EntryOutcome>(
+  // complete() is called once per job; SQS deletes up to ten messages per DeleteMessageBatch.
+  const deletes = createBatcher<string, EntryOutcome>(
     (handles) => deleteMessages(client, queueUrl, handles),
     {
       maxSize: 10,

@@ -1,6 +1,7 @@
 /** The durable postback queue: job model, Outbox interface, job rules, memory outbox, Dispatcher. */
 
 export * from './backoff.ts';
+export * from './batcher.ts';
 export * from './dispatcher/index.ts';
 export * from './jobs.ts';
 export * from './memory-outbox.ts';
