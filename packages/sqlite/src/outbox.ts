@@ -42,7 +42,7 @@ import {
 } from './options.ts';
 import { createOutboxOperations, storedConfirm } from './outbox-operations.ts';
 import { createLocalWriter, type OutboxWriter } from './outbox-writer.ts';
-import { createThreadWriter } from './thread-writer.ts';
+import { createThreadWriter } from './writer-thread/main-side.ts';
 
 /**
  * A SQLite outbox: the `Outbox` interface plus what operators of a file need.

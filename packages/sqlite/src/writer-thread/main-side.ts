@@ -1,5 +1,5 @@
 /**
- * `createThreadWriter`: the outbox's writes on a worker thread of their own (see `writer-thread.ts`), so
+ * `createThreadWriter`: the outbox's writes on a worker thread of their own (see `thread-side.ts`), so
  * the caller's event loop never runs SQL for a write or waits for an fsync. The calls of one turn of the
  * caller's loop travel as one message and come back as one; the thread group-commits them as the calling
  * thread would. The thread starts at the first write (an outbox only read from, as by `postback status`,
@@ -13,15 +13,15 @@
 
 import { setFlagsFromString } from 'node:v8';
 import { Worker } from 'node:worker_threads';
-import type { OutboxOperations, WriteOperation } from './outbox-operations.ts';
-import type { OutboxWriter } from './outbox-writer.ts';
+import type { OutboxOperations, WriteOperation } from '../outbox-operations.ts';
+import type { OutboxWriter } from '../outbox-writer.ts';
 import {
   type CallsMessage,
   type CloseMessage,
   errorFromData,
   type OutcomesMessage,
   type WriterThreadData,
-} from './thread-messages.ts';
+} from './messages.ts';
 
 interface Callback {
   resolve: (value: unknown) => void;
@@ -43,7 +43,7 @@ export interface ThreadEntry {
 function defaultEntry(): ThreadEntry {
   const fromSource = import.meta.url.endsWith('.ts');
   return {
-    url: new URL(fromSource ? './writer-thread.ts' : './writer-thread.js', import.meta.url),
+    url: new URL(fromSource ? './thread-side.ts' : './thread-side.js', import.meta.url),
     // From source, the thread must resolve the workspace packages to their sources too.
     execArgv: fromSource ? [...process.execArgv, '--conditions=@postback/source'] : undefined,
   };

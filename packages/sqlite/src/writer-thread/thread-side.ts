@@ -6,19 +6,19 @@
  */
 
 import { parentPort, workerData } from 'node:worker_threads';
-import { openDatabase, openWalSync } from './database.ts';
-import { createOutboxOperations } from './outbox-operations.ts';
-import { createLocalWriter } from './outbox-writer.ts';
+import { openDatabase, openWalSync } from '../database.ts';
+import { createOutboxOperations } from '../outbox-operations.ts';
+import { createLocalWriter } from '../outbox-writer.ts';
 import {
   type CallsMessage,
   type CloseMessage,
   errorToData,
   type OutcomesMessage,
   type WriterThreadData,
-} from './thread-messages.ts';
+} from './messages.ts';
 
 const port = parentPort;
-if (port === null) throw new Error('writer-thread.ts runs as a worker thread of the SQLite outbox');
+if (port === null) throw new Error('thread-side.ts runs as a worker thread of the SQLite outbox');
 const data = workerData as WriterThreadData;
 const db = openDatabase(data.filename, data);
 const writer = createLocalWriter(db, createOutboxOperations(db, data.policy), {

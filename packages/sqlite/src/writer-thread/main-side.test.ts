@@ -7,17 +7,17 @@ import { spawnSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { JobValidationError, resolvePolicy } from '@postback/core';
 import { afterEach, describe, expect, it } from 'vitest';
-import { type TempDatabase, tempDatabase } from '../test/temp-files.ts';
-import { openDatabase } from './database.ts';
-import { insertValues } from './job-rows.ts';
-import { createSqliteOutbox } from './outbox.ts';
-import { createOutboxOperations } from './outbox-operations.ts';
-import { createLocalWriter } from './outbox-writer.ts';
-import { createThreadWriter, type ThreadEntry } from './thread-writer.ts';
+import { type TempDatabase, tempDatabase } from '../../test/temp-files.ts';
+import { openDatabase } from '../database.ts';
+import { insertValues } from '../job-rows.ts';
+import { createSqliteOutbox } from '../outbox.ts';
+import { createOutboxOperations } from '../outbox-operations.ts';
+import { createLocalWriter } from '../outbox-writer.ts';
+import { createThreadWriter, type ThreadEntry } from './main-side.ts';
 
 const click = { token: 'tok_thread_test', clickedAt: Date.now() };
 const sourceArgv = [...process.execArgv, '--conditions=@postback/source'];
-const fixture = (name: string) => new URL(`../test/fixtures/${name}`, import.meta.url);
+const fixture = (name: string) => new URL(`../../test/fixtures/${name}`, import.meta.url);
 
 let temps: TempDatabase[] = [];
 afterEach(() => {

@@ -7,8 +7,8 @@
  */
 
 import { JobValidationError } from '@postback/core';
-import type { SynchronousOption } from './database.ts';
-import type { WriteOperation } from './outbox-operations.ts';
+import type { SynchronousOption } from '../database.ts';
+import type { WriteOperation } from '../outbox-operations.ts';
 
 /** What the writer thread is started with (`workerData`). */
 export interface WriterThreadData {
