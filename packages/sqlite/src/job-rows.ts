@@ -18,53 +18,26 @@ const ROW_COLUMNS =
   'lease_token, lease_expires_at, delivered_at, campaign_id, click_token, value_micros, clicked_at, ' +
   'maybe_applied_at';
 
-/**
- * One row of `jobs` as an array of {@link ROW_COLUMNS}: node:sqlite builds an array of 18 values in about
- * half the time of an object with 18 properties, and a claim and every transition read one row per job.
- */
-export type JobRow = readonly [
-  id: number,
-  kind: JobKind,
-  order_id: string,
-  state: JobState,
-  attempts: number,
-  created_at: number,
-  updated_at: number,
-  next_attempt_at: number,
-  deadline: number | null,
-  last_error: string | null,
-  lease_token: string | null,
-  lease_expires_at: number | null,
-  delivered_at: number | null,
-  campaign_id: string | null,
-  click_token: string | null,
-  value_micros: number | null,
-  clicked_at: number | null,
-  maybe_applied_at: number | null,
-];
-
-/** Whether this Node's node:sqlite can return rows as arrays (`StatementSync#setReturnArrays`, Node >= 22.16). */
-let returnsArrays: boolean | undefined;
-
-/** Makes `statement` return {@link JobRow} arrays where node:sqlite can; see {@link asJobRow}. */
-function returningArrays(statement: StatementSync): StatementSync {
-  const set = (statement as { setReturnArrays?: (enabled: boolean) => void }).setReturnArrays;
-  returnsArrays = typeof set === 'function';
-  if (returnsArrays) set?.call(statement, true);
-  return statement;
-}
-
-/**
- * A row of a statement of {@link prepareJobStatements} that reads jobs, as a {@link JobRow}: the row itself
- * where node:sqlite returns arrays, else the values of the object it returned (in the order of the query).
- *
- * @example
- * ```ts
- * const job = jobFromRow(asJobRow(statements.byId.get(1)));
- * ```
- */
-export function asJobRow(row: unknown): JobRow {
-  return (returnsArrays ? row : Object.values(row as object)) as JobRow;
+/** One row of `jobs` as node:sqlite returns it: an object of the {@link ROW_COLUMNS}, by name. */
+export interface JobRow {
+  id: number;
+  kind: JobKind;
+  order_id: string;
+  state: JobState;
+  attempts: number;
+  created_at: number;
+  updated_at: number;
+  next_attempt_at: number;
+  deadline: number | null;
+  last_error: string | null;
+  lease_token: string | null;
+  lease_expires_at: number | null;
+  delivered_at: number | null;
+  campaign_id: string | null;
+  click_token: string | null;
+  value_micros: number | null;
+  clicked_at: number | null;
+  maybe_applied_at: number | null;
 }
 
 /**
@@ -72,53 +45,36 @@ export function asJobRow(row: unknown): JobRow {
  *
  * @example
  * ```ts
- * const job = jobFromRow(asJobRow(statements.byId.get(1)));
+ * const job = jobFromRow(statements.byId.get(1) as JobRow);
  * ```
  */
 export function jobFromRow(row: JobRow): Job {
-  // Two object literals of fixed shape rather than a spread of the common fields: this runs for every row
-  // a claim or a transition reads, and a spread costs several times as much.
-  const [id, kind, orderId, state, attempts, createdAt, updatedAt, nextAttemptAt, deadline, lastError] = row;
-  const leaseToken = row[10];
-  const leaseExpiresAt = row[11];
   const lease =
-    leaseToken === null || leaseExpiresAt === null ? null : { token: leaseToken, expiresAt: leaseExpiresAt };
-  if (kind === 'confirm') {
-    return {
-      kind: 'confirm',
-      id: String(id),
-      orderId,
-      state,
-      attempts,
-      createdAt,
-      updatedAt,
-      nextAttemptAt,
-      deadline,
-      lastError,
-      lease,
-      deliveredAt: row[12],
-      campaignId: row[13],
-      maybeAppliedAt: row[17],
-      clickToken: row[14] as string,
-      valueMicros: row[15] as number,
-      clickedAt: row[16] as number,
-    } as Job;
-  }
-  return {
-    kind: 'refund',
-    id: String(id),
-    orderId,
-    state,
-    attempts,
-    createdAt,
-    updatedAt,
-    nextAttemptAt,
-    deadline,
-    lastError,
+    row.lease_token === null || row.lease_expires_at === null
+      ? null
+      : { token: row.lease_token, expiresAt: row.lease_expires_at };
+  const common = {
+    id: String(row.id),
+    orderId: row.order_id,
+    state: row.state,
+    attempts: row.attempts,
+    createdAt: row.created_at,
+    updatedAt: row.updated_at,
+    nextAttemptAt: row.next_attempt_at,
+    deadline: row.deadline,
+    lastError: row.last_error,
     lease,
-    deliveredAt: row[12],
-    campaignId: row[13],
-    maybeAppliedAt: row[17],
+    deliveredAt: row.delivered_at,
+    campaignId: row.campaign_id,
+    maybeAppliedAt: row.maybe_applied_at,
+  };
+  if (row.kind === 'refund') return { kind: 'refund', ...common } as Job;
+  return {
+    kind: 'confirm',
+    ...common,
+    clickToken: row.click_token as string,
+    valueMicros: row.value_micros as number,
+    clickedAt: row.clicked_at as number,
   } as Job;
 }
 
@@ -243,11 +199,9 @@ export function prepareJobStatements(db: DatabaseSync): JobStatements {
     insert: db.prepare(
       `INSERT INTO jobs (${COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (order_id, kind) DO NOTHING`,
     ),
-    byId: returningArrays(db.prepare(`SELECT ${ROW_COLUMNS} FROM jobs WHERE id = ?`)),
-    byOrderKind: returningArrays(
-      db.prepare(`SELECT ${ROW_COLUMNS} FROM jobs WHERE order_id = ? AND kind = ?`),
-    ),
-    byOrder: returningArrays(db.prepare(`SELECT ${ROW_COLUMNS} FROM jobs WHERE order_id = ? ORDER BY kind`)),
+    byId: db.prepare(`SELECT ${ROW_COLUMNS} FROM jobs WHERE id = ?`),
+    byOrderKind: db.prepare(`SELECT ${ROW_COLUMNS} FROM jobs WHERE order_id = ? AND kind = ?`),
+    byOrder: db.prepare(`SELECT ${ROW_COLUMNS} FROM jobs WHERE order_id = ? ORDER BY kind`),
     // The lease token in the WHERE clause is the fencing check at the storage level, in addition to the
     // check the caller made on the row it read in the same transaction. Positional parameters (see
     // writeValues): named ones cost about 4 µs more per transition, one per delivered job.
@@ -256,11 +210,11 @@ export function prepareJobStatements(db: DatabaseSync): JobStatements {
         'lease_token = ?, lease_expires_at = ?, delivered_at = ?, campaign_id = ?, maybe_applied_at = ? ' +
         'WHERE id = ? AND lease_token IS ?',
     ),
-    claim: returningArrays(db.prepare(CLAIM_SQL)),
+    claim: db.prepare(CLAIM_SQL),
     expiredLease: db.prepare(
       "SELECT 1 FROM jobs INDEXED BY jobs_lease WHERE state = 'inflight' AND lease_expires_at <= ? LIMIT 1",
     ),
-    claimDue: returningArrays(db.prepare(CLAIM_DUE_SQL)),
+    claimDue: db.prepare(CLAIM_DUE_SQL),
     countByState: db.prepare(
       'SELECT state, COUNT(*) AS n FROM jobs INDEXED BY jobs_state_created GROUP BY state',
     ),
@@ -269,10 +223,8 @@ export function prepareJobStatements(db: DatabaseSync): JobStatements {
       "SELECT id, order_id, kind, deadline FROM jobs INDEXED BY jobs_open_deadline WHERE state IN ('pending', 'inflight') " +
         'AND deadline IS NOT NULL ORDER BY deadline LIMIT 1',
     ),
-    deadPage: returningArrays(
-      db.prepare(
-        `SELECT ${ROW_COLUMNS} FROM jobs INDEXED BY jobs_dead WHERE state = 'dead' AND id > ? ORDER BY id LIMIT ?`,
-      ),
+    deadPage: db.prepare(
+      `SELECT ${ROW_COLUMNS} FROM jobs INDEXED BY jobs_dead WHERE state = 'dead' AND id > ? ORDER BY id LIMIT ?`,
     ),
     deleteDead: db.prepare("DELETE FROM jobs WHERE state = 'dead'"),
     deleteDeadById: db.prepare("DELETE FROM jobs WHERE state = 'dead' AND id = ?"),

@@ -34,7 +34,6 @@ import {
 } from '@postback/core';
 import { CallError } from './group-commit.ts';
 import {
-  asJobRow,
   type InsertValues,
   insertValues,
   type JobRow,
@@ -65,7 +64,7 @@ export type HeldJob = Pick<Job, 'id' | 'lease'>;
 type CompleteResult = { now: EpochMs; campaignId?: string | null };
 
 function jobsOf(rows: readonly unknown[]): Job[] {
-  return rows.map((row) => jobFromRow(asJobRow(row)));
+  return rows.map((row) => jobFromRow(row as JobRow));
 }
 
 /**
@@ -83,12 +82,12 @@ export function createOutboxOperations(db: DatabaseSync, policy: Readonly<Window
 
   function load(id: number): Job | null {
     const row = sql.byId.get(id);
-    return row === undefined ? null : jobFromRow(asJobRow(row));
+    return row === undefined ? null : jobFromRow(row as unknown as JobRow);
   }
 
   function loadByOrder<K extends Job['kind']>(orderId: string, kind: K): Extract<Job, { kind: K }> | null {
     const row = sql.byOrderKind.get(orderId, kind);
-    return row === undefined ? null : (jobFromRow(asJobRow(row)) as Extract<Job, { kind: K }>);
+    return row === undefined ? null : (jobFromRow(row as unknown as JobRow) as Extract<Job, { kind: K }>);
   }
 
   function store(job: Job, expectedToken: string | null): boolean {
@@ -170,8 +169,8 @@ export function createOutboxOperations(db: DatabaseSync, policy: Readonly<Window
     },
 
     /**
-     * Claims up to `limit` due jobs and answers with their rows (`jobFromRow` makes them jobs): arrays
-     * cross from the writer thread in less than half the time of 17-property objects, each way.
+     * Claims up to `limit` due jobs and answers with their rows (`jobFromRow` makes them jobs): plain data
+     * that crosses from the writer thread as it is.
      */
     claim({ now, limit, leaseMs }: ClaimOptions): JobRow[] {
       // One UPDATE … RETURNING producing the fields of core's `claimJob` (inflight, attempts + 1,
@@ -179,9 +178,9 @@ export function createOutboxOperations(db: DatabaseSync, policy: Readonly<Window
       // Most claims find no lease run out: they skip that half of the statement and its merge. The
       // check and the claim run in one write transaction at the same `now`, so they see the same leases.
       const claim = sql.expiredLease.get(now) === undefined ? sql.claimDue : sql.claim;
-      const rows = claim.all({ now, limit, expires_at: now + leaseMs }).map(asJobRow);
+      const rows = claim.all({ now, limit, expires_at: now + leaseMs }) as unknown as JobRow[];
       // RETURNING order is unspecified: hand them out oldest-due first.
-      rows.sort((a, b) => a[7] - b[7] || a[0] - b[0]);
+      rows.sort((a, b) => a.next_attempt_at - b.next_attempt_at || a.id - b.id);
       return rows;
     },
 
