@@ -5,5 +5,6 @@ export * from './batcher.ts';
 export * from './dispatcher/index.ts';
 export * from './jobs.ts';
 export * from './memory-outbox.ts';
+export * from './refund-rules.ts';
 export * from './types.ts';
 export * from './validation.ts';

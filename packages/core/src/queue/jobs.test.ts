@@ -1,17 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { DAY_MS, resolvePolicy } from '../policy.ts';
-import {
-  claimJob,
-  completeJob,
-  failJob,
-  isClaimable,
-  mayHaveCharged,
-  newConfirmJob,
-  planRefund,
-  refundAfterConfirm,
-  replayJob,
-  retryJob,
-} from './jobs.ts';
+import { claimJob, completeJob, failJob, isClaimable, newConfirmJob, replayJob, retryJob } from './jobs.ts';
+import { mayHaveCharged, planRefund, refundAfterConfirm } from './refund-rules.ts';
 import type { ConfirmJob, RefundJob } from './types.ts';
 import { JobValidationError } from './validation.ts';
 

@@ -1,28 +1,22 @@
 /**
  * Job factories and state transitions, written once as pure functions so every store (memory, SQLite,
- * Postgres, SQS) applies the same rules and only has to persist the result. A store that speaks SQL may
+ * Postgres, SQS) applies the same rules and only has to persist the result (the refund rules are in
+ * `refund-rules.ts`). A store that speaks SQL may
  * express a transition as an UPDATE instead, but must produce the same fields as these functions.
  */
 
-import {
-  DEFAULT_WINDOW_POLICY,
-  deadlineOf,
-  type EpochMs,
-  refundDeadlineOf,
-  type WindowPolicy,
-} from '../policy.ts';
+import { DEFAULT_WINDOW_POLICY, deadlineOf, type EpochMs } from '../policy.ts';
+import { blocksRefund } from './refund-rules.ts';
 import type {
   ConfirmInput,
   ConfirmJob,
   FailResult,
   Job,
+  JobContext,
   JobState,
-  RefundInput,
-  RefundJob,
-  RefundOutcome,
   RetryResult,
 } from './types.ts';
-import { JobValidationError, validateConfirmInput, validateRefundInput } from './validation.ts';
+import { validateConfirmInput } from './validation.ts';
 
 /**
  * Longest `lastError` kept on a job. Reasons come from the service's `detail`; a cap keeps a misbehaving
@@ -30,17 +24,6 @@ import { JobValidationError, validateConfirmInput, validateRefundInput } from '.
  * @defaultValue 1000
  */
 export const MAX_REASON_LENGTH = 1000;
-
-/** What a factory needs besides the input: the clock, the windows, and the id the store assigns. */
-export interface JobContext {
-  now: EpochMs;
-  /** Store-assigned unique id for the new job. */
-  id: string;
-  /** @defaultValue {@link DEFAULT_WINDOW_POLICY} */
-  policy?: WindowPolicy;
-  /** @defaultValue `DEFAULT_MAX_CLOCK_SKEW_MS` */
-  maxClockSkewMs?: number;
-}
 
 /**
  * Cuts a reason to {@link MAX_REASON_LENGTH} characters.
@@ -102,181 +85,6 @@ export function newConfirmJob(input: unknown, context: JobContext): ConfirmJob {
     valueMicros: checked.valueMicros,
     clickedAt: checked.click.clickedAt,
   };
-}
-
-/** What the store found for the order when a refund is requested. */
-export interface RefundContext extends JobContext {
-  /** The order's confirm job in this outbox, if any. */
-  confirm: ConfirmJob | null;
-  /** The order's refund job in this outbox, if any. */
-  refund: RefundJob | null;
-}
-
-/**
- * Whether the service may have charged this confirmation: it was delivered, or one of its requests may
- * have reached the service without a clear answer ({@link ConfirmJob.maybeAppliedAt}).
- *
- * @example
- * ```ts
- * if (!mayHaveCharged(confirm)) console.log('nothing to reverse');
- * ```
- */
-export function mayHaveCharged(confirm: ConfirmJob): boolean {
-  return confirm.state === 'delivered' || confirm.maybeAppliedAt !== null;
-}
-
-/**
- * Decides what a refund request does, given the order's jobs, and returns the outcome to persist:
- * - `duplicate`: a refund job exists and nothing about it changes; write nothing.
- * - `updated`: the existing refund had no campaign and the caller gives one; UPDATE the refund to the
- *   returned job (a dead one is `pending` again, due now, attempts reset).
- * - `cancelled`: the confirm was `pending` or `dead` and none of its requests may have reached the service;
- *   UPDATE the confirm to the returned job.
- * - `not-charged`: the confirm ended `expired` or `cancelled` and none of its requests may have reached the
- *   service; write nothing.
- * - `enqueued`: INSERT the returned refund job. It waits (deadline null) while the confirm is `pending` or
- *   `inflight`; after a confirm that was delivered, or may have been applied, it takes the confirm's
- *   campaign and the return-window deadline (see {@link refundAfterConfirm}).
- *
- * Throws {@link JobValidationError} (`campaignId`) when no campaign is given and none can be known.
- *
- * @example
- * ```ts
- * const outcome = planRefund(input, { now, id: newId(), policy, confirm, refund });
- * if (outcome.outcome === 'enqueued') await db.insert(outcome.job);
- * if (outcome.outcome === 'cancelled' || outcome.outcome === 'updated') await db.update(outcome.job);
- * ```
- */
-export function planRefund(input: unknown, context: RefundContext): RefundOutcome {
-  const checked: RefundInput = validateRefundInput(input);
-  const { confirm, refund, now } = context;
-  const policy = context.policy ?? DEFAULT_WINDOW_POLICY;
-  if (confirm !== null && confirm.orderId !== checked.orderId)
-    throw new Error('planRefund: confirm of another order');
-  if (refund !== null) return supplyCampaign(refund, checked.campaignId, now);
-
-  if (confirm !== null && confirm.maybeAppliedAt === null) {
-    switch (confirm.state) {
-      case 'pending':
-      case 'dead':
-        return {
-          outcome: 'cancelled',
-          job: {
-            ...confirm,
-            state: 'cancelled',
-            updatedAt: now,
-            lease: null,
-            lastError:
-              confirm.state === 'dead' ? confirm.lastError : 'cancelled by a refund before it was sent',
-          },
-        };
-      case 'expired':
-      case 'cancelled':
-        return { outcome: 'not-charged', job: confirm };
-      case 'inflight':
-      case 'delivered':
-        break;
-    }
-  }
-  if (confirm?.state === 'cancelled') return { outcome: 'not-charged', job: confirm };
-
-  const base: RefundJob = {
-    kind: 'refund',
-    id: context.id,
-    orderId: checked.orderId,
-    state: 'pending',
-    attempts: 0,
-    createdAt: now,
-    updatedAt: now,
-    nextAttemptAt: now,
-    deadline: null,
-    lastError: null,
-    lease: null,
-    deliveredAt: null,
-    campaignId: checked.campaignId ?? null,
-    maybeAppliedAt: null,
-  };
-
-  if (confirm === null) {
-    if (checked.campaignId === undefined) {
-      throw new JobValidationError(
-        'campaignId',
-        'is required: this outbox holds no confirmation for the order, so the campaign cannot be known',
-      );
-    }
-    // The confirmation happened elsewhere, at some time before now: now + return window is the latest
-    // its window can end, so we bound by it and let the service refuse a reversal that is too late.
-    return { outcome: 'enqueued', job: { ...base, deadline: refundDeadlineOf(now, policy) } };
-  }
-  // Pending or inflight: the refund waits for the confirm's outcome (its deadline stays null); ended
-  // delivered or maybe applied: it follows the confirm now.
-  return { outcome: 'enqueued', job: refundAfterConfirm(base, confirm, policy) };
-}
-
-/** An existing refund: a campaign given for one that has none is stored (and a dead one sent again). */
-function supplyCampaign(refund: RefundJob, campaignId: string | undefined, now: EpochMs): RefundOutcome {
-  const waiting = refund.state === 'pending' || refund.state === 'dead';
-  if (campaignId === undefined || refund.campaignId !== null || !waiting)
-    return { outcome: 'duplicate', job: refund };
-  const job: RefundJob = { ...refund, campaignId, updatedAt: now };
-  if (refund.state === 'dead') {
-    Object.assign(job, { state: 'pending', attempts: 0, nextAttemptAt: now, lastError: null, lease: null });
-  }
-  return { outcome: 'updated', job };
-}
-
-/**
- * The order's `pending` refund after its confirm changed state. While the confirm is `pending` or
- * `inflight` the refund is unchanged (it waits). Then:
- * - delivered: the refund takes the confirm's campaign (unless the caller gave one) and the return-window
- *   deadline counted from the delivery;
- * - ended `dead` or `expired` after a request that may have reached the service
- *   ({@link ConfirmJob.maybeAppliedAt}): the same, counted from that time (a refund with no campaign known
- *   dead-letters, naming what to supply, and `updated` by a refund that gives one);
- * - ended `dead`, `expired` or `cancelled` with nothing that may have reached the service: `cancelled`.
- * Returns the refund unchanged when it is not pending.
- *
- * @example
- * ```ts
- * if (refund) await db.update(refundAfterConfirm(refund, confirm, policy));
- * ```
- */
-export function refundAfterConfirm(
-  refund: RefundJob,
-  confirm: ConfirmJob,
-  policy: WindowPolicy = DEFAULT_WINDOW_POLICY,
-): RefundJob {
-  if (refund.state !== 'pending' || confirm.state === 'pending' || confirm.state === 'inflight')
-    return refund;
-  const chargedAt =
-    confirm.state === 'delivered' ? (confirm.deliveredAt ?? confirm.updatedAt) : confirm.maybeAppliedAt;
-  if (chargedAt === null) {
-    return {
-      ...refund,
-      state: 'cancelled',
-      updatedAt: Math.max(refund.updatedAt, confirm.updatedAt),
-      lastError: `cancelled: the confirmation ended ${confirm.state} without being accepted, so nothing was charged`,
-    };
-  }
-  if (refund.deadline !== null) return refund;
-  return {
-    ...refund,
-    campaignId: refund.campaignId ?? confirm.campaignId,
-    deadline: refundDeadlineOf(chargedAt, policy),
-    updatedAt: Math.max(refund.updatedAt, confirm.updatedAt),
-  };
-}
-
-/**
- * Whether a confirm in this state keeps its order's refund from being claimed.
- *
- * @example
- * ```ts
- * blocksRefund(confirm); // true while the confirm is pending or inflight
- * ```
- */
-export function blocksRefund(confirm: ConfirmJob | null): boolean {
-  return confirm !== null && (confirm.state === 'pending' || confirm.state === 'inflight');
 }
 
 /**

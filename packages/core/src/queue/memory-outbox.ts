@@ -16,12 +16,11 @@ import {
   isClaimable,
   newConfirmJob,
   newLeaseToken,
-  planRefund,
-  refundAfterConfirm,
   releaseJob,
   replayJob,
   retryJob,
 } from './jobs.ts';
+import { planRefund, refundAfterConfirm } from './refund-rules.ts';
 import type {
   ClaimOptions,
   ConfirmInput,

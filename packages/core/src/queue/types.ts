@@ -14,7 +14,18 @@
  * ```
  */
 import type { ClickStamp } from '../click.ts';
-import type { EpochMs } from '../policy.ts';
+import type { EpochMs, WindowPolicy } from '../policy.ts';
+
+/** What a factory needs besides the input: the clock, the windows, and the id the store assigns. */
+export interface JobContext {
+  now: EpochMs;
+  /** Store-assigned unique id for the new job. */
+  id: string;
+  /** @defaultValue `DEFAULT_WINDOW_POLICY` */
+  policy?: WindowPolicy;
+  /** @defaultValue `DEFAULT_MAX_CLOCK_SKEW_MS` */
+  maxClockSkewMs?: number;
+}
 
 /** The two things a shop asks the service to do with an order. */
 export type JobKind = 'confirm' | 'refund';
