@@ -48,7 +48,8 @@ async function enqueue(from: number, n: number): Promise<void> {
   const clicks = await world.clicks(n);
   for (const [i, click] of clicks.entries()) {
     const io = captureIo({ env });
-    const args = ['confirm', '--pg', PG_URL, '--click-token', click.token, '--order-id', `k-${from + i}`];
+    // `--click-token=…` as one argument: a token may start with '-', which parseArgs would read as a flag.
+    const args = ['confirm', '--pg', PG_URL, `--click-token=${click.token}`, '--order-id', `k-${from + i}`];
     const code = await main(
       [...args, '--value-micros', '1000', '--clicked-at', new Date(click.clickedAt).toISOString()],
       io,

@@ -41,8 +41,8 @@ describe('postback worker --pg', () => {
       'confirm',
       '--pg',
       PG_URL,
-      '--click-token',
-      click?.token as string,
+      // One argument: a token may start with '-', which parseArgs would read as another flag.
+      `--click-token=${click?.token}`,
       '--order-id',
       'pg-1',
       '--value-micros',
