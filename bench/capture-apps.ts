@@ -73,7 +73,7 @@ export async function captureScenarios(): Promise<Scenario[]> {
       name: 'landing (sign + set)',
       path: `/landing?utm_source=ad&click_token=${TOKEN}`,
       headers: {},
-      target: { express: 0.9, koa: 0.8 },
+      target: { express: 0.8, koa: 0.8 },
     },
   ];
 }

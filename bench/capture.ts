@@ -3,7 +3,7 @@
  * middleware, side by side in one run. Three kinds of request:
  *   1. no token, no click cookie (most traffic)                target ratio >= 0.97
  *   2. a valid signed click cookie, the app not reading it     target ratio >= 0.97 (verification is lazy)
- *   3. a landing with a token: cookie signed and set           target Express >= 0.90, Koa >= 0.80
+ *   3. a landing with a token: cookie signed and set           target >= 0.80 (Express and Koa)
  *
  * Each server (bare or with capture) runs in its own child process so the load generator (autocannon, in
  * this process) does not share its event loop. The machine is shared and its speed drifts from second to
