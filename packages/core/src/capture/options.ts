@@ -6,10 +6,10 @@
  */
 import { z } from 'zod';
 import type { ClickStore } from '../click.ts';
+import { MAX_CLICK_TOKEN_LENGTH } from '../click.ts';
 import { documented, renderOptionsTable } from '../options-table.ts';
 import { parseOptions } from '../parse-options.ts';
 import { DEFAULT_CONFIRM_WINDOW_MS } from '../policy.ts';
-import { MAX_CLICK_TOKEN_LENGTH } from '../queue/validation.ts';
 import type { HmacSha256 } from './hmac.ts';
 import type { Attribution, CaptureHooks, CaptureRequest } from './hooks.ts';
 import { DEFAULT_CLICK_PARAM, DEFAULT_TOKEN_MAX_LENGTH, DEFAULT_TOKEN_MIN_LENGTH } from './token.ts';

@@ -38,9 +38,6 @@ export class JobValidationError extends PostbackError {
  */
 export const MAX_ORDER_ID_LENGTH = 255;
 
-// Kept for `capture/options.ts` until it imports `MAX_CLICK_TOKEN_LENGTH` from `click.ts`, the rules' home.
-export { MAX_CLICK_TOKEN_LENGTH } from '../click.ts';
-
 /** Campaign ids have the form `cmp_<id>` (spec). */
 export const CAMPAIGN_ID_PATTERN: RegExp = /^cmp_[A-Za-z0-9_-]{1,250}$/;
 
