@@ -1,0 +1,185 @@
+/**
+ * A worker's side of the Postgres outbox: `claim` with one `UPDATE ... WHERE id IN (SELECT ... FOR UPDATE
+ * SKIP LOCKED LIMIT n) RETURNING` statement, so no job is handed to two workers, then every later
+ * transition (`complete`, `retry`, `fail`, `release`, `extendLease`) applies only while the row still
+ * carries the claim's fencing token. Completions are group-committed; a confirm that ends applies its
+ * order's refund rule in the same transaction.
+ */
+import {
+  type ClaimOptions,
+  createBatcher,
+  type FailResult,
+  type Job,
+  type RetryResult,
+  truncateReason,
+} from '@postback/core';
+import { arrayLiteral, inline } from './literal.ts';
+import { assertOpen, inTransaction, type PostgresOutboxContext } from './outbox-context.ts';
+import type { Queryable } from './queryable.ts';
+import { rowToJob, toBigintText } from './rows.ts';
+
+/** One completion waiting for its group. */
+interface Completion {
+  id: string;
+  token: string;
+  at: number;
+  campaignId: string | null;
+}
+
+/**
+ * The outbox's `claim`, `complete`, `retry`, `fail`, `release` and `extendLease` methods.
+ *
+ * @example
+ * ```ts
+ * const { claim, complete } = transitionMethods(context);
+ * for (const job of await claim({ now: Date.now(), limit: 10, leaseMs: 30_000 })) await complete(job, { now: Date.now() });
+ * ```
+ */
+export function transitionMethods(context: PostgresOutboxContext) {
+  const { pool, sql: SQL, q, channel, refundWindowMs } = context;
+  // Group commit: completions made in the same turn (a Dispatcher finishing a batch of sends) are written
+  // together, one round trip and one WAL flush for N. One group at a time, and a job given twice goes to a
+  // later group than its first call, so the second call is fenced as usual.
+  const completions = createBatcher((group: Completion[]) => writeCompletions(context, group), {
+    maxSize: 500,
+    windowMs: 0,
+    maxInFlight: 1,
+    keyOf: (c) => c.id,
+  });
+
+  /** A confirm changed state: apply the order's refund rule in the same transaction, new snapshot. */
+  const transitionWithFollowUp = async (
+    text: string,
+    values: unknown[],
+    followUp: (db: Queryable, kind: string) => Promise<unknown>,
+  ): Promise<boolean> =>
+    inTransaction(pool, async (db) => {
+      const result = await q(db, text, values);
+      const kind = result.rows[0]?.kind;
+      if (kind === undefined) return false;
+      await followUp(db, String(kind));
+      return true;
+    });
+
+  return {
+    async claim({ now: at, limit, leaseMs }: ClaimOptions): Promise<Job[]> {
+      assertOpen(context);
+      if (!Number.isSafeInteger(limit) || limit < 1)
+        throw new RangeError(`claim limit must be a positive integer, got ${limit}`);
+      if (!Number.isSafeInteger(leaseMs) || leaseMs < 1)
+        throw new RangeError(`claim leaseMs must be a positive integer, got ${leaseMs}`);
+      const result = await q(pool, SQL.claim, [at, limit, leaseMs]);
+      return result.rows
+        .map(rowToJob)
+        .sort((a, b) => a.nextAttemptAt - b.nextAttemptAt || Number(BigInt(a.id) - BigInt(b.id)));
+    },
+
+    async complete(job: Job, result: { now: number; campaignId?: string | null }): Promise<boolean> {
+      assertOpen(context);
+      const ids = fence(job);
+      if (ids === null) return false;
+      if (!Number.isSafeInteger(result.now))
+        throw new RangeError(`complete now must be an integer of epoch ms, got ${result.now}`);
+      const campaignId = result.campaignId ?? null;
+      if (campaignId !== null && typeof campaignId !== 'string')
+        throw new TypeError('complete campaignId must be a string or null');
+      return completions.add({ id: ids[0], token: ids[1], at: result.now, campaignId });
+    },
+
+    async retry(job: Job, result: RetryResult): Promise<boolean> {
+      assertOpen(context);
+      const ids = fence(job);
+      if (ids === null) return false;
+      const values = [
+        ...ids,
+        result.now,
+        result.nextAttemptAt,
+        result.countAttempt !== false,
+        truncateReason(String(result.error)),
+        result.maybeApplied === true,
+      ];
+      return ((await q(pool, SQL.retry, values)).rowCount ?? 0) > 0;
+    },
+
+    async fail(job: Job, result: FailResult): Promise<boolean> {
+      assertOpen(context);
+      if (result.state !== 'dead' && result.state !== 'expired')
+        throw new RangeError(`fail state must be dead or expired, got ${String(result.state)}`);
+      const ids = fence(job);
+      if (ids === null) return false;
+      const values = [
+        ...ids,
+        result.now,
+        result.state,
+        truncateReason(String(result.reason)),
+        result.maybeApplied === true,
+      ];
+      return transitionWithFollowUp(SQL.fail, values, async (db, kind) => {
+        if (kind === 'confirm') await q(db, SQL.followConfirms, [[ids[0]], refundWindowMs, channel]);
+      });
+    },
+
+    async release(jobs: readonly Job[], at: number): Promise<void> {
+      assertOpen(context);
+      const fenced = jobs.map(fence).filter((f): f is [string, string] => f !== null);
+      if (fenced.length === 0) return;
+      await q(pool, SQL.release, [fenced.map((f) => f[0]), fenced.map((f) => f[1]), at, channel]);
+    },
+
+    async extendLease(job: Job, options: { now: number; leaseMs: number }): Promise<boolean> {
+      assertOpen(context);
+      const ids = fence(job);
+      if (ids === null) return false;
+      if (!Number.isSafeInteger(options.leaseMs) || options.leaseMs < 1)
+        throw new RangeError(`leaseMs must be a positive integer, got ${options.leaseMs}`);
+      return ((await q(pool, SQL.extendLease, [...ids, options.now, options.leaseMs])).rowCount ?? 0) > 0;
+    },
+  };
+}
+
+/** The job's id and lease token as stored, or null when the job cannot hold a lease here. */
+function fence(job: Job): [string, string] | null {
+  const id = toBigintText(job?.id);
+  const token = toBigintText(job?.lease?.token);
+  return id === null || token === null ? null : [id, token];
+}
+
+/**
+ * Writes a group of completions. Both statements go in one simple-protocol message: one round trip,
+ * one implicit transaction, and each statement with its own snapshot (the second must see a refund
+ * committed while the first waited for the order's row lock). The protocol allows no `$n`, so values
+ * are inlined as checked literals.
+ */
+async function writeCompletions(context: PostgresOutboxContext, group: Completion[]): Promise<boolean[]> {
+  const { pool, sql: SQL, q, channel, refundWindowMs } = context;
+  const ids = group.map((c) => c.id);
+  const script = [
+    inline(SQL.completeMany, [
+      arrayLiteral(ids, 'bigint'),
+      arrayLiteral(
+        group.map((c) => c.token),
+        'bigint',
+      ),
+      arrayLiteral(
+        group.map((c) => c.at),
+        'bigint',
+      ),
+      arrayLiteral(
+        group.map((c) => c.campaignId),
+        'text',
+      ),
+    ]),
+    inline(SQL.followConfirms, [arrayLiteral(ids, 'bigint'), refundWindowMs, channel]),
+  ].join(';\n');
+  for (let attempt = 1; ; attempt += 1) {
+    try {
+      const results = (await q(pool, script)) as unknown;
+      const first = (Array.isArray(results) ? results[0] : results) as { rows: Array<{ id: string }> };
+      const applied = new Set(first.rows.map((row) => row.id));
+      return ids.map((id) => applied.has(id));
+    } catch (err) {
+      // Two groups holding the same stale job in opposite order can deadlock; Postgres aborts one.
+      if ((err as { code?: unknown }).code !== '40P01' || attempt >= 3) throw err;
+    }
+  }
+}
