@@ -5,66 +5,26 @@
  * scripted fake of the service, jobs in the memory outbox on a fake clock.
  */
 import { inspect } from 'node:util';
-import { type AdServiceClient, createClient } from '@postback/client';
+import { createClient } from '@postback/client';
+import { DAY_MS } from '@postback/core';
+import { describe, expect, it } from 'vitest';
 import {
-  createDispatcher,
-  createMemoryOutbox,
-  DAY_MS,
-  type Dispatcher,
-  type DispatcherOptions,
-  type Outbox,
-} from '@postback/core';
-import { createFakeClock, type FakeClock } from '@postback/core/testing';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { CONFIRM_PATH, type FakeAdService, REFUND_PATH, startFakeAdService } from './fake-ad-service.ts';
+  clock,
+  dispatcherWith,
+  enqueue,
+  HOUR,
+  outbox,
+  requestsTo,
+  restartService,
+  events as seen,
+  service,
+  setUpDispatcherHarness,
+} from './dispatcher-harness.ts';
+import { CONFIRM_PATH, REFUND_PATH } from './fake-ad-service.ts';
 
 const API_KEY = 'pbsk_live_ECHOED_9f8e7d6c5b4a';
-const HOUR = 3_600_000;
 
-let clock: FakeClock;
-let outbox: Outbox;
-let service: FakeAdService;
-let client: AdServiceClient;
-let dispatcher: Dispatcher | undefined;
-const seen: unknown[] = [];
-
-beforeEach(async () => {
-  clock = createFakeClock();
-  outbox = createMemoryOutbox({ now: clock.now });
-  service = await startFakeAdService();
-  client = createClient({ baseUrl: service.url, apiKey: API_KEY, timeout: 5_000 });
-  seen.length = 0;
-});
-
-afterEach(async () => {
-  await dispatcher?.stop({ timeoutMs: 100 });
-  dispatcher = undefined;
-  await client.close();
-  await service.close();
-  await outbox.close();
-});
-
-function dispatcherWith(overrides: Partial<DispatcherOptions> = {}): Dispatcher {
-  dispatcher = createDispatcher({
-    outbox,
-    client,
-    now: clock.now,
-    random: () => 0.5,
-    quickRetries: { retries: 0 },
-    ...overrides,
-  });
-  for (const name of ['delivered', 'retried', 'dead', 'expired', 'paused', 'error'] as const) {
-    dispatcher.on(name, (payload) => seen.push({ name, payload }));
-  }
-  return dispatcher;
-}
-
-async function enqueue(orderId: string, clickedAt = clock.now() - HOUR) {
-  const input = { orderId, valueMicros: 5_000_000, click: { token: `tok_${orderId}_abc`, clickedAt } };
-  return (await outbox.confirm(input)).job;
-}
-
-const requestsTo = (path: string) => service.requests.filter((r) => r.path === path);
+setUpDispatcherHarness({ apiKey: API_KEY, valueMicros: 5_000_000, tokenSuffix: 'abc' });
 
 describe('a 2xx means applied, whatever its body', () => {
   it.each([
@@ -171,7 +131,7 @@ describe('a request that may have been applied is never "never charged"', () => 
       expect(await outbox.get(job.id)).toMatchObject({ state: 'pending', maybeAppliedAt: null });
     } finally {
       await offline.close();
-      service = await startFakeAdService();
+      await restartService();
     }
   });
 });
