@@ -1,0 +1,108 @@
+/**
+ * `postback refund`: cancels what was not sent, reverses what was, and takes a campaign with --campaign-id.
+ */
+import { createMemoryOutbox } from '@postback/core';
+import { describe, expect, it } from 'vitest';
+import { createRefundCommand } from '../src/commands/refund.ts';
+import { captureIo } from './capture-io.ts';
+import { db, run, setUpCommandHarness } from './command-harness.ts';
+import { token } from './db-fixture.ts';
+
+setUpCommandHarness();
+
+describe('postback refund', () => {
+  it('cancels a confirmation that was not sent yet, then reports the refund as not charged', async () => {
+    const outbox = db.open();
+    await outbox.confirm({
+      orderId: 'o-1',
+      valueMicros: 1,
+      click: { token: token(1), clickedAt: Date.now() },
+    });
+    await outbox.close();
+    const first = await run(['refund', '--db', db.file, '--order-id', 'o-1', '--json']);
+    expect(first.code).toBe(0);
+    expect(JSON.parse(first.out)).toMatchObject({
+      outcome: 'cancelled',
+      job: { kind: 'confirm', state: 'cancelled' },
+    });
+    const again = await run(['refund', '--db', db.file, '--order-id', 'o-1']);
+    expect(again.code).toBe(0);
+    expect(again.out).toMatch(/without a charge/);
+  });
+
+  it('enqueues a reversal of a delivered confirmation using its campaign, once', async () => {
+    const outbox = db.open();
+    await outbox.confirm({
+      orderId: 'o-2',
+      valueMicros: 1,
+      click: { token: token(2), clickedAt: Date.now() },
+    });
+    const [job] = await outbox.claim({ now: Date.now(), limit: 1, leaseMs: 60_000 });
+    await outbox.complete(job as never, { now: Date.now(), campaignId: 'cmp_abc' });
+    await outbox.close();
+    const first = await run(['refund', '--db', db.file, '--order-id', 'o-2', '--json']);
+    expect(JSON.parse(first.out)).toMatchObject({
+      outcome: 'enqueued',
+      job: { kind: 'refund', campaignId: 'cmp_abc' },
+    });
+    const second = await run(['refund', '--db', db.file, '--order-id', 'o-2', '--json']);
+    expect(JSON.parse(second.out)).toMatchObject({ outcome: 'duplicate' });
+  });
+
+  it('gives a dead reversal that had no campaign the one given with --campaign-id: outcome updated, pending again', async () => {
+    const outbox = createMemoryOutbox();
+    await outbox.confirm({
+      orderId: 'o-4',
+      valueMicros: 1,
+      click: { token: token(4), clickedAt: Date.now() },
+    });
+    const [confirm] = await outbox.claim({ now: Date.now(), limit: 1, leaseMs: 60_000 });
+    // The confirmation's answer carried no campaign: the reversal cannot be sent and dead-letters.
+    await outbox.complete(confirm as never, { now: Date.now(), campaignId: null });
+    await outbox.refund({ orderId: 'o-4' });
+    const [refund] = await outbox.claim({ now: Date.now(), limit: 1, leaseMs: 60_000 });
+    await outbox.fail(refund as never, { now: Date.now(), state: 'dead', reason: 'no campaign known' });
+    const ctx = { openBackend: async () => ({ outbox, describe: 'memory' }), now: () => Date.now() };
+    const io = captureIo();
+    const args = ['--db', db.file, '--order-id', 'o-4', '--campaign-id', 'cmp_given', '--json'];
+    expect(await createRefundCommand(ctx).run(args, io)).toBe(0);
+    expect(JSON.parse(io.out())).toMatchObject({
+      outcome: 'updated',
+      job: { kind: 'refund', campaignId: 'cmp_given', state: 'pending' },
+    });
+  });
+
+  it('says in text which campaign a refund now reverses in when it supplies one', async () => {
+    const outbox = createMemoryOutbox();
+    await outbox.confirm({
+      orderId: 'o-5',
+      valueMicros: 1,
+      click: { token: token(5), clickedAt: Date.now() },
+    });
+    const [confirm] = await outbox.claim({ now: Date.now(), limit: 1, leaseMs: 60_000 });
+    await outbox.complete(confirm as never, { now: Date.now(), campaignId: null });
+    await outbox.refund({ orderId: 'o-5' });
+    const ctx = { openBackend: async () => ({ outbox, describe: 'memory' }), now: () => Date.now() };
+    const io = captureIo();
+    const code = await createRefundCommand(ctx).run(
+      ['--db', db.file, '--order-id', 'o-5', '--campaign-id', 'cmp_late'],
+      io,
+    );
+    expect(code).toBe(0);
+    expect(io.out()).toMatch(/now reverses in campaign cmp_late/);
+  });
+
+  it('exits 2 naming --campaign-id when it is not of the form cmp_<id>', async () => {
+    const { code, err } = await run([
+      'refund',
+      '--db',
+      db.file,
+      '--order-id',
+      'o-3',
+      '--campaign-id',
+      'campaign 3',
+    ]);
+    expect(code).toBe(2);
+    expect(err).toMatch(/--campaign-id/);
+  });
+});
