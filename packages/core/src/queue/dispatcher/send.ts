@@ -70,7 +70,7 @@ async function sendJob(
   if (job.kind === 'refund' && job.campaignId === null) {
     const reason =
       'no campaign_id is known for this reversal (the confirmation answer carried none, or was lost): ' +
-      'supply it with a refund of the order that gives campaignId (postback refund --campaign)';
+      'supply it with a refund of the order that gives campaignId (postback refund --campaign-id)';
     return notSent({ class: 'permanent', reason });
   }
   const deadline = job.deadline;
