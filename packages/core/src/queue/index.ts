@@ -5,6 +5,8 @@ export * from './batcher.ts';
 export * from './dispatcher/index.ts';
 export * from './jobs.ts';
 export * from './memory-outbox.ts';
+export * from './operator-rules.ts';
+export * from './operator-types.ts';
 export * from './refund-rules.ts';
 export * from './types.ts';
 export * from './validation.ts';

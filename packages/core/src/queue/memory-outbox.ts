@@ -20,6 +20,19 @@ import {
   replayJob,
   retryJob,
 } from './jobs.ts';
+import {
+  appendAttempt,
+  byUrgency,
+  countDeadline,
+  isAtRisk,
+  isOpenJob,
+  matchesJobFilter,
+  prunableAt,
+  resolveJobFilter,
+  resolveStatsOptions,
+  validatePruneOptions,
+} from './operator-rules.ts';
+import type { AttemptRecord, OutboxFeatures, WorkerBeat } from './operator-types.ts';
 import { planRefund, refundAfterConfirm } from './refund-rules.ts';
 import type {
   ClaimOptions,
@@ -79,6 +92,8 @@ export function createMemoryOutbox(options: MemoryOutboxOptions = {}): Outbox {
   // Insertion order of `jobs` is creation order, which `listDead` pages by.
   const jobs = new Map<string, Job>();
   const byOrder = new Map<string, { confirm?: string; refund?: string }>();
+  const histories = new Map<string, AttemptRecord[]>();
+  const beats = new Map<string, WorkerBeat>();
   let sequence = 0;
   let closed = false;
 
@@ -108,15 +123,27 @@ export function createMemoryOutbox(options: MemoryOutboxOptions = {}): Outbox {
     if (closed) throw new OutboxClosedError('the memory outbox');
   };
 
-  /** Applies a transition to the stored job only when `claimed` still holds its lease. */
-  const transition = (claimed: Job, apply: (stored: Job) => Job): boolean => {
+  /** Applies a transition to the stored job only when `claimed` still holds its lease; keeps its attempt. */
+  const transition = (claimed: Job, apply: (stored: Job) => Job, attempt?: AttemptRecord): boolean => {
     assertOpen();
     const stored = jobs.get(claimed.id);
     if (stored === undefined || !holdsLease(stored, claimed)) return false;
     const next = apply(stored);
     put(next);
+    if (attempt !== undefined) histories.set(next.id, appendAttempt(histories.get(next.id) ?? [], attempt));
     followConfirm(next);
     return true;
+  };
+  const lastStatus = (id: string): number | null => histories.get(id)?.at(-1)?.status ?? null;
+  const forget = (job: Job) => {
+    jobs.delete(job.id);
+    live.delete(job.id);
+    histories.delete(job.id);
+    const entry = byOrder.get(job.orderId);
+    if (entry !== undefined) {
+      delete entry[job.kind];
+      if (entry.confirm === undefined && entry.refund === undefined) byOrder.delete(job.orderId);
+    }
   };
 
   /** Keeps the "refund follows its confirm" rule after a confirm changes state. */
@@ -128,7 +155,16 @@ export function createMemoryOutbox(options: MemoryOutboxOptions = {}): Outbox {
     if (next !== refund) put(next);
   };
 
+  const features: OutboxFeatures = {
+    attemptHistory: true,
+    listableStates: JOB_STATES,
+    heartbeats: true,
+    prune: true,
+  };
+
   const outbox: Outbox = {
+    features,
+
     async confirm(input: ConfirmInput): Promise<EnqueueResult<ConfirmJob>> {
       assertOpen();
       const at = now();
@@ -185,15 +221,15 @@ export function createMemoryOutbox(options: MemoryOutboxOptions = {}): Outbox {
     },
 
     async complete(job, result) {
-      return transition(job, (stored) => completeJob(stored, result));
+      return transition(job, (stored) => completeJob(stored, result), result.attempt);
     },
 
     async retry(job, result) {
-      return transition(job, (stored) => retryJob(stored, result));
+      return transition(job, (stored) => retryJob(stored, result), result.attempt);
     },
 
     async fail(job, result) {
-      return transition(job, (stored) => failJob(stored, result));
+      return transition(job, (stored) => failJob(stored, result), result.attempt);
     },
 
     async release(claimed, at) {
@@ -215,8 +251,11 @@ export function createMemoryOutbox(options: MemoryOutboxOptions = {}): Outbox {
       return [confirmOf(orderId), refundOf(orderId)].filter((job): job is Job => job !== null).map(copy);
     },
 
-    async stats(): Promise<OutboxStats> {
+    async stats(at, options): Promise<OutboxStats> {
       assertOpen();
+      const { atRiskWithinMs, deadlineBucketsMs } = resolveStatsOptions(options);
+      let atRisk = 0;
+      const buckets = deadlineBucketsMs.map(() => 0);
       const counts = Object.fromEntries(JOB_STATES.map((state) => [state, 0])) as OutboxStats['counts'];
       let oldestPendingAt: EpochMs | null = null;
       let nearest: OutboxStats['nearestDeadline'] = null;
@@ -224,11 +263,34 @@ export function createMemoryOutbox(options: MemoryOutboxOptions = {}): Outbox {
         counts[job.state] += 1;
         if (job.state === 'pending' && (oldestPendingAt === null || job.createdAt < oldestPendingAt))
           oldestPendingAt = job.createdAt;
-        const open = job.state === 'pending' || job.state === 'inflight';
-        if (open && job.deadline !== null && (nearest === null || job.deadline < nearest.deadline))
+        if (!isOpenJob(job) || job.deadline === null) continue;
+        if (nearest === null || job.deadline < nearest.deadline)
           nearest = { id: job.id, orderId: job.orderId, kind: job.kind, deadline: job.deadline };
+        if (isAtRisk(job, at, atRiskWithinMs)) atRisk += 1;
+        countDeadline(buckets, deadlineBucketsMs, at, job.deadline);
       }
-      return { counts, oldestPendingAt, nearestDeadline: nearest };
+      return {
+        counts,
+        oldestPendingAt,
+        nearestDeadline: nearest,
+        atRisk: { count: atRisk, withinMs: atRiskWithinMs },
+        deadlineBuckets: deadlineBucketsMs.map((withinMs, i) => ({ withinMs, count: buckets[i] ?? 0 })),
+      };
+    },
+
+    async listJobs(filter) {
+      assertOpen();
+      const resolved = resolveJobFilter(filter);
+      return [...jobs.values()]
+        .filter((job) => matchesJobFilter(job, resolved, lastStatus(job.id)))
+        .sort(byUrgency)
+        .slice(resolved.offset, resolved.offset + resolved.limit)
+        .map(copy);
+    },
+
+    async history(id) {
+      assertOpen();
+      return (histories.get(id) ?? []).map((attempt) => ({ ...attempt }));
     },
 
     async listDead(options: ListDeadOptions = {}) {
@@ -263,16 +325,36 @@ export function createMemoryOutbox(options: MemoryOutboxOptions = {}): Outbox {
       let purged = 0;
       for (const job of targets) {
         if (job === undefined || job.state !== 'dead') continue;
-        jobs.delete(job.id);
-        live.delete(job.id);
-        const entry = byOrder.get(job.orderId);
-        if (entry !== undefined) {
-          delete entry[job.kind];
-          if (entry.confirm === undefined && entry.refund === undefined) byOrder.delete(job.orderId);
-        }
+        forget(job);
         purged += 1;
       }
       return purged;
+    },
+
+    async prune(options) {
+      assertOpen();
+      const { now: at, ...rules } = validatePruneOptions(options);
+      let pruned = 0;
+      for (const job of [...jobs.values()]) {
+        const when = prunableAt(job, rules);
+        if (when === null || when > at) continue;
+        forget(job);
+        pruned += 1;
+      }
+      return pruned;
+    },
+
+    async beat(beat) {
+      assertOpen();
+      beats.set(beat.workerId, { ...beat });
+    },
+
+    async workers({ now: at, sinceMs }) {
+      assertOpen();
+      return [...beats.values()]
+        .filter((beat) => beat.at >= at - sinceMs)
+        .sort((a, b) => b.at - a.at)
+        .map((beat) => ({ ...beat }));
     },
 
     async close() {

@@ -15,6 +15,15 @@
  */
 import type { ClickStamp } from '../click.ts';
 import type { EpochMs, WindowPolicy } from '../policy.ts';
+import type {
+  AttemptRecord,
+  JobFilter,
+  OutboxDeadlineBucket,
+  OutboxFeatures,
+  PruneOptions,
+  StatsOptions,
+  WorkerBeat,
+} from './operator-types.ts';
 
 /** What a factory needs besides the input: the clock, the windows, and the id the store assigns. */
 export interface JobContext {
@@ -152,6 +161,8 @@ export interface RetryResult {
   error: string;
   countAttempt?: boolean;
   maybeApplied?: boolean;
+  /** The send this retry follows, appended to the job's history (none when the job was not sent). */
+  attempt?: AttemptRecord;
 }
 
 /** What {@link Outbox.fail} records; `maybeApplied` as in {@link RetryResult}. */
@@ -160,6 +171,17 @@ export interface FailResult {
   state: 'dead' | 'expired';
   reason: string;
   maybeApplied?: boolean;
+  /** The send that ended the job, appended to its history (none when it expired unsent). */
+  attempt?: AttemptRecord;
+}
+
+/** What {@link Outbox.complete} records. */
+export interface CompleteResult {
+  now: EpochMs;
+  /** For a confirm: the campaign its response attributed the conversion to. */
+  campaignId?: string | null;
+  /** The send the service accepted, appended to the job's history. */
+  attempt?: AttemptRecord;
 }
 
 /** Options of {@link Outbox.claim}. */
@@ -182,6 +204,10 @@ export interface OutboxStats {
   oldestPendingAt: EpochMs | null;
   /** The pending or inflight job with the nearest deadline, or null. */
   nearestDeadline: { id: string; orderId: string; kind: JobKind; deadline: EpochMs } | null;
+  /** Open (`pending`, `inflight`) jobs whose deadline is within `atRiskWithinMs` of now. */
+  atRisk: { count: number; withinMs: number };
+  /** Open jobs by time left to their deadline, one per bound asked for in `deadlineBucketsMs`. */
+  deadlineBuckets: OutboxDeadlineBucket[];
 }
 
 /** Page through dead jobs (with their reasons), oldest first. */
@@ -219,7 +245,7 @@ export interface Outbox {
   /** Claim due jobs for delivery. */
   claim(options: ClaimOptions): Promise<Job[]>;
   /** The service accepted the job. For a confirm, `campaignId` is the one its response returned. */
-  complete(job: Job, result: { now: EpochMs; campaignId?: string | null }): Promise<boolean>;
+  complete(job: Job, result: CompleteResult): Promise<boolean>;
   /**
    * A transient failure: back to `pending` until `nextAttemptAt` (which the caller has capped by the
    * deadline). `countAttempt: false` undoes the attempt counted at claim (auth pauses, shutdown).
@@ -236,8 +262,15 @@ export interface Outbox {
   get(id: string): Promise<Job | null>;
   /** The jobs of one order (at most a confirm and a refund). */
   getByOrder(orderId: string): Promise<Job[]>;
-  /** Counts by state, oldest pending, nearest deadline. */
-  stats(now: EpochMs): Promise<OutboxStats>;
+  /** Counts by state, oldest pending, nearest deadline, deadlines at risk. */
+  stats(now: EpochMs, options?: StatsOptions): Promise<OutboxStats>;
+  /** Jobs matching `filter`, most urgent first (see {@link JobFilter}). Throws `JobValidationError` on a bad filter. */
+  listJobs(filter?: JobFilter): Promise<Job[]>;
+  /**
+   * The last sends (at most `ATTEMPT_HISTORY_LIMIT`, 20) of a job, oldest first (empty for an unknown id, or when
+   * `features.attemptHistory` is false). Replay keeps the history.
+   */
+  history(id: string): Promise<AttemptRecord[]>;
   /** Dead jobs with their reasons. */
   listDead(options?: ListDeadOptions): Promise<Job[]>;
   /**
@@ -249,6 +282,14 @@ export interface Outbox {
   replay(options: { ids: readonly string[] } | { all: true }, now: EpochMs): Promise<number>;
   /** Delete dead jobs (all, or the given ids). Returns how many were deleted. */
   purgeDead(options?: { ids?: readonly string[] }): Promise<number>;
+  /** Delete old final jobs (see {@link PruneOptions}); dead jobs are never pruned. Returns how many. */
+  prune(options: PruneOptions): Promise<number>;
+  /** Record a worker's heart-beat (one row per `workerId`, replaced). A no-op when `features.heartbeats` is false. */
+  beat(beat: WorkerBeat): Promise<void>;
+  /** The latest heart-beat of every worker seen within `sinceMs` of `now`, newest first. */
+  workers(options: { now: EpochMs; sinceMs: number }): Promise<WorkerBeat[]>;
+  /** What this store keeps for operators. */
+  readonly features: OutboxFeatures;
 
   /** Release resources (file handles, connections). */
   close(): Promise<void>;

@@ -13,6 +13,7 @@ import { describeCrashes } from './outbox-conformance/crashes.ts';
 import { describeDeadJobs } from './outbox-conformance/dead-jobs.ts';
 import { describeEnqueue } from './outbox-conformance/enqueue.ts';
 import { describeMaybeApplied } from './outbox-conformance/maybe-applied.ts';
+import { describeOperatorView } from './outbox-conformance/operator-view.ts';
 import { describeRefunds } from './outbox-conformance/refunds.ts';
 import { describeStats } from './outbox-conformance/stats.ts';
 import { createSuite, SUITE_POLICY } from './outbox-conformance/suite.ts';
@@ -78,6 +79,7 @@ export function describeOutbox(
     describeMaybeApplied(s);
     describeDeadJobs(s);
     describeStats(s);
+    describeOperatorView(s);
     describeCrashes(s);
     describeClosed(s);
   });

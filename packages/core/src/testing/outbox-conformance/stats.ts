@@ -14,6 +14,8 @@ export function describeStats(s: Suite): void {
           counts: { pending: 0, inflight: 0, delivered: 0, dead: 0, expired: 0, cancelled: 0 },
           oldestPendingAt: null,
           nearestDeadline: null,
+          atRisk: { count: 0, withinMs: DAY_MS },
+          deadlineBuckets: [],
         });
       },
       'exactStats',

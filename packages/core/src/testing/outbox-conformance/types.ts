@@ -36,6 +36,10 @@ export type OutboxFactory = (context: OutboxFactoryContext) => Promise<OutboxUnd
  *   `retry({ maybeApplied: true })` and by a claim that retakes an expired lease, it shows at the next
  *   claim and governs a later `fail` and `refund` of the order. (`fail({ maybeApplied: true })` followed by
  *   a refund is tested without it: every store must send that reversal.)
+ * - `attemptHistory`: `history` keeps each job's attempts (SQS keeps no per-message state).
+ * - `listJobs`: `listJobs` lists jobs of every state (SQS can list only its dead letters).
+ * - `prune`: `prune` deletes old final jobs (SQS deletes a message once it is final).
+ * - `heartbeats`: `beat` and `workers` keep workers' heart-beats.
  */
 export type OutboxCapability =
   | 'lookup'
@@ -44,7 +48,11 @@ export type OutboxCapability =
   | 'listDead'
   | 'uncountedAttempts'
   | 'retryError'
-  | 'maybeAppliedState';
+  | 'maybeAppliedState'
+  | 'attemptHistory'
+  | 'listJobs'
+  | 'prune'
+  | 'heartbeats';
 
 /** Options of {@link describeOutbox}. */
 export interface DescribeOutboxOptions {
