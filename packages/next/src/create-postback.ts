@@ -93,15 +93,24 @@ function headersOfApiRequest(req: ApiRequestLike): Headers {
 }
 
 /**
- * Creates the adapter once per app (in a module both `proxy.ts` and your routes import). Validates the
- * options at once.
+ * The options, or a function giving them. A function is called (and its result validated) on the first
+ * use of the adapter — the first request — not when the module loads, so `next build`, which loads
+ * the route modules to collect page data, needs no secret in its environment.
+ */
+export type NextPostbackOptionsSource = NextPostbackOptions | (() => NextPostbackOptions);
+
+/**
+ * Creates the adapter once per app (in a module both `proxy.ts` and your routes import). Give the
+ * options as a function to read the environment on first use (the first request): `next build` loads
+ * that module without the run-time secret. Options given as an object are validated at once.
  *
- * @throws {OptionsError} for invalid options, naming the option.
+ * @throws {OptionsError} for invalid options, naming the option: at once for an object, on each use
+ * (the proxy or a reader) while a function gives invalid ones.
  * @example
  * ```ts
  * // lib/postback.ts
  * import { createPostback } from '@postback/next';
- * export const postback = createPostback({ secrets: [process.env.POSTBACK_SECRET!] });
+ * export const postback = createPostback(() => ({ secrets: [process.env.POSTBACK_SECRET!] }));
  *
  * // proxy.ts (Next 16) — or middleware.ts with `export const middleware = postback.middleware` (Next 15)
  * import { postback } from './lib/postback';
@@ -115,7 +124,24 @@ function headersOfApiRequest(req: ApiRequestLike): Headers {
  * }
  * ```
  */
-export function createPostback(options: NextPostbackOptions): NextPostback {
+export function createPostback(options: NextPostbackOptionsSource): NextPostback {
+  if (typeof options !== 'function') return createBoundPostback(options);
+  let bound: NextPostback | undefined;
+  // Not cached on failure: every use reports the bad option until the environment is fixed.
+  const adapter = (): NextPostback => (bound ??= createBoundPostback(options()));
+  const proxy: PostbackProxy = (request) => adapter().proxy(request);
+  return {
+    proxy,
+    middleware: proxy,
+    // async, so that invalid options reject like any other failure of a reader.
+    getClick: async () => adapter().getClick(),
+    getClickFromRequest: async (request) => adapter().getClickFromRequest(request),
+    getClickFromApiRequest: async (req) => adapter().getClickFromApiRequest(req),
+    confirmOrder: async (source, outbox, order) => adapter().confirmOrder(source, outbox, order),
+  };
+}
+
+function createBoundPostback(options: NextPostbackOptions): NextPostback {
   const capture = createClickCapture<Request>(withPlatformHmac(options));
   const { cookieName } = capture.settings;
 
@@ -188,10 +214,10 @@ export function createPostback(options: NextPostbackOptions): NextPostback {
  * ```ts
  * // proxy.ts
  * import { createPostbackProxy } from '@postback/next';
- * export const proxy = createPostbackProxy({ secrets: [process.env.POSTBACK_SECRET!] });
+ * export const proxy = createPostbackProxy(() => ({ secrets: [process.env.POSTBACK_SECRET!] }));
  * export const config = { matcher: ['/((?!_next/static|_next/image|favicon.ico).*)'] };
  * ```
  */
-export function createPostbackProxy(options: NextPostbackOptions): PostbackProxy {
+export function createPostbackProxy(options: NextPostbackOptionsSource): PostbackProxy {
   return createPostback(options).proxy;
 }

@@ -12,6 +12,7 @@ export {
   createPostbackProxy,
   type NextPostback,
   type NextPostbackOptions,
+  type NextPostbackOptionsSource,
   type PostbackProxy,
 } from './create-postback.ts';
 export { POSTBACK_CLICK_HEADER } from './forwarded-click.ts';

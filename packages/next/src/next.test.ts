@@ -274,6 +274,32 @@ describe('options', () => {
     }
   });
 
+  it('given as a function, are read on first use, once, and a synchronous landing stays synchronous', async () => {
+    let reads = 0;
+    const postback = createPostback(() => {
+      reads += 1;
+      return { secrets: [SECRET], now: () => T0 };
+    });
+    expect(reads).toBe(0);
+    const response = postback.proxy(request(`/?click_token=${TOKEN}`));
+    expect(response).not.toBeInstanceOf(Promise);
+    const value = cookieValueOf(await response);
+    expect(await postback.getClickFromRequest(request('/', { cookie: `postback_click=${value}` }))).toEqual({
+      token: TOKEN,
+      clickedAt: T0,
+    });
+    expect(reads).toBe(1);
+  });
+
+  it('given as a function, report invalid ones on every use until they are valid', async () => {
+    let secret = 'short';
+    const proxy = createPostbackProxy(() => ({ secrets: [secret] }));
+    expect(() => proxy(request('/'))).toThrow(OptionsError);
+    expect(() => proxy(request('/'))).toThrow(OptionsError);
+    secret = SECRET;
+    expect((await proxy(request('/'))).headers.get('x-middleware-next')).toBe('1');
+  });
+
   it('honour a custom cookie name on both the proxy and the readers', async () => {
     const { postback } = setup({ cookieName: '__Host-click' });
     const response = await postback.proxy(request(`/?click_token=${TOKEN}`));
