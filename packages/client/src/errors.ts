@@ -30,6 +30,7 @@ export type AdServiceErrorCode =
   | 'http'
   | 'timeout'
   | 'connection'
+  | 'transport_unavailable'
   | 'invalid_response';
 
 /** Options shared by every {@link AdServiceError}. */
@@ -230,6 +231,25 @@ export class TimeoutError extends AdServiceError {
  */
 export class ConnectionError extends AdServiceError {
   override name = 'ConnectionError';
+}
+/**
+ * The transport cannot work in this runtime, so no attempt can ever succeed: network access is denied
+ * (Deno's `NotCapable`, Node's permission model), the transport's API is missing (Bun's placeholder
+ * `undici`, no global `fetch`), or its dispatcher is invalid. Not retryable: a configuration error, which
+ * core's Dispatcher treats as `misconfigured` (it pauses delivery and says why). The message names the
+ * underlying cause; `maybeSent` is false unless the request may have left before the failure showed.
+ * Ordinary refusals and resets are {@link ConnectionError}s.
+ * @example `if (err instanceof TransportUnavailableError) alert('fix the runtime: ' + err.message);`
+ */
+export class TransportUnavailableError extends AdServiceError {
+  override name = 'TransportUnavailableError';
+  /** Whether the request may have reached the service before the failure showed. */
+  readonly maybeSent: boolean;
+  constructor(message: string, options: AdServiceErrorOptions & { maybeSent?: boolean } = {}) {
+    const { maybeSent = false, ...rest } = options;
+    super('transport_unavailable', message, { ...rest, retryable: false });
+    this.maybeSent = maybeSent;
+  }
 }
 /**
  * A 2xx response whose body the client cannot read: not JSON at all (retryable), or JSON that is not an

@@ -12,11 +12,13 @@ import {
   InvalidResponseError,
   RequestValidationError,
   TimeoutError,
+  TransportUnavailableError,
 } from './errors.ts';
 import type { CallOptions, RetryPolicy } from './options.ts';
 import { parseRetryAfter } from './retry-after.ts';
 import type { Transport, TransportResponse } from './transport/types.ts';
 import { BodyReadError } from './transport/types.ts';
+import { transportUnavailable } from './transport/unavailable.ts';
 import { issuesOf } from './validate.ts';
 
 /** One call to make: already validated; `path` starts with `/v1/`. */
@@ -154,6 +156,16 @@ async function attemptOnce(
           redact: a.redact,
         },
       );
+    }
+    // A transport that can never work here is a configuration error, not a connection to retry.
+    const unavailable = transportUnavailable(err);
+    if (unavailable !== null) {
+      throw new TransportUnavailableError(`${a.what}: transport unavailable: ${unavailable.why}`, {
+        detail: unavailable.why,
+        maybeSent: unavailable.maybeSent,
+        cause: unavailable.cause,
+        redact: a.redact,
+      });
     }
     const code = errorCode(err);
     throw new ConnectionError('connection', `${a.what}: connection failed${code ? ` (${code})` : ''}`, {

@@ -4,6 +4,7 @@
  */
 import type { Transport, TransportRequest, TransportResponse } from './types.ts';
 import { BodyReadError } from './types.ts';
+import { TransportUnavailable } from './unavailable.ts';
 
 /**
  * A transport that sends with `fetchFn`.
@@ -17,6 +18,13 @@ export function createFetchTransport(fetchFn: typeof globalThis.fetch): Transpor
   return {
     name: 'fetch',
     async send(request: TransportRequest): Promise<TransportResponse> {
+      if (typeof fetchFn !== 'function') {
+        throw new TransportUnavailable(
+          'fetch',
+          'the fetch transport cannot work here: no fetch function',
+          false,
+        );
+      }
       const init: RequestInit = {
         method: request.method,
         headers: request.headers,

@@ -1,11 +1,24 @@
 /**
  * Transport over an undici `Pool` per origin: keep-alive connections and `Pool.request`, which on Node
  * moves small JSON several times faster than the global `fetch` (see `bench/transport.ts` and the README).
- * Node only: this module imports `undici`, so only the `node` condition of `#transport` reaches it.
+ * Node only: this module imports `undici`, so only the `node` condition of `#transport` reaches it (Bun
+ * and Deno match their own conditions first and get the fetch transport). Bun answers `import 'undici'`
+ * with a placeholder whose `Pool` has no `close` and whose `request` returns nothing: this transport
+ * checks for that before sending and throws {@link TransportUnavailable} rather than a connection error.
  */
 import { Pool } from 'undici';
 import type { Transport, TransportRequest, TransportResponse, TransportSettings } from './types.ts';
 import { BodyReadError } from './types.ts';
+import { TransportUnavailable } from './unavailable.ts';
+
+/** What is missing from this runtime's `undici` for the transport to work, or null when nothing is. */
+function missingUndiciApi(): string | null {
+  const proto = typeof Pool === 'function' ? (Pool.prototype as Partial<Pool> | undefined) : undefined;
+  if (proto === undefined) return 'undici has no Pool class';
+  if (typeof proto.request !== 'function') return 'undici Pool has no request()';
+  if (typeof proto.close !== 'function') return 'undici Pool has no close() (not the real undici)';
+  return null;
+}
 
 /**
  * A transport with one keep-alive `Pool` per origin.
@@ -26,9 +39,13 @@ export function createUndiciTransport(settings: TransportSettings): Transport {
     }
     return pool;
   };
+  const missing = missingUndiciApi();
   return {
     name: 'undici',
     async send(request: TransportRequest): Promise<TransportResponse> {
+      if (missing !== null) {
+        throw new TransportUnavailable('undici', `the undici transport cannot work here: ${missing}`, false);
+      }
       const response = await poolFor(request.url.origin).request({
         method: request.method,
         path: `${request.url.pathname}${request.url.search}`,
@@ -36,6 +53,14 @@ export function createUndiciTransport(settings: TransportSettings): Transport {
         body: request.body,
         signal: request.signal,
       });
+      if (typeof response?.statusCode !== 'number' || typeof response.body?.text !== 'function') {
+        // Something answered that is not undici's response: whether it sent anything is unknown.
+        throw new TransportUnavailable(
+          'undici',
+          'the undici transport cannot work here: no response object',
+          true,
+        );
+      }
       let body: string;
       try {
         body = await response.body.text();
@@ -53,7 +78,8 @@ export function createUndiciTransport(settings: TransportSettings): Transport {
     async close() {
       const all = [...pools.values()];
       pools.clear();
-      await Promise.all(all.map((pool) => pool.close()));
+      // Nothing to close when the Pool class is a placeholder (no pool ever sent anything).
+      await Promise.all(all.map((pool) => (typeof pool.close === 'function' ? pool.close() : undefined)));
     },
   };
 }

@@ -1,13 +1,17 @@
+import { createClient } from '@postback/client';
 import {
   ConnectionError,
   errorFromResponse,
   InvalidResponseError,
   RequestValidationError,
   TimeoutError,
+  TransportUnavailableError,
 } from '@postback/client/errors';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { createMemoryOutbox } from '../memory-outbox.ts';
 import { classifyFailure, redactSecrets } from './classify.ts';
+import { createDispatcher } from './dispatcher.ts';
 
 describe('classifyFailure', () => {
   it.each([
@@ -84,9 +88,63 @@ describe('classifyFailure', () => {
     );
   });
 
+  it('pauses on a transport that can never work, naming the cause, and keeps "maybe sent" when unsure', () => {
+    const denied = new TransportUnavailableError(
+      'POST /v1/conversions/s2s: transport unavailable: NotCapable: Requires net access to "ads.example:443"',
+      { maybeSent: false },
+    );
+    expect(classifyFailure(denied)).toMatchObject({
+      class: 'misconfigured',
+      blip: false,
+      maybeApplied: false,
+    });
+    expect(classifyFailure(denied).reason).toContain('NotCapable: Requires net access');
+    const unsure = new TransportUnavailableError('transport unavailable: TypeError: x is not a function', {
+      maybeSent: true,
+    });
+    expect(classifyFailure(unsure)).toMatchObject({ class: 'misconfigured', maybeApplied: true });
+    // A client that lets the runtime's own error through is read the same way.
+    const raw = Object.assign(new Error('Requires net access'), { name: 'NotCapable' });
+    expect(classifyFailure(raw)).toMatchObject({ class: 'misconfigured', maybeApplied: false });
+    expect(classifyFailure(Object.assign(new Error('denied'), { code: 'ERR_ACCESS_DENIED' })).class).toBe(
+      'misconfigured',
+    );
+    // Ordinary refusals and resets stay transient.
+    const refused = new ConnectionError('connection', 'refused', { retryable: true, detail: 'ECONNREFUSED' });
+    expect(classifyFailure(refused).class).toBe('transient');
+  });
+
   it('retries an unknown error rather than dead-letter a sale', () => {
     expect(classifyFailure(new Error('something odd'))).toMatchObject({ class: 'transient', blip: false });
     expect(classifyFailure('a string')).toMatchObject({ class: 'transient' });
+  });
+});
+
+describe('a Dispatcher whose client cannot send at all', () => {
+  it('pauses delivery with the cause in the reason and does not burn the attempt', async () => {
+    const now = 1_800_000_000_000;
+    const outbox = createMemoryOutbox({ now: () => now });
+    const click = { token: 'tok_abcdefghijklmnop', clickedAt: now - 1_000 };
+    await outbox.confirm({ orderId: 'ord_1', valueMicros: 1_000, click });
+    // Fails as Deno's fetch does without --allow-net for the host.
+    const client = createClient({
+      baseUrl: 'http://127.0.0.1:9',
+      apiKey: 'pbsk_test_key_000000',
+      fetch: async () => {
+        throw Object.assign(new Error('Requires net access to "127.0.0.1:9"'), { name: 'NotCapable' });
+      },
+    });
+    const dispatcher = createDispatcher({ outbox, client, now: () => now });
+    const paused: string[] = [];
+    dispatcher.on('paused', ({ reason }) => paused.push(reason));
+    const summary = await dispatcher.drain();
+    expect(summary).toMatchObject({ claimed: 1, deferred: 1, retried: 0, dead: 0 });
+    expect(dispatcher.state).toBe('paused');
+    expect(paused).toEqual([
+      expect.stringContaining('transport unavailable: NotCapable: Requires net access'),
+    ]);
+    const [job] = await outbox.getByOrder('ord_1');
+    expect(job).toMatchObject({ state: 'pending', attempts: 0, maybeAppliedAt: null });
   });
 });
 

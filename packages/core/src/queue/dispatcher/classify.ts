@@ -10,7 +10,9 @@
  * - `applied`: a 2xx, whatever its body: the service applied the request.
  * - `auth`: 401/403 — not the job's fault: pause all delivery, do not burn the attempt.
  * - `misconfigured`: an answer that is not the service's (a 404 without the service's JSON `detail`: a
- *   wrong base URL path or a proxy): pause all delivery and alert, as for `auth`; nothing is dead-lettered.
+ *   wrong base URL path or a proxy), or a transport that cannot work in this runtime (the client's
+ *   `transport_unavailable`: network access denied, the transport's API missing, an invalid dispatcher):
+ *   pause all delivery and alert, as for `auth`; nothing is dead-lettered, and the reason names the cause.
  * - `window-closed`: a 4xx whose `detail` says the job's window has closed (see `windowClosedPattern`):
  *   the job is `expired`, not `dead` (replaying it cannot help).
  * - `transient`: what the client calls retryable (5xx, 408, 429, timeouts, connection failures), and
@@ -55,6 +57,13 @@ export const DEFAULT_WINDOW_CLOSED_PATTERN =
   /older than|window (?:is |has )?closed|expired|too (?:old|late)/i;
 
 const MAX_REASON = 500;
+
+/**
+ * Names and codes of a runtime refusing network access outright (Deno's `NotCapable`/`PermissionDenied`,
+ * Node's permission model), for a client that lets them through as they are: nothing was sent, and no
+ * retry can help.
+ */
+const DENIED = new Set(['NotCapable', 'PermissionDenied', 'ERR_ACCESS_DENIED']);
 
 /** Error codes of a request that never reached any server: nothing can have been applied. */
 const NEVER_SENT = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'ENETUNREACH', 'EHOSTUNREACH']);
@@ -169,6 +178,11 @@ export function classifyFailure(err: unknown, options: ClassifyOptions = {}): Fa
   }
   // A request we refused to build never left.
   if (code === 'validation') return failure('permanent', false, false);
+  // A transport that can never work here: a configuration error, not a connection to retry until the deadline.
+  if (code === 'transport_unavailable')
+    return failure('misconfigured', false, field(err, 'maybeSent') === true);
+  if (DENIED.has(nameOf(err)) || (typeof code === 'string' && DENIED.has(code)))
+    return failure('misconfigured', false, false);
   const sent = !neverSent(err);
   if (code === 'timeout' || code === 'connection') return failure('transient', true, sent);
 
