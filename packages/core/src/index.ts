@@ -8,3 +8,4 @@ export * from './errors.ts';
 export * from './parse-options.ts';
 export * from './policy.ts';
 export * from './queue/index.ts';
+export * from './workers/index.ts';
