@@ -5,6 +5,7 @@
  */
 import { JobValidationError } from '@postback/core';
 import { BackendFlagError, type BackendFlags } from './backends/backend.ts';
+import { MissingPackageError } from './backends/packages.ts';
 import { printable } from './format.ts';
 import type { CommandIo } from './io.ts';
 
@@ -59,7 +60,7 @@ export function backendFlags(values: {
 
 /**
  * Runs a command body and maps what it throws to an exit code and one line on stderr:
- * usage errors → 2, backend errors → 3, anything else → 1.
+ * usage errors and a backend package that is not installed → 2, backend errors → 3, anything else → 1.
  *
  * @example
  * ```ts
@@ -74,6 +75,10 @@ export async function runGuarded(name: string, io: CommandIo, body: () => Promis
     const message = printable(error instanceof Error ? error.message : String(error));
     if (error instanceof UsageError || error instanceof BackendFlagError) {
       io.stderr(`postback ${name}: ${message}\nRun 'postback ${name} --help' for usage.\n`);
+      return EXIT.usage;
+    }
+    if (error instanceof MissingPackageError) {
+      io.stderr(`postback ${name}: ${message}\n`);
       return EXIT.usage;
     }
     if (error instanceof UnreachableError) {

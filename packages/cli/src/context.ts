@@ -7,6 +7,7 @@ import { existsSync } from 'node:fs';
 import { UnreachableError } from './args.ts';
 import { BackendFlagError, type BackendFlags, type OpenedBackend } from './backends/backend.ts';
 import { openBackend } from './backends/index.ts';
+import { MissingPackageError } from './backends/packages.ts';
 
 /** Injected dependencies of a queue command. */
 export interface CommandContext {
@@ -18,9 +19,9 @@ export interface CommandContext {
 export const defaultContext: CommandContext = { openBackend, now: () => Date.now() };
 
 /**
- * Opens the backend named by the flags. A missing or doubled backend flag stays a usage error; any
- * failure to open becomes an {@link UnreachableError} (exit 3). With `mustExist`, a `--db` file that
- * does not exist is refused instead of silently created, and one that is empty or of an older schema is
+ * Opens the backend named by the flags. A missing or doubled backend flag stays a usage error, a
+ * backend package that is not installed a {@link MissingPackageError} (exit 2); any other failure to
+ * open becomes an {@link UnreachableError} (exit 3). With `mustExist`, a `--db` file that does not exist is refused instead of silently created, and one that is empty or of an older schema is
  * neither filled nor migrated (reading commands).
  *
  * @example
@@ -40,7 +41,7 @@ export async function openFromFlags(
   try {
     return await ctx.openBackend(options.mustExist ? { ...flags, create: false } : flags, env);
   } catch (error) {
-    if (error instanceof BackendFlagError) throw error;
+    if (error instanceof BackendFlagError || error instanceof MissingPackageError) throw error;
     // Driver messages name hosts and files, never the password of a URL; the URL itself is not printed.
     const message = error instanceof Error ? error.message : String(error);
     throw new UnreachableError(`cannot open the backend: ${message}`, { cause: error });

@@ -1,9 +1,11 @@
 /**
  * Opens the Outbox a command works on, from its flags: `--db FILE` (SQLite, the default backend),
  * `--pg URL` (PostgreSQL) or `--sqs QUEUE_URL` (Amazon SQS). Each backend module is imported only when
- * chosen, so a command never loads a driver it does not use.
+ * chosen, so a command never loads a driver it does not use, and a shop that installed only the SQLite
+ * backend gets a {@link MissingPackageError} naming the package to install when it asks for another.
  */
 import { BackendFlagError, type BackendFlags, type OpenedBackend } from './backend.ts';
+import { explainMissingPackage, type OptionalBackendFlag } from './packages.ts';
 
 /**
  * The oldest Node.js that every postback package supports, as every package.json's `engines` states it:
@@ -11,7 +13,10 @@ import { BackendFlagError, type BackendFlags, type OpenedBackend } from './backe
  */
 export const MIN_NODE_VERSION = '22.13.0';
 
-/** Loads a backend's module (injected in tests to simulate a Node without `node:sqlite`). */
+/**
+ * Loads a backend's module (injected in tests to simulate a Node without `node:sqlite`, or an install
+ * without `@postback/postgres` / `@postback/sqs`).
+ */
 export interface BackendLoaders {
   sqlite(): Promise<Pick<typeof import('./sqlite.ts'), 'open'>>;
   postgres(): Promise<Pick<typeof import('./postgres.ts'), 'open'>>;
@@ -51,6 +56,7 @@ function explainMissingBuiltin(error: unknown, backend: string): unknown {
  * @example
  * ```ts
  * const { outbox } = await openBackend({ db: 'postback.db' }); // on Node < 22.13: a NodeVersionError
+ * await openBackend({ pg: 'postgres://...' }); // without @postback/postgres installed: a MissingPackageError
  * ```
  */
 export async function openBackend(
@@ -62,17 +68,17 @@ export async function openBackend(
   if (given.length !== 1) {
     throw new BackendFlagError('give exactly one of --db FILE, --pg URL or --sqs QUEUE_URL');
   }
-  const load = async <M>(name: string, loader: () => Promise<M>): Promise<M> => {
+  const load = async <M>(name: string, loader: () => Promise<M>, flag?: OptionalBackendFlag): Promise<M> => {
     try {
       return await loader();
     } catch (error) {
-      throw explainMissingBuiltin(error, name);
+      throw explainMissingBuiltin(flag === undefined ? error : explainMissingPackage(error, flag), name);
     }
   };
   if (flags.db !== undefined) {
     const access = flags.create === undefined ? {} : { create: flags.create };
     return (await load('SQLite', loaders.sqlite)).open(flags.db, env, access);
   }
-  if (flags.pg !== undefined) return (await load('PostgreSQL', loaders.postgres)).open(flags.pg, env);
-  return (await load('SQS', loaders.sqs)).open(flags.sqs as string, env);
+  if (flags.pg !== undefined) return (await load('PostgreSQL', loaders.postgres, '--pg')).open(flags.pg, env);
+  return (await load('SQS', loaders.sqs, '--sqs')).open(flags.sqs as string, env);
 }

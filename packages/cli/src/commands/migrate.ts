@@ -4,9 +4,9 @@
  * writes the SQL instead, for apps whose own migration tool takes SQL files.
  */
 import { OptionsError } from '@postback/core';
-import { createPostgresOutbox, DEFAULT_SCHEMA, migrate, migrationScript } from '@postback/postgres';
 import { EXIT, UnreachableError, UsageError } from '../args.ts';
-import { describePgUrl } from '../backends/postgres.ts';
+import { loadOptional } from '../backends/packages.ts';
+import { describePgUrl } from '../backends/pg-url.ts';
 import { type Command, defineCommand } from '../command.ts';
 import { text } from '../format.ts';
 import { migrateSpec } from '../specs/migrate.ts';
@@ -44,6 +44,12 @@ function isUnreachable(error: unknown): boolean {
  */
 export function createMigrateCommand(): Command {
   return defineCommand(migrateSpec, async ({ values }, io) => {
+    // An optional peer dependency of the CLI: loaded here, so a SQLite-only install can run every other
+    // command, and told what to install when it runs this one.
+    const { createPostgresOutbox, DEFAULT_SCHEMA, migrate, migrationScript } = await loadOptional(
+      '--pg',
+      () => import('@postback/postgres'),
+    );
     const schema = values.schema ?? DEFAULT_SCHEMA;
     if (values.print) {
       if (values.pg !== undefined) throw new UsageError('give either --pg URL or --print, not both');
