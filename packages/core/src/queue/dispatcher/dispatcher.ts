@@ -16,13 +16,19 @@ import { createClaims } from './claims.ts';
 import { createEmitter, type DispatcherEventName, type DispatcherEvents } from './events.ts';
 import { createLeaseKeeper } from './leases.ts';
 import { type DispatcherMetrics, readMetrics } from './metrics.ts';
-import { DEFAULT_STOP_TIMEOUT_MS, type DispatcherOptions, dispatcherOptionsSchema } from './options.ts';
+import {
+  DEFAULT_STOP_TIMEOUT_MS,
+  type DispatcherOptions,
+  dispatcherOptionsSchema,
+  type ResolvedDispatcherOptions,
+} from './options.ts';
 import { createRecorder } from './record.ts';
 import { createRecordBatch } from './record-batch.ts';
 import { createSender } from './send.ts';
 import { abortSlot, createSlot, type HeldJobs, type JobOutcome, type Slot } from './slot.ts';
 import { createStateMachine, type DispatcherState } from './state.ts';
 import { createWakeUps } from './wake.ts';
+import { createWatch } from './watch.ts';
 
 export type { DispatcherMetrics } from './metrics.ts';
 export type { DispatcherState } from './state.ts';
@@ -64,6 +70,16 @@ export interface Dispatcher {
   readonly state: DispatcherState;
 }
 
+/** The worker's name in heart-beats: what was given, else a random id and the runtime's host and pid. */
+function describeWorker(given: ResolvedDispatcherOptions['worker']) {
+  const proc = (globalThis as { process?: { pid?: unknown; env?: Record<string, string | undefined> } })
+    .process;
+  const pid = given.pid ?? (typeof proc?.pid === 'number' ? proc.pid : null);
+  const host = given.host ?? proc?.env?.HOSTNAME ?? null;
+  const id = given.id ?? `${host ?? 'worker'}:${pid ?? '-'}:${crypto.randomUUID().slice(0, 8)}`;
+  return { id, version: given.version, host, pid };
+}
+
 const emptySummary = (): RunSummary => ({
   claimed: 0,
   delivered: 0,
@@ -100,6 +116,7 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
   const recorder = createRecorder({ ...o, emit, machine });
   const batch = createRecordBatch(o.recordDelayMs, () => !machine.stopping() && loop !== null);
   const send = createSender({ ...o, onRequest: leases.startTimeoutSweep });
+  const watch = createWatch({ ...o, emit, machine, worker: describeWorker(o.worker) });
 
   /** Lets go of a held job; with nothing held, the heart-beat and the sweep stop. */
   const drop = (slot: Slot) => {
@@ -232,6 +249,7 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
       const unsubscribe = o.wake?.(waits.wakeUp);
       unsubscribeWake = typeof unsubscribe === 'function' ? (unsubscribe as () => void) : undefined;
       loop = run();
+      watch.start();
     },
 
     async stop({ timeoutMs = DEFAULT_STOP_TIMEOUT_MS } = {}) {
@@ -262,10 +280,11 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
       // A job whose request was under way may have been applied: it goes back due now, marked so.
       const requested = remaining.filter((slot) => slot.requested);
       await recorder.release(remaining.filter((slot) => !slot.requested).map((slot) => slot.job));
-      await Promise.all(requested.map((slot) => recorder.giveBackRequested(slot.job)));
+      await Promise.all(requested.map((slot) => recorder.giveBackRequested(slot.job, slot.sentAt)));
       await Promise.all([loop, ...claims.pending(), ...remaining.map((slot) => slot.done)]);
       loop = null;
       machine.state = previous === 'paused' || previous === 'probing' ? 'paused' : 'idle';
+      await watch.stop();
       return { released: unsentJobs.length + remaining.length };
     },
 
@@ -285,7 +304,7 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
     on,
 
     metrics: () =>
-      readMetrics(outbox, now(), () => ({
+      readMetrics(outbox, now(), o.atRiskWithinMs, () => ({
         state: machine.state,
         pausedUntil: machine.pausedUntil,
         inflight: held.slots.size,

@@ -18,10 +18,15 @@ export interface DispatcherEvents {
   expired: { job: Job; reason: string };
   /** 401/403: all delivery is paused until `until` (an alert: the API key is missing, revoked or lacks scope). */
   paused: { status: number | null; reason: string; until: EpochMs };
+  /**
+   * An open job's deadline is now within `atRiskWithinMs` (emitted once per job by a running Dispatcher,
+   * whose watch looks every `watchIntervalMs`): deliver it, or see why it is stuck, before `deadline`.
+   */
+  'at-risk': { job: Job; deadline: EpochMs; inMs: number };
   /** A probe succeeded after a pause: delivery runs again. */
   resumed: { pausedForMs: number };
   /** The Dispatcher itself hit a problem (the outbox unreachable, a listener threw). It keeps running. */
-  error: { error: unknown; during: 'claim' | 'transition' | 'heartbeat' | 'release' | 'listener' };
+  error: { error: unknown; during: 'claim' | 'transition' | 'heartbeat' | 'release' | 'listener' | 'watch' };
 }
 
 /** An event name. */

@@ -15,6 +15,8 @@ export interface DispatcherMetrics {
   oldestPendingAgeMs: number | null;
   /** The pending/inflight job closest to its deadline, and how long it has left (negative: passed). */
   nearestDeadline: (NonNullable<OutboxStats['nearestDeadline']> & { inMs: number }) | null;
+  /** Open jobs whose deadline is within the Dispatcher's `atRiskWithinMs`. */
+  atRisk: OutboxStats['atRisk'];
   state: DispatcherState;
   /** End of the current auth pause, or null. */
   pausedUntil: EpochMs | null;
@@ -44,9 +46,10 @@ export interface LiveFigures {
 export async function readMetrics(
   outbox: Outbox,
   at: EpochMs,
+  atRiskWithinMs: number,
   live: () => LiveFigures,
 ): Promise<DispatcherMetrics> {
-  const stats = await outbox.stats(at);
+  const stats = await outbox.stats(at, { atRiskWithinMs });
   const { state, pausedUntil, inflight, outcomes, pauses } = live();
   return {
     depth: stats.counts,
@@ -55,6 +58,7 @@ export async function readMetrics(
       stats.nearestDeadline === null
         ? null
         : { ...stats.nearestDeadline, inMs: stats.nearestDeadline.deadline - at },
+    atRisk: stats.atRisk,
     state,
     pausedUntil,
     inflight,

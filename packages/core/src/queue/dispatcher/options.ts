@@ -4,6 +4,7 @@
  */
 import { z } from 'zod';
 import type { EpochMs } from '../../policy.ts';
+import { DEFAULT_AT_RISK_WITHIN_MS } from '../operator-types.ts';
 import type { Outbox } from '../types.ts';
 import { DEFAULT_WINDOW_CLOSED_PATTERN } from './classify.ts';
 
@@ -96,6 +97,17 @@ export const DEFAULT_AUTH_PAUSE_MS = 60_000;
  * @defaultValue 5
  */
 export const DEFAULT_RECORD_DELAY_MS = 5;
+/**
+ * How often a running Dispatcher records its heart-beat in the outbox and looks for open jobs whose
+ * deadline entered the at-risk window (one small query each).
+ * @defaultValue 30_000
+ */
+export const DEFAULT_WATCH_INTERVAL_MS = 30_000;
+/**
+ * The version a worker reports in its heart-beats when none is given (the CLI gives its own).
+ * @defaultValue "unknown"
+ */
+export const DEFAULT_WORKER_VERSION = 'unknown';
 /**
  * How long `stop()` waits for in-flight sends before releasing their jobs.
  * @defaultValue 10_000
@@ -191,6 +203,22 @@ export const dispatcherOptionsSchema = z.strictObject({
   authPauseMs: positiveMs().default(DEFAULT_AUTH_PAUSE_MS),
   /** @defaultValue {@link DEFAULT_RECORD_DELAY_MS} */
   recordDelayMs: ms().default(DEFAULT_RECORD_DELAY_MS),
+  /** @defaultValue {@link DEFAULT_WATCH_INTERVAL_MS} */
+  watchIntervalMs: positiveMs().default(DEFAULT_WATCH_INTERVAL_MS),
+  /** An open job whose deadline is this close emits `at-risk` (once). @defaultValue 24 hours (`DEFAULT_AT_RISK_WITHIN_MS`) */
+  atRiskWithinMs: ms().default(DEFAULT_AT_RISK_WITHIN_MS),
+  /**
+   * How this worker names itself in its heart-beats. @defaultValue a random id, version
+   * {@link DEFAULT_WORKER_VERSION}, and the host name and pid where the runtime has them
+   */
+  worker: z
+    .strictObject({
+      id: z.string().min(1).max(200).optional(),
+      version: z.string().max(100).default(DEFAULT_WORKER_VERSION),
+      host: z.string().max(255).nullable().optional(),
+      pid: z.number().int().nullable().optional(),
+    })
+    .prefault({}),
   /** Clock. @defaultValue `Date.now` */
   now: z.custom<() => EpochMs>(isFunction, 'must be a function returning epoch ms').default(() => Date.now),
   /** Random source in [0, 1) for backoff jitter. @defaultValue `Math.random` */

@@ -5,6 +5,7 @@
  */
 import type { EpochMs } from '../../policy.ts';
 import { backoffDelay, nextAttemptTime } from '../backoff.ts';
+import type { AttemptOutcome, AttemptRecord } from '../operator-types.ts';
 import type { Job, Outbox } from '../types.ts';
 import type { Emit } from './events.ts';
 import type { ResolvedDispatcherOptions } from './options.ts';
@@ -39,10 +40,26 @@ export interface Recorder {
   settle(job: Job, result: SendResult, at: EpochMs): Promise<JobOutcome>;
   /** Gives back, untried and its attempt not counted, a job claimed before delivery was paused. */
   deferPaused(job: Job): Promise<JobOutcome>;
-  /** Gives back, due now, a job whose request was under way at `stop()`: it may have been applied. */
-  giveBackRequested(job: Job): Promise<void>;
+  /**
+   * Gives back, due now, a job whose request was under way at `stop()` (begun at `sentAt`): it may have
+   * been applied.
+   */
+  giveBackRequested(job: Job, sentAt: EpochMs | null): Promise<void>;
   /** Gives back jobs never sent (`stop()`, a claim that came back while stopping). */
   release(jobs: readonly Job[]): Promise<void>;
+}
+
+/** What the attempt history keeps of a send that ended at `at`; none when nothing was sent. */
+function attemptOf(
+  result: Pick<SendResult, 'sent'>,
+  at: EpochMs,
+  outcome: AttemptOutcome,
+  detail: string | null,
+): AttemptRecord | undefined {
+  const { sent } = result;
+  if (sent === null) return undefined;
+  const durationMs = Math.max(0, at - sent.startedAt);
+  return { startedAt: sent.startedAt, durationMs, outcome, status: sent.status, detail };
 }
 
 /** Creates a recorder with its counters at zero. */
@@ -55,8 +72,10 @@ export function createRecorder(ctx: RecordContext): Recorder {
     at: EpochMs,
     reason: string,
     maybeApplied: boolean,
+    attempt: AttemptRecord | undefined,
   ): Promise<JobOutcome> => {
-    if (!(await outbox.fail(job, { now: at, state: 'expired', reason, maybeApplied }))) return 'lost';
+    const expired = { now: at, state: 'expired' as const, reason, maybeApplied, attempt };
+    if (!(await outbox.fail(job, expired))) return 'lost';
     counters.expired += 1;
     counters.failed += 1;
     emit('expired', { job, reason });
@@ -65,7 +84,8 @@ export function createRecorder(ctx: RecordContext): Recorder {
 
   const settle = async (job: Job, result: SendResult, at: EpochMs): Promise<JobOutcome> => {
     if (result.kind === 'delivered') {
-      if (!(await outbox.complete(job, { now: at, campaignId: result.campaignId }))) return 'lost';
+      const attempt = attemptOf(result, at, 'delivered', null);
+      if (!(await outbox.complete(job, { now: at, campaignId: result.campaignId, attempt }))) return 'lost';
       counters.delivered += 1;
       machine.resume();
       emit('delivered', { job, campaignId: result.campaignId, at });
@@ -75,11 +95,18 @@ export function createRecorder(ctx: RecordContext): Recorder {
       const when = new Date(job.deadline ?? at).toISOString();
       const last = result.lastError === null ? '' : `; last error: ${result.lastError}`;
       const reason = `deadline ${when} passed before the job could be sent${last}`;
-      return expire(job, at, reason, result.maybeApplied);
+      return expire(
+        job,
+        at,
+        reason,
+        result.maybeApplied,
+        attemptOf(result, at, 'transient', result.lastError),
+      );
     }
 
     const { failure } = result;
     const { maybeApplied } = failure;
+    const attempt = attemptOf(result, at, failure.class, failure.reason);
     if (failure.class === 'auth' || failure.class === 'misconfigured') {
       machine.pause(failure);
       const until = machine.pausedUntil ?? at;
@@ -90,15 +117,17 @@ export function createRecorder(ctx: RecordContext): Recorder {
         error: failure.reason,
         countAttempt: false,
         maybeApplied,
+        attempt,
       });
       return ok ? 'deferred' : 'lost';
     }
     machine.resume(); // any answer of the service but 401/403 proves the key and the address work again
     if (failure.class === 'window-closed') {
-      return expire(job, at, `the service says the window has closed: ${failure.reason}`, maybeApplied);
+      const reason = `the service says the window has closed: ${failure.reason}`;
+      return expire(job, at, reason, maybeApplied, attempt);
     }
     if (failure.class === 'permanent') {
-      const dead = { now: at, state: 'dead' as const, reason: failure.reason, maybeApplied };
+      const dead = { now: at, state: 'dead' as const, reason: failure.reason, maybeApplied, attempt };
       if (!(await outbox.fail(job, dead))) return 'lost';
       counters.dead += 1;
       counters.failed += 1;
@@ -109,13 +138,13 @@ export function createRecorder(ctx: RecordContext): Recorder {
     if (job.deadline !== null && at >= job.deadline) {
       const when = new Date(job.deadline).toISOString();
       const reason = `deadline ${when} passed before the job could be sent; last error: ${failure.reason}`;
-      return expire(job, at, reason, maybeApplied);
+      return expire(job, at, reason, maybeApplied, attempt);
     }
     // The service's Retry-After, when it sent one (any status), else the backoff.
     const wanted = failure.retryAfterMs ?? backoffDelay(job.attempts, { ...ctx.backoff, random: ctx.random });
     const delay = Math.max(ctx.backoff.minMs, wanted);
     const nextAttemptAt = nextAttemptTime(job, at, delay);
-    const retried = { now: at, nextAttemptAt, error: failure.reason, maybeApplied };
+    const retried = { now: at, nextAttemptAt, error: failure.reason, maybeApplied, attempt };
     if (!(await outbox.retry(job, retried))) return 'lost';
     counters.retried += 1;
     emit('retried', {
@@ -144,7 +173,7 @@ export function createRecorder(ctx: RecordContext): Recorder {
       return ok ? 'deferred' : 'lost';
     },
 
-    async giveBackRequested(job) {
+    async giveBackRequested(job, sentAt) {
       try {
         const at = ctx.now();
         const error = 'stopped while its request was under way; it may have been applied';
@@ -154,6 +183,7 @@ export function createRecorder(ctx: RecordContext): Recorder {
           error,
           countAttempt: false,
           maybeApplied: true,
+          attempt: attemptOf({ sent: { startedAt: sentAt ?? at, status: null } }, at, 'stopped', error),
         });
       } catch (error) {
         emit('error', { error, during: 'release' });

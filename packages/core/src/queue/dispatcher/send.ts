@@ -9,11 +9,14 @@ import { classifyFailure, type Failure } from './classify.ts';
 import type { ConversionsClient, ResolvedDispatcherOptions } from './options.ts';
 import type { Slot } from './slot.ts';
 
-/** What one send came to. */
+/** When a send's first request began and the status of its last answer; null when nothing was sent. */
+export type SentRequest = { startedAt: EpochMs; status: number | null } | null;
+
+/** What one send came to. `sent` is what the attempt history keeps of it. */
 export type SendResult =
-  | { kind: 'delivered'; campaignId: string | null }
-  | { kind: 'expired'; lastError: string | null; maybeApplied: boolean }
-  | { kind: 'failed'; failure: Failure };
+  | { kind: 'delivered'; campaignId: string | null; sent: SentRequest }
+  | { kind: 'expired'; lastError: string | null; maybeApplied: boolean; sent: SentRequest }
+  | { kind: 'failed'; failure: Failure; sent: SentRequest };
 
 /** What sending needs. */
 export interface SendContext {
@@ -51,6 +54,7 @@ class DeadlinePassed extends Error {
 const notSent = (failure: Pick<Failure, 'class' | 'reason'>): SendResult => ({
   kind: 'failed',
   failure: { ...failure, blip: false, status: null, retryAfterMs: null, maybeApplied: false },
+  sent: null,
 });
 
 /**
@@ -81,6 +85,8 @@ async function sendJob(
   let thrown: unknown;
   /** The classified failure of the last request, if one failed. */
   let last: Failure | undefined;
+  const sent = (status: number | null): SentRequest =>
+    slot.sentAt === null ? null : { startedAt: slot.sentAt, status };
 
   const attempt = async (): Promise<unknown> => {
     // Checked before every HTTP request, quick retries included: nothing is sent after a deadline.
@@ -90,6 +96,7 @@ async function sendJob(
     const request = new AbortController();
     slot.request = request;
     slot.requested = true;
+    slot.sentAt ??= ctx.now();
     slot.requestStartedAt = performance.now();
     ctx.onRequest();
     try {
@@ -128,14 +135,22 @@ async function sendJob(
     return {
       kind: 'delivered',
       campaignId: job.kind === 'confirm' && typeof campaignId === 'string' ? campaignId : null,
+      sent: sent(null),
     };
   } catch (error) {
-    if (error instanceof DeadlinePassed) return { kind: 'expired', lastError, maybeApplied };
+    if (error instanceof DeadlinePassed) {
+      return { kind: 'expired', lastError, maybeApplied, sent: sent(last?.status ?? null) };
+    }
     // The failure p-retry gave up on. Without one the send was aborted (stop, a lost lease) before any
     // request failed, and its outcome is not recorded.
     const failure = last ?? classify(error);
     // A 2xx means applied, whatever its body: a campaign_id we could not read stays unknown.
-    if (failure.class === 'applied') return { kind: 'delivered', campaignId: null };
-    return { kind: 'failed', failure: { ...failure, maybeApplied: maybeApplied || failure.maybeApplied } };
+    if (failure.class === 'applied')
+      return { kind: 'delivered', campaignId: null, sent: sent(failure.status) };
+    return {
+      kind: 'failed',
+      failure: { ...failure, maybeApplied: maybeApplied || failure.maybeApplied },
+      sent: sent(failure.status),
+    };
   }
 }

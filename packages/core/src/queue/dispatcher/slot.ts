@@ -19,6 +19,8 @@ export interface Slot {
   requestStartedAt: number;
   /** A request of this slot was begun: it may have reached the service whatever happens next. */
   requested: boolean;
+  /** When this send's first request began (wall clock, for the attempt history), or null before it. */
+  sentAt: EpochMs | null;
   /** When the lease we hold runs out (as far as we know), for the heart-beat. */
   leaseUntil: EpochMs;
   /** Given back by `stop()`: its outcome must not be recorded. */
@@ -49,6 +51,7 @@ export function createSlot(job: Job, leaseUntil: EpochMs): Slot {
     request: null,
     requestStartedAt: 0,
     requested: false,
+    sentAt: null,
     leaseUntil,
     abandoned: false,
     lost: false,

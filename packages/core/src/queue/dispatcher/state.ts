@@ -31,6 +31,8 @@ export interface DispatcherStateMachine {
   state: DispatcherState;
   /** End of the current pause, or null. */
   readonly pausedUntil: EpochMs | null;
+  /** Why delivery is paused (the redacted reason of the answer that paused it), or null. */
+  readonly pauseReason: string | null;
   /** Pauses begun since the Dispatcher was created (one per outage). */
   readonly pauses: number;
   /** `stop()` was called and has not finished. */
@@ -47,11 +49,15 @@ export interface DispatcherStateMachine {
 export function createStateMachine(ctx: StateContext): DispatcherStateMachine {
   let pausedAt: EpochMs | null = null;
   let pausedUntil: EpochMs | null = null;
+  let pauseReason: string | null = null;
   let pauses = 0;
   const machine: DispatcherStateMachine = {
     state: 'idle',
     get pausedUntil() {
       return pausedUntil;
+    },
+    get pauseReason() {
+      return pauseReason;
     },
     get pauses() {
       return pauses;
@@ -62,6 +68,7 @@ export function createStateMachine(ctx: StateContext): DispatcherStateMachine {
     pause(failure) {
       const at = ctx.now();
       pausedUntil = at + ctx.authPauseMs;
+      pauseReason = failure.reason;
       if (machine.state === 'probing' || machine.state === 'paused') {
         machine.state = 'paused';
         return; // still the same outage: one alert per outage
@@ -78,6 +85,7 @@ export function createStateMachine(ctx: StateContext): DispatcherStateMachine {
       const pausedForMs = pausedAt === null ? 0 : ctx.now() - pausedAt;
       pausedAt = null;
       pausedUntil = null;
+      pauseReason = null;
       ctx.emit('resumed', { pausedForMs });
     },
 
