@@ -40,6 +40,8 @@ describe('Dispatcher attempt history', () => {
     );
     const job = await enqueue('ord_h');
     const dispatcher = dispatcherWith();
+    const seen: Array<DispatcherEvents['attempt']> = [];
+    dispatcher.on('attempt', (payload) => seen.push(payload));
     expect(await dispatcher.runOnce()).toMatchObject({ dead: 1 });
     await outbox.replay({ ids: [job.id] }, clock.now());
     expect(await dispatcher.runOnce()).toMatchObject({ retried: 1 });
@@ -58,6 +60,9 @@ describe('Dispatcher attempt history', () => {
       expect(attempt.durationMs).toBeGreaterThanOrEqual(0);
       expect(attempt.startedAt).toBeLessThanOrEqual(clock.now());
     }
+    // The attempt event carried the same records, as they happened.
+    expect(seen.map((e) => e.attempt)).toEqual(history);
+    expect(seen.every((e) => e.job.id === job.id)).toBe(true);
     // The service echoed the key back: the history must not keep it.
     expect(JSON.stringify(history)).not.toContain(API_KEY);
   });

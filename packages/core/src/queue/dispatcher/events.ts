@@ -4,12 +4,18 @@
  * service's `detail`, with bearer-shaped strings redacted.
  */
 import type { EpochMs } from '../../policy.ts';
+import type { AttemptRecord } from '../operator-types.ts';
 import type { Job } from '../types.ts';
 
 /** Payload of each Dispatcher event. */
 export interface DispatcherEvents {
   /** The service accepted the job. `campaignId` is what a confirm's response attributed it to. */
   delivered: { job: Job; campaignId: string | null; at: EpochMs };
+  /**
+   * A send ended (any outcome, quick retries included): what the job's history keeps of it. For metrics
+   * (send latency by outcome) and traces (a span from `attempt.startedAt` over `attempt.durationMs`).
+   */
+  attempt: { job: Job; attempt: AttemptRecord };
   /** A transient failure; the job goes back to `pending` until `nextAttemptAt` (≤ its deadline). */
   retried: { job: Job; reason: string; status: number | null; nextAttemptAt: EpochMs; lastChance: boolean };
   /** A permanent failure: the job is `dead` (replayable) with the service's reason. */

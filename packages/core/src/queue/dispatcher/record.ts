@@ -83,8 +83,15 @@ export function createRecorder(ctx: RecordContext): Recorder {
   };
 
   const settle = async (job: Job, result: SendResult, at: EpochMs): Promise<JobOutcome> => {
+    const attempt =
+      result.kind === 'delivered'
+        ? attemptOf(result, at, 'delivered', null)
+        : result.kind === 'expired'
+          ? attemptOf(result, at, 'transient', result.lastError)
+          : attemptOf(result, at, result.failure.class, result.failure.reason);
+    // Metrics and traces see every send, whether or not its outcome can still be recorded.
+    if (attempt !== undefined) emit('attempt', { job, attempt });
     if (result.kind === 'delivered') {
-      const attempt = attemptOf(result, at, 'delivered', null);
       if (!(await outbox.complete(job, { now: at, campaignId: result.campaignId, attempt }))) return 'lost';
       counters.delivered += 1;
       machine.resume();
@@ -106,7 +113,6 @@ export function createRecorder(ctx: RecordContext): Recorder {
 
     const { failure } = result;
     const { maybeApplied } = failure;
-    const attempt = attemptOf(result, at, failure.class, failure.reason);
     if (failure.class === 'auth' || failure.class === 'misconfigured') {
       machine.pause(failure);
       const until = machine.pausedUntil ?? at;
