@@ -48,9 +48,13 @@ function runServer(file: string, cwd: string, env: Record<string, string>) {
   return { child, exited, output };
 }
 
-/** Polls `probe` until it returns a value other than undefined (10 s at most). */
-async function eventually<T>(what: string, probe: () => Promise<T | undefined>): Promise<T> {
-  for (const started = Date.now(); Date.now() - started < 10_000; ) {
+/** Polls `probe` until it returns a value other than undefined (`timeoutMs` at most). */
+async function eventually<T>(
+  what: string,
+  probe: () => Promise<T | undefined>,
+  timeoutMs = 10_000,
+): Promise<T> {
+  for (const started = Date.now(); Date.now() - started < timeoutMs; ) {
     const value = await probe();
     if (value !== undefined) return value;
     await new Promise((r) => setTimeout(r, 100));
@@ -107,11 +111,15 @@ describe('the README quick start', () => {
         POSTBACK_API_URL: world.url,
         POSTBACK_API_KEY: world.conversionsKey,
       });
-      const listening = await eventually('the server to listen', async () => {
-        const out = server?.output();
-        if (server?.child.exitCode !== null) throw new Error(`server.ts exited: ${JSON.stringify(out)}`);
-        return /listening on (http:\/\/\S+)/.exec(out?.stdout ?? '')?.[1];
-      });
+      const listening = await eventually(
+        'the server to listen',
+        async () => {
+          const out = server?.output();
+          if (server?.child.exitCode !== null) throw new Error(`server.ts exited: ${JSON.stringify(out)}`);
+          return /listening on (http:\/\/\S+)/.exec(out?.stdout ?? '')?.[1];
+        },
+        45_000,
+      ); // a cold start from TypeScript sources is slow on a loaded machine
       url = listening;
     });
     afterAll(async () => {
