@@ -2,7 +2,8 @@
  * The SQLite outbox's checks of a call's arguments, run synchronously before anything joins a batch: a
  * bad argument rejects that call alone.
  */
-import { rowIdOf } from './job-rows.ts';
+import { type AttemptRecord, appendAttempt, type WorkerBeat } from '@postback/core';
+import { type AttemptValues, rowIdOf } from './job-rows.ts';
 import type { HeldJob } from './outbox-operations.ts';
 
 /** Throws a RangeError naming `field` unless `value` is a non-negative integer of epoch milliseconds. */
@@ -64,4 +65,73 @@ export function listDeadCursor(after: string | undefined): number {
     throw new TypeError(`after must be the id of a job of this outbox, got ${JSON.stringify(after)}`);
   }
   return id;
+}
+
+const isCount = (v: unknown): v is number => typeof v === 'number' && Number.isSafeInteger(v) && v >= 0;
+const isStringOrNull = (v: unknown): v is string | null => v === null || typeof v === 'string';
+
+/**
+ * The attempt of a `complete`, `retry` or `fail`, checked and kept as core's `appendAttempt` keeps it
+ * (only the record's fields, the detail cut and its control characters escaped), as the values the write
+ * appends; null when none is given.
+ */
+export function attemptValues(attempt: unknown): AttemptValues | null {
+  if (attempt === undefined) return null;
+  const a = attempt as Partial<Record<keyof AttemptRecord, unknown>> | null;
+  if (typeof a !== 'object' || a === null)
+    throw new TypeError('attempt must be an attempt record when given');
+  checkEpoch(a.startedAt, 'attempt.startedAt');
+  if (typeof a.durationMs !== 'number' || !Number.isFinite(a.durationMs) || a.durationMs < 0) {
+    throw new RangeError(`attempt.durationMs must be a non-negative number, got ${String(a.durationMs)}`);
+  }
+  if (typeof a.outcome !== 'string') throw new TypeError('attempt.outcome must be a string');
+  if (
+    a.status !== null &&
+    !(Number.isInteger(a.status) && (a.status as number) >= 100 && (a.status as number) <= 599)
+  ) {
+    throw new RangeError(`attempt.status must be an HTTP status or null, got ${String(a.status)}`);
+  }
+  if (!isStringOrNull(a.detail)) throw new TypeError('attempt.detail must be a string or null');
+  const record: AttemptRecord = {
+    startedAt: a.startedAt as number,
+    durationMs: a.durationMs,
+    outcome: a.outcome,
+    status: a.status as number | null,
+    detail: a.detail,
+  };
+  const [kept] = appendAttempt([], record);
+  return { json: JSON.stringify(kept), status: record.status };
+}
+
+/** A worker's heart-beat, checked field by field; returns only the beat's fields, as plain data. */
+export function checkBeat(beat: unknown): WorkerBeat {
+  const b = beat as Partial<Record<keyof WorkerBeat, unknown>> | null;
+  if (typeof b !== 'object' || b === null) throw new TypeError('beat must be a worker heart-beat');
+  if (typeof b.workerId !== 'string' || b.workerId === '')
+    throw new TypeError('beat.workerId must be a non-empty string');
+  checkEpoch(b.at, 'beat.at');
+  if (typeof b.state !== 'string') throw new TypeError('beat.state must be a string');
+  if (b.pausedUntil !== null) checkEpoch(b.pausedUntil, 'beat.pausedUntil');
+  if (!isStringOrNull(b.pauseReason)) throw new TypeError('beat.pauseReason must be a string or null');
+  if (typeof b.version !== 'string') throw new TypeError('beat.version must be a string');
+  if (!isStringOrNull(b.host)) throw new TypeError('beat.host must be a string or null');
+  if (b.pid !== null && !isCount(b.pid))
+    throw new TypeError('beat.pid must be a non-negative integer or null');
+  return {
+    workerId: b.workerId,
+    at: b.at as number,
+    state: b.state,
+    pausedUntil: b.pausedUntil as number | null,
+    pauseReason: b.pauseReason,
+    version: b.version,
+    host: b.host,
+    pid: b.pid as number | null,
+  };
+}
+
+/** Throws a RangeError naming `field` unless `value` is a non-negative safe integer (a duration). */
+export function checkDuration(value: unknown, field: string): void {
+  if (!isCount(value)) {
+    throw new RangeError(`${field} must be a non-negative integer of milliseconds, got ${String(value)}`);
+  }
 }

@@ -7,13 +7,13 @@
  */
 
 import type { DatabaseSync, StatementSync } from 'node:sqlite';
-import type { Job, JobKind, JobState } from '@postback/core';
+import { ATTEMPT_HISTORY_LIMIT, type Job, type JobKind, type JobState } from '@postback/core';
 
 /**
  * The columns a job is read with, in this order (`SELECT` and `RETURNING` name them, so the order does not
  * depend on the table's).
  */
-const ROW_COLUMNS =
+export const ROW_COLUMNS =
   'id, kind, order_id, state, attempts, created_at, updated_at, next_attempt_at, deadline, last_error, ' +
   'lease_token, lease_expires_at, delivered_at, campaign_id, click_token, value_micros, clicked_at, ' +
   'maybe_applied_at';
@@ -163,6 +163,28 @@ const CLAIM_DUE_SQL = `${CLAIM_SET}
    WHERE id IN (SELECT id FROM (${DUE_IDS}))
   RETURNING ${ROW_COLUMNS}`;
 
+/**
+ * A transition written back whole. The lease token in the WHERE clause is the fencing check at the storage
+ * level, in addition to the check the caller made on the row it read in the same transaction. Positional
+ * parameters (see {@link writeValues}): named ones cost about 4 µs more per transition, one per delivered
+ * job. When the transition records an attempt (?14, a JSON object already cut by core's `appendAttempt`),
+ * the same UPDATE appends it to `history`, dropping the oldest beyond {@link ATTEMPT_HISTORY_LIMIT} (one
+ * at a time: the array never holds more), and keeps its status in `last_status`: the history is never
+ * read into JavaScript on the delivery path, and a transition without an attempt leaves both as they were.
+ */
+const WRITE_SQL = `
+  UPDATE jobs
+     SET state = ?1, attempts = ?2, updated_at = ?3, next_attempt_at = ?4, deadline = ?5, last_error = ?6,
+         lease_token = ?7, lease_expires_at = ?8, delivered_at = ?9, campaign_id = ?10, maybe_applied_at = ?11,
+         history = CASE
+           WHEN ?14 IS NULL THEN history
+           WHEN json_array_length(history) >= ${ATTEMPT_HISTORY_LIMIT}
+             THEN json_insert(json_remove(history, '$[0]'), '$[#]', json(?14))
+           ELSE json_insert(COALESCE(history, '[]'), '$[#]', json(?14))
+         END,
+         last_status = CASE WHEN ?14 IS NULL THEN last_status ELSE ?15 END
+   WHERE id = ?12 AND lease_token IS ?13`;
+
 /** Prepared statements of the outbox, prepared once per connection. */
 export interface JobStatements {
   insert: StatementSync;
@@ -202,14 +224,7 @@ export function prepareJobStatements(db: DatabaseSync): JobStatements {
     byId: db.prepare(`SELECT ${ROW_COLUMNS} FROM jobs WHERE id = ?`),
     byOrderKind: db.prepare(`SELECT ${ROW_COLUMNS} FROM jobs WHERE order_id = ? AND kind = ?`),
     byOrder: db.prepare(`SELECT ${ROW_COLUMNS} FROM jobs WHERE order_id = ? ORDER BY kind`),
-    // The lease token in the WHERE clause is the fencing check at the storage level, in addition to the
-    // check the caller made on the row it read in the same transaction. Positional parameters (see
-    // writeValues): named ones cost about 4 µs more per transition, one per delivered job.
-    write: db.prepare(
-      'UPDATE jobs SET state = ?, attempts = ?, updated_at = ?, next_attempt_at = ?, deadline = ?, last_error = ?, ' +
-        'lease_token = ?, lease_expires_at = ?, delivered_at = ?, campaign_id = ?, maybe_applied_at = ? ' +
-        'WHERE id = ? AND lease_token IS ?',
-    ),
+    write: db.prepare(WRITE_SQL),
     claim: db.prepare(CLAIM_SQL),
     expiredLease: db.prepare(
       "SELECT 1 FROM jobs INDEXED BY jobs_lease WHERE state = 'inflight' AND lease_expires_at <= ? LIMIT 1",
@@ -258,12 +273,22 @@ export function insertValues(job: Job): InsertValues {
   ];
 }
 
+/** An attempt as the write appends it: core's `AttemptRecord` as JSON (already cut), and its HTTP status. */
+export interface AttemptValues {
+  json: string;
+  status: number | null;
+}
+
 /**
  * Positional parameters writing a job back after a transition, in the order of {@link JobStatements.write}:
  * the mutable columns, then the id and the lease token the stored row must still hold (null for jobs that
- * were not inflight).
+ * were not inflight), then the attempt to append to its history (nulls for none).
  */
-export function writeValues(job: Job, expectedToken: string | null): Array<string | number | null> {
+export function writeValues(
+  job: Job,
+  expectedToken: string | null,
+  attempt: AttemptValues | null = null,
+): Array<string | number | null> {
   return [
     job.state,
     job.attempts,
@@ -278,5 +303,7 @@ export function writeValues(job: Job, expectedToken: string | null): Array<strin
     job.maybeAppliedAt,
     Number(job.id),
     expectedToken,
+    attempt?.json ?? null,
+    attempt?.status ?? null,
   ];
 }

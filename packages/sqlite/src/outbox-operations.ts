@@ -24,6 +24,8 @@ import {
   type RefundInput,
   type RefundJob,
   type RefundOutcome,
+  type ResolvedJobFilter,
+  type ResolvedStatsOptions,
   type RetryResult,
   refundAfterConfirm,
   releaseJob,
@@ -31,9 +33,11 @@ import {
   retryJob,
   type StateCounts,
   type WindowPolicy,
+  type WorkerBeat,
 } from '@postback/core';
 import { CallError } from './group-commit.ts';
 import {
+  type AttemptValues,
   type InsertValues,
   insertValues,
   type JobRow,
@@ -42,6 +46,12 @@ import {
   rowIdOf,
   writeValues,
 } from './job-rows.ts';
+import {
+  createOperatorQueries,
+  type PruneBatch,
+  type PruneCursor,
+  type PruneWindow,
+} from './operator-queries.ts';
 
 /** What `confirm` answers: the id of the job it inserted, or the job already stored for the order. */
 export type InsertedConfirm = { created: true; id: string } | { created: false; job: ConfirmJob };
@@ -60,8 +70,10 @@ export function storedConfirm(built: ConfirmJob, inserted: InsertedConfirm): Enq
 
 /** What a transition needs of a claimed job: its id and the lease it was claimed with. */
 export type HeldJob = Pick<Job, 'id' | 'lease'>;
-/** Arguments of `complete`, as the outbox interface takes them. */
+/** Arguments of `complete`, as the outbox interface takes them (the attempt as its checked values). */
 type CompleteResult = { now: EpochMs; campaignId?: string | null };
+/** Arguments of `retry` and `fail` as they reach the writer: the attempt travels as {@link AttemptValues}. */
+type Transitioned<R> = Omit<R, 'attempt'>;
 
 function jobsOf(rows: readonly unknown[]): Job[] {
   return rows.map((row) => jobFromRow(row as JobRow));
@@ -79,6 +91,7 @@ function jobsOf(rows: readonly unknown[]): Job[] {
  */
 export function createOutboxOperations(db: DatabaseSync, policy: Readonly<WindowPolicy>) {
   const sql = prepareJobStatements(db);
+  const operator = createOperatorQueries(db);
 
   function load(id: number): Job | null {
     const row = sql.byId.get(id);
@@ -90,8 +103,8 @@ export function createOutboxOperations(db: DatabaseSync, policy: Readonly<Window
     return row === undefined ? null : (jobFromRow(row as unknown as JobRow) as Extract<Job, { kind: K }>);
   }
 
-  function store(job: Job, expectedToken: string | null): boolean {
-    return sql.write.run(...writeValues(job, expectedToken)).changes === 1;
+  function store(job: Job, expectedToken: string | null, attempt: AttemptValues | null = null): boolean {
+    return sql.write.run(...writeValues(job, expectedToken, attempt)).changes === 1;
   }
 
   /** Inserts a row; returns its new id, or null when the order already has a job of that kind. */
@@ -105,14 +118,21 @@ export function createOutboxOperations(db: DatabaseSync, policy: Readonly<Window
     return id === null ? null : { ...job, id };
   }
 
-  /** Applies `transition` to the stored job if `claimed` still holds its lease; returns the new job or null. */
-  function transition(claimed: HeldJob, transitionFn: (stored: Job) => Job): Job | null {
+  /**
+   * Applies `transition` to the stored job if `claimed` still holds its lease, appending `attempt` to its
+   * history in the same UPDATE; returns the new job or null.
+   */
+  function transition(
+    claimed: HeldJob,
+    transitionFn: (stored: Job) => Job,
+    attempt: AttemptValues | null = null,
+  ): Job | null {
     const id = rowIdOf(claimed?.id);
     if (id === null) return null;
     const stored = load(id);
     if (stored === null || !holdsLease(stored, claimed)) return null;
     const next = transitionFn(stored);
-    return store(next, stored.lease?.token ?? null) ? next : null;
+    return store(next, stored.lease?.token ?? null, attempt) ? next : null;
   }
 
   /**
@@ -184,19 +204,19 @@ export function createOutboxOperations(db: DatabaseSync, policy: Readonly<Window
       return rows;
     },
 
-    complete(job: HeldJob, result: CompleteResult): boolean {
-      const next = transition(job, (stored) => completeJob(stored, result));
+    complete(job: HeldJob, result: CompleteResult, attempt: AttemptValues | null = null): boolean {
+      const next = transition(job, (stored) => completeJob(stored, result), attempt);
       if (next?.kind === 'confirm') settleRefundOf(next);
       return next !== null;
     },
 
-    retry(job: HeldJob, result: RetryResult): boolean {
+    retry(job: HeldJob, result: Transitioned<RetryResult>, attempt: AttemptValues | null = null): boolean {
       // A confirm back to pending leaves its waiting refund waiting: nothing to settle.
-      return transition(job, (stored) => retryJob(stored, result)) !== null;
+      return transition(job, (stored) => retryJob(stored, result), attempt) !== null;
     },
 
-    fail(job: HeldJob, result: FailResult): boolean {
-      const next = transition(job, (stored) => failJob(stored, result));
+    fail(job: HeldJob, result: Transitioned<FailResult>, attempt: AttemptValues | null = null): boolean {
+      const next = transition(job, (stored) => failJob(stored, result), attempt);
       if (next?.kind === 'confirm') settleRefundOf(next);
       return next !== null;
     },
@@ -250,7 +270,36 @@ export function createOutboxOperations(db: DatabaseSync, policy: Readonly<Window
       return jobsOf(sql.byOrder.all(orderId));
     },
 
-    stats(): OutboxStats {
+    /**
+     * Deletes the prunable final jobs of one batch (see `pruneBatch` of the operator queries); the
+     * outbox runs batches in separate transactions until `next` is null.
+     */
+    prune(window: PruneWindow, cursor: PruneCursor | null): PruneBatch {
+      return operator.pruneBatch(window, cursor);
+    },
+
+    /** Records a worker's heart-beat (checked). */
+    beat(beat: WorkerBeat): void {
+      operator.beat(beat);
+    },
+
+    /** The last sends of a job, oldest first; empty for an id not of this outbox. */
+    history(id: string) {
+      const rowId = rowIdOf(id);
+      return rowId === null ? [] : operator.history(rowId);
+    },
+
+    /** A page of jobs by a checked filter, most urgent first. */
+    listJobs(filter: ResolvedJobFilter): Job[] {
+      return operator.listJobs(filter);
+    },
+
+    /** The workers seen at or after `since`, newest first. */
+    workers(since: EpochMs): WorkerBeat[] {
+      return operator.workers(since);
+    },
+
+    stats(now: EpochMs, options: ResolvedStatsOptions): OutboxStats {
       const counts = Object.fromEntries(JOB_STATES.map((state) => [state, 0])) as StateCounts;
       for (const row of sql.countByState.all() as unknown as Array<{ state: keyof StateCounts; n: number }>) {
         counts[row.state] = row.n;
@@ -259,6 +308,7 @@ export function createOutboxOperations(db: DatabaseSync, policy: Readonly<Window
       const nearest = sql.nearestDeadline.get() as
         | { id: number; order_id: string; kind: Job['kind']; deadline: number }
         | undefined;
+      const risk = operator.deadlineRisk(now, options);
       return {
         counts,
         oldestPendingAt: oldest.at,
@@ -271,6 +321,11 @@ export function createOutboxOperations(db: DatabaseSync, policy: Readonly<Window
                 kind: nearest.kind,
                 deadline: nearest.deadline,
               },
+        atRisk: { count: risk.atRisk, withinMs: options.atRiskWithinMs },
+        deadlineBuckets: options.deadlineBucketsMs.map((withinMs, i) => ({
+          withinMs,
+          count: risk.buckets[i] ?? 0,
+        })),
       };
     },
 
@@ -295,4 +350,6 @@ export type WriteOperation =
   | 'release'
   | 'extendLease'
   | 'replay'
-  | 'purgeDead';
+  | 'purgeDead'
+  | 'prune'
+  | 'beat';

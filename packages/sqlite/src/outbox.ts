@@ -21,11 +21,17 @@ import {
   parseOptions,
   type RefundInput,
   type RefundOutcome,
+  resolveJobFilter,
+  resolveStatsOptions,
+  validatePruneOptions,
   validateRefundInput,
   type WindowPolicy,
 } from '@postback/core';
 import { type Durability, openDatabase, openWalSync, readDurability } from './database.ts';
 import {
+  attemptValues,
+  checkBeat,
+  checkDuration,
   checkEpoch,
   checkIds,
   checkMaybeApplied,
@@ -34,6 +40,7 @@ import {
   listDeadCursor,
 } from './input-checks.ts';
 import { insertValues, jobsFromRows } from './job-rows.ts';
+import { OUTBOX_FEATURES, type PruneBatch, type PruneCursor } from './operator-queries.ts';
 import {
   DEFAULT_LIST_DEAD_LIMIT,
   MAX_LIST_DEAD_LIMIT,
@@ -174,9 +181,9 @@ export function createSqliteOutbox(options: SqliteOutboxOptions): SqliteOutbox {
             result.campaignId === undefined
               ? { now: result.now }
               : { now: result.now, campaignId: result.campaignId };
-          return [held, done] as const;
+          return [held, done, attemptValues(result.attempt)] as const;
         },
-        ([held, done]) => writer.write('complete', [held, done]),
+        ([held, done, attempt]) => writer.write('complete', [held, done, attempt]),
       );
     },
 
@@ -193,9 +200,9 @@ export function createSqliteOutbox(options: SqliteOutboxOptions): SqliteOutbox {
             ...(result.countAttempt === undefined ? {} : { countAttempt: result.countAttempt }),
             ...(checkMaybeApplied(result.maybeApplied) ? { maybeApplied: true } : {}),
           };
-          return [held, retry] as const;
+          return [held, retry, attemptValues(result.attempt)] as const;
         },
-        ([held, retry]) => writer.write('retry', [held, retry]),
+        ([held, retry, attempt]) => writer.write('retry', [held, retry, attempt]),
       );
     },
 
@@ -213,9 +220,9 @@ export function createSqliteOutbox(options: SqliteOutboxOptions): SqliteOutbox {
             reason: String(result.reason),
             ...(checkMaybeApplied(result.maybeApplied) ? { maybeApplied: true } : {}),
           };
-          return [held, failed] as const;
+          return [held, failed, attemptValues(result.attempt)] as const;
         },
-        ([held, failed]) => writer.write('fail', [held, failed]),
+        ([held, failed, attempt]) => writer.write('fail', [held, failed, attempt]),
       );
     },
 
@@ -247,7 +254,24 @@ export function createSqliteOutbox(options: SqliteOutboxOptions): SqliteOutbox {
 
     getByOrder: (orderId) => read(() => ops.getByOrder(orderId)),
 
-    stats: (_now): Promise<OutboxStats> => read(() => ops.stats()),
+    stats: (now, options): Promise<OutboxStats> =>
+      read(() => {
+        checkEpoch(now, 'now');
+        return ops.stats(now, resolveStatsOptions(options));
+      }),
+
+    listJobs: (filter) => read(() => ops.listJobs(resolveJobFilter(filter))),
+
+    history: (id) => read(() => ops.history(id)),
+
+    workers: (options) =>
+      read(() => {
+        checkEpoch(options?.now, 'now');
+        checkDuration(options.sinceMs, 'sinceMs');
+        return ops.workers(options.now - options.sinceMs);
+      }),
+
+    features: OUTBOX_FEATURES,
 
     listDead(options: ListDeadOptions = {}) {
       return read(() => {
@@ -283,6 +307,34 @@ export function createSqliteOutbox(options: SqliteOutboxOptions): SqliteOutbox {
           return [...options.ids];
         },
         (ids) => writer.write('purgeDead', [ids]),
+      );
+    },
+
+    prune(options) {
+      return guard(
+        () => {
+          const { now, olderThanMs, returnWindowMs } = validatePruneOptions(options);
+          return { now, cutoff: now - olderThanMs, returnWindowMs };
+        },
+        async (window) => {
+          // Batches in separate transactions: other writes (claims, enqueues) run between them.
+          let pruned = 0;
+          let cursor: PruneCursor | null = null;
+          do {
+            if (closed) throw new OutboxClosedError(`the SQLite outbox on ${filename}`);
+            const batch: PruneBatch = await writer.write('prune', [window, cursor]);
+            pruned += batch.deleted;
+            cursor = batch.next;
+          } while (cursor !== null);
+          return pruned;
+        },
+      );
+    },
+
+    beat(beat) {
+      return guard(
+        () => checkBeat(beat),
+        (checked) => writer.write('beat', [checked]),
       );
     },
 

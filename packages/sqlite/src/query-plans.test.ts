@@ -4,8 +4,10 @@
  * it no longer matches a partial index fails here rather than in production with a million jobs.
  */
 import { DatabaseSync, type StatementSync } from 'node:sqlite';
+import { type JobFilter, resolveJobFilter } from '@postback/core';
 import { describe, expect, it } from 'vitest';
 import { prepareJobStatements } from './job-rows.ts';
+import { createOperatorQueries } from './operator-queries.ts';
 import { migrate } from './schema.ts';
 
 function planOf(db: DatabaseSync, statement: StatementSync): string[] {
@@ -54,5 +56,60 @@ describe('query plans of the outbox', () => {
     expect(planOf(db, sql.deleteDead).filter(fullTableScan)).toEqual([]);
     expect(planOf(db, sql.byOrder).join()).toContain('jobs_order_kind');
     expect(planOf(db, sql.byOrderKind).join()).toContain('jobs_order_kind');
+  });
+
+  describe("the operator's view", () => {
+    const operator = createOperatorQueries(db).statements;
+    const listPlan = (filter: JobFilter) => {
+      const resolved = resolveJobFilter(filter);
+      return planOf(db, operator.listStatement(resolved, resolved.reason === null));
+    };
+
+    it('listJobs walks the urgency index in its order (no sort), a deadline bound reads a range of it', () => {
+      expect(listPlan({})).toEqual(['SCAN jobs USING INDEX jobs_urgency']);
+      // Criteria with no index of their own are checked along the walk, which stops at the page's end.
+      for (const filter of [
+        { status: 503 },
+        { reason: /x/ },
+        { kind: 'refund' as const },
+        { updatedBefore: 1 },
+      ]) {
+        expect(listPlan(filter)).toEqual(['SCAN jobs USING INDEX jobs_urgency']);
+      }
+      expect(listPlan({ deadlineBefore: 1 })).toEqual([
+        'SEARCH jobs USING INDEX jobs_urgency (<expr>=? AND deadline<?)',
+      ]);
+    });
+
+    it('listJobs by state or order searches their indexes and sorts only what matched', () => {
+      for (const filter of [
+        { states: ['dead' as const] },
+        { states: ['pending' as const, 'inflight' as const] },
+      ]) {
+        const plan = listPlan(filter);
+        expect(plan[0]).toBe('SEARCH jobs USING INDEX jobs_state_created (state=?)');
+        expect(plan.filter(fullTableScan)).toEqual([]);
+      }
+      expect(listPlan({ orderId: 'ord_1' })[0]).toBe('SEARCH jobs USING INDEX jobs_order_kind (order_id=?)');
+    });
+
+    it('deadlines at risk are one read of the open-deadline index up to the widest bound', () => {
+      expect(planOf(db, operator.riskStatement(0))).toEqual([
+        'SEARCH jobs USING INDEX jobs_open_deadline (deadline<?)',
+      ]);
+      expect(planOf(db, operator.riskStatement(4))).toEqual([
+        'SEARCH jobs USING INDEX jobs_open_deadline (deadline<?)',
+      ]);
+    });
+
+    it('a prune batch reads one window of a final state by creation; deletes, history and workers seek', () => {
+      expect(planOf(db, operator.pruneWindow)).toEqual([
+        'SEARCH jobs USING INDEX jobs_state_created (state=? AND created_at>? AND created_at<?)',
+      ]);
+      expect(planOf(db, operator.deleteJob)).toEqual(['SEARCH jobs USING INTEGER PRIMARY KEY (rowid=?)']);
+      expect(planOf(db, operator.history)).toEqual(['SEARCH jobs USING INTEGER PRIMARY KEY (rowid=?)']);
+      expect(planOf(db, operator.recentWorkers)).toEqual(['SEARCH workers USING INDEX workers_at (at>?)']);
+      expect(planOf(db, operator.forgetWorkers).join()).toContain('workers_at (at<?)');
+    });
   });
 });

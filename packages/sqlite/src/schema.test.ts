@@ -2,6 +2,7 @@
  * Schema migrations on files written by earlier versions: a file with jobs in it is brought to the current
  * version when an outbox opens it, and its jobs keep working under the new rules.
  */
+import { readFileSync } from 'node:fs';
 import { DatabaseSync } from 'node:sqlite';
 import { afterEach, describe, expect, it } from 'vitest';
 import { type TempDatabase, tempDatabase } from '../test/temp-files.ts';
@@ -122,5 +123,77 @@ describe('a file of schema version 1', () => {
     opened.splice(0);
     const again = open(filename, T0);
     expect((await again.getByOrder('ord_pending')).length).toBe(1);
+  });
+});
+
+/** A version-2 file (version 1 plus `maybe_applied_at`) holding a dead job, a delivered one and a pending one. */
+function versionTwoFile(): string {
+  const filename = versionOneFile();
+  const db = new DatabaseSync(filename);
+  db.exec('ALTER TABLE jobs ADD COLUMN maybe_applied_at INTEGER; PRAGMA user_version = 2');
+  db.prepare(
+    "UPDATE jobs SET state = 'delivered', lease_token = NULL, lease_expires_at = NULL, delivered_at = ? WHERE order_id = 'ord_died'",
+  ).run(T0 + 600);
+  db.close();
+  return filename;
+}
+
+describe('a file of schema version 2', () => {
+  it('is migrated on open: history, last_status, the workers table; every job kept with an empty history', async () => {
+    const filename = versionTwoFile();
+    const outbox = open(filename, T0 + DAY);
+    const raw = new DatabaseSync(filename, { readOnly: true });
+    expect(raw.prepare('PRAGMA user_version').get()).toEqual({ user_version: SCHEMA_VERSION });
+    const columns = (raw.prepare('PRAGMA table_info(jobs)').all() as Array<{ name: string }>).map(
+      (c) => c.name,
+    );
+    expect(columns).toEqual(expect.arrayContaining(['maybe_applied_at', 'history', 'last_status']));
+    const tables = raw.prepare("SELECT name FROM sqlite_schema WHERE type = 'table'").all();
+    expect(tables).toContainEqual({ name: 'workers' });
+    raw.close();
+    const jobs = await outbox.listJobs();
+    expect(jobs.map((j) => [j.orderId, j.state])).toEqual([
+      ['ord_pending', 'pending'],
+      ['ord_died', 'delivered'],
+      ['ord_dead', 'dead'],
+    ]);
+    for (const job of jobs) expect(await outbox.history(job.id)).toEqual([]);
+    expect((await outbox.listJobs({ states: ['dead'], reason: /422/ })).map((j) => j.orderId)).toEqual([
+      'ord_dead',
+    ]);
+  });
+
+  it('keeps working: a job of the old file records its attempts, replays, is listed by status and pruned', async () => {
+    const at = T0 + DAY;
+    const outbox = open(versionTwoFile(), at);
+    const [dead] = await outbox.listJobs({ states: ['dead'] });
+    expect(await outbox.replay({ ids: [dead?.id ?? ''] }, at)).toBe(1);
+    const claimed = await outbox.claim({ now: at, limit: 10, leaseMs: 30_000 });
+    expect(claimed.map((j) => j.orderId)).toEqual(['ord_pending', 'ord_dead']);
+    const attempt = { startedAt: at, durationMs: 80, outcome: 'transient', status: 503, detail: '503' };
+    for (const job of claimed) {
+      expect(await outbox.retry(job, { now: at, nextAttemptAt: at, error: '503', attempt })).toBe(true);
+    }
+    expect((await outbox.listJobs({ status: 503 })).map((j) => j.orderId)).toEqual([
+      'ord_pending',
+      'ord_dead',
+    ]);
+    expect(await outbox.history(dead?.id ?? '')).toEqual([attempt]);
+    // The delivered job of the old file is past its deadline and its return window a year later.
+    const later = T0 + 365 * DAY;
+    expect(await outbox.prune({ now: later, olderThanMs: DAY, returnWindowMs: 30 * DAY })).toBe(1);
+    expect(await outbox.getByOrder('ord_died')).toEqual([]);
+  });
+
+  it('is refused, unmigrated, by a reading tool (create: false)', () => {
+    const filename = versionTwoFile();
+    const before = readFileSync(filename);
+    expect(() => createSqliteOutbox({ filename, create: false, thread: false })).toThrow(
+      expect.objectContaining({ code: 'needs_migration' }),
+    );
+    expect(readFileSync(filename).equals(before)).toBe(true);
+    const raw = new DatabaseSync(filename, { readOnly: true });
+    expect(raw.prepare('PRAGMA user_version').get()).toEqual({ user_version: 2 });
+    raw.close();
   });
 });

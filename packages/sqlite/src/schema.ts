@@ -12,6 +12,8 @@
  * - `jobs_state_created` (state, created_at): counts by state and the oldest pending job.
  * - `jobs_open_deadline` (deadline) over pending and inflight jobs: the nearest deadline.
  * - `jobs_dead` (id) over dead jobs: `listDead` pages by id, replay, purge.
+ * - `jobs_urgency` (deadline IS NULL, deadline, created_at): `listJobs` pages most urgent first, and
+ *   `deadlineBefore` reads a range of it.
  */
 import type { DatabaseSync } from 'node:sqlite';
 import { inTransaction } from './transaction.ts';
@@ -59,6 +61,28 @@ const MIGRATIONS: readonly string[] = [
   // file with a million jobs is instant, and their value (null, never sent unclearly) is what they had.
   `
   ALTER TABLE jobs ADD COLUMN maybe_applied_at INTEGER;
+  `,
+  // 3: the operator's view. `history` is the job's last attempts (a JSON array, core's `AttemptRecord`s,
+  // bounded to ATTEMPT_HISTORY_LIMIT), appended by the transition's own UPDATE; `last_status` the HTTP
+  // status of the last of them (what `listJobs({ status })` filters on). Both nullable without a default:
+  // no existing row is touched, and a job of a version-2 file simply has no history yet. `jobs_urgency`
+  // walks jobs most urgent first (deadline, jobs without one last, then creation) for `listJobs` pages;
+  // `workers` keeps each worker's latest heart-beat (`workers_at`: those seen recently, newest first).
+  `
+  ALTER TABLE jobs ADD COLUMN history TEXT;
+  ALTER TABLE jobs ADD COLUMN last_status INTEGER;
+  CREATE INDEX jobs_urgency ON jobs (deadline IS NULL, deadline, created_at);
+  CREATE TABLE workers (
+    worker_id     TEXT    NOT NULL PRIMARY KEY,
+    at            INTEGER NOT NULL,
+    state         TEXT    NOT NULL,
+    paused_until  INTEGER,
+    pause_reason  TEXT,
+    version       TEXT    NOT NULL,
+    host          TEXT,
+    pid           INTEGER
+  ) WITHOUT ROWID;
+  CREATE INDEX workers_at ON workers (at);
   `,
 ];
 
