@@ -67,9 +67,18 @@ export interface NextPostback {
  * `node:crypto` where the runtime has it (Node.js: `proxy.ts`, route handlers), loaded without a static
  * import, which the Edge runtime would refuse. There, core's Web Crypto signs instead.
  */
-const nodeCrypto = (
-  globalThis as { process?: { getBuiltinModule?(id: 'node:crypto'): typeof import('node:crypto') } }
-).process?.getBuiltinModule?.('node:crypto');
+function loadNodeCrypto(): typeof import('node:crypto') | undefined {
+  try {
+    return (
+      globalThis as { process?: { getBuiltinModule?(id: 'node:crypto'): typeof import('node:crypto') } }
+    ).process?.getBuiltinModule?.('node:crypto');
+  } catch {
+    // Next 15's Edge sandbox (webpack build) throws on merely reading a Node.js API it lacks.
+    return undefined;
+  }
+}
+
+const nodeCrypto = loadNodeCrypto();
 
 /** Synchronous landings on Node (`node:crypto`'s HMAC, a key object made once per secret); Web Crypto on the edge. */
 const withPlatformHmac = (options: NextPostbackOptions): NextPostbackOptions =>
