@@ -34,7 +34,7 @@ describe('README code blocks', () => {
   it('every fragment opt-out gives its reason', () => {
     for (const b of fragments) expect(b.reason, `${b.readme}:${b.fenceLine}`).toMatch(/\w{3,}/);
     console.info(
-      `readme-code: ${checked.length} TypeScript blocks type-checked, ${fragments.length} opted out as fragments` +
+      `readme-code: ${checked.length} TypeScript blocks type-checked (${checked.filter((b) => b.mode === 'declare').length} with a declare comment), ${fragments.length} opted out as fragments` +
         fragments.map((b) => `\n  ${b.readme}:${b.fenceLine} — ${b.reason}`).join(''),
     );
   });
