@@ -2,11 +2,8 @@
  * Next 16 proxy (Node.js runtime): captures the ad click on every page and API request. On Next 15,
  * the same code goes in `middleware.ts` as `export const middleware = …`.
  */
-import type { NextRequest } from 'next/server';
 import { postback } from './lib/postback';
 
-export function proxy(request: NextRequest) {
-  return postback().proxy(request);
-}
+export const proxy = postback.proxy;
 
 export const config = { matcher: ['/((?!_next/static|_next/image|favicon.ico).*)'] };

@@ -9,7 +9,7 @@ import { OrderButtons } from './order-buttons';
 export const dynamic = 'force-dynamic';
 
 export default async function LandingPage() {
-  const click = await postback().getClick();
+  const click = await postback.getClick();
   return (
     <main>
       <h1>Next shop</h1>

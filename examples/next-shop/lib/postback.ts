@@ -1,11 +1,9 @@
 /**
- * The shop's click capture, shared by `proxy.ts` and the routes. Created on first use, so that
- * `next build` (which loads route modules) does not need the secret. Reads only what capture needs,
- * so the proxy bundle does not pull in the SQLite outbox.
+ * The shop's click capture, shared by `proxy.ts` and the routes. Its options are read on first use
+ * (the @postback/next README's pattern), so `next build`, which loads the route modules, does not need
+ * the secret. Reads only what capture needs, so the proxy bundle does not pull in the SQLite outbox.
  */
-import { createPostback, type NextPostback } from '@postback/next';
-
-let instance: NextPostback | undefined;
+import { createPostback } from '@postback/next';
 
 const isLocal = (host: string): boolean => ['127.0.0.1', 'localhost', '::1'].includes(host);
 
@@ -18,19 +16,18 @@ function secureCookie(env: Record<string, string | undefined>): boolean {
 }
 
 /**
- * The shop's `@postback/next` adapter (`POSTBACK_SECRET`, `POSTBACK_CLICK_PARAM`, `POSTBACK_SECURE_COOKIE`).
+ * The shop's `@postback/next` adapter (`POSTBACK_SECRET`, `POSTBACK_CLICK_PARAM`, `POSTBACK_SECURE_COOKIE`),
+ * configured from the environment on its first use.
  *
- * @throws {OptionsError} naming `secrets` when `POSTBACK_SECRET` is missing or shorter than 32 characters.
+ * @throws {OptionsError} on use, naming `secrets`, when `POSTBACK_SECRET` is missing or shorter than 32
+ * characters.
  * @example
  * ```ts
- * const click = await postback().getClick();
+ * const click = await postback.getClick();
  * ```
  */
-export function postback(): NextPostback {
-  instance ??= createPostback({
-    secrets: [process.env.POSTBACK_SECRET ?? ''],
-    param: process.env.POSTBACK_CLICK_PARAM || undefined,
-    secure: secureCookie(process.env),
-  });
-  return instance;
-}
+export const postback = createPostback(() => ({
+  secrets: [process.env.POSTBACK_SECRET ?? ''],
+  param: process.env.POSTBACK_CLICK_PARAM || undefined,
+  secure: secureCookie(process.env),
+}));

@@ -7,7 +7,7 @@ import { postback } from '../../lib/postback';
 export async function POST(request: Request): Promise<Response> {
   const backend = shopBackend();
   const answer = await placeOrder(backend, await jsonBody(request), (order) =>
-    postback().confirmOrder(request, backend.outbox, order),
+    postback.confirmOrder(request, backend.outbox, order),
   );
   return Response.json(answer.body, { status: answer.status });
 }
