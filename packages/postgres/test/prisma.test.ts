@@ -3,9 +3,11 @@
  * `@prisma/adapter-pg` (Prisma 7's TypeScript query compiler: no query engine binary).
  */
 import { execFileSync } from 'node:child_process';
+import { rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
 import { PrismaPg } from '@prisma/adapter-pg';
+import { afterAll } from 'vitest';
 import { fromPrisma, type PrismaLike } from '../src/adapters/prisma.ts';
 import { describeAdapter } from './adapter-harness.ts';
 import { TEST_PG_URL } from './pg-test-db.ts';
@@ -23,7 +25,7 @@ execFileSync(
   },
 );
 
-/** The generated client, as far as this test uses it (typed here: a fresh checkout has no .generated). */
+/** The generated client, as far as this test uses it (typed here: .generated exists only while this file runs). */
 interface TestPrismaClient {
   $transaction<R>(work: (tx: PrismaLike & TestPrismaTx) => Promise<R>): Promise<R>;
   $disconnect(): Promise<void>;
@@ -32,6 +34,8 @@ interface TestPrismaTx {
   $executeRawUnsafe(query: string, ...values: unknown[]): Promise<number>;
 }
 const generated = './prisma/.generated/client.ts';
+// Removed afterwards, so neither the repository's tsc nor biome ever reads generated code.
+afterAll(() => rmSync(new URL('./prisma/.generated', import.meta.url), { recursive: true, force: true }));
 const { PrismaClient } = (await import(generated)) as {
   PrismaClient: new (options: { adapter: PrismaPg }) => TestPrismaClient;
 };
