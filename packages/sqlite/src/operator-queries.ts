@@ -27,7 +27,7 @@ export const OUTBOX_FEATURES: OutboxFeatures = Object.freeze({
   prune: true,
 });
 
-/** Most urgent first, as core's `byUrgency`: by deadline (none last), creation, id; `jobs_urgency`'s order. */
+/** Most urgent first, as core's `byUrgency`: by deadline (none last), then creation, then id. */
 const URGENCY_ORDER = 'ORDER BY deadline IS NULL, deadline, created_at, id';
 
 /** Index entries one prune batch reads (and at most the rows it deletes): a short hold of the write lock. */
@@ -120,16 +120,12 @@ export function createOperatorQueries(db: DatabaseSync) {
     if (filter.orderId !== null) where.push('order_id = ?');
     if (filter.reason !== null) where.push('last_error IS NOT NULL');
     if (filter.status !== null) where.push('last_status = ?');
-    // `deadline IS NULL = 0` first: the range of `jobs_urgency` holding the jobs with a deadline.
-    if (filter.deadlineBefore !== null) where.push('deadline IS NULL = 0 AND deadline <= ?');
+    if (filter.deadlineBefore !== null) where.push('deadline <= ?');
     if (filter.updatedBefore !== null) where.push('updated_at <= ?');
-    // With a deadline bound every job listed has a deadline: the same order without its first term, which
-    // SQLite then reads from the range of `jobs_urgency` as it is, without sorting it.
-    const order = filter.deadlineBefore === null ? URGENCY_ORDER : 'ORDER BY deadline, created_at, id';
     const sql =
       `SELECT ${ROW_COLUMNS} FROM jobs` +
       (where.length === 0 ? '' : ` WHERE ${where.join(' AND ')}`) +
-      ` ${order}${paged ? ' LIMIT ? OFFSET ?' : ''}`;
+      ` ${URGENCY_ORDER}${paged ? ' LIMIT ? OFFSET ?' : ''}`;
     let statement = listStatements.get(sql);
     if (statement === undefined) {
       statement = db.prepare(sql);
@@ -185,7 +181,10 @@ export function createOperatorQueries(db: DatabaseSync) {
     /**
      * One page of jobs matching `filter`, most urgent first. Everything but `reason` is SQL with LIMIT and
      * OFFSET; a `reason` (a JavaScript RegExp) is tested on the rows as SQL yields them in order, the
-     * offset and limit counted among those it matches, and the read stops at the page's last job.
+     * offset and limit counted among those it matches, and the read stops at the page's last job. With
+     * states or an order id the rows come from those indexes; otherwise the table is read once. Either
+     * way the sort is SQLite's (for a page it keeps only `offset + limit` rows), and JavaScript holds one
+     * page: an operator's listing costs time with a large file, never a worker's memory.
      */
     listJobs(filter: ResolvedJobFilter): Job[] {
       const values = listValues(filter);

@@ -12,8 +12,7 @@
  * - `jobs_state_created` (state, created_at): counts by state and the oldest pending job.
  * - `jobs_open_deadline` (deadline) over pending and inflight jobs: the nearest deadline.
  * - `jobs_dead` (id) over dead jobs: `listDead` pages by id, replay, purge.
- * - `jobs_urgency` (deadline IS NULL, deadline, created_at): `listJobs` pages most urgent first, and
- *   `deadlineBefore` reads a range of it.
+ * `listJobs` (an operator's read, not a worker's) has no index of its own: see migration 3.
  */
 import type { DatabaseSync } from 'node:sqlite';
 import { inTransaction } from './transaction.ts';
@@ -65,13 +64,14 @@ const MIGRATIONS: readonly string[] = [
   // 3: the operator's view. `history` is the job's last attempts (a JSON array, core's `AttemptRecord`s,
   // bounded to ATTEMPT_HISTORY_LIMIT), appended by the transition's own UPDATE; `last_status` the HTTP
   // status of the last of them (what `listJobs({ status })` filters on). Both nullable without a default:
-  // no existing row is touched, and a job of a version-2 file simply has no history yet. `jobs_urgency`
-  // walks jobs most urgent first (deadline, jobs without one last, then creation) for `listJobs` pages;
-  // `workers` keeps each worker's latest heart-beat (`workers_at`: those seen recently, newest first).
+  // no existing row is touched, and a job of a version-2 file simply has no history yet. No index on jobs
+  // for `listJobs`: one on the deadline would be written by every enqueue and every transition (their
+  // UPDATE sets `deadline`), about as much as the whole transition again; operator listings read the
+  // table instead (see `operator-queries.ts`). `workers` keeps each worker's latest heart-beat
+  // (`workers_at`: those seen recently, newest first).
   `
   ALTER TABLE jobs ADD COLUMN history TEXT;
   ALTER TABLE jobs ADD COLUMN last_status INTEGER;
-  CREATE INDEX jobs_urgency ON jobs (deadline IS NULL, deadline, created_at);
   CREATE TABLE workers (
     worker_id     TEXT    NOT NULL PRIMARY KEY,
     at            INTEGER NOT NULL,
