@@ -7,7 +7,7 @@
  */
 import { type SandboxWorld, startSandboxWorld } from '@postback/sandbox/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { FIXTURES, runFixture, runtimeBinary } from './harness.ts';
+import { FIXTURES, type RuntimeBinary, runFixture, runtimeBinary } from './harness.ts';
 
 const bun = runtimeBinary('bun');
 const skip = 'missing' in bun ? `Bun cannot be installed here: ${bun.missing}` : false;
@@ -25,7 +25,7 @@ describe.skipIf(skip !== false)('Bun', () => {
     const arg = JSON.stringify({ url: world.url, key: world.conversionsKey, token: click?.token, orderId });
     return {
       token: click?.token,
-      result: await runFixture((bun as { path: string }).path, [
+      result: await runFixture(bun as RuntimeBinary, [
         '--conditions=@postback/source',
         `${FIXTURES}/shop.ts`,
         mode,

@@ -8,7 +8,7 @@
  */
 import { type SandboxWorld, startSandboxWorld } from '@postback/sandbox/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { FIXTURES, runFixture, runtimeBinary } from './harness.ts';
+import { FIXTURES, type RuntimeBinary, runFixture, runtimeBinary } from './harness.ts';
 
 const deno = runtimeBinary('deno');
 const skip = 'missing' in deno ? `Deno cannot be installed here: ${deno.missing}` : false;
@@ -33,7 +33,7 @@ describe.skipIf(skip !== false)('Deno', () => {
     ];
     return {
       token: click?.token,
-      result: await runFixture((deno as { path: string }).path, [...flags, `${FIXTURES}/shop.ts`, mode, arg]),
+      result: await runFixture(deno as RuntimeBinary, [...flags, `${FIXTURES}/shop.ts`, mode, arg]),
     };
   };
 

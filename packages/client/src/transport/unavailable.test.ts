@@ -9,6 +9,7 @@ import { type SandboxWorld, startSandboxWorld } from '@postback/sandbox/testing'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ConnectionError, createClient, TransportUnavailableError } from '../index.ts';
 import { TransportUnavailable, transportUnavailable } from './unavailable.ts';
+import { createUndiciTransport } from './undici.ts';
 
 /** Deno 2's error for a permission the process was not granted (`Deno.errors.NotCapable`). */
 class NotCapable extends Error {
@@ -74,6 +75,26 @@ describe('transport unavailable', () => {
       const error = await confirmOnce(fetch, `http://127.0.0.1:${port}`).catch((err: unknown) => err);
       expect(error).toBeInstanceOf(ConnectionError);
       expect(error).toMatchObject({ code: 'connection', retryable: true });
+    }
+  });
+
+  it('turns an argument undici refuses before dispatching into TransportUnavailable, never sent', async () => {
+    const transport = createUndiciTransport({ connections: 1 });
+    try {
+      const error = await transport
+        .send({
+          method: 'GET',
+          url: new URL(`${world.url}/v1/me`),
+          headers: { 'x-bad': 'line\nbreak' },
+          body: undefined,
+          signal: new AbortController().signal,
+        })
+        .catch((err: unknown) => err);
+      expect(error).toBeInstanceOf(TransportUnavailable);
+      expect(transportUnavailable(error)).toMatchObject({ maybeSent: false });
+      expect((error as Error & { cause: { code: string } }).cause.code).toBe('UND_ERR_INVALID_ARG');
+    } finally {
+      await transport.close();
     }
   });
 

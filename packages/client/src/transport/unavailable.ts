@@ -31,10 +31,10 @@ export class TransportUnavailable extends Error {
 /** Error names a runtime gives a denied permission (Deno 2: `NotCapable`; Deno 1: `PermissionDenied`). */
 const DENIED_NAMES = new Set(['NotCapable', 'PermissionDenied']);
 /**
- * Error codes that no retry can fix: Node's permission model, and undici's invalid argument (a dispatcher
- * of another undici major, a bad option) which it throws before dispatching anything.
+ * Error codes that no retry can fix: Node's permission model. (undici's invalid-argument error is turned
+ * into a {@link TransportUnavailable} by the undici transport itself, so edge bundles carry no undici code.)
  */
-const NEVER_CODES = new Set(['ERR_ACCESS_DENIED', 'UND_ERR_INVALID_ARG']);
+const NEVER_CODES = new Set(['ERR_ACCESS_DENIED']);
 /**
  * A `TypeError` saying an API is missing (`agent.dispatch is not a function` from a `fetch` given an
  * invalid dispatcher). Nothing fixes it but a change of configuration; when it was thrown cannot be told

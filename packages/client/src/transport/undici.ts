@@ -6,7 +6,7 @@
  * with a placeholder whose `Pool` has no `close` and whose `request` returns nothing: this transport
  * checks for that before sending and throws {@link TransportUnavailable} rather than a connection error.
  */
-import { Pool } from 'undici';
+import { type Dispatcher, Pool } from 'undici';
 import type { Transport, TransportRequest, TransportResponse, TransportSettings } from './types.ts';
 import { BodyReadError } from './types.ts';
 import { TransportUnavailable } from './unavailable.ts';
@@ -46,13 +46,23 @@ export function createUndiciTransport(settings: TransportSettings): Transport {
       if (missing !== null) {
         throw new TransportUnavailable('undici', `the undici transport cannot work here: ${missing}`, false);
       }
-      const response = await poolFor(request.url.origin).request({
-        method: request.method,
-        path: `${request.url.pathname}${request.url.search}`,
-        headers: request.headers,
-        body: request.body,
-        signal: request.signal,
-      });
+      let response: Dispatcher.ResponseData;
+      try {
+        response = await poolFor(request.url.origin).request({
+          method: request.method,
+          path: `${request.url.pathname}${request.url.search}`,
+          headers: request.headers,
+          body: request.body,
+          signal: request.signal,
+        });
+      } catch (err) {
+        // undici checks its arguments before dispatching: an invalid one never left, and never will.
+        if ((err as { code?: unknown } | null)?.code === 'UND_ERR_INVALID_ARG') {
+          const why = `the undici transport cannot work here: ${(err as Error).message}`;
+          throw new TransportUnavailable('undici', why, false, err);
+        }
+        throw err;
+      }
       if (typeof response?.statusCode !== 'number' || typeof response.body?.text !== 'function') {
         // Something answered that is not undici's response: whether it sent anything is unknown.
         throw new TransportUnavailable(
