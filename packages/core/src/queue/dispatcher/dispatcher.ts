@@ -70,12 +70,21 @@ export interface Dispatcher {
   readonly state: DispatcherState;
 }
 
+/** Reads the host name where the runtime lets us (Deno without `--allow-env` throws): else null. */
+function runtimeHost(): string | null {
+  try {
+    const env = (globalThis as { process?: { env?: Record<string, string | undefined> } }).process?.env;
+    return env?.HOSTNAME ?? null;
+  } catch {
+    return null;
+  }
+}
+
 /** The worker's name in heart-beats: what was given, else a random id and the runtime's host and pid. */
 function describeWorker(given: ResolvedDispatcherOptions['worker']) {
-  const proc = (globalThis as { process?: { pid?: unknown; env?: Record<string, string | undefined> } })
-    .process;
+  const proc = (globalThis as { process?: { pid?: unknown } }).process;
   const pid = given.pid ?? (typeof proc?.pid === 'number' ? proc.pid : null);
-  const host = given.host ?? proc?.env?.HOSTNAME ?? null;
+  const host = given.host ?? runtimeHost();
   const id = given.id ?? `${host ?? 'worker'}:${pid ?? '-'}:${crypto.randomUUID().slice(0, 8)}`;
   return { id, version: given.version, host, pid };
 }
