@@ -8,6 +8,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createShop as createExpressShop } from '@postback/example-express-shop';
+import { createShop as createFastifyShop } from '@postback/example-fastify-shop';
 import { createShop as createKoaShop } from '@postback/example-koa-shop';
 import { type SandboxWorld, startSandboxWorld } from '@postback/sandbox/testing';
 import type { Browser } from 'playwright-core';
@@ -19,6 +20,7 @@ const PRICE_MICROS = 49_990_000; // what the landing page's product costs
 describe.each([
   { name: 'express-shop', createShop: createExpressShop, title: 'Express shop' },
   { name: 'koa-shop', createShop: createKoaShop, title: 'Koa shop' },
+  { name: 'fastify-shop', createShop: createFastifyShop, title: 'Fastify shop' },
 ])('$name in a browser', ({ createShop, title }) => {
   let world: SandboxWorld;
   let shop: Awaited<ReturnType<typeof createExpressShop>>;
