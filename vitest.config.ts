@@ -14,6 +14,7 @@ export default defineConfig({
       'packages/*/test/**/*.test.ts',
       'test/**/*.test.ts',
       'examples/*/test/**/*.test.ts',
+      'scripts/**/*.test.ts',
     ],
     exclude: ['**/node_modules/**', '**/dist/**'],
     testTimeout: 30_000,
