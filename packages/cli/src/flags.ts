@@ -37,6 +37,36 @@ export function integerValue(flag: string, value: string, bounds: { min?: number
   return n;
 }
 
+const DURATION_UNITS_MS: Readonly<Record<string, number>> = {
+  ms: 1,
+  s: 1_000,
+  m: 60_000,
+  h: 3_600_000,
+  d: 86_400_000,
+  w: 604_800_000,
+};
+
+/**
+ * Reads a duration flag value as milliseconds: one or more `<digits><unit>` parts, units `ms`, `s`, `m`,
+ * `h`, `d`, `w` (`90m`, `24h`, `2d`, `1h30m`). A bare number is refused: minutes or hours would be a guess.
+ *
+ * @example
+ * ```ts
+ * durationValue('--deadline-within', '1h30m'); // 5_400_000
+ * durationValue('--older-than', '7'); // throws: --older-than must be a duration like 90m, 24h or 2d, got '7'
+ * ```
+ */
+export function durationValue(flag: string, value: string): number {
+  if (/^(\d+(ms|s|m|h|d|w))+$/.test(value)) {
+    let ms = 0;
+    for (const [, digits, unit] of value.matchAll(/(\d+)(ms|s|m|h|d|w)/g)) {
+      ms += Number(digits) * (DURATION_UNITS_MS[unit as string] ?? Number.NaN);
+    }
+    if (Number.isSafeInteger(ms)) return ms;
+  }
+  throw new UsageError(`${flag} must be a duration like 90m, 24h or 2d, got '${value}'`);
+}
+
 function options(flags: FlagTable): ParseArgsOptionsConfig {
   const config: ParseArgsOptionsConfig = { help: { type: 'boolean', short: 'h' } };
   for (const [name, flag] of Object.entries(flags)) {
@@ -74,12 +104,15 @@ function checked(
           : `give --${name}${flag.value === undefined ? '' : ` ${flag.value}`} or set ${flag.env}`,
       );
     }
-    return flag.default;
+    return flag.type === 'duration' && typeof flag.default === 'string'
+      ? durationValue(`--${name}`, flag.default)
+      : flag.default;
   }
   if (typeof value !== 'string') return value;
   if (flag.choices !== undefined && !flag.choices.includes(value)) {
     throw new UsageError(`--${name} must be ${orList(flag.choices)}, got '${value}'`);
   }
+  if (flag.type === 'duration') return durationValue(`--${name}`, value);
   return flag.type === 'integer' ? integerValue(`--${name}`, value, flag) : value;
 }
 

@@ -9,7 +9,7 @@
  * cannot reach the terminal; JSON output goes through {@link jsonText}, still JSON that parses to the
  * same values.
  */
-import { escapeControls, type Job } from '@postback/core';
+import { type AttemptRecord, escapeControls, type Job } from '@postback/core';
 
 /**
  * The text with every control character written as a `\u{…}` escape: core's `escapeControls`, the
@@ -55,6 +55,19 @@ export function jsonText(value: unknown): string {
     JSON_UNSAFE,
     (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`,
   );
+}
+
+/**
+ * The kind of store a command opened, for messages: from the backend flag that chose it.
+ *
+ * @example
+ * ```ts
+ * backendName({ sqs: 'https://sqs...' }); // 'SQS'
+ * ```
+ */
+export function backendName(flags: { db?: string | undefined; pg?: string | undefined }): string {
+  if (flags.db !== undefined) return 'SQLite';
+  return flags.pg !== undefined ? 'PostgreSQL' : 'SQS';
 }
 
 /** A job as `--json` output shows it. The click token is left out: an operator never needs it to act on a job. */
@@ -117,16 +130,134 @@ export function shortDuration(ms: number): string {
 }
 
 /**
- * `2026-01-02T03:04:05.000Z (in 3h)` or `(... 5m ago)` relative to `now`.
+ * A duration in its two largest units, rounded down to the second: `45s`, `5m 3s`, `3h 12m`, `2d 4h`
+ * (the second unit left out when zero: `3h`). The sign is ignored.
+ *
+ * @example
+ * ```ts
+ * duration(3 * 3_600_000 + 12 * 60_000 + 59_000); // '3h 12m'
+ * duration(2 * 86_400_000 + 4 * 3_600_000); // '2d 4h'
+ * ```
+ */
+export function duration(ms: number): string {
+  let rest = Math.floor(Math.abs(ms) / 1000);
+  const parts: Array<[number, string]> = [];
+  for (const [size, unit] of [
+    [86_400, 'd'],
+    [3_600, 'h'],
+    [60, 'm'],
+    [1, 's'],
+  ] as const) {
+    parts.push([Math.floor(rest / size), unit]);
+    rest %= size;
+  }
+  const first = parts.findIndex(([n]) => n > 0);
+  if (first === -1) return '0s';
+  return parts
+    .slice(first, first + 2)
+    .filter(([n], i) => i === 0 || n > 0)
+    .map(([n, unit]) => `${n}${unit}`)
+    .join(' ');
+}
+
+/**
+ * A time relative to `now`: `in 3h 12m`, `3h 12m ago`, or `now` within a second.
+ *
+ * @example
+ * ```ts
+ * relative(now + 2 * 86_400_000 + 4 * 3_600_000, now); // 'in 2d 4h'
+ * relative(now - 12_000, now); // '12s ago'
+ * ```
+ */
+export function relative(ms: number, now: number): string {
+  if (Math.abs(ms - now) < 1000) return 'now';
+  return ms > now ? `in ${duration(ms - now)}` : `${duration(now - ms)} ago`;
+}
+
+/**
+ * How every text output shows a time: ISO 8601 UTC, then relative to `now` —
+ * `2026-01-02T03:04:05.000Z (in 3h 12m)` or `(5m 3s ago)`; `-` for none.
  *
  * @example
  * ```ts
  * when(Date.now() + 3 * 3_600_000, Date.now()); // '2026-...Z (in 3h)'
  * ```
  */
-export function when(ms: number, now: number): string {
-  const rel = ms >= now ? `in ${shortDuration(ms - now)}` : `${shortDuration(now - ms)} ago`;
-  return `${new Date(ms).toISOString()} (${rel})`;
+export function when(ms: number | null, now: number): string {
+  return ms === null ? '-' : `${new Date(ms).toISOString()} (${relative(ms, now)})`;
+}
+
+/**
+ * How long something took: `850ms` under a second, `3.2s` under a minute, else {@link duration}.
+ *
+ * @example
+ * ```ts
+ * elapsed(3_240); // '3.2s'
+ * ```
+ */
+export function elapsed(ms: number): string {
+  if (ms < 1000) return `${Math.max(0, Math.round(ms))}ms`;
+  if (ms < 60_000) return `${(Math.floor(ms / 100) / 10).toFixed(1)}s`;
+  return duration(ms);
+}
+
+/**
+ * A {@link printable} text cut to `max` characters, the last one an ellipsis when cut. Cuts after
+ * escaping, so an escape never grows a cut field past `max`.
+ *
+ * @example
+ * ```ts
+ * cut('Ad service answered 404: click_token not found', 20); // 'Ad service answered…'
+ * ```
+ */
+export function cut(value: string, max: number): string {
+  const shown = printable(value);
+  return shown.length <= max ? shown : `${shown.slice(0, Math.max(0, max - 1))}…`;
+}
+
+/** One send of a job as `--json` output shows it. */
+export interface AttemptView {
+  startedAt: string;
+  durationMs: number;
+  outcome: string;
+  /** The service's HTTP status, or null when there was no answer (timeout, reset). */
+  status: number | null;
+  detail: string | null;
+}
+
+/** The JSON view of one attempt. */
+export function attemptView(attempt: AttemptRecord): AttemptView {
+  return {
+    startedAt: iso(attempt.startedAt) as string,
+    durationMs: attempt.durationMs,
+    outcome: attempt.outcome,
+    status: attempt.status,
+    detail: attempt.detail,
+  };
+}
+
+/** A job with every time an operator looks at (`jobs`, `job`): {@link JobView} plus these. */
+export interface JobDetailView extends JobView {
+  nextAttemptAt: string;
+  deliveredAt: string | null;
+  maybeAppliedAt: string | null;
+}
+
+/**
+ * The JSON view of a job in `postback jobs` and `postback job`.
+ *
+ * @example
+ * ```ts
+ * io.stdout(`${jsonText(jobDetailView(job))}\n`);
+ * ```
+ */
+export function jobDetailView(job: Job): JobDetailView {
+  return {
+    ...jobView(job),
+    nextAttemptAt: iso(job.nextAttemptAt) as string,
+    deliveredAt: iso(job.deliveredAt),
+    maybeAppliedAt: iso(job.maybeAppliedAt),
+  };
 }
 
 /**

@@ -18,6 +18,8 @@ import { cliVersion } from './version.ts';
 export const COMMAND_LOADERS: Readonly<Record<string, () => Promise<{ command: Command }>>> = {
   worker: () => import('./commands/worker.ts'),
   status: () => import('./commands/status.ts'),
+  jobs: () => import('./commands/jobs.ts'),
+  job: () => import('./commands/job.ts'),
   dlq: () => import('./commands/dlq.ts'),
   confirm: () => import('./commands/confirm.ts'),
   refund: () => import('./commands/refund.ts'),

@@ -6,8 +6,11 @@
  * any command.
  */
 
-/** How a flag's value is read: a string as given, a switch, or an integer checked against its bounds. */
-export type FlagType = 'string' | 'boolean' | 'integer';
+/**
+ * How a flag's value is read: a string as given, a switch, an integer checked against its bounds, or a
+ * duration (`90m`, `24h`, `2d`, `1h30m`: see `durationValue` in `flags.ts`) read as milliseconds.
+ */
+export type FlagType = 'string' | 'boolean' | 'integer' | 'duration';
 
 /** One flag of a command, `--<key>` in the table's `flags` record. */
 export interface FlagSpec {
@@ -18,7 +21,10 @@ export interface FlagSpec {
   readonly value?: string;
   /** Missing (from the flag and its `env` variable) is a usage error: `--x is required`. */
   readonly required?: boolean;
-  /** Taken when neither the flag nor its `env` variable gives a value; shown in `--help`. */
+  /**
+   * Taken when neither the flag nor its `env` variable gives a value; shown in `--help`. A `duration`
+   * flag's default is written as one (`24h`).
+   */
   readonly default?: string | number;
   /** Environment variable read when the flag is absent (an empty value counts as unset). */
   readonly env?: string;
@@ -66,7 +72,7 @@ export interface CommandSpec<F extends FlagTable = FlagTable> {
 
 type OneValue<F> = F extends { type: 'boolean' }
   ? boolean
-  : F extends { type: 'integer' }
+  : F extends { type: 'integer' } | { type: 'duration' }
     ? number
     : F extends { multiple: true }
       ? string[]

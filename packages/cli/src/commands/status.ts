@@ -1,31 +1,121 @@
 /**
  * `postback status`: what an operator looks at first — jobs by state, the oldest pending job, the
- * nearest deadline, and the first dead jobs with their reasons.
+ * nearest deadline, the open jobs whose deadline is close (at risk), the workers' heart-beats and
+ * pauses, and the first dead jobs with their reasons. `--fail-on-*` turn conditions into exit codes
+ * (`STATUS_EXIT`), so the command is a cron alert.
  */
-import { JOB_STATES } from '@postback/core';
-import { backendFlags, EXIT } from '../args.ts';
+import { JOB_STATES, type OutboxStats, type WorkerBeat } from '@postback/core';
+import { backendFlags, EXIT, UsageError } from '../args.ts';
 import { type Command, defineCommand } from '../command.ts';
 import { type CommandContext, defaultContext, openFromFlags } from '../context.ts';
-import { iso, jobLine, jobView, jsonText, text, when } from '../format.ts';
-import { statusSpec } from '../specs/status.ts';
+import type { ParsedCommand } from '../flags.ts';
+import { backendName, duration, iso, jobLine, jobView, jsonText, relative, text, when } from '../format.ts';
+import { STATUS_EXIT, statusSpec } from '../specs/status.ts';
+
+type Values = ParsedCommand<typeof statusSpec.flags>['values'];
+
+/** A condition `--fail-on-*` can turn into an exit code, by its name in `--json`'s `alerts`. */
+type Alert = 'dead' | 'at-risk' | 'paused' | 'no-worker';
+
+const ALERT_EXIT: Readonly<Record<Alert, number>> = {
+  dead: STATUS_EXIT.dead,
+  'at-risk': STATUS_EXIT.atRisk,
+  paused: STATUS_EXIT.paused,
+  'no-worker': STATUS_EXIT.noWorker,
+};
+
+/** Whether a worker's latest beat says it is paused (waiting, or sending its one probe). */
+function isPaused(beat: WorkerBeat): boolean {
+  return beat.state === 'paused' || beat.state === 'probing';
+}
+
+/** The conditions that hold, whether asked for or not (`alerts` in JSON lists only those asked for). */
+function conditions(stats: OutboxStats, workers: WorkerBeat[] | null): Alert[] {
+  const live = workers?.filter((w) => w.state !== 'stopped') ?? null;
+  const found: Alert[] = [];
+  if (stats.counts.dead > 0) found.push('dead');
+  if (stats.atRisk.count > 0) found.push('at-risk');
+  if (live?.some(isPaused)) found.push('paused');
+  if (live !== null && live.length === 0) found.push('no-worker');
+  return found;
+}
+
+function asked(values: Values): Alert[] {
+  const flags: Array<[boolean, Alert]> = [
+    [values['fail-on-dead'], 'dead'],
+    [values['fail-on-at-risk'], 'at-risk'],
+    [values['fail-on-paused'], 'paused'],
+    [values['fail-on-no-worker'], 'no-worker'],
+  ];
+  return flags.filter(([on]) => on).map(([, alert]) => alert);
+}
+
+function workerView(beat: WorkerBeat) {
+  return {
+    workerId: beat.workerId,
+    state: beat.state,
+    lastSeenAt: iso(beat.at),
+    pausedUntil: iso(beat.pausedUntil),
+    pauseReason: beat.pauseReason,
+    version: beat.version,
+    host: beat.host,
+    pid: beat.pid,
+  };
+}
+
+function workerLine(beat: WorkerBeat, now: number): string {
+  const pause = isPaused(beat)
+    ? text`  paused until ${when(beat.pausedUntil, now)}: ${beat.pauseReason ?? 'no reason given'}`
+    : '';
+  return (
+    text`  ${beat.workerId}  ${beat.state}  version ${beat.version}  last seen ${relative(beat.at, now)} (${iso(beat.at)})` +
+    pause
+  );
+}
+
+/** One line per alert that fired, on stderr: what a cron mail shows. */
+function alertLine(alert: Alert, stats: OutboxStats, seenWithin: number): string {
+  switch (alert) {
+    case 'dead':
+      return `${stats.counts.dead} dead job(s)`;
+    case 'at-risk':
+      return `${stats.atRisk.count} open job(s) with a deadline within ${duration(stats.atRisk.withinMs)}`;
+    case 'paused':
+      return 'delivery is paused by a worker';
+    case 'no-worker':
+      return `no worker seen in the last ${duration(seenWithin)}`;
+  }
+}
 
 /**
  * Builds the `status` command with its dependencies (tests inject an outbox or a clock).
  *
  * @example
  * ```ts
- * await createStatusCommand().run(['--db', 'postback.db', '--json'], io);
+ * await createStatusCommand().run(['--db', 'postback.db', '--json', '--fail-on-at-risk'], io);
  * ```
  */
 export function createStatusCommand(ctx: CommandContext = defaultContext): Command {
   return defineCommand(statusSpec, async ({ values }, io) => {
-    const deadLimit = values.dead;
+    const seenWithin = values['worker-seen-within'];
     const backend = await openFromFlags(ctx, backendFlags(values), io.env, { mustExist: true });
     try {
+      const outbox = backend.outbox;
+      const heartbeats = outbox.features.heartbeats;
+      const wanted = asked(values);
+      if (!heartbeats && (values['fail-on-paused'] || values['fail-on-no-worker'])) {
+        throw new UsageError(
+          `the ${backendName(values)} backend keeps no worker heart-beats: --fail-on-paused and --fail-on-no-worker cannot be checked`,
+        );
+      }
       const now = ctx.now();
-      const stats = await backend.outbox.stats(now);
-      const dead = stats.counts.dead > 0 ? await backend.outbox.listDead({ limit: deadLimit }) : [];
+      const stats = await outbox.stats(now, { atRiskWithinMs: values['at-risk-within'] });
+      const dead = stats.counts.dead > 0 ? await outbox.listDead({ limit: values.dead }) : [];
+      const workers = heartbeats ? await outbox.workers({ now, sinceMs: seenWithin }) : null;
       const total = JOB_STATES.reduce((sum, state) => sum + stats.counts[state], 0);
+      const live = workers?.filter((w) => w.state !== 'stopped') ?? null;
+      const paused = live === null ? null : live.some(isPaused);
+      const alerts = conditions(stats, workers).filter((alert) => wanted.includes(alert));
       if (values.json) {
         io.stdout(
           `${jsonText({
@@ -37,26 +127,50 @@ export function createStatusCommand(ctx: CommandContext = defaultContext): Comma
               stats.nearestDeadline === null
                 ? null
                 : { ...stats.nearestDeadline, deadline: iso(stats.nearestDeadline.deadline) },
+            atRisk: stats.atRisk,
+            workersSeenWithinMs: seenWithin,
+            workers: workers?.map(workerView) ?? null,
+            paused,
+            alerts,
             dead: dead.map(jobView),
           })}\n`,
         );
-        return EXIT.ok;
+      } else {
+        const lines = [text`backend: ${backend.describe}`, `jobs: ${total}`];
+        for (const state of JOB_STATES) lines.push(`  ${state.padEnd(10)} ${stats.counts[state]}`);
+        lines.push(`oldest pending: ${when(stats.oldestPendingAt, now)}`);
+        const nearest = stats.nearestDeadline;
+        lines.push(
+          `nearest deadline: ${nearest === null ? '-' : text`${when(nearest.deadline, now)}  ${nearest.kind} order ${nearest.orderId} (${nearest.id})`}`,
+        );
+        const within = duration(stats.atRisk.withinMs);
+        lines.push(
+          `at risk: ${stats.atRisk.count} open job(s) with a deadline within ${within}` +
+            (stats.atRisk.count > 0
+              ? ` (see 'postback jobs --state pending,inflight --deadline-within ${within.replace(' ', '')}')`
+              : ''),
+        );
+        if (workers === null) {
+          lines.push(`workers: unknown (the ${backendName(values)} backend keeps no worker heart-beats)`);
+        } else if (workers.length === 0) {
+          lines.push(`workers: no worker seen in the last ${duration(seenWithin)}`);
+        } else {
+          lines.push(`workers (seen in the last ${duration(seenWithin)}):`);
+          for (const beat of workers) lines.push(workerLine(beat, now));
+        }
+        const pausedCount = live?.filter(isPaused).length ?? 0;
+        lines.push(
+          `delivery: ${paused === null ? 'unknown' : paused ? `paused (${pausedCount} of ${live?.length} worker(s))` : live?.length === 0 ? 'no worker' : 'not paused'}`,
+        );
+        if (dead.length > 0) {
+          lines.push(`dead jobs (first ${dead.length} of ${stats.counts.dead}; see 'postback dlq list'):`);
+          for (const job of dead) lines.push(`  ${jobLine(job)}`);
+        }
+        io.stdout(`${lines.join('\n')}\n`);
       }
-      const lines = [text`backend: ${backend.describe}`, `jobs: ${total}`];
-      for (const state of JOB_STATES) lines.push(`  ${state.padEnd(10)} ${stats.counts[state]}`);
-      lines.push(
-        `oldest pending: ${stats.oldestPendingAt === null ? '-' : when(stats.oldestPendingAt, now)}`,
-      );
-      const nearest = stats.nearestDeadline;
-      lines.push(
-        `nearest deadline: ${nearest === null ? '-' : text`${when(nearest.deadline, now)}  ${nearest.kind} order ${nearest.orderId} (${nearest.id})`}`,
-      );
-      if (dead.length > 0) {
-        lines.push(`dead jobs (first ${dead.length} of ${stats.counts.dead}; see 'postback dlq list'):`);
-        for (const job of dead) lines.push(`  ${jobLine(job)}`);
-      }
-      io.stdout(`${lines.join('\n')}\n`);
-      return EXIT.ok;
+      for (const alert of alerts)
+        io.stderr(`postback status: alert: ${alertLine(alert, stats, seenWithin)}\n`);
+      return alerts.reduce<number>((code, alert) => Math.max(code, ALERT_EXIT[alert]), EXIT.ok);
     } finally {
       await backend.outbox.close();
     }

@@ -6,6 +6,8 @@ import type { CommandSpec } from '../spec.ts';
 import { confirmSpec } from './confirm.ts';
 import { dlqSpec } from './dlq.ts';
 import { enqueueSpec } from './enqueue.ts';
+import { jobSpec } from './job.ts';
+import { jobsSpec } from './jobs.ts';
 import { migrateSpec } from './migrate.ts';
 import { refundSpec } from './refund.ts';
 import { sandboxSpec } from './sandbox.ts';
@@ -16,6 +18,8 @@ import { workerSpec } from './worker.ts';
 export const COMMAND_SPECS: readonly CommandSpec[] = [
   workerSpec,
   statusSpec,
+  jobsSpec,
+  jobSpec,
   dlqSpec,
   confirmSpec,
   refundSpec,

@@ -1,0 +1,131 @@
+/**
+ * `postback job`: one job whole — every field an operator acts on, and its attempt history (each send:
+ * when, how long, outcome, HTTP status, the service's detail) — or both jobs of an order.
+ */
+import type { AttemptRecord, Job, Outbox } from '@postback/core';
+import { backendFlags, EXIT, UsageError } from '../args.ts';
+import { type Command, defineCommand } from '../command.ts';
+import { type CommandContext, defaultContext, openFromFlags } from '../context.ts';
+import {
+  type AttemptView,
+  attemptView,
+  elapsed,
+  type JobDetailView,
+  jobDetailView,
+  jsonText,
+  text,
+  when,
+} from '../format.ts';
+import { jobSpec } from '../specs/job.ts';
+
+/** What `postback job` prints for one job: the job, and its history (null: the backend keeps none). */
+export interface JobReport {
+  job: Job;
+  history: AttemptRecord[] | null;
+}
+
+/** The `--json` view of a job with its history. */
+export type JobReportView = JobDetailView & { history: AttemptView[] | null };
+
+function reportView(report: JobReport): JobReportView {
+  return { ...jobDetailView(report.job), history: report.history?.map(attemptView) ?? null };
+}
+
+/** Said instead of a history by a backend that keeps none (`features.attemptHistory` false). */
+export const NO_HISTORY = 'this backend keeps no attempt history';
+
+/** One attempt as a text line: start, duration, outcome, status, detail. */
+function attemptLine(attempt: AttemptRecord, now: number): string {
+  const status = attempt.status === null ? 'no answer' : String(attempt.status);
+  const detail = attempt.detail === null ? '' : text`  ${attempt.detail}`;
+  return `    ${when(attempt.startedAt, now)}  ${elapsed(attempt.durationMs).padStart(6)}  ${text`${attempt.outcome}`.padEnd(13)}  ${status.padEnd(9)}${detail}`.trimEnd();
+}
+
+/**
+ * A job and its history as text, every field printable and every time ISO 8601 with the time relative
+ * to `now`.
+ */
+export function jobText({ job, history }: JobReport, now: number): string {
+  const rows: Array<[string, string]> = [
+    ['state', job.state],
+    ['kind', job.kind],
+    ['order', text`${job.orderId}`],
+    ['campaign', job.campaignId === null ? '-' : text`${job.campaignId}`],
+    ['attempts', String(job.attempts)],
+    ['created', when(job.createdAt, now)],
+    ['updated', when(job.updatedAt, now)],
+    ['next attempt', job.state === 'pending' ? when(job.nextAttemptAt, now) : '-'],
+    [
+      'deadline',
+      job.deadline === null ? '- (set when its confirmation is delivered)' : when(job.deadline, now),
+    ],
+    ['delivered', when(job.deliveredAt, now)],
+    ['maybe applied', when(job.maybeAppliedAt, now)],
+    ['last error', job.lastError === null ? '-' : text`${job.lastError}`],
+  ];
+  if (job.lease !== null) rows.push(['lease until', when(job.lease.expiresAt, now)]);
+  const lines = [text`job ${job.id}`, ...rows.map(([name, value]) => `  ${name.padEnd(14)}${value}`)];
+  if (history === null) lines.push(`  history       ${NO_HISTORY}`);
+  else if (history.length === 0) lines.push('  history       no attempt recorded');
+  else {
+    lines.push(`  history       ${history.length} attempt(s), oldest first:`);
+    for (const attempt of history) lines.push(attemptLine(attempt, now));
+  }
+  return lines.join('\n');
+}
+
+async function report(outbox: Outbox, job: Job): Promise<JobReport> {
+  return { job, history: outbox.features.attemptHistory ? await outbox.history(job.id) : null };
+}
+
+/**
+ * Builds the `job` command with its dependencies (tests inject an outbox or a clock).
+ *
+ * @example
+ * ```ts
+ * await createJobCommand().run(['--db', 'postback.db', '--order', 'A-1001'], io);
+ * ```
+ */
+export function createJobCommand(ctx: CommandContext = defaultContext): Command {
+  return defineCommand(jobSpec, async ({ values, positionals }, io) => {
+    const [id, ...extra] = positionals;
+    if (extra.length > 0) throw new UsageError(`unexpected argument '${extra[0]}'`);
+    if (id !== undefined && values.order !== undefined)
+      throw new UsageError('give either ID or --order, not both');
+    if (id === undefined && values.order === undefined)
+      throw new UsageError('give a job ID or --order ORDER');
+    const backend = await openFromFlags(ctx, backendFlags(values), io.env, { mustExist: true });
+    try {
+      const now = ctx.now();
+      const outbox = backend.outbox;
+      if (id !== undefined) {
+        const job = await outbox.get(id);
+        if (job === null) {
+          io.stderr(text`postback job: no job with id ${id}\n`);
+          return EXIT.failed;
+        }
+        const found = await report(outbox, job);
+        io.stdout(values.json ? `${jsonText(reportView(found))}\n` : `${jobText(found, now)}\n`);
+        return EXIT.ok;
+      }
+      const orderId = values.order as string;
+      // The confirmation first, then its refund.
+      const jobs = (await outbox.getByOrder(orderId)).sort((a, b) =>
+        a.kind === b.kind ? 0 : a.kind === 'confirm' ? -1 : 1,
+      );
+      if (jobs.length === 0) {
+        io.stderr(text`postback job: no job for order ${orderId}\n`);
+        return EXIT.failed;
+      }
+      const found: JobReport[] = [];
+      for (const job of jobs) found.push(await report(outbox, job));
+      if (values.json) io.stdout(`${jsonText({ orderId, jobs: found.map(reportView) })}\n`);
+      else io.stdout(`${found.map((r) => jobText(r, now)).join('\n\n')}\n`);
+      return EXIT.ok;
+    } finally {
+      await backend.outbox.close();
+    }
+  });
+}
+
+export const command: Command = createJobCommand();
