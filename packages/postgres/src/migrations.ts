@@ -81,6 +81,33 @@ CREATE INDEX clicks_clicked_at ON {s}.clicks (clicked_at);
 ALTER TABLE {s}.jobs ADD COLUMN maybe_applied_at bigint;
 `,
   },
+  // The operator's view. `history` holds the job's last sends (a jsonb array of core's AttemptRecords,
+  // at most ATTEMPT_HISTORY_LIMIT), appended by each transition's own UPDATE; `last_status` is the HTTP
+  // status of the last of them (what `listJobs({ status })` filters on). Both nullable without a default,
+  // as in version 2: no rewrite, existing jobs simply have no history yet, and a worker of the previous
+  // release keeps working. `jobs_urgency` is the order `listJobs` pages in (deadline, jobs without one
+  // last, then creation and id), and the range of passed deadlines `prune` walks; building it holds a
+  // SHARE lock on jobs while it runs (writes wait, reads go on): upgrade a large table off-peak. `workers` keeps
+  // each worker's latest heart-beat, `workers_at` finds those seen recently.
+  {
+    version: 3,
+    name: 'operator view: jobs.history, jobs.last_status, jobs_urgency, workers',
+    sql: `
+ALTER TABLE {s}.jobs ADD COLUMN history jsonb, ADD COLUMN last_status integer;
+CREATE INDEX jobs_urgency ON {s}.jobs (deadline, created_at, id);
+CREATE TABLE {s}.workers (
+  worker_id text PRIMARY KEY,
+  at bigint NOT NULL,
+  state text NOT NULL,
+  paused_until bigint,
+  pause_reason text,
+  version text NOT NULL,
+  host text,
+  pid integer
+);
+CREATE INDEX workers_at ON {s}.workers (at);
+`,
+  },
 ];
 
 /**

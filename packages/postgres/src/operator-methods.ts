@@ -1,16 +1,52 @@
 /**
- * What operators call on the Postgres outbox (`postback status`, `dlq list`, `dlq replay`): reading jobs
- * and counts, listing the dead-letter jobs a page at a time, and replaying or purging a selection of them.
+ * What operators call on the Postgres outbox (`postback status`, `jobs`, `dlq list`, `dlq replay`):
+ * reading jobs, counts and deadlines at risk, listing jobs by filter and the dead-letter jobs a page at a
+ * time, each job's attempt history, replaying or purging dead jobs, pruning old final ones, and worker
+ * heart-beats. Core's rules (`matchesJobFilter`, `byUrgency`, `isAtRisk`, `prunableAt`) are stated in SQL
+ * (see `statements.ts`); the conformance suite holds them to the memory outbox's answers.
  */
-import { JOB_STATES, type Job, type ListDeadOptions, type OutboxStats } from '@postback/core';
+import {
+  type AttemptRecord,
+  type EpochMs,
+  JOB_STATES,
+  type Job,
+  type JobFilter,
+  type ListDeadOptions,
+  type OutboxFeatures,
+  type OutboxStats,
+  type PruneOptions,
+  type ResolvedJobFilter,
+  resolveJobFilter,
+  resolveStatsOptions,
+  type StatsOptions,
+  validatePruneOptions,
+  type WorkerBeat,
+} from '@postback/core';
+import { beatValues, rowToBeat } from './operator-inputs.ts';
 import { DEFAULT_LIST_DEAD_LIMIT } from './options.ts';
-import { assertOpen, type PostgresOutboxContext } from './outbox-context.ts';
+import { assertOpen, inTransaction, type PostgresOutboxContext } from './outbox-context.ts';
+import type { Queryable } from './queryable.ts';
 import { rowToJob, toBigintText } from './rows.ts';
+import { type JobListShape, PRUNE_BATCH_SIZE } from './statements.ts';
+
+/** What the Postgres outbox keeps for operators: everything. */
+export const POSTGRES_OUTBOX_FEATURES: OutboxFeatures = Object.freeze({
+  attemptHistory: true,
+  listableStates: JOB_STATES,
+  heartbeats: true,
+  prune: true,
+});
+
+/** Rows one read of a `reason` listing fetches (the RegExp is tested in JavaScript, so pages are refilled). */
+const REASON_CHUNK = 500;
+
+const INT8_MIN = '-9223372036854775808';
 
 type Row = Record<string, unknown>;
 
 /**
- * The outbox's `get`, `getByOrder`, `stats`, `listDead`, `replay` and `purgeDead` methods.
+ * The outbox's `get`, `getByOrder`, `stats`, `listJobs`, `history`, `listDead`, `replay`, `purgeDead`,
+ * `prune`, `beat` and `workers` methods, and its `features`.
  *
  * @example
  * ```ts
@@ -35,13 +71,26 @@ export function operatorMethods(context: PostgresOutboxContext) {
       return (await q(pool, SQL.getByOrder, [orderId])).rows.map(rowToJob);
     },
 
-    async stats(_now: number): Promise<OutboxStats> {
+    async stats(at: EpochMs, options?: StatsOptions): Promise<OutboxStats> {
       assertOpen(context);
-      const [counts, oldest, nearest] = await Promise.all([
+      const { atRiskWithinMs, deadlineBucketsMs } = resolveStatsOptions(options);
+      if (!Number.isSafeInteger(at)) throw new RangeError(`stats now must be epoch milliseconds, got ${at}`);
+      // Bounds as width_bucket thresholds: `deadline <= now + withinMs` is `deadline < now + withinMs + 1`.
+      const within = [...new Set([atRiskWithinMs, ...deadlineBucketsMs])].sort((a, b) => a - b);
+      const thresholds = within.map((ms) => at + ms + 1);
+      const [counts, oldest, nearest, risk] = await Promise.all([
         q(pool, SQL.counts),
         q(pool, SQL.oldestPending),
         q(pool, SQL.nearestDeadline),
+        q(pool, SQL.deadlineRisk, [thresholds.map(String), String(at + (within.at(-1) ?? 0))]),
       ]);
+      // A job in width bucket b (b thresholds at or before its deadline) counts in bounds b, b+1, ...
+      const cumulative = within.map(() => 0);
+      for (const row of risk.rows) {
+        for (let i = Number(row.bucket); i < cumulative.length; i += 1)
+          cumulative[i] = (cumulative[i] ?? 0) + Number(row.n);
+      }
+      const countWithin = (ms: number) => cumulative[within.indexOf(ms)] ?? 0;
       const byState = Object.fromEntries(JOB_STATES.map((state) => [state, 0])) as OutboxStats['counts'];
       for (const row of counts.rows) byState[row.state as keyof typeof byState] = Number(row.n);
       const oldestAt = oldest.rows[0]?.at;
@@ -58,7 +107,47 @@ export function operatorMethods(context: PostgresOutboxContext) {
                 kind: near.kind as Job['kind'],
                 deadline: Number(near.deadline),
               },
+        atRisk: { count: countWithin(atRiskWithinMs), withinMs: atRiskWithinMs },
+        deadlineBuckets: deadlineBucketsMs.map((withinMs) => ({ withinMs, count: countWithin(withinMs) })),
       };
+    },
+
+    async listJobs(filter?: JobFilter): Promise<Job[]> {
+      assertOpen(context);
+      const resolved = resolveJobFilter(filter);
+      const [text, values] = listQuery(resolved);
+      const reason = resolved.reason;
+      if (reason === null)
+        return (await q(pool, text, [...values, resolved.limit, resolved.offset])).rows.map(rowToJob);
+      // The RegExp is JavaScript's: read the SQL-filtered rows in order, a chunk at a time in one snapshot,
+      // counting the offset and the limit among those it matches, and stop at the page's last job.
+      return inTransaction(
+        pool,
+        async (db: Queryable) => {
+          const page: Job[] = [];
+          let skip = resolved.offset;
+          for (let read = 0; ; read += REASON_CHUNK) {
+            const { rows } = await q(db, text, [...values, REASON_CHUNK, read]);
+            for (const row of rows) {
+              if (!reason.test(String(row.last_error))) continue;
+              if (skip > 0) skip -= 1;
+              else if (page.push(rowToJob(row)) === resolved.limit) return page;
+            }
+            if (rows.length < REASON_CHUNK) return page;
+          }
+        },
+        'BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY',
+      );
+    },
+
+    async history(id: string): Promise<AttemptRecord[]> {
+      assertOpen(context);
+      const dbId = toBigintText(id);
+      if (dbId === null) return [];
+      const stored = (await q(pool, SQL.history, [dbId])).rows[0]?.history;
+      if (stored === null || stored === undefined) return [];
+      // pg parses jsonb; other drivers behind a Queryable may hand back its text.
+      return (typeof stored === 'string' ? JSON.parse(stored) : stored) as AttemptRecord[];
     },
 
     async listDead(options: ListDeadOptions = {}): Promise<Job[]> {
@@ -95,7 +184,73 @@ export function operatorMethods(context: PostgresOutboxContext) {
       if (ids !== null && ids.length === 0) return 0;
       return (await q(pool, SQL.purgeDead, [ids])).rowCount ?? 0;
     },
+
+    async prune(options: PruneOptions): Promise<number> {
+      assertOpen(context);
+      const { now: at, olderThanMs, returnWindowMs } = validatePruneOptions(options);
+      const rule = [at, at - olderThanMs, returnWindowMs];
+      // Bounded batches, each its own statement and transaction: claims and enqueues run between them.
+      let pruned = 0;
+      let cursor = [INT8_MIN, INT8_MIN, '0'];
+      for (;;) {
+        assertOpen(context);
+        const row = (await q(pool, SQL.pruneWithDeadline, [...rule, ...cursor])).rows[0] as Row;
+        pruned += Number(row.deleted);
+        if (Number(row.seen) < PRUNE_BATCH_SIZE) break;
+        cursor = [String(row.deadline), String(row.created_at), String(row.id)];
+      }
+      cursor = [INT8_MIN, '0'];
+      for (;;) {
+        assertOpen(context);
+        const row = (await q(pool, SQL.pruneWithoutDeadline, [...rule, ...cursor])).rows[0] as Row;
+        pruned += Number(row.deleted);
+        if (Number(row.seen) < PRUNE_BATCH_SIZE) break;
+        cursor = [String(row.created_at), String(row.id)];
+      }
+      await q(pool, SQL.forgetWorkers, [at - olderThanMs]);
+      return pruned;
+    },
+
+    async beat(beat: WorkerBeat): Promise<void> {
+      assertOpen(context);
+      await q(pool, SQL.beat, beatValues(beat));
+    },
+
+    async workers(options: { now: EpochMs; sinceMs: number }): Promise<WorkerBeat[]> {
+      assertOpen(context);
+      const { now: at, sinceMs } = options ?? ({} as { now: EpochMs; sinceMs: number });
+      if (!Number.isSafeInteger(at))
+        throw new RangeError(`workers now must be epoch milliseconds, got ${at}`);
+      if (!Number.isSafeInteger(sinceMs) || sinceMs < 0)
+        throw new RangeError(`workers sinceMs must be a non-negative integer, got ${sinceMs}`);
+      return (await q(pool, SQL.workers, [at - sinceMs])).rows.map(rowToBeat);
+    },
+
+    features: POSTGRES_OUTBOX_FEATURES,
   };
+
+  /** The statement of a filter's shape and its values (LIMIT and OFFSET left to the caller). */
+  function listQuery(filter: ResolvedJobFilter): [string, unknown[]] {
+    const shape: JobListShape = {
+      states: filter.states?.length ?? 0,
+      kind: filter.kind !== null,
+      orderId: filter.orderId !== null,
+      reason: filter.reason !== null,
+      status: filter.status !== null,
+      deadlineBefore: filter.deadlineBefore !== null,
+      updatedBefore: filter.updatedBefore !== null,
+    };
+    const values: unknown[] = [...(filter.states ?? [])];
+    for (const value of [
+      filter.kind,
+      filter.orderId,
+      filter.status,
+      filter.deadlineBefore,
+      filter.updatedBefore,
+    ])
+      if (value !== null) values.push(value);
+    return [SQL.listJobs(shape), values];
+  }
 }
 
 /** The ids that can name a job of this outbox (others match no row, so they are dropped). */

@@ -77,7 +77,8 @@ export function assertOpen(context: PostgresOutboxContext): void {
 }
 
 /**
- * Runs `work` in a transaction of its own on one pooled connection. A connection that dies while we
+ * Runs `work` in a transaction of its own on one pooled connection (`begin` opens it: pass
+ * `BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY` for several reads of one snapshot). A connection that dies while we
  * hold it emits 'error' (even between statements, when no query would see it): we listen, and give it
  * back with that error so pg destroys it instead of pooling a dead connection.
  *
@@ -86,14 +87,18 @@ export function assertOpen(context: PostgresOutboxContext): void {
  * const outcome = await inTransaction(context.pool, (tx) => refundIn(context, tx, input));
  * ```
  */
-export async function inTransaction<T>(pool: PoolLike, work: (db: Queryable) => Promise<T>): Promise<T> {
+export async function inTransaction<T>(
+  pool: PoolLike,
+  work: (db: Queryable) => Promise<T>,
+  begin = 'BEGIN',
+): Promise<T> {
   let broken: Error | undefined;
   const onClientError = (err: Error) => {
     broken ??= err;
   };
   const client = await connectListening(pool, onClientError);
   try {
-    await client.query('BEGIN');
+    await client.query(begin);
     const result = await work(client);
     await client.query('COMMIT');
     return result;

@@ -3,8 +3,90 @@
  * can be read (and their query plans tested) in one place. `$n` are bind parameters; the schema name
  * was validated and is quoted.
  */
-import { MAX_REASON_LENGTH } from '@postback/core';
+import { ATTEMPT_HISTORY_LIMIT, MAX_REASON_LENGTH } from '@postback/core';
 import { JOB_COLUMNS } from './rows.ts';
+
+/**
+ * The history after a transition: `attempt` (a jsonb object, already cut by core's `appendAttempt`)
+ * appended to `history`, the oldest dropped beyond {@link ATTEMPT_HISTORY_LIMIT}; `history` as it was
+ * when `attempt` is NULL. The trim only runs on a full history, and never reads it into JavaScript.
+ */
+function appendHistory(history: string, attempt: string): string {
+  return `CASE
+      WHEN ${attempt} IS NULL THEN ${history}
+      WHEN coalesce(jsonb_array_length(${history}), 0) < ${ATTEMPT_HISTORY_LIMIT}
+        THEN coalesce(${history}, '[]'::jsonb) || jsonb_build_array(${attempt})
+      ELSE (SELECT jsonb_agg(t.e ORDER BY t.i) FROM jsonb_array_elements(${history} || jsonb_build_array(${attempt}))
+              WITH ORDINALITY AS t(e, i) WHERE t.i > jsonb_array_length(${history}) + 1 - ${ATTEMPT_HISTORY_LIMIT})
+    END`;
+}
+
+/** The status of the last recorded attempt: this transition's when it records one. */
+function lastStatus(current: string, attempt: string, status: string): string {
+  return `CASE WHEN ${attempt} IS NULL THEN ${current} ELSE ${status} END`;
+}
+
+/** Most urgent first, as core's `byUrgency` (ascending puts jobs without a deadline last); `jobs_urgency`. */
+export const URGENCY_ORDER = 'ORDER BY deadline, created_at, id';
+
+/** Index entries one prune batch reads (at most the rows it deletes): short statements, short locks. */
+export const PRUNE_BATCH_SIZE = 500;
+
+/**
+ * Core's `prunableAt(job) <= now` over a row of `j`: a final state, unchanged for `olderThanMs` (`$2` is
+ * `now - olderThanMs`), past its own deadline, and for a confirm that was (or may have been) charged, past
+ * its return window (`$3`) from the earlier of `delivered_at` and `maybe_applied_at` (LEAST skips NULLs).
+ */
+const PRUNABLE = `j.state IN ('delivered', 'cancelled', 'expired')
+      AND j.updated_at <= $2
+      AND (j.deadline IS NULL OR j.deadline <= $1)
+      AND (j.kind <> 'confirm' OR least(j.delivered_at, j.maybe_applied_at) IS NULL
+           OR least(j.delivered_at, j.maybe_applied_at) + $3::bigint <= $1)`;
+
+/**
+ * One prune batch over a window of index entries (`w`), then its deletions: locks are skipped (a row an
+ * app's refund holds waits for the next prune), the rule is checked again on the locked row, and the
+ * statement returns how many it deleted and the key of the last entry it read, where the next batch starts.
+ */
+function pruneBatch(s: string, window: string): string {
+  return `WITH w AS (${window}),
+    gone AS (DELETE FROM ${s}.jobs AS j USING w WHERE j.id = w.id AND ${PRUNABLE} RETURNING j.id)
+    SELECT (SELECT count(*) FROM gone)::int AS deleted, (SELECT count(*) FROM w)::int AS seen,
+      last.deadline, last.created_at, last.id::text AS id
+    FROM (SELECT 1) AS one LEFT JOIN (SELECT * FROM w ORDER BY w.deadline DESC NULLS FIRST, w.created_at DESC, w.id DESC LIMIT 1) AS last ON true`;
+}
+
+const WORKER_COLUMNS = 'worker_id, at, state, paused_until, pause_reason, version, host, pid';
+
+/** Which criteria a `listJobs` filter has (their values are bound): one statement per shape. */
+export interface JobListShape {
+  states: number;
+  kind: boolean;
+  orderId: boolean;
+  reason: boolean;
+  status: boolean;
+  deadlineBefore: boolean;
+  updatedBefore: boolean;
+}
+
+/**
+ * The `listJobs` statement of a filter's shape: its values bound in the order of the shape's fields, then
+ * LIMIT and OFFSET. With a `reason`, only jobs with a last error come back (the RegExp is JavaScript's).
+ */
+export function listJobsStatement(s: string, shape: JobListShape): string {
+  const where: string[] = [];
+  let n = 0;
+  const next = () => `$${++n}`;
+  if (shape.states > 0) where.push(`state IN (${Array.from({ length: shape.states }, next).join(', ')})`);
+  if (shape.kind) where.push(`kind = ${next()}`);
+  if (shape.orderId) where.push(`order_id = ${next()}`);
+  if (shape.reason) where.push('last_error IS NOT NULL');
+  if (shape.status) where.push(`last_status = ${next()}::integer`);
+  if (shape.deadlineBefore) where.push(`deadline <= ${next()}::bigint`);
+  if (shape.updatedBefore) where.push(`updated_at <= ${next()}::bigint`);
+  const filter = where.length === 0 ? '' : ` WHERE ${where.join(' AND ')}`;
+  return `SELECT ${JOB_COLUMNS} FROM ${s}.jobs${filter} ${URGENCY_ORDER} LIMIT ${next()} OFFSET ${next()}`;
+}
 
 /**
  * The outbox's statements for one quoted schema name.
@@ -58,8 +140,11 @@ export function jobStatements(s: string) {
     RETURNING ${JOB_COLUMNS}`,
     completeMany: `UPDATE ${s}.jobs AS j SET state = 'delivered', updated_at = v.at, delivered_at = v.at, lease_token = NULL,
       lease_expires_at = NULL, last_error = NULL,
-      campaign_id = CASE WHEN j.kind = 'confirm' THEN coalesce(v.campaign_id, j.campaign_id) ELSE j.campaign_id END
-    FROM unnest($1::bigint[], $2::bigint[], $3::bigint[], $4::text[]) AS v(id, token, at, campaign_id)
+      campaign_id = CASE WHEN j.kind = 'confirm' THEN coalesce(v.campaign_id, j.campaign_id) ELSE j.campaign_id END,
+      history = ${appendHistory('j.history', 'v.attempt::jsonb')},
+      last_status = ${lastStatus('j.last_status', 'v.attempt', 'v.status::integer')}
+    FROM unnest($1::bigint[], $2::bigint[], $3::bigint[], $4::text[], $5::text[], $6::bigint[])
+      AS v(id, token, at, campaign_id, attempt, status)
     WHERE j.id = v.id AND j.state = 'inflight' AND j.lease_token = v.token
     RETURNING j.id::text AS id`,
     // Core's refundAfterConfirm for the pending refunds of the confirms $1 that ended: charged (delivered,
@@ -86,10 +171,12 @@ export function jobStatements(s: string) {
     // maybe_applied_at keeps its first time; $7/$6 (maybeApplied) sets it to this attempt's time if unset.
     retry: `UPDATE ${s}.jobs SET state = 'pending', attempts = CASE WHEN $5 THEN attempts ELSE greatest(attempts - 1, 0) END,
       updated_at = $3, next_attempt_at = $4, last_error = $6, lease_token = NULL, lease_expires_at = NULL,
-      maybe_applied_at = coalesce(maybe_applied_at, CASE WHEN $7::boolean THEN $3::bigint END)
+      maybe_applied_at = coalesce(maybe_applied_at, CASE WHEN $7::boolean THEN $3::bigint END),
+      history = ${appendHistory('history', '$8::jsonb')}, last_status = ${lastStatus('last_status', '$8::jsonb', '$9::integer')}
     WHERE id = $1 AND state = 'inflight' AND lease_token = $2`,
     fail: `UPDATE ${s}.jobs SET state = $4, updated_at = $3, last_error = $5, lease_token = NULL, lease_expires_at = NULL,
-      maybe_applied_at = coalesce(maybe_applied_at, CASE WHEN $6::boolean THEN $3::bigint END)
+      maybe_applied_at = coalesce(maybe_applied_at, CASE WHEN $6::boolean THEN $3::bigint END),
+      history = ${appendHistory('history', '$7::jsonb')}, last_status = ${lastStatus('last_status', '$7::jsonb', '$8::integer')}
     WHERE id = $1 AND state = 'inflight' AND lease_token = $2 RETURNING kind`,
     release: `UPDATE ${s}.jobs AS j SET state = 'pending', attempts = greatest(j.attempts - 1, 0), updated_at = $3, next_attempt_at = $3,
       lease_token = NULL, lease_expires_at = NULL
@@ -128,6 +215,36 @@ export function jobStatements(s: string) {
     FROM picked AS p WHERE j.id = p.id
     RETURNING p.next_state, pg_notify($3, '') IS NULL AS notified`,
     purgeDead: `DELETE FROM ${s}.jobs WHERE state = 'dead' AND ($1::bigint[] IS NULL OR id = ANY($1::bigint[]))`,
+    history: `SELECT history FROM ${s}.jobs WHERE id = $1`,
+    // Open jobs by deadline in one read of the open backlog: `bucket` is how many of the ascending bounds
+    // $1 (each `now + withinMs + 1`) are at or before the deadline, so a job counts in every bound from that
+    // index on (deadline <= now + withinMs). Jobs past the widest bound ($2) are not read.
+    deadlineRisk: `SELECT width_bucket(deadline, $1::bigint[]) AS bucket, count(*)::int AS n FROM ${s}.jobs
+    WHERE state IN ('pending', 'inflight') AND deadline <= $2 GROUP BY 1`,
+    listJobs: (shape: JobListShape) => listJobsStatement(s, shape),
+    // Prune walks the passed deadlines on `jobs_urgency` (jobs whose deadline has not passed are never
+    // prunable), then the jobs without one; each batch continues after the last entry of the one before,
+    // so jobs kept for their return window are read once per prune, not once per batch.
+    // $1 now, $2 now - olderThanMs, $3 returnWindowMs, then the cursor: (deadline, created_at, id) in the
+    // first, (created_at, id) in the second.
+    pruneWithDeadline: pruneBatch(
+      s,
+      `SELECT j.id, j.deadline, j.created_at FROM ${s}.jobs AS j
+      WHERE j.deadline <= $1 AND (j.deadline, j.created_at, j.id) > ($4::bigint, $5::bigint, $6::bigint)
+      ORDER BY j.deadline, j.created_at, j.id LIMIT ${PRUNE_BATCH_SIZE} FOR UPDATE SKIP LOCKED`,
+    ),
+    pruneWithoutDeadline: pruneBatch(
+      s,
+      `SELECT j.id, j.deadline, j.created_at FROM ${s}.jobs AS j
+      WHERE j.deadline IS NULL AND (j.created_at, j.id) > ($4::bigint, $5::bigint)
+      ORDER BY j.created_at, j.id LIMIT ${PRUNE_BATCH_SIZE} FOR UPDATE SKIP LOCKED`,
+    ),
+    // Heart-beats of workers not seen for longer than the retention go with a prune.
+    forgetWorkers: `DELETE FROM ${s}.workers WHERE at < $1`,
+    beat: `INSERT INTO ${s}.workers (${WORKER_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
+    ON CONFLICT (worker_id) DO UPDATE SET at = excluded.at, state = excluded.state, paused_until = excluded.paused_until,
+      pause_reason = excluded.pause_reason, version = excluded.version, host = excluded.host, pid = excluded.pid`,
+    workers: `SELECT ${WORKER_COLUMNS} FROM ${s}.workers WHERE at >= $1 ORDER BY at DESC, worker_id`,
   };
 }
 

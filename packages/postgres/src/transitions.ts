@@ -3,10 +3,12 @@
  * SKIP LOCKED LIMIT n) RETURNING` statement, so no job is handed to two workers, then every later
  * transition (`complete`, `retry`, `fail`, `release`, `extendLease`) applies only while the row still
  * carries the claim's fencing token. Completions are group-committed; a confirm that ends applies its
- * order's refund rule in the same transaction.
+ * order's refund rule in the same transaction. A transition that records an attempt appends it to the
+ * job's history in its own UPDATE (no extra round trip, group commits included).
  */
 import {
   type ClaimOptions,
+  type CompleteResult,
   createBatcher,
   type FailResult,
   type Job,
@@ -14,6 +16,7 @@ import {
   truncateReason,
 } from '@postback/core';
 import { arrayLiteral, inline } from './literal.ts';
+import { type AttemptValues, attemptValues } from './operator-inputs.ts';
 import { assertOpen, inTransaction, type PostgresOutboxContext } from './outbox-context.ts';
 import type { Queryable } from './queryable.ts';
 import { rowToJob, toBigintText } from './rows.ts';
@@ -24,6 +27,8 @@ interface Completion {
   token: string;
   at: number;
   campaignId: string | null;
+  /** The send the service accepted, appended to the job's history in the same UPDATE (null: none). */
+  attempt: AttemptValues | null;
 }
 
 /**
@@ -74,7 +79,7 @@ export function transitionMethods(context: PostgresOutboxContext) {
         .sort((a, b) => a.nextAttemptAt - b.nextAttemptAt || Number(BigInt(a.id) - BigInt(b.id)));
     },
 
-    async complete(job: Job, result: { now: number; campaignId?: string | null }): Promise<boolean> {
+    async complete(job: Job, result: CompleteResult): Promise<boolean> {
       assertOpen(context);
       const ids = fence(job);
       if (ids === null) return false;
@@ -83,13 +88,15 @@ export function transitionMethods(context: PostgresOutboxContext) {
       const campaignId = result.campaignId ?? null;
       if (campaignId !== null && typeof campaignId !== 'string')
         throw new TypeError('complete campaignId must be a string or null');
-      return completions.add({ id: ids[0], token: ids[1], at: result.now, campaignId });
+      const attempt = attemptValues(result.attempt);
+      return completions.add({ id: ids[0], token: ids[1], at: result.now, campaignId, attempt });
     },
 
     async retry(job: Job, result: RetryResult): Promise<boolean> {
       assertOpen(context);
       const ids = fence(job);
       if (ids === null) return false;
+      const attempt = attemptValues(result.attempt);
       const values = [
         ...ids,
         result.now,
@@ -97,6 +104,8 @@ export function transitionMethods(context: PostgresOutboxContext) {
         result.countAttempt !== false,
         truncateReason(String(result.error)),
         result.maybeApplied === true,
+        attempt?.json ?? null,
+        attempt?.status ?? null,
       ];
       return ((await q(pool, SQL.retry, values)).rowCount ?? 0) > 0;
     },
@@ -107,12 +116,15 @@ export function transitionMethods(context: PostgresOutboxContext) {
         throw new RangeError(`fail state must be dead or expired, got ${String(result.state)}`);
       const ids = fence(job);
       if (ids === null) return false;
+      const attempt = attemptValues(result.attempt);
       const values = [
         ...ids,
         result.now,
         result.state,
         truncateReason(String(result.reason)),
         result.maybeApplied === true,
+        attempt?.json ?? null,
+        attempt?.status ?? null,
       ];
       return transitionWithFollowUp(SQL.fail, values, async (db, kind) => {
         if (kind === 'confirm') await q(db, SQL.followConfirms, [[ids[0]], refundWindowMs, channel]);
@@ -167,6 +179,14 @@ async function writeCompletions(context: PostgresOutboxContext, group: Completio
       arrayLiteral(
         group.map((c) => c.campaignId),
         'text',
+      ),
+      arrayLiteral(
+        group.map((c) => c.attempt?.json ?? null),
+        'text',
+      ),
+      arrayLiteral(
+        group.map((c) => c.attempt?.status ?? null),
+        'bigint',
       ),
     ]),
     inline(SQL.followConfirms, [arrayLiteral(ids, 'bigint'), refundWindowMs, channel]),
