@@ -1,11 +1,21 @@
 /**
  * The outbox's work on its dead-letter queue: moving a message there with its failure, scanning it (SQS
  * cannot list a queue: messages are received for a while and given back), and the operators' methods on
- * dead jobs (`get`, `listDead`, `replay`, `purgeDead`). The record format itself is in `dead-letter.ts`.
+ * dead jobs (`get`, `listDead`, `replay`, `purgeDead`, `listJobs`, `history`). The record format itself is
+ * in `dead-letter.ts`.
  */
 import { randomUUID } from 'node:crypto';
 import type { MessageAttributeValue } from '@aws-sdk/client-sqs';
-import { type EpochMs, type Job, type Outbox, replayJob } from '@postback/core';
+import {
+  byUrgency,
+  type EpochMs,
+  type Job,
+  type JobState,
+  matchesJobFilter,
+  type Outbox,
+  replayJob,
+  resolveJobFilter,
+} from '@postback/core';
 import { type DeadLetter, type DeadLetterState, failureAttributes, peekDeadLetters } from './dead-letter.ts';
 import { SqsUnsupportedError } from './errors.ts';
 import { encodeJobBody, messageGroupIdOf } from './message-codec.ts';
@@ -19,6 +29,16 @@ import {
 } from './outbox-context.ts';
 import { sendMessage } from './producer.ts';
 import { changeVisibility, deleteMessages, type EntryOutcome } from './sqs-calls.ts';
+
+/**
+ * The states `listJobs` can list: those the dead-letter queue records (`dead`, `expired`, `cancelled`), or
+ * none without a dead-letter queue. Every other state lives only inside the source queue, which SQS cannot list.
+ */
+export function listableStatesOf(context: Pick<SqsOutboxContext, 'dlqUrl'>): readonly JobState[] {
+  return context.dlqUrl === undefined ? [] : DEAD_LETTER_STATES;
+}
+
+const DEAD_LETTER_STATES: readonly JobState[] = Object.freeze(['dead', 'expired', 'cancelled']);
 
 /** A message to dead-letter: its body as is, its attributes, and its order (null for a malformed body). */
 export interface DeadLetterMessage {
@@ -95,7 +115,10 @@ export async function giveBack(
 }
 
 /** The Outbox methods answered from the dead-letter queue. */
-export type DeadLetterMethods = Pick<Outbox, 'get' | 'listDead' | 'replay' | 'purgeDead'>;
+export type DeadLetterMethods = Pick<
+  Outbox,
+  'get' | 'listDead' | 'replay' | 'purgeDead' | 'listJobs' | 'history'
+>;
 
 /**
  * The dead-letter methods of an SQS outbox.
@@ -121,7 +144,7 @@ export function deadLetterMethods(context: SqsOutboxContext): DeadLetterMethods 
       // Expired (deadline passed) or cancelled (the order was refunded meanwhile): recorded, not sent.
       await moveToDeadLetter(
         context,
-        { body: encodeJobBody(dead), attributes: jobAttributes(dead), orderId: job.orderId },
+        { body: encodeJobBody(dead, letter.history), attributes: jobAttributes(dead), orderId: job.orderId },
         {
           state: next.state === 'expired' ? 'expired' : 'cancelled',
           reason: next.lastError ?? next.state,
@@ -134,7 +157,12 @@ export function deadLetterMethods(context: SqsOutboxContext): DeadLetterMethods 
       await ledger?.put(next);
       return false;
     }
-    await sendMessage(context.client, context.queueUrl, messageFor(context, next, `p:${letter.messageId}`));
+    // The history travels with the replayed body: a second death shows the first one's attempts too.
+    await sendMessage(
+      context.client,
+      context.queueUrl,
+      messageFor(context, next, `p:${letter.messageId}`, letter.history),
+    );
     await deleteMessages(context.client, url, [letter.receiptHandle]);
     await ledger?.put(next);
     return true;
@@ -153,6 +181,49 @@ export function deadLetterMethods(context: SqsOutboxContext): DeadLetterMethods 
       const { url, letters } = await scanDeadLetters(context);
       try {
         return letters.find((letter) => letter.job?.id === id)?.job ?? null;
+      } finally {
+        await giveBack(context, url, letters);
+      }
+    },
+
+    async listJobs(filter) {
+      assertOpen(context);
+      const resolved = resolveJobFilter(filter);
+      const listable = listableStatesOf(context);
+      const unlisted = (resolved.states ?? []).filter((state) => !listable.includes(state));
+      // Asked for by name, a state SQS cannot list is an error, not an empty page an operator would read
+      // as "none". Without states, the listable ones are listed (`features.listableStates` says which).
+      if (unlisted.length > 0)
+        throw new SqsUnsupportedError(
+          `listJobs({ states: [${unlisted.map((state) => `'${state}'`).join(', ')}] })`,
+          context.dlqUrl === undefined
+            ? 'SQS cannot list a queue, and no deadLetterQueueUrl is configured'
+            : `SQS cannot list a queue; only the dead-letter queue's ${listable.join(', ')} jobs can be listed`,
+        );
+      if (listable.length === 0) return [];
+      const { url, letters } = await scanDeadLetters(context);
+      try {
+        return letters
+          .flatMap((letter) =>
+            letter.job !== null &&
+            matchesJobFilter(letter.job, resolved, letter.history.at(-1)?.status ?? null)
+              ? [letter.job]
+              : [],
+          )
+          .sort(byUrgency)
+          .slice(resolved.offset, resolved.offset + resolved.limit);
+      } finally {
+        await giveBack(context, url, letters);
+      }
+    },
+
+    async history(id) {
+      assertOpen(context);
+      // Only dead letters carry a history; without a dead-letter queue there is none to read.
+      if (context.dlqUrl === undefined) return [];
+      const { url, letters } = await scanDeadLetters(context);
+      try {
+        return letters.find((letter) => letter.job?.id === id)?.history ?? [];
       } finally {
         await giveBack(context, url, letters);
       }

@@ -4,7 +4,8 @@
  * carries the outcome in message attributes: state, reason, time and attempts. SQS cannot list a queue,
  * so reading means receiving with a short visibility timeout and giving the messages back afterwards.
  * Messages moved by the queue's own redrive policy carry no attributes; they read as `dead` with a reason
- * saying so. Whether the job may have been applied (`maybeAppliedAt`) is in the body, like the rest of it.
+ * saying so. Whether the job may have been applied (`maybeAppliedAt`) is in the body, like the rest of it,
+ * and so are the attempts its last worker knew (`history`: see `message-codec.ts`).
  */
 import {
   type Message,
@@ -12,7 +13,7 @@ import {
   ReceiveMessageCommand,
   type SQSClient,
 } from '@aws-sdk/client-sqs';
-import { type EpochMs, type Job, truncateReason } from '@postback/core';
+import { type AttemptRecord, type EpochMs, type Job, truncateReason } from '@postback/core';
 import { MalformedMessageError } from './errors.ts';
 import { decodeJobBody, type JobBody, jobOfBody } from './message-codec.ts';
 
@@ -36,6 +37,8 @@ export interface DeadLetter {
   job: Job | null;
   state: DeadLetterState;
   reason: string;
+  /** The attempts its body carries, oldest first (`[]` for a malformed body or a job with none). */
+  history: AttemptRecord[];
 }
 
 // Characters SQS accepts in a string attribute (XML 1.0 characters); anything else becomes U+FFFD.
@@ -113,8 +116,11 @@ export function readDeadLetter(message: Message): DeadLetter {
   const attempts =
     numberAttribute(message, ATTEMPTS_ATTRIBUTE) ?? (Number.isSafeInteger(receiveCount) ? receiveCount : 0);
   let job: Job | null = null;
+  let history: AttemptRecord[] = [];
   try {
-    job = deadJobOf(decodeJobBody(message.Body ?? ''), { state, reason, failedAt, attempts });
+    const body = decodeJobBody(message.Body ?? '');
+    job = deadJobOf(body, { state, reason, failedAt, attempts });
+    history = body.history;
   } catch (err) {
     if (!(err instanceof MalformedMessageError)) throw err;
   }
@@ -124,6 +130,7 @@ export function readDeadLetter(message: Message): DeadLetter {
     job,
     state,
     reason,
+    history,
   };
 }
 

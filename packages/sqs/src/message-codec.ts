@@ -8,11 +8,17 @@
  * when it is set — a replayed or dead-lettered job that may have been applied — so a freshly enqueued body
  * stays byte-for-byte what workers of earlier versions read; a body without it decodes as null.
  *
+ * `history` (the job's last attempts, core's bounded attempt history) travels in the body only when a
+ * transition re-sends the body: a failure writes the attempts its worker knew into the dead letter, and a
+ * replay (or a refund's campaign supplied to a dead refund) carries them back into the queue. A retry only
+ * changes the message's visibility, so its attempt is not kept. A body without it decodes as `[]`, and a
+ * malformed history decodes as `[]` too: the attempts are for operators, never a reason to dead-letter a job.
+ *
  * FIFO identifiers are derived from the order id: SQS allows 1–128 printable ASCII characters there, and an
  * order id may be longer or hold anything, so such ids are replaced by their SHA-256.
  */
 import { createHash } from 'node:crypto';
-import type { Job, JobKind } from '@postback/core';
+import { ATTEMPT_HISTORY_LIMIT, type AttemptRecord, type Job, type JobKind } from '@postback/core';
 import { z } from 'zod';
 import { MalformedMessageError } from './errors.ts';
 
@@ -25,6 +31,13 @@ export const KIND_ATTRIBUTE = 'postback-kind';
 export const DEADLINE_ATTRIBUTE = 'postback-deadline';
 
 const epochMs = z.number().int().nonnegative();
+const attemptSchema = z.object({
+  startedAt: epochMs,
+  durationMs: z.number().nonnegative(),
+  outcome: z.string(),
+  status: z.number().int().nullable(),
+  detail: z.string().nullable(),
+});
 const common = {
   v: z.literal(JOB_BODY_VERSION),
   id: z.string().min(1),
@@ -34,6 +47,8 @@ const common = {
   campaignId: z.string().min(1).nullable(),
   /** Absent from bodies written before the field existed, and from bodies of jobs never maybe applied. */
   maybeAppliedAt: epochMs.nullable().default(null),
+  /** Absent from bodies of jobs with no recorded attempt; unreadable histories read as none. */
+  history: z.array(attemptSchema).max(ATTEMPT_HISTORY_LIMIT).default([]).catch([]),
 };
 
 /** The body schema: one source of truth for encoding and decoding. */
@@ -52,14 +67,15 @@ export const jobBodySchema = z.discriminatedUnion('kind', [
 export type JobBody = z.infer<typeof jobBodySchema>;
 
 /**
- * The body to send for a job: only what the job needs to be delivered, and `maybeAppliedAt` when set.
+ * The body to send for a job: only what the job needs to be delivered, `maybeAppliedAt` when set, and its
+ * attempt `history` when there is one (at most `ATTEMPT_HISTORY_LIMIT`, the newest kept).
  *
  * @example
  * ```ts
  * const body = encodeJobBody(job); // '{"v":1,"id":"…","kind":"confirm",…}'
  * ```
  */
-export function encodeJobBody(job: Job): string {
+export function encodeJobBody(job: Job, history: readonly AttemptRecord[] = []): string {
   const common = {
     v: JOB_BODY_VERSION,
     id: job.id,
@@ -69,6 +85,7 @@ export function encodeJobBody(job: Job): string {
     campaignId: job.campaignId,
     // Only when set: a fresh job's body stays readable by workers that predate the field.
     ...(job.maybeAppliedAt === null ? {} : { maybeAppliedAt: job.maybeAppliedAt }),
+    ...(history.length === 0 ? {} : { history: history.slice(-ATTEMPT_HISTORY_LIMIT) }),
   };
   const body =
     job.kind === 'confirm'
@@ -84,7 +101,7 @@ export function encodeJobBody(job: Job): string {
 }
 
 /**
- * Parses a message body; a body without `maybeAppliedAt` reads it as null. Throws
+ * Parses a message body; a body without `maybeAppliedAt` reads it as null, one without `history` as `[]`. Throws
  * {@link MalformedMessageError} naming the first bad field.
  *
  * @example

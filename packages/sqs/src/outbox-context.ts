@@ -4,7 +4,14 @@
  * builds it once; the receive, prefetch, refund and dead-letter modules take it as their first argument.
  */
 import { ChangeMessageVisibilityCommand, type MessageAttributeValue, SQSClient } from '@aws-sdk/client-sqs';
-import { type EpochMs, type Job, OutboxClosedError, resolvePolicy, type WindowPolicy } from '@postback/core';
+import {
+  type AttemptRecord,
+  type EpochMs,
+  type Job,
+  OutboxClosedError,
+  resolvePolicy,
+  type WindowPolicy,
+} from '@postback/core';
 import { SqsOutboxError } from './errors.ts';
 import {
   DEADLINE_ATTRIBUTE,
@@ -34,6 +41,11 @@ export interface SqsOutboxContext {
   readonly warn: (message: string) => void;
   /** When each held receipt handle was received: SQS's 12-hour visibility cap counts from there. */
   readonly receivedAt: Map<string, EpochMs>;
+  /**
+   * The attempt history the body of each held message carried (only non-empty ones): a failure writes it,
+   * with its own attempt, into the dead letter.
+   */
+  readonly carriedHistory: Map<string, AttemptRecord[]>;
   /** Set by `close()`. */
   closed: boolean;
 }
@@ -63,6 +75,7 @@ export function createSqsOutboxContext(input: SqsOutboxOptions): SqsOutboxContex
     now: options.now ?? Date.now,
     warn: options.onWarning ?? ((message: string) => console.warn(`[postback/sqs] ${message}`)),
     receivedAt: new Map(),
+    carriedHistory: new Map(),
     closed: false,
   };
 }
@@ -90,9 +103,14 @@ export function jobAttributes(job: Job): Record<string, MessageAttributeValue> {
 }
 
 /** The message that carries a job to the queue (FIFO: grouped by order, deduplicated by kind and order). */
-export function messageFor(context: SqsOutboxContext, job: Job, deduplicationId?: string): OutgoingMessage {
+export function messageFor(
+  context: SqsOutboxContext,
+  job: Job,
+  deduplicationId?: string,
+  history: readonly AttemptRecord[] = [],
+): OutgoingMessage {
   return {
-    body: encodeJobBody(job),
+    body: encodeJobBody(job, history),
     attributes: jobAttributes(job),
     ...(context.fifo
       ? {
@@ -121,7 +139,14 @@ export function receivedAtOf(context: SqsOutboxContext, job: Job, at: EpochMs): 
 
 /** Drops what this outbox remembers of a job's receipt handle (it is no longer held). */
 export function forget(context: SqsOutboxContext, job: Job): void {
-  if (job.lease !== null) context.receivedAt.delete(job.lease.token);
+  if (job.lease === null) return;
+  context.receivedAt.delete(job.lease.token);
+  context.carriedHistory.delete(job.lease.token);
+}
+
+/** The attempt history the body of a held job's message carried (`[]` when none, or not held). */
+export function carriedHistoryOf(context: SqsOutboxContext, job: Job): AttemptRecord[] {
+  return (job.lease && context.carriedHistory.get(job.lease.token)) ?? [];
 }
 
 /** Changes the visibility of one held message; false when its receipt handle no longer holds it. */

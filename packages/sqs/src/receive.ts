@@ -108,7 +108,7 @@ async function admit(
       const failure = { state: 'cancelled' as const, reason, failedAt: at, attempts };
       await moveToDeadLetter(
         context,
-        { body: encodeJobBody(next), attributes: jobAttributes(next), orderId: body.orderId },
+        { body: encodeJobBody(next, body.history), attributes: jobAttributes(next), orderId: body.orderId },
         failure,
         handle,
         context.queueUrl,
@@ -119,6 +119,8 @@ async function admit(
     job = next;
   }
   context.receivedAt.set(handle, at);
+  // The attempts its body carries (a replayed job): a failure writes them, with its own, to the dead letter.
+  if (body.history.length > 0) context.carriedHistory.set(handle, body.history);
   const lease = { token: handle, expiresAt: at + leaseVisibilitySeconds(leaseMs, at, at) * 1000 };
   return { ...job, state: 'inflight', updatedAt: at, nextAttemptAt: at, lease };
 }

@@ -67,7 +67,11 @@ async function supplyCampaign(
   try {
     // Its own deduplication id: the refund's usual one may be within SQS's 5-minute interval.
     const deduplicationId = `u:${letter?.messageId ?? randomUUID()}`;
-    await sendMessage(context.client, context.queueUrl, messageFor(context, updated, deduplicationId));
+    await sendMessage(
+      context.client,
+      context.queueUrl,
+      messageFor(context, updated, deduplicationId, letter?.history),
+    );
     await context.ledger?.put(updated);
     if (letter !== undefined) await deleteMessages(context.client, url, [letter.receiptHandle]);
   } finally {

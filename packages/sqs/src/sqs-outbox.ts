@@ -10,7 +10,10 @@
  * | fail          | `SendMessage` to the dead-letter queue with state and reason, then delete            |
  * | extendLease   | `ChangeMessageVisibility` (heart-beat)                                               |
  * | release       | `ChangeMessageVisibilityBatch` to 0                                                  |
- * | stats         | `GetQueueAttributes` (approximate counts)                                            |
+ * | stats         | `GetQueueAttributes` (approximate counts; no deadlines, so nothing counts at risk)   |
+ * | listJobs      | a scan of the dead-letter queue (`dead`, `expired`, `cancelled` only)                |
+ * | history       | the attempts a dead letter's body carries (the failing one, and those replayed)      |
+ * | prune, beat   | no-ops: SQS deletes a final message itself, and keeps no worker heart-beats          |
  *
  * What SQS cannot do, and so this outbox does not claim to: look a job up by id (`get` only scans the dead-letter queue), cancel a
  * confirmation already in the queue (a refund is enqueued behind it instead, and cancelled by the worker if
@@ -24,24 +27,29 @@
  */
 import { GetQueueAttributesCommand } from '@aws-sdk/client-sqs';
 import {
+  appendAttempt,
   completeJob,
   createBatcher,
   extendJobLease,
   failJob,
   type Job,
   type Outbox,
+  type OutboxFeatures,
   type OutboxStats,
+  resolveStatsOptions,
   retryJob,
   type StateCounts,
+  validatePruneOptions,
 } from '@postback/core';
 import { createClaims, releaseJobs } from './claims.ts';
 import { type ConfirmManyResult, confirmManyOnSqs, confirmOnSqs } from './confirmations.ts';
-import { deadLetterMethods, moveToDeadLetter } from './dead-letter-queue.ts';
+import { deadLetterMethods, listableStatesOf, moveToDeadLetter } from './dead-letter-queue.ts';
 import { SqsOutboxError, SqsUnsupportedError } from './errors.ts';
 import { encodeJobBody } from './message-codec.ts';
 import type { SqsOutboxOptions } from './options.ts';
 import {
   assertOpen,
+  carriedHistoryOf,
   changeOne,
   createSqsOutboxContext,
   forget,
@@ -76,7 +84,15 @@ export const SQS_OUTBOX_LIMITS = Object.freeze({
   maybeAppliedState:
     'without an order ledger SQS keeps no per-job state between receives: a retry that may have been applied, and a lease that ran out, are not known at the next receive (a failure keeps it in its dead letter)',
   exactStats:
-    'GetQueueAttributes counts are approximate; delayed retries count as inflight; delivered and cancelled jobs are not counted',
+    'GetQueueAttributes counts are approximate; delayed retries count as inflight; delivered and cancelled jobs are not counted; deadlines of queued messages cannot be read, so atRisk and deadlineBuckets count 0',
+  attemptHistory:
+    'SQS keeps no per-message state: a retry only changes visibility and a delivery deletes the message, so their attempts are lost; history() answers only for dead-lettered jobs (the failing attempt, plus those a replayed body carried)',
+  listJobs:
+    "SQS cannot list a queue: listJobs() lists only the dead-letter queue's dead, expired and cancelled jobs, and throws SqsUnsupportedError for other states",
+  prune:
+    'SQS deletes a message once its job is final (delivered) or moves it to the dead-letter queue (whose retention ends it): prune() has nothing to delete and returns 0',
+  heartbeats:
+    'SQS is a queue, not a store: beat() is a no-op and workers() returns []; watch the Dispatcher (its events, metrics) instead',
 });
 
 /** An {@link Outbox} on SQS, plus batch enqueueing and queue checks. */
@@ -125,9 +141,17 @@ export function createSqsOutbox(input: SqsOutboxOptions): SqsOutbox {
     },
   );
 
+  const features: OutboxFeatures = Object.freeze({
+    attemptHistory: false,
+    listableStates: listableStatesOf(context),
+    heartbeats: false,
+    prune: false,
+  });
+
   const outbox: SqsOutbox = {
     queueUrl,
     fifo,
+    features,
     ...deadLetterMethods(context),
 
     async confirm(confirmInput) {
@@ -192,9 +216,13 @@ export function createSqsOutbox(input: SqsOutboxOptions): SqsOutbox {
         return false;
       }
       const failed = failJob(job, result);
+      // The dead letter keeps the attempts this worker knows: those its body carried (a replayed job) and
+      // this one. Earlier retries only changed the message's visibility; their attempts are not known here.
+      const carried = carriedHistoryOf(context, job);
+      const history = result.attempt === undefined ? carried : appendAttempt(carried, result.attempt);
       const outcome = await moveToDeadLetter(
         context,
-        { body: encodeJobBody(failed), attributes: jobAttributes(failed), orderId: job.orderId },
+        { body: encodeJobBody(failed, history), attributes: jobAttributes(failed), orderId: job.orderId },
         { state: result.state, reason: result.reason, failedAt: result.now, attempts: job.attempts },
         job.lease.token,
         queueUrl,
@@ -237,8 +265,9 @@ export function createSqsOutbox(input: SqsOutboxOptions): SqsOutbox {
       return [confirm, refund].filter((job): job is Job => job !== null);
     },
 
-    async stats(): Promise<OutboxStats> {
+    async stats(_at, statsOptions): Promise<OutboxStats> {
       assertOpen(context);
+      const { atRiskWithinMs, deadlineBucketsMs } = resolveStatsOptions(statsOptions);
       const names = [
         'ApproximateNumberOfMessages',
         'ApproximateNumberOfMessagesNotVisible',
@@ -264,7 +293,31 @@ export function createSqsOutbox(input: SqsOutboxOptions): SqsOutbox {
         expired: 0,
         cancelled: 0,
       };
-      return { counts, oldestPendingAt: null, nearestDeadline: null };
+      // Deadlines are inside the messages, which SQS cannot read without receiving them: none is known
+      // at risk (documented in SQS_OUTBOX_LIMITS.exactStats and the README; the Dispatcher's expiries show it).
+      return {
+        counts,
+        oldestPendingAt: null,
+        nearestDeadline: null,
+        atRisk: { count: 0, withinMs: atRiskWithinMs },
+        deadlineBuckets: deadlineBucketsMs.map((withinMs) => ({ withinMs, count: 0 })),
+      };
+    },
+
+    async prune(pruneOptions) {
+      assertOpen(context);
+      validatePruneOptions(pruneOptions);
+      // Nothing final stays in the queue: a delivered job's message is deleted; the others are dead letters.
+      return 0;
+    },
+
+    async beat() {
+      assertOpen(context);
+    },
+
+    async workers() {
+      assertOpen(context);
+      return [];
     },
 
     async checkQueues() {

@@ -58,6 +58,10 @@ for (const prefetch of [0, 10]) {
         exactStats: SQS_OUTBOX_LIMITS.exactStats,
         uncountedAttempts: SQS_OUTBOX_LIMITS.uncountedAttempts,
         retryError: SQS_OUTBOX_LIMITS.retryError,
+        attemptHistory: SQS_OUTBOX_LIMITS.attemptHistory,
+        listJobs: SQS_OUTBOX_LIMITS.listJobs,
+        prune: SQS_OUTBOX_LIMITS.prune,
+        heartbeats: SQS_OUTBOX_LIMITS.heartbeats,
       },
     },
   );

@@ -1,6 +1,6 @@
 /** Property tests of the message codec: bodies round-trip, FIFO ids are always valid and never collide. */
 
-import type { Job } from '@postback/core';
+import { ATTEMPT_HISTORY_LIMIT, type Job } from '@postback/core';
 import fc from 'fast-check';
 import { describe, expect, test } from 'vitest';
 import { MalformedMessageError } from '../src/errors.ts';
@@ -56,7 +56,7 @@ describe('job bodies', () => {
       fc.property(confirmJob, (fields) => {
         const job = asJob(fields);
         const body = decodeJobBody(encodeJobBody(job));
-        expect(body).toEqual({ v: 1, kind: 'confirm', ...fields });
+        expect(body).toEqual({ v: 1, kind: 'confirm', ...fields, history: [] });
       }),
     );
   });
@@ -87,6 +87,7 @@ describe('job bodies', () => {
       deadline: null,
       campaignId: null,
       maybeAppliedAt: null,
+      history: [],
     });
   });
 
@@ -115,6 +116,23 @@ describe('job bodies', () => {
     );
     const maybeApplied = asJob({ ...sampleConfirm, maybeAppliedAt: 7 });
     expect(decodeJobBody(encodeJobBody(maybeApplied)).maybeAppliedAt).toBe(7);
+  });
+
+  test('the attempt history travels only when there is one, keeps the newest 20, and a bad one reads as none', () => {
+    const job = asJob(sampleConfirm);
+    expect('history' in JSON.parse(encodeJobBody(job))).toBe(false);
+    const attempts = Array.from({ length: ATTEMPT_HISTORY_LIMIT + 2 }, (_, i) => ({
+      startedAt: i,
+      durationMs: 10,
+      outcome: 'transient',
+      status: i % 2 === 0 ? 503 : null,
+      detail: i % 2 === 0 ? `try ${i}` : null,
+    }));
+    const decoded = decodeJobBody(encodeJobBody(job, attempts));
+    expect(decoded.history).toEqual(attempts.slice(2));
+    // Attempts are for operators: an unreadable history never dead-letters a job that can be sent.
+    const broken = { ...JSON.parse(encodeJobBody(job)), history: [{ startedAt: 'yesterday' }] };
+    expect(decodeJobBody(JSON.stringify(broken)).history).toEqual([]);
   });
 
   test('any body that is not a job of this format is refused with a MalformedMessageError naming the field', () => {
