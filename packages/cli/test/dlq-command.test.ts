@@ -141,6 +141,7 @@ describe('postback dlq', () => {
       job?.id as string,
       '--id',
       'job_nope',
+      '--yes',
     ]);
     expect(code).toBe(1);
     expect(out).toMatch(/purged 1 dead job/);
@@ -156,7 +157,7 @@ describe('postback dlq', () => {
       click: { token: token(9), clickedAt: Date.now() },
     });
     await outbox.close();
-    const { code, out } = await run(['dlq', 'purge', '--db', db.file, '--all', '--json']);
+    const { code, out } = await run(['dlq', 'purge', '--db', db.file, '--all', '--yes', '--json']);
     expect(code).toBe(0);
     expect(JSON.parse(out)).toEqual({ purged: 2, notDead: [] });
     const check = db.open();

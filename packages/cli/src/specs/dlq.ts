@@ -9,20 +9,26 @@ import { BACKEND_ENV, BACKEND_USAGE, EXISTING_BACKEND_FLAGS } from './backend.ts
  */
 export const DEFAULT_DLQ_LIMIT = 50;
 
+const SELECT = '(--id ID ... | --all | [--reason REGEX] [--status CODE] [--older-than DURATION])';
+
 export const dlqSpec = {
   name: 'dlq',
   summary: 'List, replay or purge dead jobs',
   usage: [
     `postback dlq list   ${BACKEND_USAGE} [--limit N] [--after ID] [--json]`,
-    `postback dlq replay ${BACKEND_USAGE} (--id ID ... | --all) [--json]`,
-    `postback dlq purge  ${BACKEND_USAGE} (--id ID ... | --all) [--json]`,
+    `postback dlq replay ${BACKEND_USAGE} ${SELECT} [--dry-run] [--json]`,
+    `postback dlq purge  ${BACKEND_USAGE} ${SELECT} [--dry-run] [--yes] [--json]`,
   ],
   description:
     'list     dead jobs with their reasons, oldest first\n' +
     'replay   put dead jobs back to pending, due now, attempts reset; a job past its deadline becomes\n' +
-    '         expired instead (never sent late) and is listed as such, as is a dead confirmation cancelled\n' +
-    '         because its order was refunded. Shows a progress bar on a terminal.\n' +
-    'purge    delete dead jobs',
+    '         expired instead (never sent late) and is reported by id, order and deadline, as is a dead\n' +
+    '         confirmation cancelled because its order was refunded. Shows a progress bar on a terminal.\n' +
+    'purge    delete dead jobs for good: asks y/N when stdin is a terminal, needs --yes otherwise\n' +
+    '\n' +
+    'replay and purge act on the jobs given by --id, on every dead job (--all), or on the dead jobs\n' +
+    'matching every filter given (--reason, --status, --older-than). --dry-run lists what would be\n' +
+    'done and changes nothing.',
   positionals: true,
   env: BACKEND_ENV,
   flags: {
@@ -35,7 +41,32 @@ export const dlqSpec = {
     after: { type: 'string', value: 'ID', help: 'list: continue after this job (the "next" of a page)' },
     id: { type: 'string', value: 'ID', help: 'replay, purge: the dead job to act on', multiple: true },
     all: { type: 'boolean', help: 'replay, purge: every dead job' },
+    reason: {
+      type: 'string',
+      value: 'REGEX',
+      help: "replay, purge: dead jobs whose reason matches (a JavaScript regular\nexpression, e.g. '422|older than')",
+    },
+    status: {
+      type: 'integer',
+      value: 'CODE',
+      help: 'replay, purge: dead jobs whose last answer had this HTTP status',
+      min: 100,
+      max: 599,
+    },
+    'older-than': {
+      type: 'duration',
+      value: 'DURATION',
+      help: 'replay, purge: dead jobs dead for longer than this (90m, 2h, 3d)',
+    },
+    'dry-run': { type: 'boolean', help: 'replay, purge: list what would be done, change nothing' },
+    yes: {
+      type: 'boolean',
+      short: 'y',
+      help: 'purge: do not ask for confirmation (needed when stdin is not a terminal)',
+    },
     json: { type: 'boolean', help: 'print one JSON object (shapes in the README)' },
   },
-  exitCodes: '0 ok, 1 some --id was not a dead job, 2 usage error, 3 backend unreachable.',
+  exitCodes:
+    '0 ok, 1 some --id was not a dead job (or purge was declined), 2 usage error (purge without --yes\n' +
+    'when stdin is not a terminal), 3 backend unreachable.',
 } as const satisfies CommandSpec;
