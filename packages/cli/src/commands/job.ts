@@ -34,11 +34,19 @@ function reportView(report: JobReport): JobReportView {
 /** Said instead of a history by a backend that keeps none (`features.attemptHistory` false). */
 export const NO_HISTORY = 'this backend keeps no attempt history';
 
-/** One attempt as a text line: start, duration, outcome, status, detail. */
-function attemptLine(attempt: AttemptRecord, now: number): string {
-  const status = attempt.status === null ? 'no answer' : String(attempt.status);
-  const detail = attempt.detail === null ? '' : text`  ${attempt.detail}`;
-  return `    ${when(attempt.startedAt, now)}  ${elapsed(attempt.durationMs).padStart(6)}  ${text`${attempt.outcome}`.padEnd(13)}  ${status.padEnd(9)}${detail}`.trimEnd();
+/** The attempts as aligned lines: start (ISO and relative), duration, outcome, status, detail. */
+function attemptLines(history: readonly AttemptRecord[], now: number): string[] {
+  const rows = history.map((attempt) => [
+    when(attempt.startedAt, now),
+    elapsed(attempt.durationMs),
+    text`${attempt.outcome}`,
+    attempt.status === null ? 'no answer' : String(attempt.status),
+    attempt.detail === null ? '' : text`${attempt.detail}`,
+  ]);
+  const widths = [0, 1, 2, 3].map((i) => Math.max(...rows.map((row) => (row[i] as string).length)));
+  return rows.map((row) =>
+    `    ${row.map((cell, i) => (i === 1 ? cell.padStart(widths[i] as number) : i < 4 ? cell.padEnd(widths[i] as number) : cell)).join('  ')}`.trimEnd(),
+  );
 }
 
 /**
@@ -64,12 +72,12 @@ export function jobText({ job, history }: JobReport, now: number): string {
     ['last error', job.lastError === null ? '-' : text`${job.lastError}`],
   ];
   if (job.lease !== null) rows.push(['lease until', when(job.lease.expiresAt, now)]);
-  const lines = [text`job ${job.id}`, ...rows.map(([name, value]) => `  ${name.padEnd(14)}${value}`)];
-  if (history === null) lines.push(`  history       ${NO_HISTORY}`);
-  else if (history.length === 0) lines.push('  history       no attempt recorded');
+  const lines = [text`job ${job.id}`, ...rows.map(([name, value]) => `  ${name.padEnd(15)}${value}`)];
+  if (history === null) lines.push(`  history        ${NO_HISTORY}`);
+  else if (history.length === 0) lines.push('  history        no attempt recorded');
   else {
-    lines.push(`  history       ${history.length} attempt(s), oldest first:`);
-    for (const attempt of history) lines.push(attemptLine(attempt, now));
+    lines.push(`  history        ${history.length} attempt(s), oldest first:`);
+    lines.push(...attemptLines(history, now));
   }
   return lines.join('\n');
 }
