@@ -14,7 +14,7 @@ import {
   type ShopBackend,
 } from '@postback/example-shop-kit';
 import { confirmOrder, postback } from '@postback/fastify';
-import Fastify, { type FastifyReply } from 'fastify';
+import Fastify, { type FastifyReply, type FastifyRequest } from 'fastify';
 
 /** A running shop. */
 export interface Shop {
@@ -45,7 +45,9 @@ export async function createShop(env: Record<string, string | undefined>): Promi
   });
   // Bodies are read by the shared kit, so every shop answers malformed JSON the same way.
   app.removeAllContentTypeParsers();
-  app.addContentTypeParser('*', (_request, payload) => readJsonBody(payload as IncomingMessage));
+  app.addContentTypeParser('*', (_request: FastifyRequest, payload: IncomingMessage) =>
+    readJsonBody(payload),
+  );
 
   const reply = (res: FastifyReply, answer: Answer) => res.code(answer.status).send(answer.body);
 
