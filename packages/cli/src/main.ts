@@ -21,6 +21,7 @@ export const COMMAND_LOADERS: Readonly<Record<string, () => Promise<{ command: C
   jobs: () => import('./commands/jobs.ts'),
   job: () => import('./commands/job.ts'),
   dlq: () => import('./commands/dlq.ts'),
+  prune: () => import('./commands/prune.ts'),
   confirm: () => import('./commands/confirm.ts'),
   refund: () => import('./commands/refund.ts'),
   enqueue: () => import('./commands/enqueue.ts'),

@@ -3,7 +3,7 @@
  * gives, and the error for a wrong choice of flags. Kept apart from `index.ts`, which loads the backend
  * modules, so that no backend module imports its loader (no import cycle).
  */
-import type { Outbox } from '@postback/core';
+import type { ClickStore, Outbox } from '@postback/core';
 
 /** The backend flags every queue command accepts. */
 export interface BackendFlags {
@@ -24,6 +24,11 @@ export interface OpenedBackend {
    * option. Returns the unsubscribe function. Absent for backends that only poll.
    */
   wake?: (wakeUp: () => void) => () => void;
+  /**
+   * Opens the backend's click store (the `clicks` table beside the jobs), for retention sweeps; the caller
+   * closes it. Absent for backends without one (SQS).
+   */
+  clicks?: () => ClickStore;
 }
 
 /** Thrown when no or more than one backend flag is given. */

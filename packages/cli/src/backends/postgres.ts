@@ -6,6 +6,7 @@
  */
 import { OptionsError } from '@postback/core';
 import {
+  createPostgresClickStore,
   createPostgresOutbox,
   DEFAULT_SCHEMA,
   LATEST_SCHEMA_VERSION,
@@ -58,5 +59,7 @@ export async function open(url: string, env: Record<string, string | undefined>)
     outbox,
     describe: `postgres ${where} (schema ${schema})`,
     wake: (wakeUp) => outbox.subscribe(wakeUp),
+    // Shares the outbox's pool (the store does not close a pool it was given).
+    clicks: () => createPostgresClickStore({ pool: outbox.pool, schema }),
   };
 }

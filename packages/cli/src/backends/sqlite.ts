@@ -12,6 +12,7 @@
  */
 import { OptionsError } from '@postback/core';
 import {
+  createSqliteClickStore,
   createSqliteOutbox,
   DEFAULT_BUSY_TIMEOUT_MS,
   DEFAULT_SYNCHRONOUS,
@@ -96,6 +97,12 @@ export async function open(
   const { journalMode, synchronous: level } = outbox.durability;
   return {
     outbox,
+    clicks: () =>
+      createSqliteClickStore({
+        filename: file,
+        ...(options.synchronous === undefined ? {} : { synchronous: options.synchronous }),
+        ...(options.busyTimeoutMs === undefined ? {} : { busyTimeoutMs: options.busyTimeoutMs }),
+      }),
     describe: `sqlite ${file} (journal=${journalMode}, synchronous=${level}${
       level === DEFAULT_SYNCHRONOUS ? '' : `, default ${DEFAULT_SYNCHRONOUS}`
     }, busy timeout ${options.busyTimeoutMs ?? DEFAULT_BUSY_TIMEOUT_MS} ms)`,

@@ -9,6 +9,7 @@ import { enqueueSpec } from './enqueue.ts';
 import { jobSpec } from './job.ts';
 import { jobsSpec } from './jobs.ts';
 import { migrateSpec } from './migrate.ts';
+import { pruneSpec } from './prune.ts';
 import { refundSpec } from './refund.ts';
 import { sandboxSpec } from './sandbox.ts';
 import { statusSpec } from './status.ts';
@@ -21,6 +22,7 @@ export const COMMAND_SPECS: readonly CommandSpec[] = [
   jobsSpec,
   jobSpec,
   dlqSpec,
+  pruneSpec,
   confirmSpec,
   refundSpec,
   enqueueSpec,
