@@ -1,0 +1,259 @@
+/**
+ * What the dashboard's JSON API shows of the outbox: jobs without anything secret (the click token
+ * shortened, no lease token), dead jobs grouped by their normalised reason, and the overview of counts
+ * and deadlines. Pure reads over the `Outbox` interface, so every store gets the same pages.
+ */
+import { JOB_STATES, type Job, type JobFilter, type Outbox } from '@postback/core';
+import type { ResolvedDashboardOptions } from './options.ts';
+
+/** A job as the dashboard shows it. */
+export interface JobView {
+  id: string;
+  kind: Job['kind'];
+  orderId: string;
+  state: Job['state'];
+  attempts: number;
+  createdAt: number;
+  updatedAt: number;
+  nextAttemptAt: number;
+  deadline: number | null;
+  lastError: string | null;
+  deliveredAt: number | null;
+  campaignId: string | null;
+  maybeAppliedAt: number | null;
+  leaseExpiresAt: number | null;
+  valueMicros: number | null;
+  clickedAt: number | null;
+  /** The first characters of the click token and an ellipsis: enough to recognise, never to replay. */
+  clickToken: string | null;
+}
+
+/** The first 6 characters of a token, then `…` (nothing of a token shorter than 12). */
+export const shortToken = (token: string): string => (token.length < 12 ? '…' : `${token.slice(0, 6)}…`);
+
+/**
+ * The job without its secrets.
+ *
+ * @example
+ * ```ts
+ * jobView(job).clickToken; // 'ct_ab1…'
+ * ```
+ */
+export function jobView(job: Job): JobView {
+  const confirm = job.kind === 'confirm' ? job : null;
+  return {
+    id: job.id,
+    kind: job.kind,
+    orderId: job.orderId,
+    state: job.state,
+    attempts: job.attempts,
+    createdAt: job.createdAt,
+    updatedAt: job.updatedAt,
+    nextAttemptAt: job.nextAttemptAt,
+    deadline: job.deadline,
+    lastError: job.lastError,
+    deliveredAt: job.deliveredAt,
+    campaignId: job.campaignId,
+    maybeAppliedAt: job.maybeAppliedAt,
+    leaseExpiresAt: job.lease?.expiresAt ?? null,
+    valueMicros: confirm?.valueMicros ?? null,
+    clickedAt: confirm?.clickedAt ?? null,
+    clickToken: confirm === null ? null : shortToken(confirm.clickToken),
+  };
+}
+
+/**
+ * A reason with what varies between jobs of one cause (ids, numbers, quoted values, times) replaced by
+ * placeholders, so jobs dead for the same cause fall in one group.
+ *
+ * @example
+ * ```ts
+ * normaliseReason('order ord_123 not found (took 52 ms)'); // 'order <id> not found (took <n> ms)'
+ * ```
+ */
+export function normaliseReason(reason: string | null): string {
+  if (reason === null || reason.trim() === '') return '(no reason)';
+  return reason
+    .replace(/\d{4}-\d\d-\d\dT[\d:.]+Z?/g, '<time>')
+    .replace(/[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/gi, '<id>')
+    .replace(/(['"`])[^'"`]{0,200}\1/g, '$1…$1')
+    .replace(/\b[A-Za-z]+_[A-Za-z0-9_-]*\d[A-Za-z0-9_-]*\b/g, '<id>')
+    .replace(/\b[0-9a-f]{16,}\b/gi, '<id>')
+    .replace(/\b\d+(\.\d+)?\b/g, '<n>')
+    .replace(/\s+/g, ' ')
+    .trim();
+}
+
+/** Dead jobs of one cause. */
+export interface DeadGroup {
+  /** Stable key of the group (`<status> <reason>`), used to replay or purge it. */
+  key: string;
+  /** HTTP status of the last attempt, or null (none recorded, or the store keeps no history). */
+  status: number | null;
+  reason: string;
+  count: number;
+  /** The ids of the group's jobs (at most the scanned ones). */
+  ids: string[];
+  /** A sample reason as stored (already redacted). */
+  example: string | null;
+}
+
+const groupKey = (status: number | null, reason: string) => `${status ?? '-'} ${reason}`;
+
+/** Runs `fn` over `items`, `width` at a time. */
+async function mapLimited<T, R>(
+  items: readonly T[],
+  width: number,
+  fn: (item: T) => Promise<R>,
+): Promise<R[]> {
+  const out: R[] = new Array(items.length);
+  let next = 0;
+  const lanes = Array.from({ length: Math.min(width, items.length) }, async () => {
+    while (next < items.length) {
+      const i = next++;
+      out[i] = await fn(items[i] as T);
+    }
+  });
+  await Promise.all(lanes);
+  return out;
+}
+
+/**
+ * Dead jobs grouped by the HTTP status of their last attempt and their normalised reason, largest group
+ * first. Reads at most `max` dead jobs.
+ *
+ * @example
+ * ```ts
+ * const { groups, scanned } = await deadGroups(outbox, 1_000);
+ * ```
+ */
+export async function deadGroups(
+  outbox: Outbox,
+  max: number,
+): Promise<{ groups: DeadGroup[]; scanned: number }> {
+  const jobs: Job[] = [];
+  while (jobs.length < max) {
+    const limit = Math.min(1_000, max - jobs.length);
+    const page = await outbox.listJobs({ states: ['dead'], limit, offset: jobs.length });
+    jobs.push(...page);
+    if (page.length < limit) break;
+  }
+  const statuses = outbox.features.attemptHistory
+    ? await mapLimited(jobs, 8, async (job) => (await outbox.history(job.id)).at(-1)?.status ?? null)
+    : jobs.map(() => null);
+  const groups = new Map<string, DeadGroup>();
+  jobs.forEach((job, i) => {
+    const status = statuses[i] ?? null;
+    const reason = normaliseReason(job.lastError);
+    const key = groupKey(status, reason);
+    const group = groups.get(key) ?? { key, status, reason, count: 0, ids: [], example: job.lastError };
+    group.count += 1;
+    group.ids.push(job.id);
+    groups.set(key, group);
+  });
+  const sorted = [...groups.values()].sort((a, b) => b.count - a.count || a.key.localeCompare(b.key));
+  return { groups: sorted, scanned: jobs.length };
+}
+
+/** One bar of the deadline chart: open jobs with at most `withinMs` left and more than the bar before. */
+export interface DeadlineBar {
+  /** Upper bound (ms), or null for the last bar ("later"). */
+  withinMs: number | null;
+  count: number;
+  /** Whether these jobs are inside the at-risk window. */
+  atRisk: boolean;
+}
+
+/**
+ * Everything the overview page shows.
+ *
+ * @example
+ * ```ts
+ * const view = await overview(outbox, options, Date.now());
+ * ```
+ */
+export async function overview(
+  outbox: Outbox,
+  o: Pick<ResolvedDashboardOptions, 'atRiskWithinMs' | 'deadlineBucketsMs' | 'maxGroupedDead'>,
+  now: number,
+) {
+  const stats = await outbox.stats(now, {
+    atRiskWithinMs: o.atRiskWithinMs,
+    deadlineBucketsMs: o.deadlineBucketsMs,
+  });
+  const open = stats.counts.pending + stats.counts.inflight;
+  let below = 0;
+  const bars: DeadlineBar[] = stats.deadlineBuckets.map((b) => {
+    const bar = { withinMs: b.withinMs, count: b.count - below, atRisk: b.withinMs <= o.atRiskWithinMs };
+    below = b.count;
+    return bar;
+  });
+  bars.push({ withinMs: null, count: Math.max(0, open - below), atRisk: false });
+  const dead =
+    stats.counts.dead > 0 ? await deadGroups(outbox, o.maxGroupedDead) : { groups: [], scanned: 0 };
+  const workers = outbox.features.heartbeats
+    ? await outbox.workers({ now, sinceMs: 10 * 60_000 }).catch(() => [])
+    : [];
+  return {
+    now,
+    counts: stats.counts,
+    total: JOB_STATES.reduce((sum, s) => sum + stats.counts[s], 0),
+    oldestPendingAt: stats.oldestPendingAt,
+    nearestDeadline: stats.nearestDeadline,
+    atRisk: stats.atRisk,
+    deadline: bars,
+    dead,
+    workers: workers.map((w) => ({ workerId: w.workerId, at: w.at, state: w.state, version: w.version })),
+    features: outbox.features,
+  };
+}
+
+/** A bad query parameter (answered with 400). */
+export class QueryError extends Error {
+  override name = 'QueryError';
+}
+
+const integer = (name: string, value: string | null, min: number, max: number): number | undefined => {
+  if (value === null || value === '') return undefined;
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < min || n > max)
+    throw new QueryError(`${name} must be an integer from ${min} to ${max}`);
+  return n;
+};
+
+/** A user's text as a literal, case-insensitive pattern (operators type words, not regular expressions). */
+const literal = (text: string) => new RegExp(text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'), 'i');
+
+/**
+ * The job filter of a `GET api/jobs` query: `state` (repeatable), `kind`, `orderId`, `reason` (text
+ * contained in the reason), `status`, `deadlineWithinMs`, `olderThanMs`, `limit`, `offset`.
+ *
+ * @throws {QueryError} on a bad value.
+ * @example
+ * ```ts
+ * jobFilter(new URLSearchParams('state=dead&status=404'), Date.now());
+ * ```
+ */
+export function jobFilter(query: URLSearchParams, now: number): JobFilter {
+  const filter: JobFilter = {};
+  const states = query.getAll('state').filter((s) => s !== '');
+  for (const s of states)
+    if (!(JOB_STATES as readonly string[]).includes(s)) throw new QueryError(`unknown state '${s}'`);
+  if (states.length > 0) filter.states = states as JobFilter['states'];
+  const kind = query.get('kind');
+  if (kind === 'confirm' || kind === 'refund') filter.kind = kind;
+  else if (kind !== null && kind !== '') throw new QueryError('kind must be confirm or refund');
+  const orderId = query.get('orderId');
+  if (orderId !== null && orderId !== '') filter.orderId = orderId;
+  const reason = query.get('reason');
+  if (reason !== null && reason !== '') filter.reason = literal(reason.slice(0, 200));
+  const status = integer('status', query.get('status'), 100, 599);
+  if (status !== undefined) filter.status = status;
+  const within = integer('deadlineWithinMs', query.get('deadlineWithinMs'), 0, 10 * 365 * 86_400_000);
+  if (within !== undefined) filter.deadlineBefore = now + within;
+  const older = integer('olderThanMs', query.get('olderThanMs'), 0, 10 * 365 * 86_400_000);
+  if (older !== undefined) filter.updatedBefore = now - older;
+  filter.limit = integer('limit', query.get('limit'), 1, 1_000) ?? 50;
+  filter.offset = integer('offset', query.get('offset'), 0, 1_000_000_000) ?? 0;
+  return filter;
+}

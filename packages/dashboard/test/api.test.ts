@@ -1,0 +1,178 @@
+/**
+ * The dashboard's HTTP surface over real HTTP (Node's `http.createServer`, and Express under `/ops`):
+ * the JSON API and its filters, the page and its files, the token rule for replay and purge, the
+ * security headers, and that no answer holds a secret.
+ */
+import { OptionsError } from '@postback/core';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { CONTENT_SECURITY_POLICY, createDashboard } from '../src/index.ts';
+import { CLICK_TOKEN, fillQueue, HOUR, serveDashboard, TOKEN, tempOutbox } from './fixtures.ts';
+
+const NOW = Date.now();
+let db: ReturnType<typeof tempOutbox>;
+let server: Awaited<ReturnType<typeof serveDashboard>> | undefined;
+/** Every body answered in a test, checked for secrets after it. */
+const bodies: string[] = [];
+
+async function get(path: string, init?: RequestInit) {
+  if (server === undefined) throw new Error('no server');
+  const res = await fetch(new URL(path, server.url), { redirect: 'manual', ...init });
+  const text = await res.text();
+  bodies.push(text);
+  return { res, text, json: () => JSON.parse(text) };
+}
+
+const post = (path: string, body: unknown, headers: Record<string, string> = {}) =>
+  get(path, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', ...headers },
+    body: JSON.stringify(body),
+  });
+const bearer = { authorization: `Bearer ${TOKEN}` };
+
+beforeEach(async () => {
+  db = tempOutbox(() => NOW);
+  await fillQueue(db.outbox, NOW);
+  bodies.length = 0;
+});
+
+afterEach(async () => {
+  await server?.close();
+  server = undefined;
+  await db.cleanup();
+  for (const body of bodies) {
+    expect(body).not.toContain(TOKEN);
+    for (let n = 0; n < 20; n++) expect(body).not.toContain(CLICK_TOKEN(n));
+  }
+});
+
+describe('the JSON API', () => {
+  it('shows the counts by state, the at-risk count, the deadline bars and the dead jobs grouped by reason', async () => {
+    server = await serveDashboard({ outbox: db.outbox, now: () => NOW });
+    const o = (await get('api/overview')).json();
+    expect(o.counts).toMatchObject({ delivered: 3, pending: 3, dead: 4, inflight: 0 });
+    expect(o.total).toBe(10);
+    expect(o.atRisk).toEqual({ count: 1, withinMs: 24 * HOUR });
+    expect(o.deadline.map((b: { count: number }) => b.count)).toEqual([0, 1, 0, 0, 2, 0]);
+    expect(o.deadline.map((b: { atRisk: boolean }) => b.atRisk)).toEqual([
+      true,
+      true,
+      true,
+      false,
+      false,
+      false,
+    ]);
+    expect(o.dead.groups).toEqual([
+      expect.objectContaining({ status: 404, reason: 'no click with this token (request <id>)', count: 3 }),
+      expect.objectContaining({ status: 422, count: 1 }),
+    ]);
+    expect(o.writable).toBe(false);
+  });
+
+  it('lists jobs by state, status, reason text, order, deadline, most urgent first, with paging', async () => {
+    server = await serveDashboard({ outbox: db.outbox, now: () => NOW });
+    const ids = async (q: string) =>
+      (await get(`api/jobs?${q}`)).json().jobs.map((j: { orderId: string }) => j.orderId);
+    expect(await ids('state=dead')).toHaveLength(4);
+    expect((await ids('state=dead&status=404')).sort()).toEqual(['ord-dead-1', 'ord-dead-2', 'ord-dead-3']);
+    expect(await ids('reason=VALUE_MICROS')).toEqual(['ord-bad-value']);
+    expect(await ids('reason=.*')).toEqual([]); // text, not a regular expression
+    expect(await ids('orderId=ord-ok-2')).toEqual(['ord-ok-2']);
+    expect(await ids(`state=pending&deadlineWithinMs=${6 * HOUR}`)).toEqual(['ord-at-risk']);
+    expect((await ids('state=pending'))[0]).toBe('ord-at-risk');
+    expect(await ids('state=dead&limit=3&offset=3')).toHaveLength(1);
+    const bad = await get('api/jobs?state=lost');
+    expect(bad.res.status).toBe(400);
+    expect(bad.json().error).toMatch(/unknown state/);
+  });
+
+  it('shows one job with its attempts, the click token shortened and no lease token', async () => {
+    server = await serveDashboard({ outbox: db.outbox, now: () => NOW });
+    const [dead] = (await get('api/jobs?state=dead&status=404&limit=1')).json().jobs;
+    const page = (await get(`api/jobs/${encodeURIComponent(dead.id)}`)).json();
+    expect(page.job).toMatchObject({ id: dead.id, state: 'dead', clickToken: 'ct_sec…' });
+    expect(page.job).not.toHaveProperty('lease');
+    expect(page.attempts).toEqual([expect.objectContaining({ status: 404, outcome: 'permanent' })]);
+    expect((await get('api/jobs/nope')).res.status).toBe(404);
+  });
+});
+
+describe('replay and purge', () => {
+  it('are refused with 403 when the dashboard was started without a token', async () => {
+    server = await serveDashboard({ outbox: db.outbox });
+    const res = await post('api/replay', { ids: ['x'] }, bearer);
+    expect(res.res.status).toBe(403);
+    expect((await post('api/purge', { group: 'x' }, bearer)).res.status).toBe(403);
+  });
+
+  it('are refused with 403 without the token, with a wrong one, or from another site', async () => {
+    server = await serveDashboard({ outbox: db.outbox, token: TOKEN });
+    const dead = (await get('api/jobs?state=dead')).json().jobs.map((j: { id: string }) => j.id);
+    expect((await post('api/replay', { ids: dead })).res.status).toBe(403);
+    expect((await post('api/replay', { ids: dead }, { authorization: `Bearer ${TOKEN}x` })).res.status).toBe(
+      403,
+    );
+    expect(
+      (await post('api/replay', { ids: dead }, { ...bearer, 'sec-fetch-site': 'cross-site' })).res.status,
+    ).toBe(403);
+    expect((await get(`api/replay?token=${TOKEN.slice(0, 4)}`)).res.status).toBe(405);
+    expect((await db.outbox.stats(NOW)).counts.dead).toBe(4);
+  });
+
+  it('replay jobs by id or a whole reason group with the token, and purge needs ids (never all at once)', async () => {
+    server = await serveDashboard({ outbox: db.outbox, token: TOKEN, now: () => NOW });
+    expect((await get('api/overview')).json().writable).toBe(true);
+    const [one] = (await get('api/jobs?state=dead&status=422')).json().jobs;
+    expect((await post('api/replay', { ids: [one.id] }, bearer)).json()).toEqual({ replayed: 1 });
+    expect((await db.outbox.get(one.id))?.state).toBe('pending');
+
+    const [group] = (await get('api/overview')).json().dead.groups;
+    expect((await post('api/purge', {}, bearer)).res.status).toBe(400);
+    expect((await post('api/purge', { group: group.key }, bearer)).json()).toEqual({ purged: 3 });
+    expect((await db.outbox.stats(NOW)).counts).toMatchObject({ dead: 0, pending: 4 });
+    expect((await post('api/check', {}, bearer)).res.status).toBe(200);
+  });
+});
+
+describe('the page', () => {
+  it('is served with a strict Content-Security-Policy and other security headers on every answer', async () => {
+    server = await serveDashboard({ outbox: db.outbox });
+    for (const path of ['', 'assets/app.js', 'assets/style.css', 'api/overview', 'api/jobs', 'api/nope']) {
+      const { res } = await get(path);
+      expect(res.headers.get('content-security-policy'), path).toBe(CONTENT_SECURITY_POLICY);
+      expect(res.headers.get('x-content-type-options')).toBe('nosniff');
+      expect(res.headers.get('set-cookie')).toBeNull();
+    }
+    expect(CONTENT_SECURITY_POLICY).toContain("script-src 'self'");
+    expect(CONTENT_SECURITY_POLICY).not.toContain('unsafe');
+    const html = (await get('')).text;
+    expect(html).not.toMatch(/<script(?![^>]*\bsrc=)[^>]*>/); // no inline script
+    expect(html).not.toMatch(/\sstyle=|\son[a-z]+=/);
+    expect((await get('assets/app.js')).text).not.toMatch(/innerHTML|outerHTML|insertAdjacentHTML|eval\(/);
+  });
+
+  it('mounts in Express under a base path: the bare mount path redirects to itself with a slash', async () => {
+    server = await serveDashboard({ outbox: db.outbox, token: TOKEN }, 'express');
+    const bare = await get('/ops');
+    expect(bare.res.status).toBe(308);
+    expect(new URL(bare.res.headers.get('location') ?? '', new URL('/ops', server.url)).pathname).toBe(
+      '/ops/',
+    );
+    expect((await get('')).text).toContain('assets/app.js');
+    expect((await get('assets/app.js')).res.headers.get('content-type')).toMatch(/javascript/);
+    expect((await get('api/overview')).json().counts.dead).toBe(4);
+    expect((await post('api/replay', { ids: ['x'] })).res.status).toBe(403);
+    expect((await get('/')).text).toBe('the shop');
+  });
+});
+
+describe('options', () => {
+  it('refuse a short token and unknown options, naming them without echoing the token', () => {
+    expect(() => createDashboard({ outbox: db.outbox, token: 'short' })).toThrow(OptionsError);
+    expect(() => createDashboard({ outbox: db.outbox, token: 'short' })).toThrow(/token/);
+    expect(() => createDashboard({ outbox: db.outbox, token: 'short' })).not.toThrow(/short/);
+    expect(() => createDashboard({ outbox: db.outbox, tokn: TOKEN } as never)).toThrow(
+      /tokn: unknown option/,
+    );
+  });
+});
