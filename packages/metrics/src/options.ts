@@ -1,0 +1,130 @@
+/**
+ * The options of `createPrometheusMetrics`: one zod schema, the single source of truth for their types,
+ * defaults and validation (unknown keys refused, bad values named by an `OptionsError`), and for the
+ * README table, which a test keeps equal to {@link renderMetricsOptionsTable}'s rendering.
+ */
+import { DEFAULT_AT_RISK_WITHIN_MS } from '@postback/core';
+import { Registry } from 'prom-client';
+import { z } from 'zod';
+import type { DispatcherLike, StatsSource } from './source.ts';
+
+/** Prefix of every metric name. @defaultValue `'postback_'` */
+export const DEFAULT_PREFIX = 'postback_';
+
+/**
+ * Upper bounds of the open-jobs-by-deadline buckets (milliseconds from now): 1 h, 6 h, 24 h, 3 days, 7 days.
+ * @defaultValue [3_600_000, 21_600_000, 86_400_000, 259_200_000, 604_800_000]
+ */
+export const DEFAULT_DEADLINE_BUCKETS_MS: readonly number[] = [
+  3_600_000, 21_600_000, 86_400_000, 259_200_000, 604_800_000,
+];
+
+/**
+ * Buckets of the send-latency histogram (seconds). A send includes its quick in-process retries, so the
+ * upper buckets reach past one request's timeout.
+ * @defaultValue [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60]
+ */
+export const DEFAULT_SEND_DURATION_BUCKETS_S: readonly number[] = [
+  0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60,
+];
+
+/** How long a scrape or a readiness check waits for `outbox.stats`. @defaultValue 5000 */
+export const DEFAULT_STATS_TIMEOUT_MS = 5_000;
+
+interface OptionRow {
+  type: string;
+  default: string;
+  description: string;
+}
+const rows = new Map<z.ZodType, OptionRow>();
+function documented<S extends z.ZodType>(schema: S, type: string, fallback: string, description: string): S {
+  rows.set(schema, { type, default: fallback, description });
+  return schema;
+}
+
+const ascendingPositive = z
+  .array(z.number().positive())
+  .refine((xs) => xs.every((x, i) => i === 0 || x > (xs[i - 1] as number)), 'must be ascending');
+
+/** The schema of `createPrometheusMetrics`'s options. */
+export const prometheusMetricsOptionsSchema = z.strictObject({
+  dispatcher: documented(
+    z.custom<DispatcherLike>((v) => typeof (v as DispatcherLike | null)?.on === 'function', 'must have on()'),
+    'Dispatcher',
+    'required',
+    'Its events feed the counters and the latency histogram; its state the pause gauges.',
+  ),
+  outbox: documented(
+    z.custom<StatsSource>((v) => typeof (v as StatsSource | null)?.stats === 'function', 'must have stats()'),
+    'Outbox',
+    'required',
+    'Read with `stats` at each scrape: jobs by state, at risk, by deadline.',
+  ),
+  registry: documented(
+    z.instanceof(Registry).optional(),
+    'Registry',
+    'a new `Registry`',
+    "prom-client registry to register in (pass prom-client's `register` to serve them with `collectDefaultMetrics`).",
+  ),
+  prefix: documented(
+    z
+      .string()
+      .regex(/^[a-zA-Z_:][a-zA-Z0-9_:]*$/, 'must be a metric name prefix')
+      .default(DEFAULT_PREFIX),
+    'string',
+    "`'postback_'`",
+    'Prefix of every metric name.',
+  ),
+  deadlineBucketsMs: documented(
+    ascendingPositive.default([...DEFAULT_DEADLINE_BUCKETS_MS]),
+    'number[]',
+    '1 h, 6 h, 24 h, 3 d, 7 d',
+    'Bounds (ms from now, ascending) of `open_jobs_deadline_within_seconds`.',
+  ),
+  atRiskWithinMs: documented(
+    z.number().positive().default(DEFAULT_AT_RISK_WITHIN_MS),
+    'number',
+    '`86400000` (24 h)',
+    'Open jobs whose deadline is this close count in `jobs_at_risk`.',
+  ),
+  sendDurationBuckets: documented(
+    ascendingPositive.default([...DEFAULT_SEND_DURATION_BUCKETS_S]),
+    'number[]',
+    '5 ms … 60 s',
+    'Buckets (seconds) of `send_duration_seconds`.',
+  ),
+  statsTimeoutMs: documented(
+    z.number().positive().default(DEFAULT_STATS_TIMEOUT_MS),
+    'number',
+    '`5000`',
+    'How long a scrape or `/readyz` waits for `outbox.stats` before reporting the outbox down.',
+  ),
+  now: documented(
+    z
+      .custom<() => number>((v) => typeof v === 'function', 'must be a function')
+      .default(() => () => Date.now()),
+    '() => number',
+    '`Date.now`',
+    'The clock (tests inject one).',
+  ),
+});
+
+/** Options of `createPrometheusMetrics` as given. */
+export type PrometheusMetricsOptions = z.input<typeof prometheusMetricsOptionsSchema>;
+
+/**
+ * The Markdown table of {@link prometheusMetricsOptionsSchema}, as the README shows it.
+ *
+ * @example
+ * ```ts
+ * console.log(renderMetricsOptionsTable());
+ * ```
+ */
+export function renderMetricsOptionsTable(): string {
+  const lines = Object.entries(prometheusMetricsOptionsSchema.shape).map(([name, schema]) => {
+    const row = rows.get(schema);
+    if (row === undefined) throw new Error(`option ${name} has no README row`);
+    return `| \`${name}\` | \`${row.type}\` | ${row.default} | ${row.description} |`;
+  });
+  return ['| option | type | default | what it does |', '|---|---|---|---|', ...lines].join('\n');
+}

@@ -1,0 +1,108 @@
+/**
+ * OpenTelemetry: one span per send with the job's attributes and never the key or the click token (the
+ * SDK's in-memory span exporter), and the same figures as instruments (the SDK's metric reader).
+ */
+
+import { MeterProvider, type MetricData, MetricReader } from '@opentelemetry/sdk-metrics';
+import {
+  BasicTracerProvider,
+  InMemorySpanExporter,
+  SimpleSpanProcessor,
+} from '@opentelemetry/sdk-trace-base';
+import { afterEach, describe, expect, it } from 'vitest';
+import { type DeliveryWorld, startDeliveryWorld } from '../../test/delivery-world.ts';
+import { meterDispatcher, SPAN_ATTRIBUTES, traceDispatcher } from './index.ts';
+
+class TestReader extends MetricReader {
+  protected override async onForceFlush(): Promise<void> {}
+  protected override async onShutdown(): Promise<void> {}
+}
+
+let world: DeliveryWorld | undefined;
+afterEach(async () => {
+  await world?.close();
+  world = undefined;
+});
+
+describe('traceDispatcher', () => {
+  it('makes one span per send with order id, kind, attempt, outcome and status, and no secret', async () => {
+    world = await startDeliveryWorld();
+    await world.enqueue(3, 'span');
+    await world.outbox.confirm({
+      orderId: 'span-refused',
+      valueMicros: 1_000,
+      click: { token: 'not-a-real-click-token-0123456789', clickedAt: Date.now() },
+    });
+    const exporter = new InMemorySpanExporter();
+    const provider = new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter)] });
+    const stop = traceDispatcher(world.dispatcher, { tracer: provider.getTracer('postback-test') });
+    const sends: number[] = [];
+    world.dispatcher.on('attempt', ({ attempt }) => sends.push(attempt.startedAt));
+    await world.dispatcher.drain();
+    stop();
+
+    const spans = exporter.getFinishedSpans();
+    expect(spans).toHaveLength(sends.length);
+    expect(spans).toHaveLength(4);
+    const delivered = spans.filter((s) => s.attributes[SPAN_ATTRIBUTES.outcome] === 'delivered');
+    expect(delivered).toHaveLength(3);
+    for (const span of delivered) {
+      expect(span.name).toBe('postback confirm');
+      expect(span.attributes[SPAN_ATTRIBUTES.kind]).toBe('confirm');
+      expect(span.attributes[SPAN_ATTRIBUTES.orderId]).toMatch(/^span-\d$/);
+      expect(span.attributes[SPAN_ATTRIBUTES.attempt]).toBe(1);
+      // Core records no status for a 2xx (the client returns the body only): the attribute is left out.
+      expect([undefined, 200, 201]).toContain(span.attributes[SPAN_ATTRIBUTES.status]);
+      expect(span.status.code).toBe(1);
+    }
+    const refused = spans.find((s) => s.attributes[SPAN_ATTRIBUTES.orderId] === 'span-refused');
+    expect(refused?.attributes[SPAN_ATTRIBUTES.outcome]).toBe('permanent');
+    expect(refused?.attributes[SPAN_ATTRIBUTES.status]).toBe(404); // an unknown click token
+    expect(refused?.status.code).toBe(2);
+    const startMs = (s: (typeof spans)[number]) => s.startTime[0] * 1000 + s.startTime[1] / 1e6;
+    expect(spans.map(startMs).sort()).toEqual(sends.sort());
+
+    const everything = JSON.stringify(spans.map((s) => ({ name: s.name, a: s.attributes, st: s.status })));
+    expect(everything).not.toContain(world.apiKey);
+    for (const token of [...world.tokens, 'not-a-real-click-token']) expect(everything).not.toContain(token);
+    await provider.shutdown();
+  });
+});
+
+describe('meterDispatcher', () => {
+  it('records delivered counts, send durations and the queue gauges', async () => {
+    world = await startDeliveryWorld();
+    await world.enqueue(5, 'meter');
+    const reader = new TestReader();
+    const provider = new MeterProvider({ readers: [reader] });
+    const meters = meterDispatcher(world.dispatcher, {
+      meter: provider.getMeter('postback-test'),
+      outbox: world.outbox,
+    });
+    const collect = async () => {
+      const { resourceMetrics } = await reader.collect();
+      const all = resourceMetrics.scopeMetrics.flatMap((s) => s.metrics);
+      return (name: string): MetricData | undefined => all.find((m) => m.descriptor.name === name);
+    };
+    const before = await collect();
+    const pending = before('postback.jobs')?.dataPoints.find(
+      (p) => p.attributes['postback.job.state'] === 'pending',
+    );
+    expect(pending?.value).toBe(5);
+    expect(before('postback.outbox.up')?.dataPoints[0]?.value).toBe(1);
+    expect(before('postback.delivery.paused')?.dataPoints[0]?.value).toBe(0);
+
+    await world.dispatcher.drain();
+    const after = await collect();
+    expect(after('postback.jobs.delivered')?.dataPoints[0]?.value).toBe(5);
+    const duration = after('postback.send.duration')?.dataPoints[0]?.value as { count: number };
+    expect(duration.count).toBe(5);
+    const deliveredState = after('postback.jobs')?.dataPoints.find(
+      (p) => p.attributes['postback.job.state'] === 'delivered',
+    );
+    expect(deliveredState?.value).toBe(5);
+    expect(JSON.stringify(after('postback.jobs.delivered')?.dataPoints)).not.toContain('meter-');
+    meters.close();
+    await provider.shutdown();
+  });
+});

@@ -1,0 +1,255 @@
+/**
+ * The Dispatcher's figures as Prometheus metrics (prom-client). Queue figures are read from `outbox.stats`
+ * at scrape time (one call per scrape, shared by every gauge), so every worker and every backend reports
+ * the same truth; delivery figures (counters, send latency) come from this process's Dispatcher events.
+ * No label takes an unbounded value: never an order id, a job id or a reason.
+ */
+import { JOB_STATES, parseOptions } from '@postback/core';
+import { Counter, Gauge, Histogram, Registry, type RegistryContentType } from 'prom-client';
+import { type PrometheusMetricsOptions, prometheusMetricsOptionsSchema } from './options.ts';
+import { createStatsReader, followPause, kindLabel, outcomeLabel, type StatsReading } from './source.ts';
+
+/** Whether this worker should receive traffic, and why not. */
+export type Readiness =
+  | { ready: true }
+  | { ready: false; reason: 'paused'; pausedUntil: string | null }
+  | { ready: false; reason: 'outbox-unreachable'; error: string }
+  | { ready: false; reason: 'not-ready'; detail: string };
+
+/** What `createPrometheusMetrics` returns. */
+export interface PrometheusMetrics {
+  /** The registry the metrics are in. */
+  readonly registry: Registry<RegistryContentType>;
+  /** The Prometheus text exposition (reads `outbox.stats` once). */
+  scrape(): Promise<string>;
+  /** Content type of {@link scrape}'s text. */
+  readonly contentType: string;
+  /** Ready when delivery is not paused and `outbox.stats` answers now (within `statsTimeoutMs`). */
+  readiness(): Promise<Readiness>;
+  /** Stops listening to the Dispatcher and removes the metrics from the registry. */
+  close(): void;
+}
+
+const seconds = (ms: number) => ms / 1000;
+
+/**
+ * Registers the Dispatcher's metrics in a prom-client registry. Metric names (with the default prefix):
+ *
+ * - `postback_jobs{state}` — jobs by state; `postback_jobs_at_risk` — open jobs whose deadline is within
+ *   `atRiskWithinMs`; `postback_oldest_pending_age_seconds`;
+ * - `postback_open_jobs_deadline_within_seconds{le}` — open jobs by time left to their deadline, cumulative
+ *   (a gauge histogram: `le="+Inf"` is every open job, refunds without a deadline yet included);
+ * - `postback_delivery_paused` (1/0), `postback_delivery_paused_until_seconds` (Unix time, 0 when not
+ *   paused), `postback_outbox_up` (1 when the last `stats` call answered);
+ * - `postback_jobs_delivered_total{kind}`, `_retried_total`, `_dead_total`, `_expired_total`,
+ *   `postback_delivery_pauses_total`, `postback_dispatcher_errors_total{during}`;
+ * - `postback_send_duration_seconds{kind,outcome}` — a histogram of sends (quick retries included).
+ *
+ * @throws {OptionsError} naming a bad or unknown option.
+ * @example
+ * ```ts
+ * const metrics = createPrometheusMetrics({ dispatcher, outbox });
+ * http.createServer(metricsHandler(metrics)).listen(9464, '127.0.0.1');
+ * ```
+ */
+export function createPrometheusMetrics(options: PrometheusMetricsOptions): PrometheusMetrics {
+  const o = parseOptions(prometheusMetricsOptionsSchema, options);
+  const registry = o.registry ?? new Registry();
+  const p = o.prefix;
+  const readStats = createStatsReader(o.outbox, {
+    now: o.now,
+    timeoutMs: o.statsTimeoutMs,
+    atRiskWithinMs: o.atRiskWithinMs,
+    deadlineBucketsMs: o.deadlineBucketsMs,
+  });
+  const pause = followPause(o.dispatcher);
+  const registers = [registry];
+  const names: string[] = [];
+  const track = <M>(name: string, make: (name: string) => M): M => {
+    names.push(name);
+    return make(name);
+  };
+
+  // One `stats` call per scrape: the first gauge collected starts it, the others share it.
+  let scrapeReading: Promise<StatsReading> | null = null;
+  const reading = () => {
+    scrapeReading ??= readStats();
+    return scrapeReading;
+  };
+  const withStats =
+    (gauge: Gauge, fill: (stats: Extract<StatsReading, { ok: true }>) => void) => async () => {
+      const r = await reading();
+      gauge.reset();
+      if (r.ok) fill(r);
+    };
+
+  const jobs: Gauge<'state'> = track(
+    `${p}jobs`,
+    (name) =>
+      new Gauge({
+        name,
+        help: 'Jobs in the outbox by state (outbox.stats at scrape time).',
+        labelNames: ['state'],
+        registers,
+        collect: () =>
+          withStats(jobs, ({ stats }) => {
+            for (const state of JOB_STATES) jobs.set({ state }, stats.counts[state]);
+          })(),
+      }),
+  );
+  const atRisk: Gauge = track(
+    `${p}jobs_at_risk`,
+    (name) =>
+      new Gauge({
+        name,
+        help: `Open jobs whose deadline is within ${o.atRiskWithinMs / 1000} s.`,
+        registers,
+        collect: () => withStats(atRisk, ({ stats }) => atRisk.set(stats.atRisk.count))(),
+      }),
+  );
+  const oldest: Gauge = track(
+    `${p}oldest_pending_age_seconds`,
+    (name) =>
+      new Gauge({
+        name,
+        help: 'Age of the oldest pending job (0 when none).',
+        registers,
+        collect: () =>
+          withStats(oldest, ({ stats, at }) =>
+            oldest.set(stats.oldestPendingAt === null ? 0 : seconds(at - stats.oldestPendingAt)),
+          )(),
+      }),
+  );
+  const byDeadline: Gauge<'le'> = track(
+    `${p}open_jobs_deadline_within_seconds`,
+    (name) =>
+      new Gauge({
+        name,
+        help: 'Open jobs whose deadline is within le seconds, cumulative (a gauge histogram; +Inf: every open job).',
+        labelNames: ['le'],
+        registers,
+        collect: () =>
+          withStats(byDeadline, ({ stats }) => {
+            for (const bucket of stats.deadlineBuckets)
+              byDeadline.set({ le: String(seconds(bucket.withinMs)) }, bucket.count);
+            byDeadline.set({ le: '+Inf' }, stats.counts.pending + stats.counts.inflight);
+          })(),
+      }),
+  );
+  const up: Gauge = track(
+    `${p}outbox_up`,
+    (name) =>
+      new Gauge({
+        name,
+        help: `1 when outbox.stats answered this scrape within ${o.statsTimeoutMs} ms, else 0.`,
+        registers,
+        async collect() {
+          up.set((await reading()).ok ? 1 : 0);
+          // The last gauge to read the scrape's stats (collection runs in registration order, concurrently).
+          scrapeReading = null;
+        },
+      }),
+  );
+  const paused: Gauge = track(
+    `${p}delivery_paused`,
+    (name) =>
+      new Gauge({
+        name,
+        help: 'Whether delivery is paused (1) after a 401/403 from the service, else 0.',
+        registers,
+        async collect() {
+          const state = await pause.read();
+          paused.set(state.paused ? 1 : 0);
+        },
+      }),
+  );
+  const pausedUntil: Gauge = track(
+    `${p}delivery_paused_until_seconds`,
+    (name) =>
+      new Gauge({
+        name,
+        help: 'While paused: when the next probe of the API key is due (Unix time), else 0.',
+        registers,
+        async collect() {
+          const state = await pause.read();
+          pausedUntil.set(state.paused && state.until !== null ? seconds(state.until) : 0);
+        },
+      }),
+  );
+
+  const counter = (suffix: string, help: string) =>
+    track(`${p}${suffix}`, (name) => new Counter({ name, help, labelNames: ['kind'], registers }));
+  const delivered = counter('jobs_delivered_total', 'Jobs the service accepted.');
+  const retried = counter('jobs_retried_total', 'Transient failures: the job goes back to pending.');
+  const dead = counter('jobs_dead_total', 'Permanent failures: the job is dead (replayable).');
+  const expired = counter('jobs_expired_total', 'Jobs whose deadline passed before they could be sent.');
+  const pauses = track(
+    `${p}delivery_pauses_total`,
+    (name) => new Counter({ name, help: 'Pauses of delivery after a 401/403 (one per outage).', registers }),
+  );
+  const errors = track(
+    `${p}dispatcher_errors_total`,
+    (name) =>
+      new Counter({
+        name,
+        help: 'Problems of the Dispatcher itself (outbox unreachable, a listener threw), by step.',
+        labelNames: ['during'],
+        registers,
+      }),
+  );
+  const sendDuration = track(
+    `${p}send_duration_seconds`,
+    (name) =>
+      new Histogram({
+        name,
+        help: 'Duration of one send of a job, quick in-process retries included, by outcome.',
+        labelNames: ['kind', 'outcome'],
+        buckets: o.sendDurationBuckets,
+        registers,
+      }),
+  );
+  for (const kind of ['confirm', 'refund']) {
+    for (const c of [delivered, retried, dead, expired]) c.inc({ kind }, 0);
+  }
+
+  const d = o.dispatcher;
+  const offs = [
+    d.on('delivered', ({ job }) => delivered.inc({ kind: kindLabel(job.kind) })),
+    d.on('retried', ({ job }) => retried.inc({ kind: kindLabel(job.kind) })),
+    d.on('dead', ({ job }) => dead.inc({ kind: kindLabel(job.kind) })),
+    d.on('expired', ({ job }) => expired.inc({ kind: kindLabel(job.kind) })),
+    d.on('paused', () => pauses.inc()),
+    d.on('error', ({ during }) => errors.inc({ during: String(during).slice(0, 20) })),
+    d.on('attempt', ({ job, attempt }) =>
+      sendDuration.observe(
+        { kind: kindLabel(job.kind), outcome: outcomeLabel(attempt.outcome) },
+        seconds(attempt.durationMs),
+      ),
+    ),
+  ];
+
+  return {
+    registry,
+    get contentType() {
+      return registry.contentType;
+    },
+    scrape: () => registry.metrics(),
+    async readiness() {
+      const state = await pause.read();
+      if (state.paused) {
+        return {
+          ready: false,
+          reason: 'paused',
+          pausedUntil: state.until === null ? null : new Date(state.until).toISOString(),
+        };
+      }
+      const r = await readStats();
+      return r.ok ? { ready: true } : { ready: false, reason: 'outbox-unreachable', error: r.error };
+    },
+    close() {
+      for (const off of offs) if (typeof off === 'function') off();
+      pause.close();
+      for (const name of names) registry.removeSingleMetric(name);
+    },
+  };
+}

@@ -1,0 +1,62 @@
+/**
+ * What the metrics tests share: a sandbox world, a memory outbox with `jobs` confirmations queued for
+ * its clicks, and a Dispatcher delivering them with a real client.
+ */
+import { createClient } from '@postback/client';
+import { createDispatcher, createMemoryOutbox, type Dispatcher, type Outbox } from '@postback/core';
+import { type SandboxWorld, startSandboxWorld } from '@postback/sandbox/testing';
+
+export interface DeliveryWorld {
+  world: SandboxWorld;
+  outbox: Outbox;
+  dispatcher: Dispatcher;
+  tokens: string[];
+  apiKey: string;
+  /** Queues confirmations `prefix-0` … for the world's clicks. */
+  enqueue(count: number, prefix: string): Promise<void>;
+  close(): Promise<void>;
+}
+
+export async function startDeliveryWorld(options: { authPauseMs?: number } = {}): Promise<DeliveryWorld> {
+  const world = await startSandboxWorld();
+  const clicks = await world.clicks(3);
+  const outbox = createMemoryOutbox();
+  const client = createClient({ baseUrl: world.url, apiKey: world.conversionsKey });
+  const dispatcher = createDispatcher({
+    outbox,
+    client,
+    concurrency: 4,
+    pollIntervalMs: 10,
+    ...(options.authPauseMs === undefined ? {} : { authPauseMs: options.authPauseMs }),
+  });
+  return {
+    world,
+    outbox,
+    dispatcher,
+    tokens: clicks.map((c) => c.token),
+    apiKey: world.conversionsKey,
+    async enqueue(count, prefix) {
+      for (let i = 0; i < count; i++) {
+        const click = clicks[i % clicks.length] as { token: string; clickedAt: number };
+        await outbox.confirm({ orderId: `${prefix}-${i}`, valueMicros: 1_000, click });
+      }
+    },
+    async close() {
+      await dispatcher.stop({ timeoutMs: 1_000 });
+      await client.close();
+      await outbox.close();
+      await world.close();
+    },
+  };
+}
+
+/** Prometheus text as `name{labels}` → value (labels as written, in their order). */
+export function parsePrometheusText(text: string): Map<string, number> {
+  const samples = new Map<string, number>();
+  for (const line of text.split('\n')) {
+    if (line === '' || line.startsWith('#')) continue;
+    const at = line.lastIndexOf(' ');
+    samples.set(line.slice(0, at), Number(line.slice(at + 1)));
+  }
+  return samples;
+}
