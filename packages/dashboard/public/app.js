@@ -66,8 +66,9 @@ function duration(ms) {
   const abs = Math.abs(ms);
   if (abs < 60_000) return `${Math.round(abs / 1000)}s`;
   if (abs < HOUR) return `${Math.round(abs / 60_000)}m`;
-  if (abs < DAY) return `${Math.floor(abs / HOUR)}h ${Math.round((abs % HOUR) / 60_000)}m`;
-  return `${Math.floor(abs / DAY)}d ${Math.round((abs % DAY) / HOUR)}h`;
+  const [unit, big, smallUnit, small] = abs < DAY ? [HOUR, 'h', 60_000, 'm'] : [DAY, 'd', HOUR, 'h'];
+  const rest = Math.floor((abs % unit) / smallUnit);
+  return `${Math.floor(abs / unit)}${big}${rest === 0 ? '' : ` ${rest}${small}`}`;
 }
 
 /** A time as "in 3h 20m" or "5m ago", with the exact time as a tooltip. */
@@ -79,7 +80,7 @@ function when(at, now) {
 
 function bound(ms) {
   if (ms === null) return 'later';
-  return ms % DAY === 0 ? `< ${ms / DAY}d` : `< ${duration(ms).replace(/ 0m$/, '')}`;
+  return `< ${duration(ms)}`;
 }
 
 const stateBadge = (state) => h('span', { class: `state ${state}` }, state);
@@ -215,7 +216,7 @@ async function overviewView() {
   const riskNote = h(
     'p',
     { class: risk > 0 ? 'at-risk-note some' : 'at-risk-note', id: 'at-risk' },
-    `${risk} open job${risk === 1 ? '' : 's'} at risk: deadline within ${duration(o.atRisk.withinMs).replace(/ 0m$/, '')}`,
+    `${risk} open job${risk === 1 ? '' : 's'} at risk: deadline within ${duration(o.atRisk.withinMs)}`,
     risk > 0 ? ' — ' : '',
     risk > 0
       ? h(

@@ -27,6 +27,7 @@ const SECURITY_HEADERS: Record<string, string> = {
 const ASSETS: Record<string, { file: string; type: string }> = {
   'app.js': { file: 'app.js', type: 'text/javascript; charset=utf-8' },
   'style.css': { file: 'style.css', type: 'text/css; charset=utf-8' },
+  'icon.svg': { file: 'icon.svg', type: 'image/svg+xml' },
 };
 
 const PUBLIC_DIR = new URL('../public/', import.meta.url);
