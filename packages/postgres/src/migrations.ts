@@ -85,16 +85,15 @@ ALTER TABLE {s}.jobs ADD COLUMN maybe_applied_at bigint;
   // at most ATTEMPT_HISTORY_LIMIT), appended by each transition's own UPDATE; `last_status` is the HTTP
   // status of the last of them (what `listJobs({ status })` filters on). Both nullable without a default,
   // as in version 2: no rewrite, existing jobs simply have no history yet, and a worker of the previous
-  // release keeps working. `jobs_urgency` is the order `listJobs` pages in (deadline, jobs without one
-  // last, then creation and id), and the range of passed deadlines `prune` walks; building it holds a
-  // SHARE lock on jobs while it runs (writes wait, reads go on): upgrade a large table off-peak. `workers` keeps
-  // each worker's latest heart-beat, `workers_at` finds those seen recently.
+  // release keeps working. No new index on jobs, on purpose: every enqueue and transition would write it.
+  // Listings by state read `jobs_open` or `jobs_dead`, deadlines at risk the open backlog, `prune` the
+  // primary key a range at a time; a listing of every state sorts the table (an operator's read, kept
+  // small by prune). `workers` keeps each worker's latest heart-beat, `workers_at` finds recent ones.
   {
     version: 3,
-    name: 'operator view: jobs.history, jobs.last_status, jobs_urgency, workers',
+    name: 'operator view: jobs.history, jobs.last_status, workers',
     sql: `
 ALTER TABLE {s}.jobs ADD COLUMN history jsonb, ADD COLUMN last_status integer;
-CREATE INDEX jobs_urgency ON {s}.jobs (deadline, created_at, id);
 CREATE TABLE {s}.workers (
   worker_id text PRIMARY KEY,
   at bigint NOT NULL,

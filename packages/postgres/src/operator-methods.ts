@@ -27,7 +27,7 @@ import { DEFAULT_LIST_DEAD_LIMIT } from './options.ts';
 import { assertOpen, inTransaction, type PostgresOutboxContext } from './outbox-context.ts';
 import type { Queryable } from './queryable.ts';
 import { rowToJob, toBigintText } from './rows.ts';
-import { type JobListShape, PRUNE_BATCH_SIZE } from './statements.ts';
+import type { JobListShape } from './statements.ts';
 
 /** What the Postgres outbox keeps for operators: everything. */
 export const POSTGRES_OUTBOX_FEATURES: OutboxFeatures = Object.freeze({
@@ -39,8 +39,6 @@ export const POSTGRES_OUTBOX_FEATURES: OutboxFeatures = Object.freeze({
 
 /** Rows one read of a `reason` listing fetches (the RegExp is tested in JavaScript, so pages are refilled). */
 const REASON_CHUNK = 500;
-
-const INT8_MIN = '-9223372036854775808';
 
 type Row = Record<string, unknown>;
 
@@ -191,21 +189,11 @@ export function operatorMethods(context: PostgresOutboxContext) {
       const rule = [at, at - olderThanMs, returnWindowMs];
       // Bounded batches, each its own statement and transaction: claims and enqueues run between them.
       let pruned = 0;
-      let cursor = [INT8_MIN, INT8_MIN, '0'];
-      for (;;) {
+      for (let after: string | null = '0'; after !== null; ) {
         assertOpen(context);
-        const row = (await q(pool, SQL.pruneWithDeadline, [...rule, ...cursor])).rows[0] as Row;
+        const row = (await q(pool, SQL.prune, [...rule, after])).rows[0] as Row;
         pruned += Number(row.deleted);
-        if (Number(row.seen) < PRUNE_BATCH_SIZE) break;
-        cursor = [String(row.deadline), String(row.created_at), String(row.id)];
-      }
-      cursor = [INT8_MIN, '0'];
-      for (;;) {
-        assertOpen(context);
-        const row = (await q(pool, SQL.pruneWithoutDeadline, [...rule, ...cursor])).rows[0] as Row;
-        pruned += Number(row.deleted);
-        if (Number(row.seen) < PRUNE_BATCH_SIZE) break;
-        cursor = [String(row.created_at), String(row.id)];
+        after = row.next === null || row.next === undefined ? null : String(BigInt(String(row.next)) - 1n);
       }
       await q(pool, SQL.forgetWorkers, [at - olderThanMs]);
       return pruned;

@@ -26,11 +26,14 @@ function lastStatus(current: string, attempt: string, status: string): string {
   return `CASE WHEN ${attempt} IS NULL THEN ${current} ELSE ${status} END`;
 }
 
-/** Most urgent first, as core's `byUrgency` (ascending puts jobs without a deadline last); `jobs_urgency`. */
-export const URGENCY_ORDER = 'ORDER BY deadline, created_at, id';
+/**
+ * Most urgent first, as core's `byUrgency` (ascending puts jobs without a deadline last). Qualified, since
+ * a bare `id` in ORDER BY would name the select list's `id::text` and sort as text.
+ */
+export const URGENCY_ORDER = 'ORDER BY j.deadline, j.created_at, j.id';
 
-/** Index entries one prune batch reads (at most the rows it deletes): short statements, short locks. */
-export const PRUNE_BATCH_SIZE = 500;
+/** Job ids one prune batch covers (at most the rows it deletes): short statements, short locks. */
+export const PRUNE_BATCH_SIZE = 1000;
 
 /**
  * Core's `prunableAt(job) <= now` over a row of `j`: a final state, unchanged for `olderThanMs` (`$2` is
@@ -42,19 +45,6 @@ const PRUNABLE = `j.state IN ('delivered', 'cancelled', 'expired')
       AND (j.deadline IS NULL OR j.deadline <= $1)
       AND (j.kind <> 'confirm' OR least(j.delivered_at, j.maybe_applied_at) IS NULL
            OR least(j.delivered_at, j.maybe_applied_at) + $3::bigint <= $1)`;
-
-/**
- * One prune batch over a window of index entries (`w`), then its deletions: locks are skipped (a row an
- * app's refund holds waits for the next prune), the rule is checked again on the locked row, and the
- * statement returns how many it deleted and the key of the last entry it read, where the next batch starts.
- */
-function pruneBatch(s: string, window: string): string {
-  return `WITH w AS (${window}),
-    gone AS (DELETE FROM ${s}.jobs AS j USING w WHERE j.id = w.id AND ${PRUNABLE} RETURNING j.id)
-    SELECT (SELECT count(*) FROM gone)::int AS deleted, (SELECT count(*) FROM w)::int AS seen,
-      last.deadline, last.created_at, last.id::text AS id
-    FROM (SELECT 1) AS one LEFT JOIN (SELECT * FROM w ORDER BY w.deadline DESC NULLS FIRST, w.created_at DESC, w.id DESC LIMIT 1) AS last ON true`;
-}
 
 const WORKER_COLUMNS = 'worker_id, at, state, paused_until, pause_reason, version, host, pid';
 
@@ -85,7 +75,7 @@ export function listJobsStatement(s: string, shape: JobListShape): string {
   if (shape.deadlineBefore) where.push(`deadline <= ${next()}::bigint`);
   if (shape.updatedBefore) where.push(`updated_at <= ${next()}::bigint`);
   const filter = where.length === 0 ? '' : ` WHERE ${where.join(' AND ')}`;
-  return `SELECT ${JOB_COLUMNS} FROM ${s}.jobs${filter} ${URGENCY_ORDER} LIMIT ${next()} OFFSET ${next()}`;
+  return `SELECT ${JOB_COLUMNS} FROM ${s}.jobs AS j${filter} ${URGENCY_ORDER} LIMIT ${next()} OFFSET ${next()}`;
 }
 
 /**
@@ -189,9 +179,10 @@ export function jobStatements(s: string) {
     getByOrder: `SELECT ${JOB_COLUMNS} FROM ${s}.jobs WHERE order_id = $1 ORDER BY kind`,
     counts: `SELECT state, count(*)::int AS n FROM ${s}.jobs GROUP BY state`,
     oldestPending: `SELECT min(created_at) AS at FROM ${s}.jobs WHERE state = 'pending'`,
-    nearestDeadline: `SELECT id::text AS id, order_id, kind, deadline FROM ${s}.jobs
-    WHERE state IN ('pending', 'inflight') AND deadline IS NOT NULL ORDER BY deadline, id LIMIT 1`,
-    listDead: `SELECT ${JOB_COLUMNS} FROM ${s}.jobs WHERE state = 'dead' AND id > $1 ORDER BY id LIMIT $2`,
+    // ORDER BY names the table's columns (`j.id`): a bare `id` is the select list's text.
+    nearestDeadline: `SELECT j.id::text AS id, j.order_id, j.kind, j.deadline FROM ${s}.jobs AS j
+    WHERE j.state IN ('pending', 'inflight') AND j.deadline IS NOT NULL ORDER BY j.deadline, j.id LIMIT 1`,
+    listDead: `SELECT ${JOB_COLUMNS} FROM ${s}.jobs AS j WHERE j.state = 'dead' AND j.id > $1 ORDER BY j.id LIMIT $2`,
     // The same decision as core's replayJob, per row: expired when the deadline passed, cancelled when a
     // confirm's order was refunded meanwhile, otherwise pending again with attempts reset.
     replay: `WITH picked AS (
@@ -222,23 +213,17 @@ export function jobStatements(s: string) {
     deadlineRisk: `SELECT width_bucket(deadline, $1::bigint[]) AS bucket, count(*)::int AS n FROM ${s}.jobs
     WHERE state IN ('pending', 'inflight') AND deadline <= $2 GROUP BY 1`,
     listJobs: (shape: JobListShape) => listJobsStatement(s, shape),
-    // Prune walks the passed deadlines on `jobs_urgency` (jobs whose deadline has not passed are never
-    // prunable), then the jobs without one; each batch continues after the last entry of the one before,
-    // so jobs kept for their return window are read once per prune, not once per batch.
-    // $1 now, $2 now - olderThanMs, $3 returnWindowMs, then the cursor: (deadline, created_at, id) in the
-    // first, (created_at, id) in the second.
-    pruneWithDeadline: pruneBatch(
-      s,
-      `SELECT j.id, j.deadline, j.created_at FROM ${s}.jobs AS j
-      WHERE j.deadline <= $1 AND (j.deadline, j.created_at, j.id) > ($4::bigint, $5::bigint, $6::bigint)
-      ORDER BY j.deadline, j.created_at, j.id LIMIT ${PRUNE_BATCH_SIZE} FOR UPDATE SKIP LOCKED`,
-    ),
-    pruneWithoutDeadline: pruneBatch(
-      s,
-      `SELECT j.id, j.deadline, j.created_at FROM ${s}.jobs AS j
-      WHERE j.deadline IS NULL AND (j.created_at, j.id) > ($4::bigint, $5::bigint)
-      ORDER BY j.created_at, j.id LIMIT ${PRUNE_BATCH_SIZE} FOR UPDATE SKIP LOCKED`,
-    ),
+    // Prune walks the primary key a range of PRUNE_BATCH_SIZE ids at a time ($4 < id <= $4 + size): each
+    // batch reads its range only, locks only the rows it deletes, and skips those locked by others (an
+    // app's refund holding its order: the next prune takes them); the DELETE checks the rule again on each
+    // locked row, fetched by primary key. `next` is the lowest id past the range (null at the end), so
+    // ranges emptied by earlier prunes cost nothing. $1 now, $2 now - olderThanMs, $3 returnWindowMs.
+    prune: `WITH w AS (
+      SELECT j.id FROM ${s}.jobs AS j WHERE j.id > $4::bigint AND j.id <= $4::bigint + ${PRUNE_BATCH_SIZE} AND ${PRUNABLE}
+      FOR UPDATE SKIP LOCKED),
+    gone AS (DELETE FROM ${s}.jobs AS j WHERE j.id = ANY (ARRAY(SELECT w.id FROM w)) AND ${PRUNABLE} RETURNING j.id)
+    SELECT (SELECT count(*) FROM gone)::int AS deleted,
+      (SELECT min(n.id) FROM ${s}.jobs AS n WHERE n.id > $4::bigint + ${PRUNE_BATCH_SIZE})::text AS next`,
     // Heart-beats of workers not seen for longer than the retention go with a prune.
     forgetWorkers: `DELETE FROM ${s}.workers WHERE at < $1`,
     beat: `INSERT INTO ${s}.workers (${WORKER_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)

@@ -2,6 +2,7 @@
  * Versioned migrations: in a schema of the caller's choice, safe to repeat and to run from two processes
  * at once, usable inside the app's own migration transaction.
  */
+import type { Job } from '@postback/core';
 import { afterAll, describe, expect, it } from 'vitest';
 import {
   createPostgresOutbox,
@@ -30,7 +31,7 @@ describe('migrate', () => {
     const schema = randomSchema();
     try {
       expect(await migrate(pool, { schema })).toEqual({ schema, from: 0, to: LATEST_SCHEMA_VERSION });
-      expect(await tablesOf(schema)).toEqual(['clicks', 'jobs', 'migrations']);
+      expect(await tablesOf(schema)).toEqual(['clicks', 'jobs', 'migrations', 'workers']);
       expect(await schemaVersion(pool, schema)).toBe(LATEST_SCHEMA_VERSION);
     } finally {
       await dropSchema(pool, schema);
@@ -167,6 +168,76 @@ describe('upgrading a schema of the previous release (version 1) that holds jobs
       });
       expect(byOrder.get('ord_pending')).toMatchObject({ state: 'inflight', maybeAppliedAt: null });
       expect(byOrder.get('ord_old_worker')).toMatchObject({ state: 'inflight', maybeAppliedAt: null });
+      await outbox.close();
+    } finally {
+      await dropSchema(pool, schema);
+    }
+  });
+});
+
+describe('upgrading a schema of version 2 that holds jobs (migration 3: the operator view)', () => {
+  // Rows written the way release 2 wrote them: no history, no last_status.
+  const insertV2 = (schema: string, values: { orderId: string; state: string; at: number; error?: string }) =>
+    pool.query(
+      `INSERT INTO "${schema}".jobs (kind, order_id, state, attempts, created_at, updated_at, next_attempt_at, deadline,
+         click_token, value_micros, clicked_at, delivered_at, last_error, maybe_applied_at)
+       VALUES ('confirm', $1, $2::text, 1, $3, $3, $3, $3::bigint + 86400000, 'tok_v2_release', 5, $3,
+         CASE WHEN $2::text = 'delivered' THEN $3::bigint END, $4, NULL)`,
+      [values.orderId, values.state, values.at, values.error ?? null],
+    );
+
+  it('adds the columns without touching the rows, and old jobs are listed, appended to, pruned and counted', async () => {
+    const schema = randomSchema();
+    const t0 = Date.now() - 60_000;
+    try {
+      await pool.query(migrationScriptUpTo(schema, 2));
+      expect(await schemaVersion(pool, schema)).toBe(2);
+      await insertV2(schema, { orderId: 'ord_v2_pending', state: 'pending', at: t0 });
+      await insertV2(schema, { orderId: 'ord_v2_dead', state: 'dead', at: t0 - 1, error: '404: gone' });
+      await insertV2(schema, { orderId: 'ord_v2_cancelled', state: 'cancelled', at: t0 - 40 * 86_400_000 });
+      const relfilenode = async () =>
+        (await pool.query(`SELECT pg_relation_filenode('"${schema}".jobs') AS f`)).rows[0].f;
+      const before = await relfilenode();
+
+      // This release's operator reads on the old schema say what to run.
+      const early = createPostgresOutbox({ pool, schema });
+      await expect(early.history('1')).rejects.toBeInstanceOf(SchemaNotMigratedError);
+      await expect(early.workers({ now: t0, sinceMs: 1 })).rejects.toBeInstanceOf(SchemaNotMigratedError);
+      await early.close();
+
+      expect(await migrate(pool, { schema })).toEqual({ schema, from: 2, to: LATEST_SCHEMA_VERSION });
+      // No table rewrite: the same file holds the rows.
+      expect(await relfilenode()).toBe(before);
+      expect(await tablesOf(schema)).toEqual(['clicks', 'jobs', 'migrations', 'workers']);
+      // A worker of the previous release still writes rows during a rolling deploy.
+      await insertV2(schema, { orderId: 'ord_v2_late', state: 'pending', at: t0 + 1 });
+
+      const outbox = createPostgresOutbox({ pool, schema });
+      const listed = await outbox.listJobs();
+      expect(listed.map((job) => job.orderId)).toEqual([
+        'ord_v2_cancelled',
+        'ord_v2_dead',
+        'ord_v2_pending',
+        'ord_v2_late',
+      ]);
+      expect((await outbox.listJobs({ reason: /gone/ })).map((job) => job.orderId)).toEqual(['ord_v2_dead']);
+      const [pending] = await outbox.getByOrder('ord_v2_pending');
+      expect(await outbox.history(pending?.id ?? '')).toEqual([]);
+      const now = Date.now();
+      const [claimed] = (await outbox.claim({ now, limit: 10, leaseMs: 60_000 })).filter(
+        (job) => job.orderId === 'ord_v2_pending',
+      );
+      const sent = { startedAt: now, durationMs: 5, outcome: 'transient', status: 502, detail: '502' };
+      expect(
+        await outbox.retry(claimed as Job, { now, nextAttemptAt: now, error: '502', attempt: sent }),
+      ).toBe(true);
+      expect(await outbox.history(pending?.id ?? '')).toEqual([sent]);
+      expect((await outbox.listJobs({ status: 502 })).map((job) => job.orderId)).toEqual(['ord_v2_pending']);
+      expect((await outbox.stats(now)).atRisk.count).toBe(2);
+      // The old cancelled job is past its deadline and old enough: pruned; the dead one stays.
+      expect(await outbox.prune({ now, olderThanMs: 86_400_000, returnWindowMs: 0 })).toBe(1);
+      expect(await outbox.getByOrder('ord_v2_cancelled')).toEqual([]);
+      expect(await outbox.getByOrder('ord_v2_dead')).toHaveLength(1);
       await outbox.close();
     } finally {
       await dropSchema(pool, schema);

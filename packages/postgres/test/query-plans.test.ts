@@ -1,9 +1,10 @@
 /**
  * Claims stay cheap as history grows: with many finished jobs in the table, the claim reads the due
- * index and fetches its rows by primary key, instead of scanning every job ever enqueued.
+ * index and fetches its rows by primary key, instead of scanning every job ever enqueued. The operator's
+ * reads (listings by state, deadlines at risk, prune batches, histories) read the index of what they ask.
  */
-import { afterAll, describe, expect, it } from 'vitest';
-import { jobStatements } from '../src/statements.ts';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type JobListShape, jobStatements } from '../src/statements.ts';
 import { freshSchema, testPool } from './pg-test-db.ts';
 
 const pool = testPool(2);
@@ -54,4 +55,97 @@ describe('the claim statement', () => {
       await drop();
     }
   });
+});
+
+/**
+ * The operator's reads on a table of 20,000 delivered jobs (half of them past their deadline, kept for
+ * their return window), a few dead ones and an open backlog: each reads an index of what it asks for.
+ * Migration 3 adds no index on jobs (every enqueue and transition would write it): a listing of every
+ * state sorts the table, which prune keeps small.
+ */
+describe('the operator view statements', () => {
+  const now = Date.now();
+  let schema: string;
+  let drop: () => Promise<void>;
+  let sql: ReturnType<typeof jobStatements>;
+  const noFilter: JobListShape = {
+    states: 0,
+    kind: false,
+    orderId: false,
+    reason: false,
+    status: false,
+    deadlineBefore: false,
+    updatedBefore: false,
+  };
+
+  beforeAll(async () => {
+    ({ schema, drop } = await freshSchema(pool));
+    await pool.query(
+      `INSERT INTO "${schema}".jobs (kind, order_id, state, created_at, updated_at, next_attempt_at, deadline, click_token,
+         value_micros, clicked_at, delivered_at, last_error, last_status)
+       SELECT 'confirm', 'op_' || g, CASE WHEN g <= 20000 THEN 'delivered' WHEN g <= 20030 THEN 'dead' ELSE 'pending' END,
+              $1::bigint - 3 * 86400000 + g, $1::bigint, $1::bigint,
+              CASE WHEN g % 2 = 0 THEN $1::bigint - 86400000 ELSE $1::bigint + 4 * 86400000 END - g * 1000,
+              'tok_plan', 1, $1::bigint, CASE WHEN g <= 20000 THEN $1::bigint END,
+              CASE WHEN g > 20000 THEN '503: busy' END, CASE WHEN g > 20000 THEN 503 END
+       FROM generate_series(1, 20080) AS g`,
+      [now],
+    );
+    await pool.query(`ANALYZE "${schema}".jobs`);
+    sql = jobStatements(`"${schema}"`);
+  }, 60_000);
+  afterAll(() => drop());
+
+  async function planOf(text: string, values: unknown[]) {
+    const client = await pool.connect();
+    try {
+      await client.query('BEGIN');
+      const { rows } = await client.query(`EXPLAIN (ANALYZE, FORMAT JSON) ${text}`, values);
+      await client.query('ROLLBACK');
+      return nodes((rows[0]['QUERY PLAN'] as Array<{ Plan: Record<string, unknown> }>)[0]!.Plan);
+    } finally {
+      client.release();
+    }
+  }
+
+  const cases: Array<[string, () => [string, unknown[]], string]> = [
+    [
+      'listJobs of dead jobs',
+      () => [sql.listJobs({ ...noFilter, states: 1 }), ['dead', 100, 0]],
+      'jobs_dead',
+    ],
+    [
+      'listJobs of open jobs',
+      () => [sql.listJobs({ ...noFilter, states: 2 }), ['pending', 'inflight', 100, 0]],
+      'jobs_open',
+    ],
+    [
+      'listJobs of an order',
+      () => [sql.listJobs({ ...noFilter, orderId: true }), ['op_7', 100, 0]],
+      'jobs_one_per_order_and_kind',
+    ],
+    [
+      'deadlines at risk',
+      () => [sql.deadlineRisk, [[String(now + 3_600_001)], now + 3_600_000]],
+      'jobs_open',
+    ],
+    ['the nearest deadline', () => [sql.nearestDeadline, []], 'jobs_open'],
+    ['a prune batch', () => [sql.prune, [now, now - 86_400_000, 14 * 86_400_000, '5000']], 'jobs_pkey'],
+    ['a history', () => [sql.history, ['5']], 'jobs_pkey'],
+  ];
+
+  for (const [name, statement, index] of cases) {
+    it(`${name} reads ${index}, never the whole table`, async () => {
+      const [text, values] = statement();
+      const all = await planOf(text, values);
+      expect(
+        all.filter((n) => n.type === 'Seq Scan' && n.relation === 'jobs'),
+        JSON.stringify(all),
+      ).toEqual([]);
+      expect(
+        all.some((n) => n.index === index),
+        JSON.stringify(all),
+      ).toBe(true);
+    });
+  }
 });
