@@ -26,6 +26,7 @@ export const COMMAND_LOADERS: Readonly<Record<string, () => Promise<{ command: C
   refund: () => import('./commands/refund.ts'),
   enqueue: () => import('./commands/enqueue.ts'),
   sandbox: () => import('./commands/sandbox.ts'),
+  dashboard: () => import('./commands/dashboard.ts'),
   migrate: () => import('./commands/migrate.ts'),
 };
 

@@ -4,6 +4,7 @@
  */
 import type { CommandSpec } from '../spec.ts';
 import { confirmSpec } from './confirm.ts';
+import { dashboardSpec } from './dashboard.ts';
 import { dlqSpec } from './dlq.ts';
 import { enqueueSpec } from './enqueue.ts';
 import { jobSpec } from './job.ts';
@@ -27,5 +28,6 @@ export const COMMAND_SPECS: readonly CommandSpec[] = [
   refundSpec,
   enqueueSpec,
   sandboxSpec,
+  dashboardSpec,
   migrateSpec,
 ];
