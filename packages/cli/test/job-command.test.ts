@@ -46,7 +46,7 @@ async function seedDiedThenRetried(outbox: Outbox, t0: number): Promise<string> 
   if (second === undefined) throw new Error('nothing claimed after replay');
   await outbox.retry(second, {
     now: Date.now(),
-    nextAttemptAt: t0 + 65_250,
+    nextAttemptAt: t0 + 11 * 60_000,
     error: 'Ad service answered 503: try again later',
     attempt: {
       startedAt: t0 + 2_000,
@@ -77,7 +77,7 @@ describe('postback job', () => {
       attempts: 1,
       campaignId: null,
       reason: 'Ad service answered 503: try again later',
-      nextAttemptAt: new Date(t0 + 65_250).toISOString(),
+      nextAttemptAt: new Date(t0 + 11 * 60_000).toISOString(),
       deadline: new Date(t0 - H + 7 * 24 * H - H).toISOString(),
       maybeAppliedAt: null,
       deliveredAt: null,
@@ -112,7 +112,7 @@ describe('postback job', () => {
     expect(out).toMatch(/ {2}state {10}pending\n/);
     expect(out).toMatch(/ {2}order {10}A-1\n/);
     expect(out).toMatch(/ {2}deadline {7}\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z \(in 6d 21h\)\n/);
-    expect(out).toMatch(/ {2}next attempt {3}\S+Z \(in \d+s\)\n/);
+    expect(out).toMatch(/ {2}next attempt {3}\S+Z \(in (9|10)m( \d+s)?\)\n/);
     expect(out).toMatch(/ {2}last error {5}Ad service answered 503: try again later\n/);
     expect(out).toMatch(/history {8}2 attempt\(s\), oldest first:\n/);
     const attempts = out.split('\n').filter((line) => line.startsWith('    '));
