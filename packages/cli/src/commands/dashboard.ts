@@ -65,7 +65,10 @@ export function createDashboardCommand(ctx: CommandContext = defaultContext): Co
       const { address, port } = server.address() as AddressInfo;
       const host = address.includes(':') ? `[${address}]` : address;
       io.stdout(
-        text`postback dashboard on http://${host}:${port}/ (${backend.describe}; ${token === undefined ? 'read-only' : 'replay and purge with the token'})\n`,
+        text`postback dashboard on http://${host}:${port}/\nbackend: ${backend.describe}\n` +
+          (token === undefined
+            ? 'read-only (give --token-env NAME to enable replay and purge)\n'
+            : 'replay and purge: with the token\n'),
       );
       await new Promise<void>((resolve) => {
         if (io.signal.aborted) resolve();
