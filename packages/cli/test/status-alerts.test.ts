@@ -148,7 +148,7 @@ describe('postback status --fail-on-*', () => {
     expect(noWorker.code).toBe(STATUS_EXIT.noWorker);
     expect(JSON.parse(noWorker.out).alerts).toEqual(['dead', 'no-worker']);
     expect([STATUS_EXIT.dead, STATUS_EXIT.atRisk, STATUS_EXIT.paused, STATUS_EXIT.noWorker]).toEqual([
-      10, 11, 12, 13,
+      10, 11, 12, 14,
     ]);
   });
 

@@ -15,7 +15,7 @@ export const STATUS_EXIT = Object.freeze({
   /** `--fail-on-paused`: some worker seen is paused (the service refused the key or the address). */
   paused: 12,
   /** `--fail-on-no-worker`: no running worker beat within `--worker-seen-within`. */
-  noWorker: 13,
+  noWorker: 14, // not 13: Node exits 13 on an unsettled top-level await
 });
 
 export const statusSpec = {
