@@ -50,11 +50,13 @@ export function backendFlags(values: {
   db?: string | undefined;
   pg?: string | undefined;
   sqs?: string | undefined;
+  schema?: string | undefined;
 }): BackendFlags {
   const flags: BackendFlags = {};
   if (values.db !== undefined) flags.db = values.db;
   if (values.pg !== undefined) flags.pg = values.pg;
   if (values.sqs !== undefined) flags.sqs = values.sqs;
+  if (values.schema !== undefined) flags.schema = values.schema;
   return flags;
 }
 

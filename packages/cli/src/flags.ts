@@ -6,7 +6,7 @@
  */
 import { type ParseArgsOptionsConfig, parseArgs } from 'node:util';
 import { UsageError } from './args.ts';
-import type { CommandSpec, FlagSpec, FlagTable, FlagValues } from './spec.ts';
+import { type CommandSpec, envOf, type FlagSpec, type FlagTable, type FlagValues } from './spec.ts';
 
 /** What {@link parseCommand} returns: the checked values, the words that are not flags, and `--help`. */
 export interface ParsedCommand<F extends FlagTable> {
@@ -83,37 +83,70 @@ function orList(words: readonly string[]): string {
   return words.length < 2 ? (words[0] ?? '') : `${words.slice(0, -1).join(', ')} or ${words.at(-1)}`;
 }
 
+const TRUE_WORDS = ['1', 'true', 'yes', 'on'];
+const FALSE_WORDS = ['0', 'false', 'no', 'off'];
+
+/** A switch read from its variable: `1`, `true`, `yes`, `on` or their opposites (any case). */
+function switchValue(variable: string, value: string): boolean {
+  const word = value.trim().toLowerCase();
+  if (TRUE_WORDS.includes(word)) return true;
+  if (FALSE_WORDS.includes(word)) return false;
+  throw new UsageError(`${variable} must be true or false (1/0, yes/no, on/off), got '${value}'`);
+}
+
+/** Where a flag's value comes from, for the checks and their messages. */
+interface Source {
+  /** The value on the command line, if any. */
+  given: unknown;
+  /** The flag's environment variable (when it may be read). */
+  variable: string | undefined;
+  env: Record<string, string | undefined>;
+}
+
 /** The value of one flag after its env fallback, choices, bounds and default. */
-function checked(
-  name: string,
-  flag: FlagSpec,
-  given: unknown,
-  env: Record<string, string | undefined>,
-): unknown {
-  if (flag.type === 'boolean') return given === true;
+function checked(name: string, flag: FlagSpec, { given, variable, env }: Source): unknown {
+  const fromEnv = variable === undefined ? undefined : env[variable];
+  const envSet = fromEnv !== undefined && fromEnv !== '';
+  if (flag.type === 'boolean') {
+    if (given === true) return true;
+    return envSet ? switchValue(variable as string, fromEnv) : false;
+  }
   let value = given as string | string[] | undefined;
-  if (value === undefined && flag.env !== undefined) {
-    const fromEnv = env[flag.env];
-    if (fromEnv !== undefined && fromEnv !== '') value = fromEnv;
+  // A value from the environment is named by its variable in messages: that is what the user set.
+  let label = `--${name}`;
+  if (value === undefined && envSet) {
+    value = flag.multiple ? fromEnv.split(',').map((v) => v.trim()) : fromEnv;
+    label = `${variable} (--${name})`;
   }
   if (value === undefined) {
     if (flag.required) {
       throw new UsageError(
-        flag.env === undefined
+        variable === undefined
           ? `--${name} is required`
-          : `give --${name}${flag.value === undefined ? '' : ` ${flag.value}`} or set ${flag.env}`,
+          : `give --${name}${flag.value === undefined ? '' : ` ${flag.value}`} or set ${variable}`,
       );
     }
     return flag.type === 'duration' && typeof flag.default === 'string'
-      ? durationValue(`--${name}`, flag.default)
+      ? durationFlag(flag, `--${name}`, flag.default)
       : flag.default;
   }
   if (typeof value !== 'string') return value;
   if (flag.choices !== undefined && !flag.choices.includes(value)) {
-    throw new UsageError(`--${name} must be ${orList(flag.choices)}, got '${value}'`);
+    throw new UsageError(`${label} must be ${orList(flag.choices)}, got '${value}'`);
   }
-  if (flag.type === 'duration') return durationValue(`--${name}`, value);
-  return flag.type === 'integer' ? integerValue(`--${name}`, value, flag) : value;
+  if (flag.type === 'duration') return durationFlag(flag, label, value);
+  return flag.type === 'integer' ? integerValue(label, value, flag) : value;
+}
+
+/** A duration, or 0 for `0`/`off` when the flag allows turning its feature off. */
+function durationFlag(flag: FlagSpec, label: string, value: string): number {
+  if (flag.off && (value === '0' || value.toLowerCase() === 'off')) return 0;
+  try {
+    return durationValue(label, value);
+  } catch (error) {
+    if (!flag.off) throw error;
+    throw new UsageError(`${label} must be a duration like 90m, 24h or 2d, or 0/off, got '${value}'`);
+  }
 }
 
 /**
@@ -150,8 +183,20 @@ export function parseCommand<F extends FlagTable>(
     return { values: {} as FlagValues<F>, positionals: parsed.positionals, help: true };
   }
   const values: Record<string, unknown> = {};
-  for (const [name, flag] of Object.entries(spec.flags))
-    values[name] = checked(name, flag, parsed.values[name], env);
+  // Groups of alternatives with a member on the command line: their variables stay unread.
+  const groupsGiven = new Set(
+    Object.entries(spec.flags)
+      .filter(([name, flag]) => flag.oneOf !== undefined && parsed.values[name] !== undefined)
+      .map(([, flag]) => flag.oneOf),
+  );
+  for (const [name, flag] of Object.entries(spec.flags)) {
+    const given = parsed.values[name];
+    const variable =
+      given === undefined && flag.oneOf !== undefined && groupsGiven.has(flag.oneOf)
+        ? undefined
+        : envOf(spec, name);
+    values[name] = checked(name, flag, { given, variable, env });
+  }
   for (const variable of spec.env ?? []) {
     const value = env[variable.name];
     if (variable.required && (value === undefined || value.trim() === ''))

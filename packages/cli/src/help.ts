@@ -3,7 +3,7 @@
  * every table's summary. Nothing here is written by hand per command, so the help cannot drift from the
  * flags the parser accepts.
  */
-import type { CommandSpec, FlagSpec } from './spec.ts';
+import { type CommandSpec, envOf, type FlagSpec } from './spec.ts';
 
 /** Two columns: names padded to the widest, continuation lines of the text indented to match. */
 function columns(rows: ReadonlyArray<readonly [string, string]>): string[] {
@@ -13,11 +13,12 @@ function columns(rows: ReadonlyArray<readonly [string, string]>): string[] {
   );
 }
 
-function flagText(flag: FlagSpec): string {
+function flagText(flag: FlagSpec, variable: string | undefined): string {
   const notes: string[] = [];
   if (flag.required) notes.push('required');
   if (flag.default !== undefined) notes.push(`default ${flag.default}`);
   if (flag.multiple) notes.push('repeatable');
+  if (variable !== undefined) notes.push(`env ${variable}`);
   return notes.length === 0 ? flag.help : `${flag.help} (${notes.join('; ')})`;
 }
 
@@ -39,12 +40,19 @@ export function renderHelp(spec: CommandSpec): string {
     .filter((v) => v.required)
     .map((v) => [v.name, `${v.help} (required)`]);
   for (const [name, flag] of Object.entries(spec.flags))
-    if (flag.env !== undefined) env.push([flag.env, `--${name} when the flag is not given`]);
+    if (typeof flag.env === 'string') env.push([flag.env, `--${name} when the flag is not given`]);
+  if (spec.flagEnv) {
+    env.push([
+      'POSTBACK_<FLAG>',
+      'every other option, named after the flag (--batch-size: POSTBACK_BATCH_SIZE;\n' +
+        'switches take 1/0, true/false); the flag wins over the variable',
+    ]);
+  }
   for (const v of vars) if (!v.required) env.push([v.name, v.help]);
   if (env.length > 0) lines.push('', 'Environment:', ...columns(env));
   const flags: Array<[string, string]> = Object.entries(spec.flags).map(([name, flag]) => [
     `${flag.short === undefined ? '' : `-${flag.short}, `}--${name}${flag.value === undefined ? '' : ` ${flag.value}`}`,
-    flagText(flag),
+    flagText(flag, envOf(spec, name)),
   ]);
   flags.push(['-h, --help', 'show this help']);
   lines.push('', 'Options:', ...columns(flags), '', `Exit codes: ${spec.exitCodes}`);

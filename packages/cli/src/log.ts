@@ -1,19 +1,44 @@
 /**
- * The worker's log: one line per event, as text (`time level event key=value ...`) or JSON lines
- * (`--log json`). Payloads are reduced to plain fields (job id, kind, order, attempts, error code and
- * message) so a log line never carries a request, a header or the API key; and as a last guard every
- * line is scrubbed of the key's literal value. Text lines escape control characters in every value
- * (a reason cannot forge a log line or reach the terminal as an escape sequence).
+ * The worker's log, on stderr: one line per event, as JSON lines in pino's format (`--log json`) or as
+ * text (`time level event key=value ...`, the default). A JSON line is exactly what pino writes —
+ * `{"level":30,"time":<epoch ms>,"pid":…,"hostname":…,<fields>,"msg":"<event>"}`, levels 10 trace,
+ * 20 debug, 30 info, 40 warn, 50 error, 60 fatal — so pino-pretty, pino transports and every log
+ * pipeline that reads pino read it; it also carries `event` (the same as `msg`) for filters. Written by
+ * hand rather than with pino: the format is a dozen lines, the worker writes a few lines a second at
+ * most, and pino would bring ten packages (sonic-boom, thread-stream, ...) into a CLI a shop installs.
+ *
+ * Lines carry chosen fields only (job id, kind, order, attempts, status, reason, times in ISO 8601), never
+ * a whole job (whose state would be a stale snapshot), a request, a header or the API key; and as a last
+ * guard every line is scrubbed of the key's literal value. Text lines escape control characters in every
+ * value (a reason cannot forge a log line or reach the terminal as an escape sequence).
  */
-
+import { hostname } from 'node:os';
 import { jsonText, printable } from './format.ts';
 
 /** Log line formats. */
 export type LogFormat = 'text' | 'json';
 
-/** A structured logger writing one line per call. */
+/** Log levels, least severe first. */
+export type LogLevel = 'trace' | 'debug' | 'info' | 'warn' | 'error' | 'fatal';
+
+/** pino's numbers of the levels. */
+export const LOG_LEVEL_NUMBERS: Readonly<Record<LogLevel, number>> = Object.freeze({
+  trace: 10,
+  debug: 20,
+  info: 30,
+  warn: 40,
+  error: 50,
+  fatal: 60,
+});
+
+/** The levels, for `--log-level`. */
+export const LOG_LEVELS = Object.keys(LOG_LEVEL_NUMBERS) as readonly LogLevel[];
+
+/** A structured logger writing one line per call, dropping lines below its level. */
 export interface Logger {
-  log(level: 'info' | 'warn' | 'error', event: string, fields?: Record<string, unknown>): void;
+  log(level: LogLevel, event: string, fields?: Record<string, unknown>): void;
+  /** Whether a line at `level` would be written. */
+  enabled(level: LogLevel): boolean;
 }
 
 /** Fields of a job worth a log line. Anything else a job holds (click token, lease) stays out. */
@@ -26,8 +51,15 @@ function jobFields(job: Record<string, unknown>): Record<string, unknown> {
   return out;
 }
 
-/** Reduces an error to code, status and message (messages of our errors never hold secrets). */
-function errorFields(error: unknown): Record<string, unknown> {
+/**
+ * Reduces an error to name, code, status and message (messages of our errors never hold secrets).
+ *
+ * @example
+ * ```ts
+ * errorFields(new Error('disk full')); // { name: 'Error', message: 'disk full' }
+ * ```
+ */
+export function errorFields(error: unknown): Record<string, unknown> {
   if (!(error instanceof Error)) return { message: String(error) };
   const out: Record<string, unknown> = { name: error.name, message: error.message };
   const e = error as Error & { code?: unknown; status?: unknown };
@@ -79,13 +111,92 @@ function textValue(value: unknown): string {
   return String(value);
 }
 
+/** What a job contributes to an event's line: who it is, never its (stale) state or its click. */
+function jobRef(job: unknown): Record<string, unknown> {
+  if (job === null || typeof job !== 'object') return {};
+  const j = job as Record<string, unknown>;
+  const out: Record<string, unknown> = {};
+  for (const [from, to] of [
+    ['id', 'jobId'],
+    ['kind', 'kind'],
+    ['orderId', 'orderId'],
+    ['attempts', 'attempts'],
+  ] as const) {
+    if (j[from] !== undefined) out[to] = j[from];
+  }
+  if (typeof j.deadline === 'number') out.deadline = new Date(j.deadline).toISOString();
+  return out;
+}
+
+const isoOf = (value: unknown) => (typeof value === 'number' ? new Date(value).toISOString() : undefined);
+
+/**
+ * The fields of one Dispatcher event's log line: the job's id, kind, order and attempts, then what the
+ * event says (campaign, status, reason, next attempt), times in ISO 8601. Unknown events fall back to
+ * {@link safeFields}.
+ *
+ * @example
+ * ```ts
+ * eventFields('delivered', { job, campaignId: 'cmp_1', at }); // { jobId, kind, orderId, attempts, deadline, campaignId, at }
+ * ```
+ */
+export function eventFields(event: string, payload: unknown): Record<string, unknown> {
+  if (payload === null || typeof payload !== 'object') return safeFields(payload);
+  const p = payload as Record<string, unknown>;
+  const defined = (fields: Record<string, unknown>) =>
+    Object.fromEntries(Object.entries(fields).filter(([, v]) => v !== undefined));
+  switch (event) {
+    case 'delivered':
+      return defined({ ...jobRef(p.job), campaignId: p.campaignId, at: isoOf(p.at) });
+    case 'retried':
+      return defined({
+        ...jobRef(p.job),
+        status: p.status,
+        reason: p.reason,
+        nextAttemptAt: isoOf(p.nextAttemptAt),
+        lastChance: p.lastChance,
+      });
+    case 'dead':
+      return defined({ ...jobRef(p.job), status: p.status, reason: p.reason });
+    case 'expired':
+      return defined({ ...jobRef(p.job), reason: p.reason });
+    case 'at-risk':
+      return defined({ ...jobRef(p.job), inMs: p.inMs });
+    case 'paused':
+      return defined({ status: p.status, reason: p.reason, until: isoOf(p.until) });
+    case 'error':
+      return defined({ during: p.during, error: errorFields(p.error) });
+    default:
+      return safeFields(payload);
+  }
+}
+
+/** pino's own keys: a field of the same name is renamed (`_level`), never overrides them. */
+const RESERVED = new Set(['level', 'time', 'pid', 'hostname', 'event', 'msg']);
+
+function unreserved(fields: Record<string, unknown>): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(fields)) out[RESERVED.has(key) ? `_${key}` : key] = value;
+  return out;
+}
+
+/** Options of {@link createLogger}. */
+export interface LoggerOptions {
+  /** Lines below this level are dropped. @defaultValue 'info' */
+  level?: LogLevel;
+  /** pino's `pid` and `hostname` (injected in tests). */
+  pid?: number;
+  hostname?: string;
+}
+
 /**
  * Creates a logger writing to `write`, removing every occurrence of each `secrets` value.
  *
  * @example
  * ```ts
- * const logger = createLogger('json', (line) => io.stdout(line), [apiKey]);
+ * const logger = createLogger('json', (line) => io.stderr(line), [apiKey], Date.now, { level: 'debug' });
  * logger.log('info', 'worker.started', { concurrency: 8 });
+ * // {"level":30,"time":1767312000000,"pid":4242,"hostname":"box","event":"worker.started","concurrency":8,"msg":"worker.started"}
  * ```
  */
 export function createLogger(
@@ -93,20 +204,36 @@ export function createLogger(
   write: (line: string) => void,
   secrets: readonly string[] = [],
   now: () => number = Date.now,
+  options: LoggerOptions = {},
 ): Logger {
+  const threshold = LOG_LEVEL_NUMBERS[options.level ?? 'info'];
+  const pid = options.pid ?? process.pid;
+  const host = options.hostname ?? hostname();
   const scrub = (line: string) => {
     let out = line;
     for (const secret of secrets) if (secret.length > 0) out = out.split(secret).join('[redacted]');
     return out;
   };
+  const enabled = (level: LogLevel) => LOG_LEVEL_NUMBERS[level] >= threshold;
   return {
+    enabled,
     log(level, event, fields = {}) {
-      const time = new Date(now()).toISOString();
+      if (!enabled(level)) return;
+      const time = now();
       const line =
         format === 'json'
-          ? jsonText({ time, level, event, ...fields })
-          : [
+          ? // pino's order: level, time, pid, hostname, the fields, msg last.
+            jsonText({
+              level: LOG_LEVEL_NUMBERS[level],
               time,
+              pid,
+              hostname: host,
+              event,
+              ...unreserved(fields),
+              msg: event,
+            })
+          : [
+              new Date(time).toISOString(),
               level.padEnd(5),
               event,
               ...Object.entries(fields).map(([k, v]) => `${k}=${textValue(v)}`),

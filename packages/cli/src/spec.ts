@@ -2,8 +2,8 @@
  * The shape of a command's table: its summary, usage lines, flags (type, value name, required, default,
  * environment variable, help) and the variables it reads. One table per command (`specs/<name>.ts`) is
  * the single source of its `--help` text (`help.ts`) and of how its flags are parsed and checked
- * (`flags.ts`). Types only: a table is data, so `postback --help` can list every summary without loading
- * any command.
+ * (`flags.ts`). Types and two pure helpers only: a table is data, so `postback --help` can list every
+ * summary without loading any command.
  */
 
 /**
@@ -26,8 +26,19 @@ export interface FlagSpec {
    * flag's default is written as one (`24h`).
    */
   readonly default?: string | number;
-  /** Environment variable read when the flag is absent (an empty value counts as unset). */
-  readonly env?: string;
+  /**
+   * Environment variable read when the flag is absent (an empty value counts as unset). Without one, a
+   * flag of a command with `flagEnv` reads {@link flagEnvName}`(name)`; `false` opts a flag out of that rule.
+   */
+  readonly env?: string | false;
+  /**
+   * Flags sharing a group name are alternatives (`--db`, `--pg`, `--sqs`): when one of them is on the
+   * command line, the environment variables of the others are not read (the flag wins over the
+   * environment as a whole, not only over its own variable).
+   */
+  readonly oneOf?: string;
+  /** A `duration` flag that also takes `0` or `off`, read as 0 (the feature is off). */
+  readonly off?: boolean;
   /** The flag may be given several times; its value is the list. */
   readonly multiple?: boolean;
   /** One-letter alias (`-x`). */
@@ -64,10 +75,44 @@ export interface CommandSpec<F extends FlagTable = FlagTable> {
   readonly flags: F;
   /** Variables read besides the flags' own `env` fallbacks. */
   readonly env?: readonly EnvSpec[];
+  /**
+   * Every flag of this command is also read from the environment: `--batch-size` from
+   * `POSTBACK_BATCH_SIZE` (see {@link flagEnvName}), unless the flag names its own `env` (or `false`).
+   * The flag wins over the variable. @defaultValue false
+   */
+  readonly flagEnv?: boolean;
   /** Whether words that are not flags are accepted (`dlq list`). @defaultValue false */
   readonly positionals?: boolean;
   /** The exit codes, printed last (`Exit codes: ...`). */
   readonly exitCodes: string;
+}
+
+/**
+ * The environment variable of a flag under the `flagEnv` rule: `POSTBACK_` and the flag's name in upper
+ * case, dashes as underscores.
+ *
+ * @example
+ * ```ts
+ * flagEnvName('batch-size'); // 'POSTBACK_BATCH_SIZE'
+ * ```
+ */
+export function flagEnvName(name: string): string {
+  return `POSTBACK_${name.toUpperCase().replace(/-/g, '_')}`;
+}
+
+/**
+ * The environment variable a flag is read from, if any: its own `env`, else the `flagEnv` rule.
+ *
+ * @example
+ * ```ts
+ * envOf(workerSpec, 'concurrency'); // 'POSTBACK_CONCURRENCY'
+ * ```
+ */
+export function envOf(spec: Pick<CommandSpec, 'flags' | 'flagEnv'>, name: string): string | undefined {
+  const own = spec.flags[name]?.env;
+  if (own === false) return undefined;
+  if (own !== undefined) return own;
+  return spec.flagEnv ? flagEnvName(name) : undefined;
 }
 
 type OneValue<F> = F extends { type: 'boolean' }

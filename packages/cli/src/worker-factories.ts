@@ -3,13 +3,18 @@
  * `@postback/client`: builds both from the worker's flags, and names the Dispatcher events the worker
  * logs. Kept apart from the command so the command stays about flags, signals and exit codes.
  */
-import { createClient } from '@postback/client';
+import { createClient, DEFAULT_TIMEOUT_MS } from '@postback/client';
 import {
   createDispatcher,
+  DEFAULT_BACKOFF,
+  DEFAULT_CONCURRENCY,
+  DEFAULT_LEASE_MS,
+  DEFAULT_POLL_INTERVAL_MS,
   type DispatcherEventName,
   type DispatcherOptions,
   type Outbox,
 } from '@postback/core';
+import type { LogLevel } from './log.ts';
 
 /** What the worker needs of a Dispatcher. */
 export interface DispatcherHandle {
@@ -42,18 +47,55 @@ export interface WorkerSetup {
   requestTimeoutMs: number | undefined;
 }
 
+/** The tuning flags of a {@link WorkerSetup}. */
+export type WorkerTuning = Pick<
+  WorkerSetup,
+  | 'concurrency'
+  | 'leaseMs'
+  | 'pollMs'
+  | 'backoffBaseMs'
+  | 'backoffMaxMs'
+  | 'backoffMinMs'
+  | 'requestTimeoutMs'
+>;
+
+/**
+ * The tuning the Dispatcher and client run with: each flag given, else their own default (for the
+ * worker's start line: the settings in effect, not only those given).
+ *
+ * @example
+ * ```ts
+ * effectiveTuning({ concurrency: 4 }).leaseMs; // DEFAULT_LEASE_MS
+ * ```
+ */
+export function effectiveTuning(tuning: Partial<WorkerTuning>): { [K in keyof WorkerTuning]-?: number } {
+  return {
+    concurrency: tuning.concurrency ?? DEFAULT_CONCURRENCY,
+    leaseMs: tuning.leaseMs ?? DEFAULT_LEASE_MS,
+    pollMs: tuning.pollMs ?? DEFAULT_POLL_INTERVAL_MS,
+    backoffBaseMs: tuning.backoffBaseMs ?? DEFAULT_BACKOFF.baseMs,
+    backoffMaxMs: tuning.backoffMaxMs ?? DEFAULT_BACKOFF.maxMs,
+    backoffMinMs: tuning.backoffMinMs ?? DEFAULT_BACKOFF.minMs,
+    requestTimeoutMs: tuning.requestTimeoutMs ?? DEFAULT_TIMEOUT_MS,
+  };
+}
+
 /** How the worker builds its Dispatcher, and which of its events it logs at which level. */
 export interface WorkerFactories {
-  events: ReadonlyArray<{ name: DispatcherEventName; level: 'info' | 'warn' | 'error' }>;
+  events: ReadonlyArray<{ name: DispatcherEventName; level: LogLevel }>;
   createDispatcher(setup: WorkerSetup): Promise<DispatcherHandle>;
 }
 
-/** Every Dispatcher event, with the level the worker logs it at. */
+/**
+ * The Dispatcher events the worker logs, with their level: a delivery at debug (the periodic
+ * `worker.summary` at info counts them), what needs a look at warn or error.
+ */
 export const WORKER_EVENTS: WorkerFactories['events'] = [
-  { name: 'delivered', level: 'info' },
+  { name: 'delivered', level: 'debug' },
   { name: 'retried', level: 'warn' },
   { name: 'dead', level: 'error' },
   { name: 'expired', level: 'error' },
+  { name: 'at-risk', level: 'warn' },
   { name: 'paused', level: 'error' },
   { name: 'resumed', level: 'info' },
   { name: 'error', level: 'error' },

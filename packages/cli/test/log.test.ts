@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { createLogger, safeFields } from '../src/log.ts';
+import { createLogger, eventFields, LOG_LEVELS, type LogLevel, safeFields } from '../src/log.ts';
 
 describe('the worker log', () => {
   it('reduces a job to its id, kind, order, state and attempts, leaving out the click token and lease', () => {
@@ -49,23 +49,58 @@ describe('the worker log', () => {
     }
   });
 
-  it('writes one parseable JSON object per line in json format', () => {
+  it("writes pino's JSON lines: numeric level, epoch-ms time, pid, hostname, the fields, msg last", () => {
     const lines: string[] = [];
     const logger = createLogger(
       'json',
       (line) => lines.push(line),
       [],
       () => Date.UTC(2026, 0, 2),
+      { pid: 4242, hostname: 'box' },
     );
-    logger.log('info', 'delivered', { job: { id: '1' }, note: 'a\nb' });
+    logger.log('warn', 'retried', { jobId: '1', note: 'a\nb', level: 'sneaky' });
     expect(lines[0]?.endsWith('\n')).toBe(true);
     expect(lines[0]?.trimEnd().includes('\n')).toBe(false);
-    expect(JSON.parse(lines[0] as string)).toEqual({
-      time: '2026-01-02T00:00:00.000Z',
-      level: 'info',
-      event: 'delivered',
-      job: { id: '1' },
-      note: 'a\nb',
+    expect(lines[0]).toBe(
+      '{"level":40,"time":1767312000000,"pid":4242,"hostname":"box","event":"retried","jobId":"1","note":"a\\nb","_level":"sneaky","msg":"retried"}\n',
+    );
+  });
+
+  it('drops lines below --log-level, with pino level numbers 10..60', () => {
+    const seen = (level: LogLevel) => {
+      const lines: string[] = [];
+      const logger = createLogger('json', (line) => lines.push(line), [], Date.now, { level });
+      for (const l of LOG_LEVELS) logger.log(l, `at-${l}`);
+      return lines.map((line) => (JSON.parse(line) as { level: number }).level);
+    };
+    expect(seen('info')).toEqual([30, 40, 50, 60]);
+    expect(seen('trace')).toEqual([10, 20, 30, 40, 50, 60]);
+    expect(seen('fatal')).toEqual([60]);
+  });
+
+  it('logs chosen fields of an event, not the job snapshot: no stale state, one campaignId, ISO times', () => {
+    const job = {
+      id: '7',
+      kind: 'confirm',
+      orderId: 'A-1',
+      state: 'inflight',
+      attempts: 1,
+      campaignId: null,
+      clickToken: 'tok_x',
+      deadline: Date.UTC(2026, 0, 9),
+    };
+    const fields = eventFields('delivered', { job, campaignId: 'cmp_9', at: Date.UTC(2026, 0, 2) });
+    expect(fields).toEqual({
+      jobId: '7',
+      kind: 'confirm',
+      orderId: 'A-1',
+      attempts: 1,
+      deadline: '2026-01-09T00:00:00.000Z',
+      campaignId: 'cmp_9',
+      at: '2026-01-02T00:00:00.000Z',
     });
+    expect(
+      eventFields('retried', { job, reason: 'busy', status: 503, nextAttemptAt: 0, lastChance: false }),
+    ).toMatchObject({ jobId: '7', status: 503, reason: 'busy', nextAttemptAt: '1970-01-01T00:00:00.000Z' });
   });
 });

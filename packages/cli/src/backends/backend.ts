@@ -10,6 +10,8 @@ export interface BackendFlags {
   db?: string;
   pg?: string;
   sqs?: string;
+  /** `--pg`: the schema (`--schema`, or `POSTBACK_PG_SCHEMA` through the flag's fallback); ignored otherwise. */
+  schema?: string;
   /** `false`: open only an outbox that exists and is current; never create or migrate (reading commands). */
   create?: boolean;
 }

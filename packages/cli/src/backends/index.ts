@@ -79,6 +79,10 @@ export async function openBackend(
     const access = flags.create === undefined ? {} : { create: flags.create };
     return (await load('SQLite', loaders.sqlite)).open(flags.db, env, access);
   }
-  if (flags.pg !== undefined) return (await load('PostgreSQL', loaders.postgres, '--pg')).open(flags.pg, env);
+  if (flags.pg !== undefined) {
+    // The backend reads its schema from POSTBACK_PG_SCHEMA; a --schema flag overrides it.
+    const pgEnv = flags.schema === undefined ? env : { ...env, POSTBACK_PG_SCHEMA: flags.schema };
+    return (await load('PostgreSQL', loaders.postgres, '--pg')).open(flags.pg, pgEnv);
+  }
   return (await load('SQS', loaders.sqs, '--sqs')).open(flags.sqs as string, env);
 }

@@ -6,9 +6,15 @@ import type { EnvSpec } from '../spec.ts';
 
 /** The backend flags of a command that creates the SQLite file when it is missing. */
 export const BACKEND_FLAGS = {
-  db: { type: 'string', value: 'FILE', help: 'SQLite outbox file' },
-  pg: { type: 'string', value: 'URL', help: 'PostgreSQL connection URL' },
-  sqs: { type: 'string', value: 'URL', help: 'SQS queue URL' },
+  db: { type: 'string', value: 'FILE', help: 'SQLite outbox file', oneOf: 'backend' },
+  pg: { type: 'string', value: 'URL', help: 'PostgreSQL connection URL', oneOf: 'backend' },
+  sqs: { type: 'string', value: 'URL', help: 'SQS queue URL', oneOf: 'backend' },
+  schema: {
+    type: 'string',
+    value: 'NAME',
+    env: 'POSTBACK_PG_SCHEMA',
+    help: '--pg: the schema holding the tables (default postback)',
+  },
 } as const;
 
 /** The backend flags of a reading command: the SQLite file must exist already. */
@@ -21,9 +27,8 @@ export const EXISTING_BACKEND_FLAGS = {
 export const BACKEND_ENV: readonly EnvSpec[] = [
   { name: 'POSTBACK_SQLITE_SYNCHRONOUS', help: "--db: SQLite's synchronous level" },
   { name: 'POSTBACK_SQLITE_BUSY_TIMEOUT_MS', help: '--db: how long to wait for a locked database' },
-  { name: 'POSTBACK_PG_SCHEMA', help: '--pg: the schema (default postback)' },
   { name: 'POSTBACK_SQS_DLQ_URL', help: '--sqs: the dead-letter queue URL' },
 ];
 
 /** The usage words of the backend choice. */
-export const BACKEND_USAGE = '(--db FILE | --pg URL | --sqs URL)';
+export const BACKEND_USAGE = '(--db FILE | --pg URL [--schema NAME] | --sqs URL)';
