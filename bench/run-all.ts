@@ -27,6 +27,7 @@ const BENCHMARKS = [
   'postgres', // enqueue and claim/complete vs pg-boss, 4 workers vs 1 (>= 1.6x)
   'sqs', // SQS consumer vs bare loop (>= 0.8)
   'shop-under-delivery', // shop pages while its Dispatcher drains 10,000 jobs vs idle (>= 0.85 req/s, <= 1.5 p99)
+  'metrics-overhead', // delivery with Prometheus metrics and tracing on vs off (>= 0.95)
 ];
 
 const wanted = process.argv.slice(2);

@@ -1,0 +1,183 @@
+/**
+ * Benchmark: what observing delivery costs. Jobs delivered per second by the same Dispatcher to the
+ * sandbox with `@postback/metrics` on — Prometheus metrics (event counters, the send-latency histogram)
+ * scraped over HTTP every `--scrape-ms` (far more often than a real Prometheus, so a scrape's
+ * `outbox.stats` call weighs in), and a span per send through the OpenTelemetry SDK (a batch span
+ * processor exporting to nowhere) — against the same Dispatcher with nothing attached. Target ratio
+ * on / off >= 0.95.
+ *
+ * The outbox is in memory by default: the fastest delivery makes the observers' share largest, so the
+ * ratio is a pessimistic one (`--store sqlite` for a durable store). The sandbox runs in a child process.
+ * Every run delivers `--jobs` fresh orders to its own sandbox account and must finish within 25 s; the
+ * two contenders run in ABBA order after `--warmup` untimed rounds of each, and the measured rounds stop
+ * after 90 s. The ratio is taken per round, then its median.
+ *
+ *   node --conditions=@postback/source bench/metrics-overhead.ts [--jobs 2000] [--rounds 6] [--warmup 1]
+ *     [--concurrency 50] [--scrape-ms 250] [--store memory|sqlite]
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import {
+  BasicTracerProvider,
+  BatchSpanProcessor,
+  type ReadableSpan,
+  type SpanExporter,
+} from '@opentelemetry/sdk-trace-base';
+import { createClient } from '@postback/client';
+import { createDispatcher, createMemoryOutbox, type Outbox } from '@postback/core';
+import { createPrometheusMetrics, serveMetrics } from '@postback/metrics';
+import { traceDispatcher } from '@postback/metrics/otel';
+import { createSqliteOutbox } from '@postback/sqlite';
+import { withinLimit, withWorld } from './run-world.ts';
+import { startChildSandboxWorld } from './sandbox-process.ts';
+
+const { values } = parseArgs({
+  options: {
+    jobs: { type: 'string', default: '2000' },
+    rounds: { type: 'string', default: '6' },
+    warmup: { type: 'string', default: '1' },
+    concurrency: { type: 'string', default: '50' },
+    'scrape-ms': { type: 'string', default: '250' },
+    store: { type: 'string', default: 'memory' },
+  },
+});
+const JOBS = Number(values.jobs);
+const ROUNDS = Number(values.rounds);
+const WARMUP = Number(values.warmup);
+const CONCURRENCY = Number(values.concurrency);
+const SCRAPE_MS = Number(values['scrape-ms']);
+const STORE = values.store;
+if (STORE !== 'memory' && STORE !== 'sqlite') throw new Error('--store is memory or sqlite');
+const RUN_LIMIT_MS = 25_000;
+
+/** Spans are built, batched and handed over, then dropped: the SDK's whole cost without a network. */
+class DiscardingExporter implements SpanExporter {
+  spans = 0;
+  export(spans: ReadableSpan[], done: (result: { code: number }) => void): void {
+    this.spans += spans.length;
+    done({ code: 0 });
+  }
+  async shutdown(): Promise<void> {}
+}
+
+interface Run {
+  seconds: number;
+  delivered: number;
+  scrapes: number;
+  spans: number;
+}
+
+function openStore(): { outbox: Outbox; cleanup(): void } {
+  if (STORE === 'memory') return { outbox: createMemoryOutbox(), cleanup: () => {} };
+  const dir = mkdtempSync(join(tmpdir(), 'postback-bench-metrics-'));
+  const outbox = createSqliteOutbox({ filename: join(dir, 'bench.db'), synchronous: 'full-async' });
+  return { outbox, cleanup: () => rmSync(dir, { recursive: true, force: true }) };
+}
+
+async function deliveryRun(observed: boolean): Promise<Run> {
+  return withWorld(startChildSandboxWorld, async (world, tokens) => {
+    const { outbox, cleanup } = openStore();
+    const client = createClient({ baseUrl: world.url, apiKey: world.conversionsKey });
+    const stops: Array<() => Promise<void> | void> = [];
+    try {
+      const now = Date.now();
+      await Promise.all(
+        Array.from({ length: JOBS }, (_, i) =>
+          outbox.confirm({
+            orderId: `m-${i}`,
+            valueMicros: 1_000,
+            click: { token: tokens[i % tokens.length] as string, clickedAt: now },
+          }),
+        ),
+      );
+      const dispatcher = createDispatcher({
+        outbox,
+        client,
+        concurrency: CONCURRENCY,
+        batchSize: CONCURRENCY,
+      });
+      let scrapes = 0;
+      const exporter = new DiscardingExporter();
+      if (observed) {
+        const metrics = createPrometheusMetrics({ dispatcher, outbox });
+        const server = await serveMetrics(metrics, { port: 0 });
+        const provider = new BasicTracerProvider({ spanProcessors: [new BatchSpanProcessor(exporter)] });
+        const stopTracing = traceDispatcher(dispatcher, { tracer: provider.getTracer('bench') });
+        const timer = setInterval(() => {
+          fetch(`${server.url}/metrics`)
+            .then((r) => r.text())
+            .then(
+              () => {
+                scrapes += 1;
+              },
+              () => {},
+            );
+        }, SCRAPE_MS);
+        stops.push(async () => {
+          clearInterval(timer);
+          stopTracing();
+          await provider.shutdown();
+          metrics.close();
+          await server.close();
+        });
+      }
+      let count = 0;
+      const done = new Promise<void>((resolve) => {
+        dispatcher.on('delivered', () => {
+          count += 1;
+          if (count === JOBS) resolve();
+        });
+      });
+      const t0 = performance.now();
+      dispatcher.start();
+      await withinLimit(done, observed ? 'observed dispatcher' : 'dispatcher', RUN_LIMIT_MS);
+      const seconds = (performance.now() - t0) / 1000;
+      await dispatcher.stop({ timeoutMs: 5_000 });
+      for (const stop of stops.splice(0)) await stop();
+      return { seconds, delivered: count, scrapes, spans: exporter.spans };
+    } finally {
+      for (const stop of stops) await stop();
+      await client.close();
+      await outbox.close();
+      cleanup();
+    }
+  });
+}
+
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] as number;
+const rate = (run: Run) => run.delivered / run.seconds;
+
+for (let round = 0; round < WARMUP; round++) {
+  await deliveryRun(false);
+  await deliveryRun(true);
+}
+const off: number[] = [];
+const on: number[] = [];
+const scrapes: number[] = [];
+const spans: number[] = [];
+const started = Date.now();
+for (let round = 0; round < ROUNDS && Date.now() - started < 90_000; round++) {
+  // ABBA: every other round runs the observed Dispatcher first.
+  const order = round % 2 === 0 ? [false, true] : [true, false];
+  for (const observed of order) {
+    const run = await deliveryRun(observed);
+    (observed ? on : off).push(rate(run));
+    if (observed) {
+      scrapes.push(run.scrapes);
+      spans.push(run.spans);
+    }
+  }
+}
+const ratio = median(on.map((r, i) => r / (off[i] as number)));
+console.log(
+  `metrics-overhead: ${JOBS} confirmations per run (${STORE} outbox, sandbox in a child process), concurrency ${CONCURRENCY}, ${WARMUP} warm-up + ${on.length} ABBA rounds (median)`,
+);
+console.log(
+  `  Dispatcher, nothing attached          ${median(off).toFixed(0).padStart(6)} jobs/s  (rounds: ${off.map((r) => r.toFixed(0)).join(', ')})`,
+);
+console.log(
+  `  Dispatcher, Prometheus + tracing on   ${median(on).toFixed(0).padStart(6)} jobs/s  (rounds: ${on.map((r) => r.toFixed(0)).join(', ')}; scrapes every ${SCRAPE_MS} ms: ${scrapes.join(', ')}; spans exported: ${spans.join(', ')})`,
+);
+console.log(`  ratio on / off: ${ratio.toFixed(3)} (target >= 0.95) ${ratio >= 0.95 ? 'OK' : 'MISSED'}`);
