@@ -24,7 +24,8 @@ afterEach(async () => {
 function metricsUrl(out: string): string | undefined {
   for (const line of out.split('\n')) {
     if (!line.includes('worker.metrics')) continue;
-    return (JSON.parse(line) as { url?: string }).url;
+    const url = (JSON.parse(line) as { url?: unknown }).url;
+    if (typeof url === 'string') return url;
   }
   return undefined;
 }
@@ -54,8 +55,10 @@ describe('postback worker --metrics-port', () => {
       ],
       io,
     );
-    await waitUntil(async () => metricsUrl(io.out()) !== undefined, 10_000);
-    const url = metricsUrl(io.out()) as string;
+    // Log lines go to stdout or stderr depending on the logger's version: look in both.
+    const logged = () => metricsUrl(`${io.out()}\n${io.err()}`);
+    await waitUntil(async () => logged() !== undefined, 10_000);
+    const url = logged() as string;
     expect(url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
     await waitUntil(async () => (await world.conversions()).conversions.length === 5, 15_000);
 
