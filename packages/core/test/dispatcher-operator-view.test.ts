@@ -135,4 +135,20 @@ describe('Dispatcher watch', () => {
     const [last] = await outbox.workers({ now: clock.now(), sinceMs: HOUR });
     expect(last?.state).toBe('stopped');
   });
+
+  it('beats at once when delivery pauses, not at the next round of the watch', async () => {
+    service.script(CONFIRM_PATH, { status: 401, body: { detail: 'unknown key' } });
+    await enqueue('ord_c');
+    const dispatcher = dispatcherWith({
+      watchIntervalMs: HOUR,
+      worker: { id: 'shop-1:43', version: '9.9.9' },
+    });
+    dispatcher.start();
+    await until(
+      async () => (await outbox.workers({ now: clock.now(), sinceMs: HOUR }))[0]?.state === 'paused',
+    );
+    const [paused] = await outbox.workers({ now: clock.now(), sinceMs: HOUR });
+    expect(paused?.pauseReason).toContain('unknown key');
+    await dispatcher.stop({ timeoutMs: 100 });
+  });
 });

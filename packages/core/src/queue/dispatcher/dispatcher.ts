@@ -126,6 +126,9 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
   const batch = createRecordBatch(o.recordDelayMs, () => !machine.stopping() && loop !== null);
   const send = createSender({ ...o, onRequest: leases.startTimeoutSweep });
   const watch = createWatch({ ...o, emit, machine, worker: describeWorker(o.worker) });
+  // A pause and its end are recorded at once, not at the watch's next round (every 30 s by default).
+  on('paused', () => void watch.beatNow());
+  on('resumed', () => void watch.beatNow());
 
   /** Lets go of a held job; with nothing held, the heart-beat and the sweep stop. */
   const drop = (slot: Slot) => {

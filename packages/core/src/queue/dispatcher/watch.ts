@@ -33,6 +33,11 @@ export interface Watch {
   stop(): Promise<void>;
   /** One round now: a beat and the at-risk check (also what the loop runs). */
   round(): Promise<void>;
+  /**
+   * A beat now, if the loop runs: the Dispatcher calls it when delivery pauses or resumes, so a pause
+   * shows in `status` while it lasts instead of at the next round (up to `watchIntervalMs` later).
+   */
+  beatNow(): Promise<void>;
 }
 
 /** Creates the watch, stopped. */
@@ -91,6 +96,9 @@ export function createWatch(ctx: WatchContext): Watch {
 
   return {
     round,
+    async beatNow() {
+      if (running !== null) await beat(machine.state);
+    },
     start() {
       if (running !== null) return;
       const controller = new AbortController();
