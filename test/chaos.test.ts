@@ -183,7 +183,7 @@ describe('chaos: faults at the service and a worker killed again and again', () 
     expect(await w.spendMicros()).toBe((CONFIRMS - REFUNDS) * w.bidMicros);
     // The faults really happened: the workers' logs show durable retries after 5xx, 429 and dropped connections.
     const retried = processes
-      .flatMap((proc) => proc.stdout)
+      .flatMap((proc) => proc.stderr)
       .filter((line) => line.includes('"event":"retried"'))
       .map((line) => JSON.parse(line) as { status: number | null });
     const statuses = new Set(retried.map((r) => r.status));

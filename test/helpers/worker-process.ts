@@ -16,7 +16,7 @@ export interface PostbackProcess {
   stderr: string[];
   /** Resolves when the process has exited. */
   exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
-  /** Resolves with the first stdout line matching `pattern`; rejects after `timeoutMs` or on exit. */
+  /** Resolves with the first stdout or stderr line matching `pattern`; rejects after `timeoutMs` or on exit. */
   waitForLine(pattern: RegExp, timeoutMs: number): Promise<string>;
 }
 
@@ -57,7 +57,8 @@ export function spawnPostback(args: string[], env: Record<string, string> = {}):
     });
   };
   collect(child.stdout, stdout, true);
-  collect(child.stderr, stderr, false);
+  // The worker logs on stderr: lines are awaited on both streams.
+  collect(child.stderr, stderr, true);
   const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => {
     child.once('exit', (code, signal) => resolve({ code, signal }));
   });
@@ -67,7 +68,7 @@ export function spawnPostback(args: string[], env: Record<string, string> = {}):
     stderr,
     exited,
     waitForLine(pattern, timeoutMs) {
-      const seen = stdout.find((line) => pattern.test(line));
+      const seen = [...stdout, ...stderr].find((line) => pattern.test(line));
       if (seen !== undefined) return Promise.resolve(seen);
       return new Promise((resolve, reject) => {
         const waiter = { pattern, resolve };

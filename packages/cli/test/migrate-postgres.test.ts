@@ -141,7 +141,7 @@ describe('postback worker --pg', () => {
         await main(['worker', '--pg', URL_, '--base-url', world.url, '--drain', '--log', 'json'], io),
         io.err(),
       ).toBe(0);
-      expect(io.out()).toContain(`postgres postgres://postgres@127.0.0.1:5432/test (schema ${schema})`);
+      expect(io.err()).toContain(`postgres postgres://postgres@127.0.0.1:5432/test (schema ${schema})`);
       const { counts } = await backend.outbox.stats(Date.now());
       expect(counts.delivered).toBe(3);
       expect((await world.conversions()).conversions.map((c) => c.order_id).sort()).toEqual([

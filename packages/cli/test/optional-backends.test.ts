@@ -156,6 +156,9 @@ describe('the CLI in a SQLite-only project (no @postback/postgres, no @postback/
       'http://127.0.0.1:1',
       '--log',
       'json',
+      // The worker logs on stderr: above info only, so that any other line there is a failure.
+      '--log-level',
+      'warn',
     );
     // Node 22 (engines allow >= 22.13) flags node:sqlite as experimental and says so on stderr, once per
     // thread that loads it; Node 24 does not. Nothing else may be written there.

@@ -33,7 +33,7 @@ describe('postback worker --pg', () => {
       ['worker', '--pg', PG_URL, '--base-url', world.url, '--poll-ms', '30000', '--log', 'json'],
       io,
     );
-    await waitUntil(() => io.out().includes('"event":"worker.started"'), 10_000);
+    await waitUntil(() => io.err().includes('"event":"worker.started"'), 10_000);
     await new Promise((resolve) => setTimeout(resolve, 300));
     const [click] = await world.clicks(1);
     const confirm = captureIo({ env });
@@ -62,6 +62,6 @@ describe('postback worker --pg', () => {
     const status = captureIo({ env });
     expect(await main(['status', '--pg', PG_URL, '--json'], status)).toBe(0);
     expect(JSON.parse(status.out()).counts).toMatchObject({ delivered: 1, pending: 0, inflight: 0 });
-    expect(io.out()).not.toContain(world.conversionsKey);
+    expect(io.out() + io.err()).not.toContain(world.conversionsKey);
   }, 40_000);
 });

@@ -70,8 +70,9 @@ describe('postback worker (in process)', () => {
     io.controller.abort();
     expect(await running).toBe(0);
     expect(await counts()).toMatchObject({ delivered: 20, pending: 0, inflight: 0 });
-    expect(io.out()).toMatch(/worker\.started/);
-    expect(io.out()).toMatch(/worker\.stopped/);
+    expect(io.err()).toMatch(/worker\.started/);
+    expect(io.err()).toMatch(/worker\.stopped/);
+    expect(io.out()).toBe('');
   });
 
   it('logs one JSON object per line with --log json, including a dead job and its reason, and never the API key', async () => {
@@ -92,11 +93,11 @@ describe('postback worker (in process)', () => {
     }, 15_000);
     io.controller.abort();
     expect(await running).toBe(0);
-    const lines = io.out().trim().split('\n');
-    const events = lines.map((line) => JSON.parse(line) as { event: string; level: string; time: string });
-    expect(events[0]).toMatchObject({ event: 'worker.started', level: 'info' });
-    expect(events.at(-1)).toMatchObject({ event: 'worker.stopped' });
-    const dead = lines.find((line) => line.includes('unknown-click') && /"level":"error"/.test(line));
+    const lines = io.err().trim().split('\n');
+    const events = lines.map((line) => JSON.parse(line) as { msg: string; level: number; time: number });
+    expect(events[0]).toMatchObject({ msg: 'worker.started', level: 30, apiKey: 'set' });
+    expect(events.at(-1)).toMatchObject({ msg: 'worker.stopped' });
+    const dead = lines.find((line) => line.includes('unknown-click') && /"level":50/.test(line));
     expect(dead).toMatch(/404|not found/i);
     expect(io.out() + io.err()).not.toContain(world.conversionsKey);
   });
@@ -188,6 +189,7 @@ describe('postback worker (the real binary)', () => {
     );
     spawned.push(proc);
     await proc.waitForLine(/"event":"worker.started"/, 15_000);
+    expect(proc.stdout).toEqual([]);
     await waitUntil(async () => (await counts()).inflight > 0, 10_000, 20);
     proc.child.kill('SIGTERM');
     const exit = await proc.exited;
@@ -195,7 +197,7 @@ describe('postback worker (the real binary)', () => {
     const after = await counts();
     expect(after.inflight).toBe(0);
     expect(after.delivered + after.pending).toBe(60);
-    expect(proc.stdout.join('\n')).toMatch(/"event":"worker.stopped"/);
+    expect(proc.stderr.join('\n')).toMatch(/"event":"worker.stopped"/);
     expect(proc.stdout.join('\n') + proc.stderr.join('\n')).not.toContain(world.conversionsKey);
   }, 40_000);
 });

@@ -8,9 +8,17 @@ import { backendFlags, EXIT, UsageError } from '../args.ts';
 import { type Command, defineCommand } from '../command.ts';
 import { type CommandContext, defaultContext, openFromFlags } from '../context.ts';
 import { text } from '../format.ts';
-import { createLogger, safeFields } from '../log.ts';
+import { createLogger, eventFields, type LogLevel } from '../log.ts';
+import { storeReturnWindowMs } from '../retention.ts';
 import { workerSpec } from '../specs/worker.ts';
-import { type DispatcherHandle, realFactories, type WorkerFactories } from '../worker-factories.ts';
+import {
+  type DispatcherHandle,
+  effectiveTuning,
+  realFactories,
+  type WorkerFactories,
+} from '../worker-factories.ts';
+import { startWorkerMetrics, type WorkerMetrics } from '../worker-metrics.ts';
+import { type Routines, startRoutines } from '../worker-routines.ts';
 
 function parseBaseUrl(value: string): string {
   if (value === '') throw new UsageError('give --base-url URL or set POSTBACK_API_URL');
@@ -114,7 +122,10 @@ export function createWorkerCommand(
       requestTimeoutMs: values['request-timeout-ms'],
     };
     const shutdownTimeoutMs = values['shutdown-timeout-ms'];
-    const logger = createLogger(format, (line) => io.stdout(line), [apiKey]);
+    // Logs go to stderr (stdout stays free for output a script reads); pino's JSON lines with --log json.
+    const logger = createLogger(format, (line) => io.stderr(line), [apiKey], Date.now, {
+      level: values['log-level'] as LogLevel,
+    });
 
     const backend = await openFromFlags(ctx, backendFlags(values), io.env);
     let dispatcher: DispatcherHandle;
@@ -133,8 +144,20 @@ export function createWorkerCommand(
     }
     for (const event of factories.events) {
       dispatcher.on(event.name, (payload: unknown) =>
-        logger.log(event.level, event.name, safeFields(payload)),
+        logger.log(event.level, event.name, eventFields(event.name, payload)),
       );
+    }
+    // `--metrics-port`: /metrics, /healthz, /readyz while the worker runs (see worker-metrics.ts).
+    let metricsServer: WorkerMetrics | undefined;
+    if (values['metrics-port'] !== undefined) {
+      const where = { port: values['metrics-port'], host: values['metrics-host'] };
+      try {
+        metricsServer = await startWorkerMetrics(dispatcher, backend.outbox, where);
+      } catch (error) {
+        await Promise.allSettled([dispatcher.close(), backend.outbox.close()]);
+        throw error;
+      }
+      logger.log('info', 'worker.metrics', { url: metricsServer.url });
     }
     // The pause delivery is in, if any: a --drain run that ends paused must not exit 0.
     let pause: { status: number | null; reason: string } | null = null;
@@ -158,11 +181,37 @@ export function createWorkerCommand(
     };
     // The batch of `--drain` still running when a signal came: awaited before the store closes.
     let batch: Promise<{ claimed: number }> | undefined;
+    // The summary and the scheduled prune (worker-routines.ts), stopped before the store closes.
+    let routines: Routines | undefined;
     const deliver = async (): Promise<number> => {
+      const retention = {
+        olderThanMs: values['prune-older-than'],
+        returnWindowMs: values['return-window'] ?? storeReturnWindowMs(backend.outbox),
+      };
+      // The effective settings, defaults resolved; the API key only as set (never its value).
       logger.log('info', 'worker.started', {
         backend: backend.describe,
         baseUrl,
-        ...Object.fromEntries(Object.entries(tuning).filter(([, v]) => v !== undefined)),
+        apiKey: apiKey === '' ? 'unset' : 'set',
+        ...effectiveTuning(tuning),
+        shutdownTimeoutMs,
+        drain: values.drain,
+        pruneEveryMs: backend.outbox.features.prune ? values['prune-every'] : 0,
+        pruneOlderThanMs: retention.olderThanMs,
+        returnWindowMs: retention.returnWindowMs,
+        clickSweep: backend.clicks !== undefined && values['prune-every'] > 0,
+        summaryEveryMs: values['summary-every'],
+        logLevel: values['log-level'],
+        logFormat: format,
+      });
+      routines = startRoutines({
+        backend,
+        dispatcher,
+        logger,
+        now: ctx.now,
+        summaryEveryMs: values['summary-every'],
+        pruneEveryMs: values['prune-every'],
+        retention,
       });
       if (values.drain) {
         // Batch by batch until a claim finds nothing due (or a 401/403 pauses delivery, or a signal).
@@ -193,9 +242,12 @@ export function createWorkerCommand(
     // Whatever failed, give claimed jobs back before the store closes.
     if (!stopped) await stopWithin().catch(() => {});
     if (batch !== undefined) await within(batch, STOP_GRACE_MS, 'the last batch').catch(() => {});
+    if (routines !== undefined)
+      await within(routines.stop(), STOP_GRACE_MS, 'the last prune').catch(() => {});
     const closed = await Promise.allSettled([
       within(dispatcher.close(), STOP_GRACE_MS, 'closing the HTTP client'),
       within(backend.outbox.close(), STOP_GRACE_MS, 'closing the backend'),
+      within(metricsServer?.close() ?? Promise.resolve(), STOP_GRACE_MS, 'closing the metrics server'),
     ]);
     // The first failure is the one reported (runGuarded maps it to its exit code).
     if ('error' in outcome) throw outcome.error;

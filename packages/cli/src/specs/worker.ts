@@ -8,6 +8,19 @@ import {
 } from '@postback/core';
 import type { CommandSpec } from '../spec.ts';
 import { BACKEND_ENV, BACKEND_FLAGS, BACKEND_USAGE } from './backend.ts';
+import { DEFAULT_PRUNE_OLDER_THAN } from './prune.ts';
+
+/**
+ * How often the worker prunes old final jobs and sweeps old clicks (`--prune-every`).
+ * @defaultValue 1h
+ */
+export const DEFAULT_PRUNE_EVERY = '1h';
+
+/**
+ * How often the worker logs its `worker.summary` line at info (`--summary-every`).
+ * @defaultValue 1m
+ */
+export const DEFAULT_SUMMARY_EVERY = '1m';
 
 /**
  * How long a graceful shutdown waits for in-flight sends before releasing them.
@@ -23,8 +36,9 @@ export const workerSpec = {
   description:
     'Delivers queued confirmations and refunds to the ad service until SIGTERM or SIGINT, then stops\n' +
     'gracefully (in-flight sends finish or are given back; nothing is left inflight). The API key is\n' +
-    'never printed.',
+    'never printed. Logs go to stderr. Every option may be set by a variable instead (see Environment).',
   env: [{ name: 'POSTBACK_API_KEY', help: 'the API key', required: true }, ...BACKEND_ENV],
+  flagEnv: true,
   flags: {
     ...BACKEND_FLAGS,
     'base-url': {
@@ -83,12 +97,59 @@ export const workerSpec = {
       type: 'boolean',
       help: 'exit once no job is due (or delivery is paused), instead of waiting\nfor a signal',
     },
+    'prune-every': {
+      type: 'duration',
+      value: 'DURATION',
+      off: true,
+      help: 'prune old final jobs and sweep old clicks at start, then this often\n(0 or off: never; see `postback prune`)',
+      default: DEFAULT_PRUNE_EVERY,
+    },
+    'prune-older-than': {
+      type: 'duration',
+      value: 'DURATION',
+      help: 'what the scheduled prune deletes: final jobs last changed longer ago',
+      default: DEFAULT_PRUNE_OLDER_THAN,
+    },
+    'return-window': {
+      type: 'duration',
+      value: 'DURATION',
+      help: "the scheduled prune keeps a charged confirmation this long for refunds\n(default: the store's policy, 30d unless configured)",
+    },
+    'summary-every': {
+      type: 'duration',
+      value: 'DURATION',
+      off: true,
+      help: 'log a worker.summary line at info this often (0 or off: never)',
+      default: DEFAULT_SUMMARY_EVERY,
+    },
+    'log-level': {
+      type: 'string',
+      value: 'LEVEL',
+      help: 'trace, debug (one line per delivery), info, warn, error or fatal',
+      choices: ['trace', 'debug', 'info', 'warn', 'error', 'fatal'],
+      default: 'info',
+    },
     log: {
       type: 'string',
       value: 'text|json',
-      help: 'log format',
+      help: "log format on stderr: text, or JSON lines in pino's format",
       choices: ['text', 'json'],
       default: 'text',
+    },
+    'metrics-port': {
+      type: 'integer',
+      value: 'N',
+      min: 0,
+      max: 65_535,
+      help:
+        'serve /metrics (Prometheus), /healthz and /readyz on this port while the\n' +
+        'worker runs (0: a free port, logged as worker.metrics)',
+    },
+    'metrics-host': {
+      type: 'string',
+      value: 'HOST',
+      help: 'interface of the metrics server (with --metrics-port)',
+      default: '127.0.0.1',
     },
   },
   exitCodes:
