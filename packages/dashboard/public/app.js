@@ -251,11 +251,7 @@ async function overviewView() {
                 h(
                   'td',
                   {},
-                  h(
-                    'a',
-                    { href: `#/jobs?state=dead${g.status === null ? '' : `&status=${g.status}`}` },
-                    'list',
-                  ),
+                  h('a', { href: `#/jobs?${new URLSearchParams({ group: g.key })}` }, 'list'),
                   ' ',
                   actions(
                     { group: g.key },
@@ -347,7 +343,7 @@ async function jobsView(query) {
   const q = new URLSearchParams(query);
   q.set('limit', String(limit));
   q.set('offset', String(offset));
-  const { jobs } = await api(`jobs?${q}`);
+  const { jobs, group } = await api(`jobs?${q}`);
   const now = Date.now();
   const rows = jobs.map((j) =>
     h(
@@ -378,7 +374,14 @@ async function jobsView(query) {
       'section',
       { id: 'jobs' },
       h('h2', {}, 'Jobs'),
-      filtersForm(query),
+      query.has('group')
+        ? h(
+            'p',
+            { id: 'group-note' },
+            `Dead jobs of the group: ${group === null ? '(gone)' : `${group.status ?? '—'} ${group.reason}`} — `,
+            h('a', { href: '#/jobs?state=dead' }, 'all dead jobs'),
+          )
+        : filtersForm(query),
       jobs.length === 0
         ? h('p', { class: 'muted' }, 'No job matches.')
         : h(

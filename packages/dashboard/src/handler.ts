@@ -5,7 +5,7 @@
  * whatever the framework strips before calling it.
  */
 import { readFile } from 'node:fs/promises';
-import type { JobFilter } from '@postback/core';
+import { JOB_STATES, type JobFilter } from '@postback/core';
 import { tokenCheck } from './auth.ts';
 import { type DashboardOptions, parseDashboardOptions } from './options.ts';
 import { deadGroups, jobFilter, jobView, overview, QueryError } from './views.ts';
@@ -130,6 +130,20 @@ export function createDashboardHandler(options: DashboardOptions): DashboardHand
           if (error instanceof QueryError) return problem(400, error.message);
           throw error;
         }
+        const group = url.searchParams.get('group');
+        if (group !== null && group !== '') {
+          // One reason group's dead jobs (the other criteria do not apply to a group).
+          const found = (await deadGroups(outbox, o.maxGroupedDead)).groups.find((g) => g.key === group);
+          const offset = filter.offset ?? 0;
+          const page = (found?.ids ?? []).slice(offset, offset + (filter.limit ?? 50));
+          const jobs = (await Promise.all(page.map((id) => outbox.get(id)))).filter((j) => j !== null);
+          return json({ jobs: jobs.map(jobView), limit: filter.limit, offset, group: found ?? null });
+        }
+        // A store that cannot list some states (SQS lists only its dead-letter queue) says so, not "none".
+        const listable = outbox.features.listableStates;
+        const unlisted = (filter.states ?? []).filter((state) => !listable.includes(state));
+        if (unlisted.length > 0) return problem(400, `this backend cannot list ${unlisted.join(', ')} jobs`);
+        if (filter.states === undefined && listable.length < JOB_STATES.length) filter.states = listable;
         const jobs = await outbox.listJobs(filter);
         return json({ jobs: jobs.map(jobView), limit: filter.limit, offset: filter.offset });
       }

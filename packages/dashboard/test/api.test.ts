@@ -81,6 +81,14 @@ describe('the JSON API', () => {
     expect(await ids(`state=pending&deadlineWithinMs=${6 * HOUR}`)).toEqual(['ord-at-risk']);
     expect((await ids('state=pending'))[0]).toBe('ord-at-risk');
     expect(await ids('state=dead&limit=3&offset=3')).toHaveLength(1);
+    const [group] = (await get('api/overview')).json().dead.groups;
+    const inGroup = (await get(`api/jobs?${new URLSearchParams({ group: group.key })}`)).json();
+    expect(inGroup.jobs.map((j: { orderId: string }) => j.orderId).sort()).toEqual([
+      'ord-dead-1',
+      'ord-dead-2',
+      'ord-dead-3',
+    ]);
+    expect(inGroup.group).toMatchObject({ status: 404, count: 3 });
     const bad = await get('api/jobs?state=lost');
     expect(bad.res.status).toBe(400);
     expect(bad.json().error).toMatch(/unknown state/);
@@ -94,6 +102,21 @@ describe('the JSON API', () => {
     expect(page.job).not.toHaveProperty('lease');
     expect(page.attempts).toEqual([expect.objectContaining({ status: 404, outcome: 'permanent' })]);
     expect((await get('api/jobs/nope')).res.status).toBe(404);
+  });
+});
+
+describe('a backend that cannot list every state', () => {
+  it('says which states it cannot list (400), and lists the others by default', async () => {
+    const features = { ...db.outbox.features, listableStates: ['dead'] as const };
+    const outbox = new Proxy(db.outbox, {
+      get: (target, key) => (key === 'features' ? features : Reflect.get(target, key)),
+    });
+    server = await serveDashboard({ outbox });
+    const pending = await get('api/jobs?state=pending');
+    expect(pending.res.status).toBe(400);
+    expect(pending.json().error).toBe('this backend cannot list pending jobs');
+    const all = (await get('api/jobs')).json().jobs.map((j: { state: string }) => j.state);
+    expect(new Set(all)).toEqual(new Set(['dead']));
   });
 });
 

@@ -142,6 +142,14 @@ describe('the dashboard in a browser', () => {
       expect(box.x + box.width, selector).toBeLessThanOrEqual(width);
       expect(box.y + box.height, selector).toBeLessThanOrEqual(height);
     }
+
+    // A group's "list" shows its jobs.
+    await page.locator('#dead-groups tr.dead-group').first().locator('a').click();
+    await page.waitForSelector('body[data-view="/jobs"] #job-list');
+    const orders = await page.$$eval('#job-list tr.job td:nth-child(3)', (tds) =>
+      tds.map((td) => td.textContent),
+    );
+    expect(orders.sort()).toEqual(['lost-1', 'lost-2']);
     await page.close();
   });
 
