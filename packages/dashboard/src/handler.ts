@@ -187,9 +187,8 @@ export function createDashboardHandler(options: DashboardOptions): DashboardHand
     // The mount path without its slash: the page's relative URLs need it, so redirect relatively.
     const last = path.slice(path.lastIndexOf('/') + 1);
     if (last.includes('.')) return problem(404, 'not found');
-    return answer(null, 308, undefined, {
-      location: `${encodeURIComponent(decodeURIComponent(last))}/${url.search}`,
-    });
+    // `./` keeps the target path-relative whatever the segment holds (`http:` alone must not read as a scheme).
+    return answer(null, 308, undefined, { location: `./${last}/${url.search}` });
   }
 
   return async (request) => {
