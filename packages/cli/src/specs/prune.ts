@@ -14,7 +14,7 @@ export const pruneSpec = {
   name: 'prune',
   summary: 'Delete old delivered, cancelled and expired jobs (retention)',
   usage: [
-    'postback prune (--db FILE | --pg URL) [--older-than DURATION] [--return-window DURATION] [--dry-run] [--json]',
+    'postback prune (--db FILE | --pg URL [--schema NAME]) [--older-than DURATION] [--return-window DURATION] [--dry-run] [--json]',
   ],
   description:
     'Deletes final jobs (delivered, cancelled, expired) last changed longer ago than --older-than, and\n' +
