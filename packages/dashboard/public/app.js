@@ -306,7 +306,7 @@ function filtersForm(query) {
       'states',
       h(
         'select',
-        { name: 'state', multiple: true, size: 3 },
+        { name: 'state', multiple: true, size: 6 },
         STATES.map((st) => h('option', { value: st, selected: selected.has(st) }, st)),
       ),
     ),
