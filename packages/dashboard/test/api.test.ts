@@ -189,6 +189,19 @@ describe('the page', () => {
   });
 });
 
+describe('in Koa', () => {
+  it('serves the page, the API and the token rule under /ops, and leaves the other paths to the app', async () => {
+    server = await serveDashboard({ outbox: db.outbox, token: TOKEN }, 'koa');
+    expect((await get('/ops')).res.status).toBe(308);
+    expect((await get('')).res.headers.get('content-security-policy')).toBe(CONTENT_SECURITY_POLICY);
+    expect((await get('api/overview')).json().counts.dead).toBe(4);
+    const [group] = (await get('api/overview')).json().dead.groups;
+    expect((await post('api/replay', { group: group.key })).res.status).toBe(403);
+    expect((await post('api/replay', { group: group.key }, bearer)).json()).toEqual({ replayed: 3 });
+    expect((await get('/')).text).toBe('the shop');
+  });
+});
+
 describe('options', () => {
   it('refuse a short token and unknown options, naming them without echoing the token', () => {
     expect(() => createDashboard({ outbox: db.outbox, token: 'short' })).toThrow(OptionsError);

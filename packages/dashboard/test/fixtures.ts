@@ -93,7 +93,7 @@ export async function fillQueue(outbox: Outbox, now: number): Promise<void> {
 /** A dashboard served by `http.createServer` on 127.0.0.1. */
 export async function serveDashboard(
   options: DashboardOptions,
-  mount: 'root' | 'express' = 'root',
+  mount: 'root' | 'express' | 'koa' = 'root',
 ): Promise<{ url: string; close(): Promise<void> }> {
   const dashboard = createDashboard(options);
   let server: Server;
@@ -106,6 +106,20 @@ export async function serveDashboard(
       res.send('the shop');
     });
     server = createServer(app);
+    base = '/ops/';
+  } else if (mount === 'koa') {
+    // As the README shows it: no koa-mount, the path tested by hand, and Koa told not to answer itself.
+    const { default: Koa } = await import('koa');
+    const app = new Koa();
+    app.use(async (ctx, next) => {
+      if (ctx.path !== '/ops' && !ctx.path.startsWith('/ops/')) return next();
+      ctx.respond = false;
+      await dashboard.node(ctx.req, ctx.res);
+    });
+    app.use((ctx) => {
+      ctx.body = 'the shop';
+    });
+    server = createServer(app.callback());
     base = '/ops/';
   } else {
     server = createServer(dashboard.node);
