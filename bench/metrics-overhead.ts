@@ -10,7 +10,8 @@
  * ratio is a pessimistic one (`--store sqlite` for a durable store). The sandbox runs in a child process.
  * Every run delivers `--jobs` fresh orders to its own sandbox account and must finish within 25 s; the
  * two contenders run in ABBA order after `--warmup` untimed rounds of each, and the measured rounds stop
- * after 90 s. The ratio is taken per round, then its median.
+ * after 90 s. The ratio is taken per round, then its median. Each line also gives the main thread's CPU time
+ * per job (`process.threadCpuUsage`), steadier than the rate on a shared machine, and its off / on ratio.
  *
  *   node --conditions=@postback/source bench/metrics-overhead.ts [--jobs 2000] [--rounds 6] [--warmup 1]
  *     [--concurrency 50] [--scrape-ms 250] [--store memory|sqlite]
@@ -27,7 +28,7 @@ import {
 } from '@opentelemetry/sdk-trace-base';
 import { createClient } from '@postback/client';
 import { createDispatcher, createMemoryOutbox, type Outbox } from '@postback/core';
-import { createPrometheusMetrics, serveMetrics } from '@postback/metrics';
+import { createPrometheusMetrics, type DispatcherLike, serveMetrics } from '@postback/metrics';
 import { traceDispatcher } from '@postback/metrics/otel';
 import { createSqliteOutbox } from '@postback/sqlite';
 import { withinLimit, withWorld } from './run-world.ts';
@@ -64,6 +65,8 @@ class DiscardingExporter implements SpanExporter {
 
 interface Run {
   seconds: number;
+  /** CPU time of the main thread (user + system) during the run, µs: steadier than the rate on a busy machine. */
+  cpuUs: number;
   delivered: number;
   scrapes: number;
   spans: number;
@@ -130,13 +133,15 @@ async function deliveryRun(observed: boolean): Promise<Run> {
           if (count === JOBS) resolve();
         });
       });
+      const cpu0 = process.threadCpuUsage();
       const t0 = performance.now();
       dispatcher.start();
       await withinLimit(done, observed ? 'observed dispatcher' : 'dispatcher', RUN_LIMIT_MS);
       const seconds = (performance.now() - t0) / 1000;
+      const cpu = process.threadCpuUsage(cpu0);
       await dispatcher.stop({ timeoutMs: 5_000 });
       for (const stop of stops.splice(0)) await stop();
-      return { seconds, delivered: count, scrapes, spans: exporter.spans };
+      return { seconds, cpuUs: cpu.user + cpu.system, delivered: count, scrapes, spans: exporter.spans };
     } finally {
       for (const stop of stops) await stop();
       await client.close();
@@ -146,15 +151,67 @@ async function deliveryRun(observed: boolean): Promise<Run> {
   });
 }
 
+/**
+ * The listeners' own cost, without the network or the machine's noise: `EVENTS` sends' `attempt` and
+ * `delivered` events handed to the Prometheus metrics and to the tracer, in µs per send.
+ */
+function listenerCost(): { prometheusUs: number; tracingUs: number } {
+  const EVENTS = 100_000;
+  const listeners = new Map<string, Array<(payload: never) => void>>();
+  const fake = {
+    on(name: string, listener: (payload: never) => void) {
+      listeners.set(name, [...(listeners.get(name) ?? []), listener]);
+      return () => {};
+    },
+  } as unknown as DispatcherLike;
+  const job = { id: 'mem-1', orderId: 'o-1', kind: 'confirm', attempts: 1 };
+  const emit = (name: string, payload: unknown) => {
+    for (const listener of listeners.get(name) ?? []) (listener as (p: unknown) => void)(payload);
+  };
+  const perSend = () => {
+    const t0 = performance.now();
+    for (let i = 0; i < EVENTS; i++) {
+      const attempt = {
+        startedAt: Date.now(),
+        durationMs: 3,
+        outcome: 'delivered',
+        status: null,
+        detail: null,
+      };
+      emit('attempt', { job, attempt });
+      emit('delivered', { job, campaignId: null, at: attempt.startedAt });
+    }
+    return ((performance.now() - t0) * 1000) / EVENTS;
+  };
+  perSend(); // the loop's own JIT warm-up, so the bare figure is not its cold start
+  const bare = perSend();
+  const metrics = createPrometheusMetrics({ dispatcher: fake, outbox: createMemoryOutbox() });
+  perSend();
+  const prometheusUs = perSend() - bare;
+  metrics.close();
+  listeners.clear();
+  const provider = new BasicTracerProvider({
+    spanProcessors: [new BatchSpanProcessor(new DiscardingExporter())],
+  });
+  traceDispatcher(fake, { tracer: provider.getTracer('bench') });
+  perSend();
+  const tracingUs = perSend() - bare;
+  void provider.shutdown();
+  return { prometheusUs, tracingUs };
+}
+
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] as number;
 const rate = (run: Run) => run.delivered / run.seconds;
 
+const cost = listenerCost();
 for (let round = 0; round < WARMUP; round++) {
   await deliveryRun(false);
   await deliveryRun(true);
 }
 const off: number[] = [];
 const on: number[] = [];
+const cpuOff: number[] = [];
+const cpuOn: number[] = [];
 const scrapes: number[] = [];
 const spans: number[] = [];
 const started = Date.now();
@@ -164,6 +221,7 @@ for (let round = 0; round < ROUNDS && Date.now() - started < 90_000; round++) {
   for (const observed of order) {
     const run = await deliveryRun(observed);
     (observed ? on : off).push(rate(run));
+    (observed ? cpuOn : cpuOff).push(run.cpuUs / run.delivered);
     if (observed) {
       scrapes.push(run.scrapes);
       spans.push(run.spans);
@@ -171,13 +229,18 @@ for (let round = 0; round < ROUNDS && Date.now() - started < 90_000; round++) {
   }
 }
 const ratio = median(on.map((r, i) => r / (off[i] as number)));
+const cpuRatio = median(cpuOff.map((c, i) => c / (cpuOn[i] as number)));
 console.log(
   `metrics-overhead: ${JOBS} confirmations per run (${STORE} outbox, sandbox in a child process), concurrency ${CONCURRENCY}, ${WARMUP} warm-up + ${on.length} ABBA rounds (median)`,
 );
 console.log(
-  `  Dispatcher, nothing attached          ${median(off).toFixed(0).padStart(6)} jobs/s  (rounds: ${off.map((r) => r.toFixed(0)).join(', ')})`,
+  `  Dispatcher, nothing attached          ${median(off).toFixed(0).padStart(6)} jobs/s, ${median(cpuOff).toFixed(1)} µs CPU (main thread) per job  (rounds: ${off.map((r) => r.toFixed(0)).join(', ')})`,
 );
 console.log(
-  `  Dispatcher, Prometheus + tracing on   ${median(on).toFixed(0).padStart(6)} jobs/s  (rounds: ${on.map((r) => r.toFixed(0)).join(', ')}; scrapes every ${SCRAPE_MS} ms: ${scrapes.join(', ')}; spans exported: ${spans.join(', ')})`,
+  `  Dispatcher, Prometheus + tracing on   ${median(on).toFixed(0).padStart(6)} jobs/s, ${median(cpuOn).toFixed(1)} µs CPU (main thread) per job  (rounds: ${on.map((r) => r.toFixed(0)).join(', ')}; scrapes every ${SCRAPE_MS} ms: ${scrapes.join(', ')}; spans exported: ${spans.join(', ')})`,
 );
 console.log(`  ratio on / off: ${ratio.toFixed(3)} (target >= 0.95) ${ratio >= 0.95 ? 'OK' : 'MISSED'}`);
+console.log(`  CPU per job off / on: ${cpuRatio.toFixed(3)} (steadier than the rate on a shared machine)`);
+console.log(
+  `  listeners alone: ${cost.prometheusUs.toFixed(2)} µs per send for the Prometheus metrics, ${cost.tracingUs.toFixed(2)} µs for a span (SDK, batch processor)`,
+);
