@@ -1,13 +1,15 @@
 /**
- * The capture-options table a package README shows, between `<!-- capture-options:start -->` and
- * `<!-- capture-options:end -->`, must be exactly the schema's rendering (`renderCaptureOptionsTable()`),
- * so no default is written twice. Used by the readme tests of the framework adapters.
+ * An options table a package README shows, between `<!-- NAME:start -->` and `<!-- NAME:end -->`, must be
+ * exactly its schema's rendering, so no default is written twice. By default the capture options
+ * (`capture-options`, `renderCaptureOptionsTable()`), which every framework adapter shows; packages with
+ * options of their own (dashboard, metrics) pass their marker name and rendering.
  */
 import { readFileSync } from 'node:fs';
 import { renderCaptureOptionsTable } from '@postback/core';
 import { expect } from 'vitest';
 
-const MARKED_TABLE = /<!-- capture-options:start -->\n([\s\S]*?)\n<!-- capture-options:end -->/;
+const markedTable = (name: string) =>
+  new RegExp(`<!-- ${name}:start -->\\n([\\s\\S]*?)\\n<!-- ${name}:end -->`);
 
 /** A Markdown table as lines, with cell padding and separator dashes normalised (the formatter pads columns). */
 const normaliseTable = (table: string): string[] =>
@@ -22,11 +24,15 @@ const normaliseTable = (table: string): string[] =>
     );
 
 /**
- * Asserts that the README at `readme` (e.g. `new URL('../README.md', import.meta.url)`) has the
- * capture-options markers and, between them, the table rendered from the schema, padding aside.
+ * Asserts that the README at `readme` (e.g. `new URL('../README.md', import.meta.url)`) has the `name`
+ * markers and, between them, the table `rendered` from the schema, padding aside.
  */
-export function expectReadmeOptionsTable(readme: URL): void {
-  const table = MARKED_TABLE.exec(readFileSync(readme, 'utf8'))?.[1];
-  expect(table, `capture-options markers in ${readme.pathname}`).toBeDefined();
-  expect(normaliseTable(table ?? '')).toEqual(normaliseTable(renderCaptureOptionsTable()));
+export function expectReadmeOptionsTable(
+  readme: URL,
+  name = 'capture-options',
+  rendered: string = renderCaptureOptionsTable(),
+): void {
+  const table = markedTable(name).exec(readFileSync(readme, 'utf8'))?.[1];
+  expect(table, `${name} markers in ${readme.pathname}`).toBeDefined();
+  expect(normaliseTable(table ?? '')).toEqual(normaliseTable(rendered));
 }
