@@ -42,7 +42,7 @@ describe('postback migrate', () => {
       [schema],
     );
     // Jobs, clicks, the migrations ledger and (since migration 3) worker heart-beats.
-    expect(rows.map((r: { tablename: string }) => r.tablename)).toEqual([
+    expect(rows.map((r) => r.tablename)).toEqual([
       'clicks',
       'jobs',
       'migrations',
