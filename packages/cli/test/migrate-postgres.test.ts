@@ -42,12 +42,7 @@ describe('postback migrate', () => {
       [schema],
     );
     // Jobs, clicks, the migrations ledger and (since migration 3) worker heart-beats.
-    expect(rows.map((r) => r.tablename)).toEqual([
-      'clicks',
-      'jobs',
-      'migrations',
-      'workers',
-    ]);
+    expect(rows.map((r) => r.tablename)).toEqual(['clicks', 'jobs', 'migrations', 'workers']);
   });
 
   it('takes the schema from POSTBACK_PG_SCHEMA when --schema is not given', async () => {
