@@ -1,5 +1,5 @@
 /**
- * The example shops over plain HTTP, both frameworks with the same expectations: malformed order bodies
+ * The example shops over plain HTTP, every framework with the same expectations: malformed order bodies
  * get a 400 naming the field, refunds of orders never attributed are 404, a landing sets the click cookie
  * (without `Secure` on loopback), orders are durably queued, and configuration errors name the variable
  * without echoing secrets. Real servers on ephemeral ports, a real SQLite file, the sandbox as ad service.
@@ -9,6 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { inspect } from 'node:util';
 import { createShop as createExpressShop } from '@postback/example-express-shop';
+import { createShop as createFastifyShop } from '@postback/example-fastify-shop';
 import { createShop as createKoaShop } from '@postback/example-koa-shop';
 import { readShopConfig, ShopConfigError } from '@postback/example-shop-kit';
 import { startSandbox } from '@postback/sandbox';
@@ -19,6 +20,7 @@ const SECRET = 'shop-test-cookie-secret-0123456789abcdef';
 describe.each([
   { name: 'express-shop', createShop: createExpressShop },
   { name: 'koa-shop', createShop: createKoaShop },
+  { name: 'fastify-shop', createShop: createFastifyShop },
 ])('$name over HTTP', ({ createShop }) => {
   let sandbox: Awaited<ReturnType<typeof startSandbox>>;
   let shop: Awaited<ReturnType<typeof createExpressShop>>;
@@ -83,6 +85,7 @@ describe.each([
 
   it.each([
     ['not JSON', '{"order_id":', 'body'],
+    ['no body', undefined, 'body'],
     ['an array', '[]', 'body'],
     ['a missing order id', JSON.stringify({ total_micros: 1 }), 'order_id'],
     ['an order id with a space', JSON.stringify({ order_id: 'a b', total_micros: 1 }), 'order_id'],
