@@ -7,7 +7,7 @@
  */
 import { type SandboxWorld, startSandboxWorld } from '@postback/sandbox/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { FIXTURES, type RuntimeBinary, runFixture, runtimeBinary } from './harness.ts';
+import { expectShopDelivered, FIXTURES, type RuntimeBinary, runFixture, runtimeBinary } from './harness.ts';
 
 const bun = runtimeBinary('bun');
 const skip = 'missing' in bun ? `Bun cannot be installed here: ${bun.missing}` : false;
@@ -35,21 +35,7 @@ describe.skipIf(skip !== false)('Bun', () => {
   };
 
   it('captures the click, reads it from the cookie and confirms it through the default transport (fetch)', async () => {
-    const { token, result } = await run('shop', 'ord_bun_1');
-    expect(result).toMatchObject({
-      transport: 'fetch',
-      landedToken: token,
-      cookieSet: true,
-      orderedToken: token,
-      enqueued: true,
-      summary: { claimed: 1, delivered: 1 },
-      state: 'delivered',
-      campaignId: world.campaignId,
-    });
-    const report = await world.conversions();
-    expect(report.conversions).toContainEqual(
-      expect.objectContaining({ order_id: 'ord_bun_1', state: 'confirmed', value_micros: 7_000 }),
-    );
+    await expectShopDelivered(world, await run('shop', 'ord_bun_1'), 'ord_bun_1');
   });
 
   it('pauses delivery with the reason when the undici transport cannot work, and sends nothing', async () => {

@@ -8,7 +8,7 @@
  */
 import { type SandboxWorld, startSandboxWorld } from '@postback/sandbox/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { FIXTURES, type RuntimeBinary, runFixture, runtimeBinary } from './harness.ts';
+import { expectShopDelivered, FIXTURES, type RuntimeBinary, runFixture, runtimeBinary } from './harness.ts';
 
 const deno = runtimeBinary('deno');
 const skip = 'missing' in deno ? `Deno cannot be installed here: ${deno.missing}` : false;
@@ -38,21 +38,7 @@ describe.skipIf(skip !== false)('Deno', () => {
   };
 
   it('captures the click, reads it from the cookie and confirms it through the default transport (fetch)', async () => {
-    const { token, result } = await run('shop', 'ord_deno_1', '127.0.0.1');
-    expect(result).toMatchObject({
-      transport: 'fetch',
-      landedToken: token,
-      cookieSet: true,
-      orderedToken: token,
-      enqueued: true,
-      summary: { claimed: 1, delivered: 1 },
-      state: 'delivered',
-      campaignId: world.campaignId,
-    });
-    const report = await world.conversions();
-    expect(report.conversions).toContainEqual(
-      expect.objectContaining({ order_id: 'ord_deno_1', state: 'confirmed', value_micros: 7_000 }),
-    );
+    await expectShopDelivered(world, await run('shop', 'ord_deno_1', '127.0.0.1'), 'ord_deno_1');
   });
 
   it('pauses delivery with NotCapable in the reason when net access to the service is denied', async () => {

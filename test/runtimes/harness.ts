@@ -8,6 +8,8 @@ import { closeSync, existsSync, openSync, readSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import type { SandboxWorld } from '@postback/sandbox/testing';
+import { expect } from 'vitest';
 
 export const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 export const FIXTURES = join(ROOT, 'test', 'runtimes', 'fixtures');
@@ -95,4 +97,29 @@ export function workerdBinary(): { path: string } | { missing: string } {
   } catch (error) {
     return { missing: `workerd has no binary for this platform (${(error as Error).message})` };
   }
+}
+
+/**
+ * What a runtime's shop run must have done: landed the click, read it back from the cookie, enqueued the
+ * order and delivered it through the fetch transport; and the sandbox saw the conversion confirmed.
+ */
+export async function expectShopDelivered(
+  world: SandboxWorld,
+  run: { token: string | undefined; result: unknown },
+  orderId: string,
+): Promise<void> {
+  expect(run.result).toMatchObject({
+    transport: 'fetch',
+    landedToken: run.token,
+    cookieSet: true,
+    orderedToken: run.token,
+    enqueued: true,
+    summary: { claimed: 1, delivered: 1 },
+    state: 'delivered',
+    campaignId: world.campaignId,
+  });
+  const report = await world.conversions();
+  expect(report.conversions).toContainEqual(
+    expect.objectContaining({ order_id: orderId, state: 'confirmed', value_micros: 7_000 }),
+  );
 }
