@@ -1,5 +1,6 @@
 /** The durable postback queue: job model, Outbox interface, job rules, memory outbox, Dispatcher. */
 
+export * from './accounts.ts';
 export * from './backoff.ts';
 export * from './batcher.ts';
 export * from './dispatcher/index.ts';

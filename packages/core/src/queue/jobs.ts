@@ -70,6 +70,7 @@ export function newConfirmJob(input: unknown, context: JobContext): ConfirmJob {
     kind: 'confirm',
     id: context.id,
     orderId: checked.orderId,
+    account: checked.account ?? null,
     state: 'pending',
     attempts: 0,
     createdAt: context.now,

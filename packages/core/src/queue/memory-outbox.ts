@@ -7,6 +7,7 @@ import { z } from 'zod';
 import { OutboxClosedError } from '../errors.ts';
 import { parseOptions } from '../parse-options.ts';
 import { type EpochMs, windowPolicySchema } from '../policy.ts';
+import { accountKey, byClaimUrgency, claimTier, DEFAULT_URGENT_WITHIN_MS, takeInTurns } from './accounts.ts';
 import {
   claimJob,
   completeJob,
@@ -69,6 +70,12 @@ const memoryOutboxOptionsSchema = z.strictObject({
 /** Options of {@link createMemoryOutbox}. */
 export type MemoryOutboxOptions = z.input<typeof memoryOutboxOptionsSchema>;
 
+/** The order id and account of an input not yet validated (validation reports what is wrong with them). */
+function orderOf(input: unknown): { orderId: unknown; account: string | null } {
+  const record = (typeof input === 'object' && input !== null ? input : {}) as Record<string, unknown>;
+  return { orderId: record.orderId, account: typeof record.account === 'string' ? record.account : null };
+}
+
 function copy<J extends Job>(job: J): J {
   return { ...job, lease: job.lease === null ? null : { ...job.lease } };
 }
@@ -91,11 +98,14 @@ export function createMemoryOutbox(options: MemoryOutboxOptions = {}): Outbox {
 
   // Insertion order of `jobs` is creation order, which `listDead` pages by.
   const jobs = new Map<string, Job>();
+  // Keyed by `orderKey(account, orderId)`: an order is its account and its order id together.
   const byOrder = new Map<string, { confirm?: string; refund?: string }>();
   const histories = new Map<string, AttemptRecord[]>();
   const beats = new Map<string, WorkerBeat>();
   let sequence = 0;
   let closed = false;
+  /** The account served last by `claim`: the next claim's turns start after it. */
+  let cursor: string | undefined;
 
   // Ids of pending and inflight jobs: the only ones `claim` has to look at, however many are delivered.
   const live = new Set<string>();
@@ -106,18 +116,21 @@ export function createMemoryOutbox(options: MemoryOutboxOptions = {}): Outbox {
   };
 
   const nextId = () => `${idPrefix}${(++sequence).toString().padStart(12, '0')}`;
-  const confirmOf = (orderId: string): ConfirmJob | null => {
-    const id = byOrder.get(orderId)?.confirm;
+  // Neither an account nor an order id may hold a control character, so U+0001 cannot be ambiguous.
+  const orderKey = (account: string | null, orderId: string) => `${accountKey(account)}\u0001${orderId}`;
+  const confirmOf = (account: string | null, orderId: string): ConfirmJob | null => {
+    const id = byOrder.get(orderKey(account, orderId))?.confirm;
     return id === undefined ? null : ((jobs.get(id) as ConfirmJob | undefined) ?? null);
   };
-  const refundOf = (orderId: string): RefundJob | null => {
-    const id = byOrder.get(orderId)?.refund;
+  const refundOf = (account: string | null, orderId: string): RefundJob | null => {
+    const id = byOrder.get(orderKey(account, orderId))?.refund;
     return id === undefined ? null : ((jobs.get(id) as RefundJob | undefined) ?? null);
   };
   const index = (job: Job) => {
-    const entry = byOrder.get(job.orderId) ?? {};
+    const key = orderKey(job.account, job.orderId);
+    const entry = byOrder.get(key) ?? {};
     entry[job.kind] = job.id;
-    byOrder.set(job.orderId, entry);
+    byOrder.set(key, entry);
   };
   const assertOpen = () => {
     if (closed) throw new OutboxClosedError('the memory outbox');
@@ -139,17 +152,18 @@ export function createMemoryOutbox(options: MemoryOutboxOptions = {}): Outbox {
     jobs.delete(job.id);
     live.delete(job.id);
     histories.delete(job.id);
-    const entry = byOrder.get(job.orderId);
+    const key = orderKey(job.account, job.orderId);
+    const entry = byOrder.get(key);
     if (entry !== undefined) {
       delete entry[job.kind];
-      if (entry.confirm === undefined && entry.refund === undefined) byOrder.delete(job.orderId);
+      if (entry.confirm === undefined && entry.refund === undefined) byOrder.delete(key);
     }
   };
 
   /** Keeps the "refund follows its confirm" rule after a confirm changes state. */
   const followConfirm = (job: Job) => {
     if (job.kind !== 'confirm') return;
-    const refund = refundOf(job.orderId);
+    const refund = refundOf(job.account, job.orderId);
     if (refund === null) return;
     const next = refundAfterConfirm(refund, job, policy);
     if (next !== refund) put(next);
@@ -160,6 +174,7 @@ export function createMemoryOutbox(options: MemoryOutboxOptions = {}): Outbox {
     listableStates: JOB_STATES,
     heartbeats: true,
     prune: true,
+    fairClaims: true,
   };
 
   const outbox: Outbox = {
@@ -168,8 +183,8 @@ export function createMemoryOutbox(options: MemoryOutboxOptions = {}): Outbox {
     async confirm(input: ConfirmInput): Promise<EnqueueResult<ConfirmJob>> {
       assertOpen();
       const at = now();
-      const orderId = (input as { orderId?: unknown } | null)?.orderId;
-      const existing = typeof orderId === 'string' ? confirmOf(orderId) : null;
+      const { orderId, account } = orderOf(input);
+      const existing = typeof orderId === 'string' ? confirmOf(account, orderId) : null;
       // Validate even a duplicate, so a malformed retry of a good request is still reported.
       const job = newConfirmJob(input, { now: at, id: existing?.id ?? nextId(), policy });
       if (existing !== null) return { created: false, job: copy(existing) };
@@ -180,9 +195,9 @@ export function createMemoryOutbox(options: MemoryOutboxOptions = {}): Outbox {
 
     async refund(input: RefundInput): Promise<RefundOutcome> {
       assertOpen();
-      const orderId = (input as { orderId?: unknown } | null)?.orderId;
-      const confirm = typeof orderId === 'string' ? confirmOf(orderId) : null;
-      const refund = typeof orderId === 'string' ? refundOf(orderId) : null;
+      const { orderId, account } = orderOf(input);
+      const confirm = typeof orderId === 'string' ? confirmOf(account, orderId) : null;
+      const refund = typeof orderId === 'string' ? refundOf(account, orderId) : null;
       const outcome = planRefund(input, { now: now(), id: `${idPrefix}pending`, policy, confirm, refund });
       switch (outcome.outcome) {
         case 'enqueued': {
@@ -200,17 +215,36 @@ export function createMemoryOutbox(options: MemoryOutboxOptions = {}): Outbox {
       }
     },
 
-    async claim({ now: at, limit, leaseMs }: ClaimOptions): Promise<Job[]> {
+    async claim(options: ClaimOptions): Promise<Job[]> {
       assertOpen();
+      const { now: at, limit, leaseMs } = options;
       if (!Number.isSafeInteger(limit) || limit < 1)
         throw new RangeError(`claim limit must be a positive integer, got ${limit}`);
       if (!(leaseMs > 0)) throw new RangeError(`claim leaseMs must be positive, got ${leaseMs}`);
-      // Creation order among due jobs (`live` keeps insertion order): no sort, and the scan stops at `limit`.
-      const due: Job[] = [];
+      const urgentWithinMs = options.urgentWithinMs ?? DEFAULT_URGENT_WITHIN_MS;
+      const excluded = new Set((options.excludeAccounts ?? []).map(accountKey));
+      // One pass over the open jobs: retaken and urgent ones apart, the rest by account in creation order
+      // (`live` keeps insertion order), at most `limit` per account.
+      const first: Job[] = [];
+      const byAccount = new Map<string, Job[]>();
       for (const id of live) {
         const job = jobs.get(id) as Job;
-        if (isClaimable(job, at, confirmOf(job.orderId))) due.push(job);
-        if (due.length === limit) break;
+        const key = accountKey(job.account);
+        if (excluded.has(key) || !isClaimable(job, at, confirmOf(job.account, job.orderId))) continue;
+        if (claimTier(job, at, urgentWithinMs) < 2) {
+          first.push(job);
+          continue;
+        }
+        const queue = byAccount.get(key) ?? [];
+        if (queue.length < limit) queue.push(job);
+        byAccount.set(key, queue);
+      }
+      const due = first.sort(byClaimUrgency).slice(0, limit);
+      if (due.length < limit) {
+        const queues = [...byAccount].map(([key, queue]) => ({ key, jobs: queue }));
+        const turns = takeInTurns(queues, limit - due.length, cursor);
+        due.push(...turns.jobs);
+        cursor = turns.last ?? cursor;
       }
       // No await between the scan and the writes: two concurrent claims cannot interleave here.
       return due.map((job) => {
@@ -246,9 +280,11 @@ export function createMemoryOutbox(options: MemoryOutboxOptions = {}): Outbox {
       return job === undefined ? null : copy(job);
     },
 
-    async getByOrder(orderId) {
+    async getByOrder(orderId, account = null) {
       assertOpen();
-      return [confirmOf(orderId), refundOf(orderId)].filter((job): job is Job => job !== null).map(copy);
+      return [confirmOf(account, orderId), refundOf(account, orderId)]
+        .filter((job): job is Job => job !== null)
+        .map(copy);
     },
 
     async stats(at, options): Promise<OutboxStats> {
@@ -312,7 +348,7 @@ export function createMemoryOutbox(options: MemoryOutboxOptions = {}): Outbox {
       let replayed = 0;
       for (const job of targets) {
         if (job === undefined || job.state !== 'dead') continue;
-        const next = replayJob(job, { now: at, orderHasRefund: refundOf(job.orderId) !== null });
+        const next = replayJob(job, { now: at, orderHasRefund: refundOf(job.account, job.orderId) !== null });
         put(next);
         if (next.state === 'pending') replayed += 1;
       }

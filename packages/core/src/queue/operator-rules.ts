@@ -5,6 +5,7 @@
  * these to queries; their conformance tests hold them to the same answers as the functions here.
  */
 import type { EpochMs } from '../policy.ts';
+import { accountKey } from './accounts.ts';
 import { escapeControls } from './dispatcher/classify.ts';
 import {
   ATTEMPT_DETAIL_MAX_CHARS,
@@ -18,7 +19,7 @@ import {
   type StatsOptions,
 } from './operator-types.ts';
 import { JOB_STATES, type Job, type JobState } from './types.ts';
-import { JobValidationError } from './validation.ts';
+import { JobValidationError, validateAccount } from './validation.ts';
 
 /** Cuts a detail to {@link ATTEMPT_DETAIL_MAX_CHARS} with an ellipsis and escapes control characters. */
 export function attemptDetail(detail: string | null): string | null {
@@ -44,6 +45,8 @@ export interface ResolvedJobFilter {
   states: readonly JobState[] | null;
   kind: Job['kind'] | null;
   orderId: string | null;
+  /** The account's `accountKey` (`""`: jobs without one), or null for every account. */
+  accountKey: string | null;
   reason: RegExp | null;
   status: number | null;
   deadlineBefore: EpochMs | null;
@@ -74,6 +77,8 @@ export function resolveJobFilter(filter: JobFilter = {}): ResolvedJobFilter {
   if (filter.orderId !== undefined && typeof filter.orderId !== 'string') {
     throw new JobValidationError('filter.orderId', 'must be a string');
   }
+  const account =
+    filter.account === undefined ? undefined : validateAccount(filter.account, 'filter.account');
   if (filter.reason !== undefined && !(filter.reason instanceof RegExp)) {
     throw new JobValidationError('filter.reason', 'must be a RegExp');
   }
@@ -105,6 +110,7 @@ export function resolveJobFilter(filter: JobFilter = {}): ResolvedJobFilter {
     states,
     kind: filter.kind ?? null,
     orderId: filter.orderId ?? null,
+    accountKey: account === undefined ? null : accountKey(account),
     reason,
     status: filter.status ?? null,
     deadlineBefore: filter.deadlineBefore ?? null,
@@ -122,6 +128,7 @@ export function matchesJobFilter(job: Job, filter: ResolvedJobFilter, lastStatus
   if (filter.states !== null && !filter.states.includes(job.state)) return false;
   if (filter.kind !== null && job.kind !== filter.kind) return false;
   if (filter.orderId !== null && job.orderId !== filter.orderId) return false;
+  if (filter.accountKey !== null && accountKey(job.account) !== filter.accountKey) return false;
   if (filter.reason !== null && (job.lastError === null || !filter.reason.test(job.lastError))) return false;
   if (filter.status !== null && lastStatus !== filter.status) return false;
   if (filter.deadlineBefore !== null && (job.deadline === null || job.deadline > filter.deadlineBefore)) {

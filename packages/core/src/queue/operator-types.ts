@@ -65,6 +65,8 @@ export interface JobFilter {
   states?: readonly JobState[];
   kind?: JobKind;
   orderId?: string;
+  /** Only jobs of this account; `null`: only jobs without one. @defaultValue every account */
+  account?: string | null;
   /** Only jobs whose `lastError` matches (a JavaScript regular expression, applied by the store). */
   reason?: RegExp;
   /** Only jobs whose last recorded attempt ended with this HTTP status. */
@@ -127,6 +129,22 @@ export interface WorkerBeat {
   version: string;
   host: string | null;
   pid: number | null;
+  /** Accounts whose key was refused (401/403) or is unknown: their jobs wait. Empty when none. */
+  pausedAccounts: readonly AccountPause[];
+}
+
+/** One account's delivery paused: its key was refused (401/403) or the key resolver has none for it. */
+export interface AccountPause {
+  /** The account (null: jobs without one). */
+  account: string | null;
+  /** When the pause began. */
+  since: EpochMs;
+  /** When one of its jobs next probes the key. */
+  until: EpochMs;
+  /** Why (redacted): the service's answer, or "no API key for account …". */
+  reason: string;
+  /** HTTP status that paused it, or null (no key known). */
+  status: number | null;
 }
 
 /**
@@ -142,4 +160,9 @@ export interface OutboxFeatures {
   heartbeats: boolean;
   /** `prune` deletes old final jobs. */
   prune: boolean;
+  /**
+   * `claim` takes jobs in the order of `accounts.ts` (retaken, urgent, then in turns across accounts).
+   * False for SQS, whose queue decides the order (fair queues spread it by message group, the account).
+   */
+  fairClaims: boolean;
 }

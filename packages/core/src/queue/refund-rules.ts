@@ -54,8 +54,11 @@ export function planRefund(input: unknown, context: RefundContext): RefundOutcom
   const checked: RefundInput = validateRefundInput(input);
   const { confirm, refund, now } = context;
   const policy = context.policy ?? DEFAULT_WINDOW_POLICY;
-  if (confirm !== null && confirm.orderId !== checked.orderId)
+  const account = checked.account ?? null;
+  if (confirm !== null && (confirm.orderId !== checked.orderId || confirm.account !== account))
     throw new Error('planRefund: confirm of another order');
+  if (refund !== null && (refund.orderId !== checked.orderId || refund.account !== account))
+    throw new Error('planRefund: refund of another order');
   if (refund !== null) return supplyCampaign(refund, checked.campaignId, now);
 
   if (confirm !== null && confirm.maybeAppliedAt === null) {
@@ -87,6 +90,7 @@ export function planRefund(input: unknown, context: RefundContext): RefundOutcom
     kind: 'refund',
     id: context.id,
     orderId: checked.orderId,
+    account,
     state: 'pending',
     attempts: 0,
     createdAt: now,

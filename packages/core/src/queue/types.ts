@@ -58,6 +58,12 @@ export interface JobFields {
   id: string;
   /** The advertiser's order id: the idempotency key at the service. One confirm and one refund per order. */
   orderId: string;
+  /**
+   * The advertiser account the job is delivered for (an opaque reference chosen by the app, e.g. a shop
+   * id; never a key), or null for none. An order is identified by its account and its order id together.
+   * The Dispatcher asks its `apiKeyFor(account)` for the key to send it with.
+   */
+  account: string | null;
   state: JobState;
   /** Delivery attempts begun (incremented durably at claim; undone when an attempt is not the job's fault). */
   attempts: number;
@@ -110,6 +116,8 @@ export type Job = ConfirmJob | RefundJob;
 /** What the app passes to confirm an order. Validated at enqueue; nothing malformed reaches a store. */
 export interface ConfirmInput {
   orderId: string;
+  /** The advertiser account (see {@link JobFields.account}). @defaultValue none (null) */
+  account?: string | null;
   /** Order value: a non-negative safe integer of micros (use `toMicros("12.34")` for decimal strings). */
   valueMicros: number;
   /** The click the order is attributed to. */
@@ -119,6 +127,8 @@ export interface ConfirmInput {
 /** What the app passes to reverse an order. */
 export interface RefundInput {
   orderId: string;
+  /** The account of the order's confirmation (see {@link JobFields.account}). @defaultValue none (null) */
+  account?: string | null;
   /**
    * The campaign to reverse in. Optional when this outbox delivered (or will deliver) the confirmation,
    * whose response carries it; required otherwise.
@@ -192,6 +202,16 @@ export interface ClaimOptions {
   limit: number;
   /** How long the claim holds before another worker may take the job. */
   leaseMs: number;
+  /**
+   * Jobs of these accounts are not claimed (accounts whose key was refused: their jobs wait, uncounted).
+   * `null` stands for jobs without an account. @defaultValue none
+   */
+  excludeAccounts?: readonly (string | null)[];
+  /**
+   * Due jobs whose deadline is within this of `now` are claimed first, nearest deadline first; the rest in
+   * turns across accounts (see `accounts.ts`). @defaultValue `DEFAULT_URGENT_WITHIN_MS` (1 hour)
+   */
+  urgentWithinMs?: number;
 }
 
 /** Counts of jobs by state. */
@@ -232,7 +252,10 @@ export interface ListDeadOptions {
  *   job's `updatedAt`: its worker may have sent it before it died.
  * - `claim` returns due jobs (`pending` with `nextAttemptAt <= now`, or `inflight` whose lease ran out),
  *   marks them `inflight` with a fresh lease token and increments `attempts`, durably, before returning.
- *   Two concurrent claims never return the same job with the same lease.
+ *   Two concurrent claims never return the same job with the same lease. It takes them in the order of
+ *   `accounts.ts` (retaken, then urgent by deadline, then in turns across accounts) unless
+ *   `features.fairClaims` is false, and never a job of `excludeAccounts`.
+ * - An order is identified by its account and order id: the same order id in two accounts is two orders.
  * - Transitions (`complete`, `retry`, `fail`, `release`, `extendLease`) take the job as claimed and apply
  *   only if its lease token still matches; they return false (and change nothing) otherwise.
  */
@@ -260,8 +283,8 @@ export interface Outbox {
 
   /** One job by id, or null. */
   get(id: string): Promise<Job | null>;
-  /** The jobs of one order (at most a confirm and a refund). */
-  getByOrder(orderId: string): Promise<Job[]>;
+  /** The jobs of one order of `account` (at most a confirm and a refund). @defaultValue account: null */
+  getByOrder(orderId: string, account?: string | null): Promise<Job[]>;
   /** Counts by state, oldest pending, nearest deadline, deadlines at risk. */
   stats(now: EpochMs, options?: StatsOptions): Promise<OutboxStats>;
   /** Jobs matching `filter`, most urgent first (see {@link JobFilter}). Throws `JobValidationError` on a bad filter. */

@@ -90,6 +90,36 @@ export function validateOrderId(value: unknown, field = 'orderId'): string {
   return value;
 }
 
+/** Longest account reference (characters). @defaultValue 200 */
+export const MAX_ACCOUNT_LENGTH = 200;
+
+/**
+ * Checks an account reference: `undefined` and `null` mean "no account" (null); otherwise a non-empty
+ * string of at most {@link MAX_ACCOUNT_LENGTH} characters, not only whitespace, without control characters.
+ * Throws {@link JobValidationError} naming `field`.
+ *
+ * @example
+ * ```ts
+ * validateAccount('shop-17'); // "shop-17"
+ * validateAccount(undefined); // null
+ * ```
+ */
+export function validateAccount(value: unknown, field = 'account'): string | null {
+  if (value === undefined || value === null) return null;
+  if (typeof value !== 'string') throw new JobValidationError(field, `must be a string, got ${typeof value}`);
+  if (value.length === 0)
+    throw new JobValidationError(field, 'must not be empty (leave it out for no account)');
+  if (value.trim().length === 0) throw new JobValidationError(field, 'must not be only whitespace');
+  if (value.length > MAX_ACCOUNT_LENGTH) {
+    throw new JobValidationError(
+      field,
+      `must be at most ${MAX_ACCOUNT_LENGTH} characters, got ${value.length}`,
+    );
+  }
+  if (CONTROL_CHARS.test(value)) throw new JobValidationError(field, 'must not contain control characters');
+  return value;
+}
+
 /**
  * Checks a campaign id of the form `cmp_<id>`.
  *
@@ -294,7 +324,8 @@ export function validateConfirmInput(input: unknown, options: ValidateConfirmOpt
       `lies ${clickedAt - options.now} ms in the future (more than the allowed clock skew of ${skew} ms)`,
     );
   }
-  return { orderId, valueMicros, click: { token, clickedAt } };
+  const account = validateAccount(input.account);
+  return { orderId, valueMicros, click: { token, clickedAt }, ...(account === null ? {} : { account }) };
 }
 
 /**
@@ -309,6 +340,12 @@ export function validateConfirmInput(input: unknown, options: ValidateConfirmOpt
 export function validateRefundInput(input: unknown): RefundInput {
   if (!isRecord(input)) throw new JobValidationError('input', `must be an object, got ${describe(input)}`);
   const orderId = validateOrderId(input.orderId);
-  if (input.campaignId === undefined || input.campaignId === null) return { orderId };
-  return { orderId, campaignId: validateCampaignId(input.campaignId) };
+  const account = validateAccount(input.account);
+  return {
+    orderId,
+    ...(account === null ? {} : { account }),
+    ...(input.campaignId === undefined || input.campaignId === null
+      ? {}
+      : { campaignId: validateCampaignId(input.campaignId) }),
+  };
 }

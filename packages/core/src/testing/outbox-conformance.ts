@@ -7,6 +7,7 @@
 import { afterEach, beforeEach, describe } from 'vitest';
 import type { Outbox } from '../queue/types.ts';
 import { createFakeClock, type FakeClock } from './fake-clock.ts';
+import { describeAccounts } from './outbox-conformance/accounts.ts';
 import { describeClaim } from './outbox-conformance/claim.ts';
 import { describeClosed } from './outbox-conformance/closed.ts';
 import { describeCrashes } from './outbox-conformance/crashes.ts';
@@ -79,6 +80,7 @@ export function describeOutbox(
     describeMaybeApplied(s);
     describeDeadJobs(s);
     describeStats(s);
+    describeAccounts(s);
     describeOperatorView(s);
     describeCrashes(s);
     describeClosed(s);

@@ -8,7 +8,7 @@
  * fsync, milliseconds: a ceiling of a few thousand jobs a second at batches of 16).
  */
 import type { EpochMs } from '../../policy.ts';
-import type { Job, Outbox } from '../types.ts';
+import type { ClaimOptions, Job, Outbox } from '../types.ts';
 import type { Emit } from './events.ts';
 import type { HeldJobs, Slot } from './slot.ts';
 import type { DispatcherStateMachine } from './state.ts';
@@ -18,6 +18,8 @@ export interface ClaimContext {
   outbox: Outbox;
   now: () => EpochMs;
   leaseMs: number;
+  /** The claim options but the limit: now, the lease, the urgent horizon, the paused accounts to leave out. */
+  claimOptions(limit: number): ClaimOptions;
   batchSize: number;
   concurrency: number;
   emit: Emit;
@@ -82,7 +84,7 @@ export function createClaims(ctx: ClaimContext): Claims {
   const claimAhead = async (limit: number): Promise<void> => {
     let jobs: Job[];
     try {
-      jobs = await ctx.outbox.claim({ now: ctx.now(), limit, leaseMs: ctx.leaseMs });
+      jobs = await ctx.outbox.claim(ctx.claimOptions(limit));
     } catch (error) {
       ctx.emit('error', { error, during: 'claim' });
       queue.pollNext = true;

@@ -11,7 +11,8 @@
  * `metrics.ts` (the snapshot of `metrics()`).
  */
 import { parseOptions } from '../../parse-options.ts';
-import type { Job } from '../types.ts';
+import type { ClaimOptions, Job } from '../types.ts';
+import { createAccountPauses } from './account-pauses.ts';
 import { createClaims } from './claims.ts';
 import { createEmitter, type DispatcherEventName, type DispatcherEvents } from './events.ts';
 import { createLeaseKeeper } from './leases.ts';
@@ -119,16 +120,36 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
   let loop: Promise<void> | null = null;
   let unsubscribeWake: (() => void) | undefined;
   const machine = createStateMachine({ now, authPauseMs: o.authPauseMs, emit, looping: () => loop !== null });
+  const accounts = createAccountPauses({ now, authPauseMs: o.authPauseMs, emit });
+  /** Every claim leaves out the paused accounts and takes urgent deadlines first. */
+  const claimOptions = (limit: number): ClaimOptions => {
+    const excludeAccounts = accounts.excluded();
+    return {
+      now: now(),
+      limit,
+      leaseMs: o.leaseMs,
+      urgentWithinMs: o.urgentWithinMs,
+      ...(excludeAccounts.length > 0 ? { excludeAccounts } : {}),
+    };
+  };
   const held: HeldJobs = { slots: new Map(), sending: 0 };
   const waits = createWakeUps(sleep);
   const leases = createLeaseKeeper({ ...o, emit, held });
-  const recorder = createRecorder({ ...o, emit, machine });
+  const recorder = createRecorder({
+    ...o,
+    emit,
+    machine,
+    accounts,
+    perAccountKeys: o.apiKeyFor !== undefined,
+  });
   const batch = createRecordBatch(o.recordDelayMs, () => !machine.stopping() && loop !== null);
-  const send = createSender({ ...o, onRequest: leases.startTimeoutSweep });
-  const watch = createWatch({ ...o, emit, machine, worker: describeWorker(o.worker) });
+  const send = createSender({ ...o, apiKeyFor: o.apiKeyFor, onRequest: leases.startTimeoutSweep });
+  const watch = createWatch({ ...o, emit, machine, accounts, worker: describeWorker(o.worker) });
   // A pause and its end are recorded at once, not at the watch's next round (every 30 s by default).
   on('paused', () => void watch.beatNow());
   on('resumed', () => void watch.beatNow());
+  on('account-paused', () => void watch.beatNow());
+  on('account-resumed', () => void watch.beatNow());
 
   /** Lets go of a held job; with nothing held, the heart-beat and the sweep stop. */
   const drop = (slot: Slot) => {
@@ -159,10 +180,15 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
       if (held.sending === 0) batch.flush();
       slotFreed();
     };
+    let probe = false;
     slot.done = (async (): Promise<JobOutcome> => {
       try {
         // Claimed before a 401/403 paused delivery: give it back untried instead of sending into the outage.
         if (machine.state === 'paused') return await recorder.deferPaused(job);
+        // The same for a paused account; the first job of an account whose pause is up probes its key.
+        const admitted = accounts.admit(job.account);
+        if (admitted === 'defer') return await recorder.deferAccount(job);
+        probe = admitted === 'probe';
         const result = await send(slot);
         const at = now();
         sent();
@@ -175,6 +201,7 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
         emit('error', { error, during: 'transition' });
         return 'lost'; // the lease runs out and another claim retakes the job
       } finally {
+        if (probe) accounts.probeEnded(job.account);
         sent();
         drop(slot);
         slotFreed();
@@ -188,6 +215,7 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
     emit,
     held,
     machine,
+    claimOptions,
     hold,
     begin,
     drop,
@@ -236,7 +264,7 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
     const summary = emptySummary();
     if (!machine.mayClaim()) return summary;
     const limit = machine.state === 'probing' ? 1 : o.batchSize;
-    const jobs = await outbox.claim({ now: now(), limit, leaseMs: o.leaseMs });
+    const jobs = await outbox.claim(claimOptions(limit));
     summary.claimed = jobs.length;
     // Bounded concurrency: `concurrency` workers pull from the claimed batch.
     let next = 0;
@@ -322,6 +350,8 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
         inflight: held.slots.size,
         outcomes: recorder.counters,
         pauses: machine.pauses,
+        pausedAccounts: accounts.list(),
+        accountPauses: accounts.pauses,
       })),
   };
   return dispatcher;

@@ -31,6 +31,13 @@ export interface DispatcherEvents {
   'at-risk': { job: Job; deadline: EpochMs; inMs: number };
   /** A probe succeeded after a pause: delivery runs again. */
   resumed: { pausedForMs: number };
+  /**
+   * With `apiKeyFor`: the key of one account was refused (401/403) or none is known; that account's jobs
+   * wait until `until`, when one probes again. Other accounts keep delivering. Once per outage.
+   */
+  'account-paused': { account: string | null; status: number | null; reason: string; until: EpochMs };
+  /** A probe of a paused account was answered otherwise: its delivery runs again. */
+  'account-resumed': { account: string | null; pausedForMs: number };
   /** The Dispatcher itself hit a problem (the outbox unreachable, a listener threw). It keeps running. */
   error: { error: unknown; during: 'claim' | 'transition' | 'heartbeat' | 'release' | 'listener' | 'watch' };
 }

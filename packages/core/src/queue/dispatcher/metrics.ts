@@ -3,6 +3,7 @@
  * for dashboards and `postback status`.
  */
 import type { EpochMs } from '../../policy.ts';
+import type { AccountPause } from '../operator-types.ts';
 import type { Outbox, OutboxStats, StateCounts } from '../types.ts';
 import type { OutcomeCounters } from './record.ts';
 import type { DispatcherState } from './state.ts';
@@ -20,6 +21,8 @@ export interface DispatcherMetrics {
   state: DispatcherState;
   /** End of the current auth pause, or null. */
   pausedUntil: EpochMs | null;
+  /** Accounts paused now (with `apiKeyFor`: their key was refused or is unknown), oldest first. */
+  pausedAccounts: AccountPause[];
   /** Jobs this process holds the lease of: being sent, claimed ahead and waiting to be sent, or being recorded. */
   inflight: number;
   /** Outcomes recorded by this Dispatcher since it was created. */
@@ -30,6 +33,8 @@ export interface DispatcherMetrics {
     expired: number;
     failed: number;
     pauses: number;
+    /** Account pauses begun (one per outage of one account). */
+    accountPauses: number;
   };
 }
 
@@ -40,6 +45,8 @@ export interface LiveFigures {
   inflight: number;
   outcomes: Readonly<OutcomeCounters>;
   pauses: number;
+  pausedAccounts: AccountPause[];
+  accountPauses: number;
 }
 
 /** Takes a snapshot at `at`: the queue from `outbox.stats`, the rest from `live()` once they are read. */
@@ -50,7 +57,7 @@ export async function readMetrics(
   live: () => LiveFigures,
 ): Promise<DispatcherMetrics> {
   const stats = await outbox.stats(at, { atRiskWithinMs });
-  const { state, pausedUntil, inflight, outcomes, pauses } = live();
+  const { state, pausedUntil, inflight, outcomes, pauses, pausedAccounts, accountPauses } = live();
   return {
     depth: stats.counts,
     oldestPendingAgeMs: stats.oldestPendingAt === null ? null : at - stats.oldestPendingAt,
@@ -61,7 +68,8 @@ export async function readMetrics(
     atRisk: stats.atRisk,
     state,
     pausedUntil,
+    pausedAccounts,
     inflight,
-    counters: { ...outcomes, pauses },
+    counters: { ...outcomes, pauses, accountPauses },
   };
 }

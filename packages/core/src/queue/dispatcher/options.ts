@@ -4,6 +4,7 @@
  */
 import { z } from 'zod';
 import type { EpochMs } from '../../policy.ts';
+import { DEFAULT_URGENT_WITHIN_MS } from '../accounts.ts';
 import { DEFAULT_AT_RISK_WITHIN_MS } from '../operator-types.ts';
 import type { Outbox } from '../types.ts';
 import { DEFAULT_WINDOW_CLOSED_PATTERN } from './classify.ts';
@@ -30,8 +31,8 @@ export interface RefundBody {
  */
 export interface ConversionsClient {
   conversions: {
-    confirm(body: ConfirmBody, options: { signal: AbortSignal }): Promise<unknown>;
-    refund(body: RefundBody, options: { signal: AbortSignal }): Promise<unknown>;
+    confirm(body: ConfirmBody, options: SendOptions): Promise<unknown>;
+    refund(body: RefundBody, options: SendOptions): Promise<unknown>;
   };
   /**
    * Removes the secrets the client holds (its API key) from a text. When present, the Dispatcher applies
@@ -39,6 +40,25 @@ export interface ConversionsClient {
    */
   redact?: (text: string) => string;
 }
+
+/**
+ * What the Dispatcher passes with each request. `apiKey` is there only when the Dispatcher was given
+ * `apiKeyFor`: the key of the job's account, to send this request with instead of the client's own (and to
+ * scrub from anything the client throws). `createClient` from `@postback/client` supports it.
+ */
+export interface SendOptions {
+  signal: AbortSignal;
+  apiKey?: string;
+}
+
+/**
+ * Gives the API key of an advertiser account (`null`: jobs enqueued without one), or `undefined` when none
+ * is known (that account pauses, like a refused key, and is asked again at its probe). Called before every
+ * send, so a key changed in a keys file is used from the next send on; keep it fast (read a map).
+ */
+export type ApiKeyResolver = (
+  account: string | null,
+) => string | undefined | null | Promise<string | undefined | null>;
 
 /** Waits `ms`, resolving early (never rejecting) when `signal` aborts. */
 export type Sleep = (ms: number, signal?: AbortSignal) => Promise<void>;
@@ -84,8 +104,9 @@ export const DEFAULT_BACKOFF = Object.freeze({ baseMs: 5_000, maxMs: 3_600_000, 
  */
 export const DEFAULT_QUICK_RETRIES = Object.freeze({ retries: 2, minTimeoutMs: 100, maxTimeoutMs: 1_000 });
 /**
- * How long all delivery pauses after a 401/403 (or an answer that is not the service's: a wrong base URL)
- * before one job probes whether delivery works again.
+ * How long delivery pauses after a 401/403 (or an answer that is not the service's: a wrong base URL)
+ * before one job probes whether delivery works again. With `apiKeyFor`, a 401/403 pauses only the job's
+ * account, for as long.
  * @defaultValue 60_000
  */
 export const DEFAULT_AUTH_PAUSE_MS = 60_000;
@@ -168,6 +189,17 @@ export const dispatcherOptionsSchema = z.strictObject({
       isFunction(conversions.refund)
     );
   }, 'must have conversions.confirm and conversions.refund methods'),
+  /**
+   * One key per advertiser account: each job is sent with `apiKeyFor(job.account)` (see
+   * {@link ApiKeyResolver}), and a 401/403 (or no key) pauses that account only. Without it every job is
+   * sent with the client's own key and a 401/403 pauses all delivery. Keys are never stored in the outbox.
+   */
+  apiKeyFor: z.custom<ApiKeyResolver>(isFunction, 'must be a function (account) => apiKey').optional(),
+  /**
+   * Due jobs whose deadline is this close are claimed first (nearest deadline first, whatever their
+   * account); the rest in turns across accounts. @defaultValue {@link DEFAULT_URGENT_WITHIN_MS} (1 hour)
+   */
+  urgentWithinMs: ms().default(DEFAULT_URGENT_WITHIN_MS),
   /** @defaultValue {@link DEFAULT_CONCURRENCY} */
   concurrency: z.number().int().min(1).max(1_000).default(DEFAULT_CONCURRENCY),
   /** @defaultValue {@link DEFAULT_BATCH_SIZE} */

@@ -7,6 +7,7 @@ import type { EpochMs } from '../../policy.ts';
 import { backoffDelay, nextAttemptTime } from '../backoff.ts';
 import type { AttemptOutcome, AttemptRecord } from '../operator-types.ts';
 import type { Job, Outbox } from '../types.ts';
+import type { AccountPauses } from './account-pauses.ts';
 import type { Emit } from './events.ts';
 import type { ResolvedDispatcherOptions } from './options.ts';
 import type { SendResult } from './send.ts';
@@ -20,6 +21,10 @@ export interface RecordContext {
   emit: Emit;
   /** Paused by a 401/403, resumed by any other answer of the service. */
   machine: DispatcherStateMachine;
+  /** Paused accounts (with `apiKeyFor`: a 401/403 or no key pauses the job's account only). */
+  accounts: AccountPauses;
+  /** Whether keys are per account (`apiKeyFor` given). */
+  perAccountKeys: boolean;
   backoff: ResolvedDispatcherOptions['backoff'];
   random: () => number;
 }
@@ -40,6 +45,8 @@ export interface Recorder {
   settle(job: Job, result: SendResult, at: EpochMs): Promise<JobOutcome>;
   /** Gives back, untried and its attempt not counted, a job claimed before delivery was paused. */
   deferPaused(job: Job): Promise<JobOutcome>;
+  /** The same for a job of a paused account (or one waiting for its account's probe). */
+  deferAccount(job: Job): Promise<JobOutcome>;
   /**
    * Gives back, due now, a job whose request was under way at `stop()` (begun at `sentAt`): it may have
    * been applied.
@@ -64,7 +71,18 @@ function attemptOf(
 
 /** Creates a recorder with its counters at zero. */
 export function createRecorder(ctx: RecordContext): Recorder {
-  const { outbox, emit, machine } = ctx;
+  const { outbox, emit, machine, accounts } = ctx;
+  /** Any answer of the service but 401/403 proves the key and the address work again. */
+  const proven = (job: Job) => {
+    machine.resume();
+    accounts.resume(job.account);
+  };
+  const defer = async (job: Job, until: EpochMs, error: string): Promise<JobOutcome> => {
+    const at = ctx.now();
+    const nextAttemptAt = Math.min(Math.max(at, until), job.deadline ?? Number.POSITIVE_INFINITY);
+    const ok = await outbox.retry(job, { now: at, nextAttemptAt, error, countAttempt: false });
+    return ok ? 'deferred' : 'lost';
+  };
   const counters: OutcomeCounters = { delivered: 0, retried: 0, dead: 0, expired: 0, failed: 0 };
 
   const expire = async (
@@ -94,7 +112,7 @@ export function createRecorder(ctx: RecordContext): Recorder {
     if (result.kind === 'delivered') {
       if (!(await outbox.complete(job, { now: at, campaignId: result.campaignId, attempt }))) return 'lost';
       counters.delivered += 1;
-      machine.resume();
+      proven(job);
       emit('delivered', { job, campaignId: result.campaignId, at });
       return 'delivered';
     }
@@ -114,8 +132,10 @@ export function createRecorder(ctx: RecordContext): Recorder {
     const { failure } = result;
     const { maybeApplied } = failure;
     if (failure.class === 'auth' || failure.class === 'misconfigured') {
-      machine.pause(failure);
-      const until = machine.pausedUntil ?? at;
+      const ofAccount = failure.class === 'auth' && ctx.perAccountKeys;
+      if (ofAccount) accounts.pause(job.account, failure);
+      else machine.pause(failure);
+      const until = (ofAccount ? accounts.dueAgain(job.account) : machine.pausedUntil) ?? at;
       const nextAttemptAt = job.deadline === null ? until : Math.min(until, job.deadline);
       const ok = await outbox.retry(job, {
         now: at,
@@ -127,7 +147,7 @@ export function createRecorder(ctx: RecordContext): Recorder {
       });
       return ok ? 'deferred' : 'lost';
     }
-    machine.resume(); // any answer of the service but 401/403 proves the key and the address work again
+    proven(job);
     if (failure.class === 'window-closed') {
       const reason = `the service says the window has closed: ${failure.reason}`;
       return expire(job, at, reason, maybeApplied, attempt);
@@ -167,17 +187,8 @@ export function createRecorder(ctx: RecordContext): Recorder {
     counters,
     settle,
 
-    async deferPaused(job) {
-      const at = ctx.now();
-      const nextAttemptAt = Math.min(machine.pausedUntil ?? at, job.deadline ?? Number.POSITIVE_INFINITY);
-      const ok = await outbox.retry(job, {
-        now: at,
-        nextAttemptAt,
-        error: 'delivery paused',
-        countAttempt: false,
-      });
-      return ok ? 'deferred' : 'lost';
-    },
+    deferPaused: (job) => defer(job, machine.pausedUntil ?? ctx.now(), 'delivery paused'),
+    deferAccount: (job) => defer(job, accounts.dueAgain(job.account), 'delivery paused for this account'),
 
     async giveBackRequested(job, sentAt) {
       try {

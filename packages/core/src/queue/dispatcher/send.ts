@@ -5,8 +5,9 @@
  */
 import pRetry, { AbortError } from 'p-retry';
 import type { EpochMs } from '../../policy.ts';
+import { describeAccount } from '../accounts.ts';
 import { classifyFailure, type Failure } from './classify.ts';
-import type { ConversionsClient, ResolvedDispatcherOptions } from './options.ts';
+import type { ApiKeyResolver, ConversionsClient, ResolvedDispatcherOptions, SendOptions } from './options.ts';
 import type { Slot } from './slot.ts';
 
 /** When a send's first request began and the status of its last answer; null when nothing was sent. */
@@ -24,6 +25,8 @@ export interface SendContext {
   now: () => EpochMs;
   quickRetries: ResolvedDispatcherOptions['quickRetries'];
   windowClosedPattern: RegExp;
+  /** The key of each job's account (see `DispatcherOptions.apiKeyFor`), or undefined: the client's own key. */
+  apiKeyFor: ApiKeyResolver | undefined;
   /** Called as each request starts (the send-timeout sweep watches it from then on). */
   onRequest: () => void;
 }
@@ -42,7 +45,42 @@ export function createSender(ctx: SendContext): Send {
     ...(client.redact === undefined ? {} : { redact: (text: string) => client.redact?.(text) ?? text }),
   };
   const classify = (error: unknown) => classifyFailure(error, classifyOptions);
-  return (slot) => sendJob(slot, ctx, classify);
+  const { apiKeyFor } = ctx;
+  if (apiKeyFor === undefined) return (slot) => sendJob(slot, ctx, classify, undefined);
+  return async (slot) => {
+    const { job } = slot;
+    // A job that cannot be sent anyway (past its deadline, or not sendable yet) ends as it would without
+    // keys: it must not wait on a missing key past its deadline.
+    const unsendable =
+      job.deadline === null || ctx.now() > job.deadline || (job.kind === 'refund' && job.campaignId === null);
+    if (unsendable) return sendJob(slot, ctx, classify, undefined);
+    const key = await resolveKey(apiKeyFor, job.account);
+    if (typeof key !== 'string') return notSent({ class: 'auth', reason: key.reason });
+    // The client scrubs a per-request key from what it throws; the reason is scrubbed here as well, so a
+    // client that does not leaves no key in the outbox either.
+    const scrub = (text: string) => text.split(key).join('[redacted]');
+    const classifyWithKey = (error: unknown) =>
+      classifyFailure(error, {
+        windowClosedPattern,
+        redact: (text) => scrub(classifyOptions.redact?.(text) ?? text),
+      });
+    return sendJob(slot, ctx, classifyWithKey, key);
+  };
+}
+
+/** The key of `account`, or why there is none (never the resolver's own message: it may quote the keys file). */
+async function resolveKey(
+  apiKeyFor: ApiKeyResolver,
+  account: string | null,
+): Promise<string | { reason: string }> {
+  try {
+    const key = await apiKeyFor(account);
+    if (typeof key === 'string' && key.length > 0) return key;
+    return { reason: `no API key for account ${describeAccount(account)}` };
+  } catch (error) {
+    const name = error instanceof Error ? error.name : typeof error;
+    return { reason: `the API key resolver failed for account ${describeAccount(account)} (${name})` };
+  }
 }
 
 /** Thrown inside a send when the job's deadline has passed: it ends retrying and the job expires. */
@@ -66,6 +104,7 @@ async function sendJob(
   slot: Slot,
   ctx: SendContext,
   classify: (error: unknown) => Failure,
+  apiKey: string | undefined,
 ): Promise<SendResult> {
   const { job } = slot;
   if (job.deadline === null) {
@@ -100,7 +139,8 @@ async function sendJob(
     slot.requestStartedAt = performance.now();
     ctx.onRequest();
     try {
-      const options = { signal: request.signal };
+      const options: SendOptions =
+        apiKey === undefined ? { signal: request.signal } : { signal: request.signal, apiKey };
       if (job.kind === 'confirm') {
         const body = { click_token: job.clickToken, order_id: job.orderId, value_micros: job.valueMicros };
         return await ctx.client.conversions.confirm(body, options);

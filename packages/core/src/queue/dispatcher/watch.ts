@@ -7,6 +7,7 @@
 import type { EpochMs } from '../../policy.ts';
 import type { WorkerBeat } from '../operator-types.ts';
 import type { Outbox } from '../types.ts';
+import type { AccountPauses } from './account-pauses.ts';
 import type { Emit } from './events.ts';
 import type { Sleep } from './options.ts';
 import type { DispatcherStateMachine } from './state.ts';
@@ -21,6 +22,7 @@ export interface WatchContext {
   sleep: Sleep;
   emit: Emit;
   machine: DispatcherStateMachine;
+  accounts: AccountPauses;
   watchIntervalMs: number;
   atRiskWithinMs: number;
   worker: { id: string; version: string; host: string | null; pid: number | null };
@@ -59,6 +61,7 @@ export function createWatch(ctx: WatchContext): Watch {
       version: ctx.worker.version,
       host: ctx.worker.host,
       pid: ctx.worker.pid,
+      pausedAccounts: ctx.accounts.list(),
     };
     try {
       await outbox.beat(record);

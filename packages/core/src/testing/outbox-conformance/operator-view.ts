@@ -321,6 +321,7 @@ export function describeOperatorView(s: Suite): void {
       version: '0.1.0',
       host: 'shop-1',
       pid: 4242,
+      pausedAccounts: [],
       ...overrides,
     });
 

@@ -40,6 +40,7 @@ export type OutboxFactory = (context: OutboxFactoryContext) => Promise<OutboxUnd
  * - `listJobs`: `listJobs` lists jobs of every state (SQS can list only its dead letters).
  * - `prune`: `prune` deletes old final jobs (SQS deletes a message once it is final).
  * - `heartbeats`: `beat` and `workers` keep workers' heart-beats.
+ * - `fairClaims`: `claim` takes urgent jobs first, then turns across accounts (SQS: the queue decides).
  */
 export type OutboxCapability =
   | 'lookup'
@@ -52,7 +53,8 @@ export type OutboxCapability =
   | 'attemptHistory'
   | 'listJobs'
   | 'prune'
-  | 'heartbeats';
+  | 'heartbeats'
+  | 'fairClaims';
 
 /** Options of {@link describeOutbox}. */
 export interface DescribeOutboxOptions {
