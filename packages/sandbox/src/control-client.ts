@@ -97,6 +97,13 @@ export interface SandboxControl {
   account(
     accountId: string,
   ): Promise<{ account_id: string; balance_micros: number; held_micros: number; credit_micros: number }>;
+  /**
+   * Revokes every key of an account: each `/v1` request with one answers 401 (`{ detail }`) until
+   * {@link SandboxControl.restoreKeys}.
+   */
+  revokeKeys(accountId: string): Promise<{ account_id: string; revoked: boolean }>;
+  /** Makes the revoked keys of an account work again (the same keys). */
+  restoreKeys(accountId: string): Promise<{ account_id: string; revoked: boolean }>;
   click(campaignId: string): Promise<SandboxClick>;
   advanceClock(seconds: number): Promise<{ now: string }>;
   clock(): Promise<{ now: string }>;
@@ -157,6 +164,8 @@ export function createSandboxControl(baseUrl: string, fetchImpl: typeof fetch = 
   return {
     createAccount: (body = {}) => call('POST', 'accounts', body),
     account: (id) => call('GET', `accounts/${encodeURIComponent(id)}`),
+    revokeKeys: (id) => call('POST', `accounts/${encodeURIComponent(id)}/keys`, { revoked: true }),
+    restoreKeys: (id) => call('POST', `accounts/${encodeURIComponent(id)}/keys`, { revoked: false }),
     click: (campaignId) => call('POST', 'clicks', { campaign_id: campaignId }),
     advanceClock: (seconds) => call('POST', 'clock', { advance_seconds: seconds }),
     clock: () => call('GET', 'clock'),

@@ -111,6 +111,11 @@ export interface Account {
   orders: Map<string, Conversion>;
   /** Orders billed through the pixel (control API), by `order_id`, with what each charged. */
   pixelOrders: Map<string, number>;
+  /**
+   * Every key of the account is revoked (control API): each `/v1` request with one answers 401 until
+   * they are restored. The keys stay the account's, so restoring them makes the same keys work again.
+   */
+  keysRevoked: boolean;
 }
 
 export interface Campaign {

@@ -282,3 +282,73 @@ describe('error bodies', () => {
     }
   });
 });
+
+describe('revoked keys', () => {
+  test('every /v1 route answers 401 with a detail to every key of a revoked account, until restored', async ({
+    sandbox,
+    newAccount,
+  }) => {
+    const acct = await newAccount();
+    const other = await newAccount();
+    const ids = await fixtureIds(sandbox, acct);
+    const theirs = await campaignWithClick(sandbox, other);
+    expect(await sandbox.control.revokeKeys(acct.accountId)).toEqual({
+      account_id: acct.accountId,
+      revoked: true,
+    });
+    const clients: Record<Scope, AdServiceClient> = {
+      read: acct.read,
+      write: acct.write,
+      conversions: acct.conversions,
+    };
+    for (const { route, scope, call } of callsFor(ids)) {
+      for (const client of [clients[scope], acct.all]) {
+        const outcome = (await call(client).catch((e: unknown) => e)) as WireError;
+        expect(outcome, route).toMatchObject({ status: 401, detail: expect.stringMatching(/revoked/) });
+        expect(JSON.parse(outcome.text), route).toEqual({ detail: outcome.detail });
+        for (const key of Object.values(acct.keys)) expect(outcome.text, route).not.toContain(key);
+      }
+    }
+    // A refused request is never applied nor counted; other accounts are untouched.
+    expect((await sandbox.control.conversions(acct.accountId)).counts.requests).toBe(0);
+    await expect(
+      other.conversions.conversions.confirm({
+        click_token: theirs.clickToken,
+        order_id: 'o',
+        value_micros: 1,
+      }),
+    ).resolves.toMatchObject({ status: 'confirmed' });
+    // Revoking twice is harmless; restoring makes the same keys work again.
+    await sandbox.control.revokeKeys(acct.accountId);
+    expect(await sandbox.control.restoreKeys(acct.accountId)).toEqual({
+      account_id: acct.accountId,
+      revoked: false,
+    });
+    await expect(acct.read.me.get()).resolves.toEqual({ account_id: acct.accountId, scopes: ['read'] });
+    await expect(
+      acct.conversions.conversions.confirm({ click_token: ids.clickToken, order_id: 'o', value_micros: 1 }),
+    ).resolves.toMatchObject({ status: 'confirmed', duplicate: false });
+  });
+
+  test('POST /_sandbox/accounts/{account_id}/keys: 404 for an unknown account, 400 for a bad body', async ({
+    sandbox,
+    newAccount,
+  }) => {
+    const acct = await newAccount();
+    const path = `/_sandbox/accounts/${acct.accountId}/keys`;
+    expect(
+      await raw(sandbox, 'POST', '/_sandbox/accounts/acct_nope/keys', { body: { revoked: true } }),
+    ).toMatchObject({
+      status: 404,
+      json: { detail: expect.any(String) },
+    });
+    for (const body of [{}, { revoked: 'yes' }, { revoked: true, extra: 1 }]) {
+      expect((await raw(sandbox, 'POST', path, { body })).status, JSON.stringify(body)).toBe(400);
+    }
+    await expect(sandbox.control.revokeKeys('acct_nope')).rejects.toMatchObject({ status: 404 });
+    // A reset forgets the account, revoked or not.
+    await sandbox.control.revokeKeys(acct.accountId);
+    await sandbox.control.reset();
+    expect((await raw(sandbox, 'POST', path, { body: { revoked: false } })).status).toBe(404);
+  });
+});

@@ -1,7 +1,7 @@
 /**
- * The control API under `/_sandbox/` (no authentication): create accounts and keys, simulate clicks,
- * traffic, domain proofs, filtered clicks and pixel fires, move the clock, inspect conversions, inject
- * faults and reset. Every route is documented in the package README.
+ * The control API under `/_sandbox/` (no authentication): create accounts and keys (and revoke or
+ * restore them), simulate clicks, traffic, domain proofs, filtered clicks and pixel fires, move the
+ * clock, inspect conversions, inject faults and reset. Every route is documented in the package README.
  */
 import type { Answer, RequestContext } from '../context.ts';
 import { NO_FAULTS, parseFaultConfig } from '../faults.ts';
@@ -61,6 +61,7 @@ function createAccount(ctx: RequestContext): Answer {
     counts: { requests: 0, duplicates: 0, rejections: 0, late: 0 },
     orders: new Map(),
     pixelOrders: new Map(),
+    keysRevoked: false,
   };
   const state = ctx.core.state;
   state.accounts.set(account.id, account);
@@ -91,6 +92,21 @@ function getAccount(ctx: RequestContext): Answer {
       credit_micros: a.creditMicros,
     },
   };
+}
+
+/**
+ * Revokes (`revoked: true`) or restores (`revoked: false`) every key of an account: what an advertiser
+ * does when a key leaks, or an ad service does to an account it suspends. Idempotent.
+ */
+function setKeysRevoked(ctx: RequestContext): Answer {
+  const id = ctx.params[0] ?? '';
+  const account = ctx.core.state.accounts.get(id);
+  if (account === undefined) throw notFound('account', id);
+  for (const key of Object.keys(ctx.body)) if (key !== 'revoked') throw badField(key, 'is not a known field');
+  const revoked = ctx.body.revoked;
+  if (typeof revoked !== 'boolean') throw badField('revoked', 'must be true or false');
+  account.keysRevoked = revoked;
+  return { status: 200, body: { account_id: account.id, revoked } };
 }
 
 function createClick(ctx: RequestContext): Answer {
@@ -283,6 +299,7 @@ function firePixel(ctx: RequestContext): Answer {
 export const CONTROL_ROUTES: readonly ControlRoute[] = [
   { method: 'POST', path: '/_sandbox/accounts', handler: createAccount },
   { method: 'GET', path: '/_sandbox/accounts/{account_id}', handler: getAccount },
+  { method: 'POST', path: '/_sandbox/accounts/{account_id}/keys', handler: setKeysRevoked },
   { method: 'POST', path: '/_sandbox/clicks', handler: createClick },
   { method: 'GET', path: '/_sandbox/clock', handler: clockNow },
   { method: 'POST', path: '/_sandbox/clock', handler: advanceClock },

@@ -30,7 +30,7 @@ function bearerKey(header: string | undefined): string | undefined {
   return header.slice(space + 1).trim();
 }
 
-/** Resolves the Bearer key to its account and scopes (401 when missing or unknown). */
+/** Resolves the Bearer key to its account and scopes (401 when missing, unknown or revoked). */
 function authenticate(
   core: SandboxCore,
   header: string | undefined,
@@ -46,6 +46,8 @@ function authenticate(
   const account = key === undefined ? undefined : core.state.accounts.get(key.accountId);
   // The detail never echoes the key (it is a secret even when it is wrong), unless the variant echo-key is on.
   if (key === undefined || account === undefined) throw new HttpProblem(401, 'invalid API key', UNAUTHORIZED);
+  if (account.keysRevoked)
+    throw new HttpProblem(401, 'API key revoked: this account’s keys no longer authenticate', UNAUTHORIZED);
   return { account, scopes: key.scopes, apiKey };
 }
 
