@@ -76,7 +76,18 @@ export function dispatcherWith(overrides: Partial<DispatcherOptions> = {}): Disp
     quickRetries: { retries: 0 },
     ...overrides,
   });
-  for (const name of ['delivered', 'retried', 'dead', 'expired', 'paused', 'resumed', 'error'] as const) {
+  const names = [
+    'delivered',
+    'retried',
+    'dead',
+    'expired',
+    'paused',
+    'resumed',
+    'error',
+    'account-paused',
+    'account-resumed',
+  ] as const;
+  for (const name of names) {
     dispatcher.on(name, (payload) => events.push({ name, payload }));
   }
   dispatchers.push(dispatcher);

@@ -33,6 +33,11 @@ export interface FakeAdService {
   maxConcurrent: number;
   /** Queues answers for a path (`/v1/conversions/s2s` or `/v1/conversions/s2s/refund`), used in order. */
   script(path: string, ...answers: ScriptedAnswer[]): void;
+  /**
+   * Answers every request sent with one of these keys (`Authorization: Bearer <key>`) with a 401 whose
+   * `detail` echoes the key (a careless service), until the key is taken out of the set again.
+   */
+  readonly revokedKeys: Set<string>;
   /** Runs on each request before it is answered (e.g. to move a fake clock). */
   onRequest(hook: (request: RecordedRequest) => void): void;
   /** Resolves once `count` requests have arrived (bounded by `timeoutMs`). */
@@ -94,6 +99,7 @@ export async function startFakeAdService(options: { campaignId?: string } = {}):
     url: '',
     requests: [],
     maxConcurrent: 0,
+    revokedKeys: new Set(),
     script(path, ...answers) {
       scripts.set(path, [...(scripts.get(path) ?? []), ...answers]);
     },
@@ -140,7 +146,11 @@ export async function startFakeAdService(options: { campaignId?: string } = {}):
       service.requests.push(recorded);
       for (const hook of hooks) hook(recorded);
       for (const waiter of [...waiters]) if (waiter()) waiters.delete(waiter);
-      const answer = scripts.get(path)?.shift() ?? { status: 200 };
+      const key = /^Bearer (.+)$/.exec(req.headers.authorization ?? '')?.[1];
+      const answer: ScriptedAnswer =
+        key !== undefined && service.revokedKeys.has(key)
+          ? { status: 401, body: { detail: `API key ${key} has been revoked` } }
+          : (scripts.get(path)?.shift() ?? { status: 200 });
       if (answer.delayMs) await new Promise((resolve) => setTimeout(resolve, answer.delayMs));
       if (res.destroyed) return;
       const payload =

@@ -11,6 +11,11 @@ export interface OrderToConfirm {
   orderId: string;
   /** Order value in integer micros. */
   valueMicros: number;
+  /**
+   * The advertiser account the order belongs to (a shop id of a platform hosting many shops; never a key):
+   * the worker sends it with that account's key. @defaultValue none (the worker's single key)
+   */
+  account?: string;
 }
 
 /**
@@ -48,6 +53,12 @@ export async function confirmClickOrder(
   }
   const click = await postback.click();
   if (click === null) return { enqueued: false, click: null };
-  const result = await outbox.confirm({ orderId: order.orderId, valueMicros: order.valueMicros, click });
+  const { orderId, valueMicros, account } = order;
+  const result = await outbox.confirm({
+    orderId,
+    valueMicros,
+    click,
+    ...(account === undefined ? {} : { account }),
+  });
   return { enqueued: true, click, result };
 }
