@@ -109,10 +109,24 @@ export function createMemoryOutbox(options: MemoryOutboxOptions = {}): Outbox {
 
   // Ids of pending and inflight jobs: the only ones `claim` has to look at, however many are delivered.
   const live = new Set<string>();
+  /** The same ids by account (`accountKey`), each in creation order: a claim's turns read a few of each. */
+  const liveByAccount = new Map<string, Set<string>>();
   const put = (job: Job) => {
     jobs.set(job.id, job);
-    if (job.state === 'pending' || job.state === 'inflight') live.add(job.id);
-    else live.delete(job.id);
+    const key = accountKey(job.account);
+    if (job.state === 'pending' || job.state === 'inflight') {
+      live.add(job.id);
+      const ids = liveByAccount.get(key) ?? new Set<string>();
+      ids.add(job.id);
+      liveByAccount.set(key, ids);
+    } else unlive(job.id, key);
+  };
+  const unlive = (id: string, key: string) => {
+    live.delete(id);
+    const ids = liveByAccount.get(key);
+    if (ids === undefined) return;
+    ids.delete(id);
+    if (ids.size === 0) liveByAccount.delete(key);
   };
 
   const nextId = () => `${idPrefix}${(++sequence).toString().padStart(12, '0')}`;
@@ -150,7 +164,7 @@ export function createMemoryOutbox(options: MemoryOutboxOptions = {}): Outbox {
   const lastStatus = (id: string): number | null => histories.get(id)?.at(-1)?.status ?? null;
   const forget = (job: Job) => {
     jobs.delete(job.id);
-    live.delete(job.id);
+    unlive(job.id, accountKey(job.account));
     histories.delete(job.id);
     const key = orderKey(job.account, job.orderId);
     const entry = byOrder.get(key);
@@ -221,27 +235,36 @@ export function createMemoryOutbox(options: MemoryOutboxOptions = {}): Outbox {
       if (!Number.isSafeInteger(limit) || limit < 1)
         throw new RangeError(`claim limit must be a positive integer, got ${limit}`);
       if (!(leaseMs > 0)) throw new RangeError(`claim leaseMs must be positive, got ${leaseMs}`);
-      const urgentWithinMs = options.urgentWithinMs ?? DEFAULT_URGENT_WITHIN_MS;
+      const horizon = at + (options.urgentWithinMs ?? DEFAULT_URGENT_WITHIN_MS);
       const excluded = new Set((options.excludeAccounts ?? []).map(accountKey));
-      // One pass over the open jobs: retaken and urgent ones apart, the rest by account in creation order
-      // (`live` keeps insertion order), at most `limit` per account.
+      const claimable = (job: Job) =>
+        !excluded.has(accountKey(job.account)) &&
+        isClaimable(job, at, job.kind === 'refund' ? confirmOf(job.account, job.orderId) : null);
+      // Retaken and urgent jobs, whatever their account: one pass of cheap checks over the open jobs.
       const first: Job[] = [];
-      const byAccount = new Map<string, Job[]>();
       for (const id of live) {
         const job = jobs.get(id) as Job;
-        const key = accountKey(job.account);
-        if (excluded.has(key) || !isClaimable(job, at, confirmOf(job.account, job.orderId))) continue;
-        if (claimTier(job, at, urgentWithinMs) < 2) {
-          first.push(job);
-          continue;
-        }
-        const queue = byAccount.get(key) ?? [];
-        if (queue.length < limit) queue.push(job);
-        byAccount.set(key, queue);
+        const soon =
+          job.state === 'inflight'
+            ? job.lease !== null && job.lease.expiresAt <= at
+            : job.deadline !== null && job.deadline <= horizon && job.nextAttemptAt <= at;
+        if (soon && claimable(job)) first.push(job);
       }
       const due = first.sort(byClaimUrgency).slice(0, limit);
       if (due.length < limit) {
-        const queues = [...byAccount].map(([key, queue]) => ({ key, jobs: queue }));
+        // The rest in turns: at most `limit` due jobs of each account, in creation order (the scan of an
+        // account stops there, however large its backlog).
+        const queues: { key: string; jobs: Job[] }[] = [];
+        for (const [key, ids] of liveByAccount) {
+          if (excluded.has(key)) continue;
+          const queue: Job[] = [];
+          for (const id of ids) {
+            const job = jobs.get(id) as Job;
+            if (claimTier(job, at, horizon - at) === 2 && claimable(job)) queue.push(job);
+            if (queue.length === limit) break;
+          }
+          queues.push({ key, jobs: queue });
+        }
         const turns = takeInTurns(queues, limit - due.length, cursor);
         due.push(...turns.jobs);
         cursor = turns.last ?? cursor;
