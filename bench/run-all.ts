@@ -28,6 +28,7 @@ const BENCHMARKS = [
   'sqs', // SQS consumer vs bare loop (>= 0.8)
   'shop-under-delivery', // shop pages while its Dispatcher drains 10,000 jobs vs idle (>= 0.85 req/s, <= 1.5 p99)
   'metrics-overhead', // delivery with Prometheus metrics and tracing on vs off (>= 0.95)
+  'account-fairness', // a trickle of 19 accounts behind one account's 100,000-job backlog (p99 <= 2 claim rounds)
 ];
 
 const wanted = process.argv.slice(2);
