@@ -1,6 +1,7 @@
 /**
  * `createClient`: a typed client for every `/v1` endpoint. The API key is held only in a closure — the
- * client object has no property that carries it, and it prints and serialises without it.
+ * client object has no property that carries it, and it prints and serialises without it. A call may bring
+ * its own key (`{ apiKey }`), which is used for that call only and never stored.
  */
 import { createDefaultTransport } from '#transport';
 import { type ClientOptions, resolveClientOptions } from './options.ts';
@@ -38,7 +39,8 @@ export interface AdServiceClient extends AdServiceResources {
   toJSON(): ClientDescription;
   /**
    * Removes this client's API key (literal, percent-encoded or JSON-escaped) and any `Bearer <token>`
-   * from a text: for logs and stored failure reasons. The client's own errors are already redacted.
+   * from a text: for logs and stored failure reasons. The client's own errors are already redacted, of a
+   * per-request `apiKey` too; this function does not know per-request keys (use `createRedactor(key)`).
    *
    * @example
    * ```ts
@@ -54,11 +56,17 @@ const inspectSymbol = Symbol.for('nodejs.util.inspect.custom');
  * Creates a client. Options are validated (unknown keys rejected); an injected `fetch` always wins,
  * otherwise Node uses undici keep-alive pools and other runtimes use the global `fetch`.
  *
+ * `apiKey` may be left out by a client whose every call passes its own (`{ apiKey }`, e.g. a worker
+ * delivering for many advertiser accounts); a call with neither rejects with a `ClientOptionsError`
+ * naming `apiKey`, before anything is sent.
+ *
  * @throws ClientOptionsError naming the first bad option
  * @example
  * ```ts
  * const client = createClient({ baseUrl: 'http://127.0.0.1:4010', apiKey: 'pbsk_...', timeout: 5_000 });
  * const me = await client.me.get();
+ * const shared = createClient({ baseUrl: 'http://127.0.0.1:4010' }); // keys per call only
+ * await shared.conversions.confirm(body, { apiKey: keyOf(account) });
  * ```
  */
 export function createClient(options: ClientOptions): AdServiceClient {
@@ -68,10 +76,10 @@ export function createClient(options: ClientOptions): AdServiceClient {
       ? createFetchTransport(resolved.fetch)
       : createDefaultTransport({ connections: resolved.connections });
   const baseUrl = new URL(resolved.baseUrl);
-  const redact = createRedactor(resolved.apiKey);
+  const redact = createRedactor(resolved.apiKey ?? []);
   const send = createRequester({
     baseUrl,
-    authorization: `Bearer ${resolved.apiKey}`,
+    apiKey: resolved.apiKey,
     userAgent: resolved.userAgent,
     timeout: resolved.timeout,
     retry: resolved.retry,

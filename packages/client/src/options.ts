@@ -4,7 +4,7 @@
  */
 import * as z from 'zod';
 import { AdServiceError } from './errors.ts';
-import { issuesOf } from './validate.ts';
+import { API_KEY_PATTERN, issuesOf } from './validate.ts';
 
 /**
  * Milliseconds one attempt may take, from sending the request to the last byte of the response.
@@ -91,11 +91,17 @@ export const retryOptionsSchema = z.strictObject({
 export const clientOptionsSchema = z.strictObject({
   /** Origin (and optional path prefix) of the service; `/v1/...` is appended. */
   baseUrl: z.url({ protocol: /^https?$/, error: 'must be an absolute http or https URL' }),
-  /** The API key, sent as `Authorization: Bearer <key>`. Kept private: never printed, logged or serialised. */
+  /**
+   * The API key, sent as `Authorization: Bearer <key>`. Kept private: never printed, logged or serialised.
+   * Optional for a client that sends every request with its own key (`{ apiKey }` per call, e.g. a worker
+   * for many advertiser accounts); a request with neither fails with a `ClientOptionsError` naming
+   * `apiKey` before anything is sent.
+   */
   apiKey: z
     .string({ error: 'must be a string' })
     .min(1, { error: 'must not be empty' })
-    .regex(/^[\x21-\x7e]+$/, { error: 'must be printable ASCII without spaces' }),
+    .regex(API_KEY_PATTERN, { error: 'must be printable ASCII without spaces' })
+    .optional(),
   /** Per-attempt timeout in ms. @defaultValue {@link DEFAULT_TIMEOUT_MS} */
   timeout: positiveMs.default(DEFAULT_TIMEOUT_MS),
   /** A `fetch` to send requests with; when given it always wins over the built-in transport. */
@@ -150,6 +156,7 @@ export function resolveClientOptions(options: ClientOptions): ResolvedClientOpti
  * ```ts
  * await client.me.get({ signal: AbortSignal.timeout(2_000) });
  * await client.conversions.confirm(body, { timeout: 3_000 });
+ * await client.conversions.confirm(body, { signal, apiKey: keyOf(account) }); // another account's key
  * ```
  */
 export interface CallOptions {
@@ -157,4 +164,12 @@ export interface CallOptions {
   signal?: AbortSignal;
   /** Per-attempt timeout in ms for this call, overriding the client's `timeout`. */
   timeout?: number;
+  /**
+   * The API key to send this request with (`Authorization: Bearer <apiKey>`) instead of the client's
+   * own, e.g. the key of the advertiser account a job belongs to. Checked like the client's (a
+   * `RequestValidationError` naming `apiKey`, without its value, when empty or holding whitespace or
+   * control characters) and scrubbed, like the client's own, from everything the call throws — also
+   * when the service echoes it back. Never stored on the client.
+   */
+  apiKey?: string;
 }

@@ -1,8 +1,9 @@
 /**
  * The one path every call takes: build the URL and headers, send through the transport under a per-attempt
  * timeout and the caller's signal, map failures to typed errors, retry idempotent GETs, and validate the
- * response body. The API key lives only inside the `authorization` closure value handed in here, and every
- * error built here gets the client's `redact`, so text echoed by the service never carries the key.
+ * response body. The API key lives only inside the config closure handed in here (or the call's own
+ * `apiKey`, for that call only), and every error built here gets a `redact` that knows the key the request
+ * was sent with, so text echoed by the service never carries it.
  */
 import type * as z from 'zod';
 import {
@@ -14,12 +15,13 @@ import {
   TimeoutError,
   TransportUnavailableError,
 } from './errors.ts';
-import type { CallOptions, RetryPolicy } from './options.ts';
+import { type CallOptions, ClientOptionsError, type RetryPolicy } from './options.ts';
+import { createRedactor } from './redact.ts';
 import { parseRetryAfter } from './retry-after.ts';
 import type { Transport, TransportResponse } from './transport/types.ts';
 import { BodyReadError } from './transport/types.ts';
 import { transportUnavailable } from './transport/unavailable.ts';
-import { issuesOf } from './validate.ts';
+import { checkCallApiKey, issuesOf } from './validate.ts';
 
 /** One call to make: already validated; `path` starts with `/v1/`. */
 export interface Endpoint<S extends z.ZodType> {
@@ -33,13 +35,14 @@ export interface Endpoint<S extends z.ZodType> {
 /** Everything the requester needs; built once per client. */
 export interface RequesterConfig {
   baseUrl: URL;
-  authorization: string;
+  /** The client's own API key; undefined when every call must bring its own (`CallOptions.apiKey`). */
+  apiKey: string | undefined;
   userAgent: string;
   timeout: number;
   retry: RetryPolicy | false;
   random: () => number;
   transport: Transport;
-  /** Removes the API key from text entering an error (see `createRedactor`). */
+  /** Removes the client's API key from text entering an error (see `createRedactor`). */
   redact: (text: string) => string;
 }
 
@@ -63,7 +66,7 @@ const TIMED_OUT = Symbol('timed out');
 export function createRequester(config: RequesterConfig): Requester {
   const prefix = config.baseUrl.pathname.replace(/\/+$/, '');
   const baseHeaders: Record<string, string> = {
-    authorization: config.authorization,
+    ...(config.apiKey === undefined ? {} : { authorization: `Bearer ${config.apiKey}` }),
     accept: 'application/json',
     'user-agent': config.userAgent,
   };
@@ -71,10 +74,21 @@ export function createRequester(config: RequesterConfig): Requester {
   return async function send<S extends z.ZodType>(endpoint: Endpoint<S>, call: CallOptions = {}) {
     const url = new URL(`${prefix}${endpoint.path}`, config.baseUrl.origin);
     for (const [key, value] of Object.entries(endpoint.query ?? {})) url.searchParams.set(key, value);
+    // Checked before anything else about the call, so that no error below can be built without its key.
+    const callKey = call.apiKey === undefined ? undefined : checkCallApiKey(call.apiKey);
+    if (callKey === undefined && config.apiKey === undefined) {
+      throw new ClientOptionsError(
+        'apiKey',
+        'is required: give createClient an apiKey, or pass { apiKey } with each request',
+      );
+    }
+    const redact = callKey === undefined ? config.redact : callRedactor(config.apiKey, callKey);
     const body = endpoint.body === undefined ? undefined : JSON.stringify(endpoint.body);
-    const headers = body === undefined ? baseHeaders : { ...baseHeaders, 'content-type': 'application/json' };
+    const headers: Record<string, string> = { ...baseHeaders };
+    if (callKey !== undefined) headers.authorization = `Bearer ${callKey}`;
+    if (body !== undefined) headers['content-type'] = 'application/json';
+    // Every error also runs its message through `redact`, so the call's key is removed there too.
     const what = config.redact(`${endpoint.method} ${endpoint.path}`);
-    const redact = config.redact;
     if (call.timeout !== undefined && !(Number.isSafeInteger(call.timeout) && call.timeout > 0)) {
       throw new RequestValidationError('timeout', 'must be a positive integer of milliseconds');
     }
@@ -105,6 +119,19 @@ export function createRequester(config: RequesterConfig): Requester {
       if (delay === null) throw error;
       await sleep(delay, call.signal);
     }
+  };
+}
+
+/**
+ * The redactor of a call sent with its own key: removes that key and the client's (longest first, so one
+ * holding the other goes whole), and any `Bearer <token>`. Built on first use: a call that succeeds never
+ * compiles it.
+ */
+function callRedactor(clientKey: string | undefined, callKey: string): (text: string) => string {
+  let redact: ((text: string) => string) | undefined;
+  return (text) => {
+    redact ??= createRedactor(clientKey === undefined ? [callKey] : [clientKey, callKey]);
+    return redact(text);
   };
 }
 

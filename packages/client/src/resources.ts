@@ -65,7 +65,8 @@ import {
 import { parseRequest } from './validate.ts';
 
 /**
- * The endpoints, by resource. Every method takes an optional last `{ signal, timeout }`.
+ * The endpoints, by resource. Every method takes an optional last `{ signal, timeout, apiKey }` (see
+ * `CallOptions`; `apiKey` sends that call with another account's key instead of the client's).
  *
  * @example
  * ```ts

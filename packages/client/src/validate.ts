@@ -36,3 +36,29 @@ export function parseRequest<S extends z.ZodType>(schema: S, input: unknown, pre
   const first = issues[0] ?? { field: prefix || '(body)', message: 'is invalid' };
   throw new RequestValidationError(first.field, first.message, issues);
 }
+
+/** What an API key may hold: printable ASCII, no whitespace or control characters (it goes into a header). */
+export const API_KEY_PATTERN = /^[\x21-\x7e]+$/;
+
+/**
+ * Checks a per-request `apiKey` (see `CallOptions`): a non-empty string of printable ASCII without
+ * whitespace or control characters. The error names the field and never holds the value.
+ *
+ * @throws RequestValidationError with `field: 'apiKey'`
+ * @example
+ * ```ts
+ * checkCallApiKey('pbsk_live_1'); // 'pbsk_live_1'
+ * checkCallApiKey('pbsk live'); // throws RequestValidationError (field 'apiKey')
+ * ```
+ */
+export function checkCallApiKey(value: unknown): string {
+  if (typeof value !== 'string') throw new RequestValidationError('apiKey', 'must be a string');
+  if (value.length === 0) throw new RequestValidationError('apiKey', 'must not be empty');
+  if (!API_KEY_PATTERN.test(value)) {
+    throw new RequestValidationError(
+      'apiKey',
+      'must be printable ASCII without spaces or control characters',
+    );
+  }
+  return value;
+}
