@@ -164,6 +164,11 @@ export function eventFields(event: string, payload: unknown): Record<string, unk
       return defined({ ...jobRef(p.job), inMs: p.inMs });
     case 'paused':
       return defined({ status: p.status, reason: p.reason, until: isoOf(p.until) });
+    // Per-account keys: the account (null: jobs without one) whose key was refused or is unknown.
+    case 'account-paused':
+      return defined({ account: p.account, status: p.status, reason: p.reason, until: isoOf(p.until) });
+    case 'account-resumed':
+      return defined({ account: p.account, pausedForMs: p.pausedForMs });
     case 'error':
       return defined({ during: p.during, error: errorFields(p.error) });
     default:
@@ -190,7 +195,8 @@ export interface LoggerOptions {
 }
 
 /**
- * Creates a logger writing to `write`, removing every occurrence of each `secrets` value.
+ * Creates a logger writing to `write`, removing every occurrence of each `secrets` value (a list, or a
+ * function read at every line: keys reloaded from a keys file are scrubbed as soon as they are known).
  *
  * @example
  * ```ts
@@ -202,7 +208,7 @@ export interface LoggerOptions {
 export function createLogger(
   format: LogFormat,
   write: (line: string) => void,
-  secrets: readonly string[] = [],
+  secrets: readonly string[] | (() => Iterable<string>) = [],
   now: () => number = Date.now,
   options: LoggerOptions = {},
 ): Logger {
@@ -211,7 +217,8 @@ export function createLogger(
   const host = options.hostname ?? hostname();
   const scrub = (line: string) => {
     let out = line;
-    for (const secret of secrets) if (secret.length > 0) out = out.split(secret).join('[redacted]');
+    const current = typeof secrets === 'function' ? secrets() : secrets;
+    for (const secret of current) if (secret.length > 0) out = out.split(secret).join('[redacted]');
     return out;
   };
   const enabled = (level: LogLevel) => LOG_LEVEL_NUMBERS[level] >= threshold;

@@ -5,6 +5,8 @@
  */
 import { createClient, DEFAULT_TIMEOUT_MS } from '@postback/client';
 import {
+  type AccountPause,
+  type ConversionsClient,
   createDispatcher,
   DEFAULT_BACKOFF,
   DEFAULT_CONCURRENCY,
@@ -25,6 +27,8 @@ export interface DispatcherHandle {
   runOnce(): Promise<{ claimed: number }>;
   /** Whether delivery is paused after a 401/403. */
   paused(): boolean;
+  /** The accounts paused now (per-account keys: their key was refused or is unknown), oldest first. */
+  pausedAccounts(): Promise<readonly AccountPause[]>;
   on(event: DispatcherEventName, listener: (payload: unknown) => void): void;
   /** Releases what the setup opened (the client's kept-alive connections). */
   close(): Promise<void>;
@@ -34,7 +38,17 @@ export interface DispatcherHandle {
 export interface WorkerSetup {
   outbox: Outbox;
   baseUrl: string;
-  apiKey: string;
+  /** `POSTBACK_API_KEY`: the key of jobs without an account (undefined: none, with per-account keys). */
+  apiKey: string | undefined;
+  /**
+   * Per-account keys (`--keys-file`, `POSTBACK_API_KEY__<ACCOUNT>`): the Dispatcher's `apiKeyFor`, so a
+   * 401/403 or a missing key pauses only that account. Undefined: every job uses `apiKey`.
+   */
+  apiKeyFor: ((account: string | null) => string | undefined) | undefined;
+  /** Every key in use or once used (per-account keys): what the client's `redact` scrubs. */
+  secrets: () => readonly string[];
+  /** How long a refused key pauses delivery (or its account) before a probe; undefined: the default. */
+  authPauseMs: number | undefined;
   now: () => number;
   /** The backend's early wake-up (Postgres LISTEN/NOTIFY; SQS interrupts its long poll at stop). */
   wake: ((wakeUp: () => void) => () => void) | undefined;
@@ -98,6 +112,8 @@ export const WORKER_EVENTS: WorkerFactories['events'] = [
   { name: 'at-risk', level: 'warn' },
   { name: 'paused', level: 'error' },
   { name: 'resumed', level: 'info' },
+  { name: 'account-paused', level: 'warn' },
+  { name: 'account-resumed', level: 'info' },
   { name: 'error', level: 'error' },
 ];
 
@@ -112,12 +128,26 @@ export const WORKER_EVENTS: WorkerFactories['events'] = [
 export const realFactories: WorkerFactories = {
   events: WORKER_EVENTS,
   async createDispatcher(setup) {
+    // With per-account keys the Dispatcher passes each job's key with its request (`{ apiKey }`); the
+    // client's own key (POSTBACK_API_KEY) may then be absent.
     const client = createClient({
       baseUrl: setup.baseUrl,
-      apiKey: setup.apiKey,
+      ...(setup.apiKey === undefined ? {} : { apiKey: setup.apiKey }),
       ...(setup.requestTimeoutMs === undefined ? {} : { timeout: setup.requestTimeoutMs }),
     });
-    const options: DispatcherOptions = { outbox: setup.outbox, client, now: setup.now };
+    // The client scrubs its own key and each request's; this also scrubs every key the worker has seen.
+    const conversions: ConversionsClient = {
+      conversions: client.conversions,
+      redact: (textValue) => {
+        let out = client.redact(textValue);
+        for (const secret of setup.secrets())
+          if (secret.length > 0) out = out.split(secret).join('[redacted]');
+        return out;
+      },
+    };
+    const options: DispatcherOptions = { outbox: setup.outbox, client: conversions, now: setup.now };
+    if (setup.apiKeyFor !== undefined) options.apiKeyFor = setup.apiKeyFor;
+    if (setup.authPauseMs !== undefined) options.authPauseMs = setup.authPauseMs;
     if (setup.wake !== undefined) options.wake = setup.wake;
     if (setup.concurrency !== undefined) options.concurrency = setup.concurrency;
     if (setup.leaseMs !== undefined) options.leaseMs = setup.leaseMs;
@@ -140,6 +170,7 @@ export const realFactories: WorkerFactories = {
       stop: (stopOptions) => dispatcher.stop(stopOptions),
       runOnce: () => dispatcher.runOnce(),
       paused: () => dispatcher.state === 'paused',
+      pausedAccounts: async () => (await dispatcher.metrics()).pausedAccounts,
       on: (event, listener) => {
         dispatcher.on(event, listener);
       },

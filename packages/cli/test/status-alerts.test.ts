@@ -26,6 +26,7 @@ function beat(workerId: string, fields: Partial<WorkerBeat> = {}): WorkerBeat {
     version: '1.2.3',
     host: 'shop-1',
     pid: 4242,
+    pausedAccounts: [],
     ...fields,
   };
 }

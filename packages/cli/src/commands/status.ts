@@ -1,10 +1,11 @@
 /**
  * `postback status`: what an operator looks at first — jobs by state, the oldest pending job, the
  * nearest deadline, the open jobs whose deadline is close (at risk), the workers' heart-beats and
- * pauses, and the first dead jobs with their reasons. `--fail-on-*` turn conditions into exit codes
+ * pauses (of delivery, and of single accounts whose key was refused or is missing), and the first dead
+ * jobs with their reasons. `--fail-on-*` turn conditions into exit codes
  * (`STATUS_EXIT`), so the command is a cron alert.
  */
-import { JOB_STATES, type OutboxStats, type WorkerBeat } from '@postback/core';
+import { type AccountPause, JOB_STATES, type OutboxStats, type WorkerBeat } from '@postback/core';
 import { backendFlags, EXIT, UsageError } from '../args.ts';
 import { type Command, defineCommand } from '../command.ts';
 import { type CommandContext, defaultContext, openFromFlags } from '../context.ts';
@@ -15,12 +16,14 @@ import { STATUS_EXIT, statusSpec } from '../specs/status.ts';
 type Values = ParsedCommand<typeof statusSpec.flags>['values'];
 
 /** A condition `--fail-on-*` can turn into an exit code, by its name in `--json`'s `alerts`. */
-type Alert = 'dead' | 'at-risk' | 'paused' | 'no-worker';
+type Alert = 'dead' | 'at-risk' | 'paused' | 'accounts-paused' | 'no-worker';
 
 const ALERT_EXIT: Readonly<Record<Alert, number>> = {
   dead: STATUS_EXIT.dead,
   'at-risk': STATUS_EXIT.atRisk,
   paused: STATUS_EXIT.paused,
+  // The same flag and exit code: delivery stopped for some jobs either way; `alerts` tells which.
+  'accounts-paused': STATUS_EXIT.paused,
   'no-worker': STATUS_EXIT.noWorker,
 };
 
@@ -29,6 +32,40 @@ function isPaused(beat: WorkerBeat): boolean {
   return beat.state === 'paused' || beat.state === 'probing';
 }
 
+/** An account paused by one or more live workers (per-account keys), as `status` shows it. */
+interface PausedAccount extends AccountPause {
+  /** The workers that report it paused, most recent beat first. */
+  workers: string[];
+}
+
+/** The paused accounts of a worker's beat (none in a beat of a worker older than per-account keys). */
+const pausesOf = (beat: WorkerBeat): readonly AccountPause[] => beat.pausedAccounts ?? [];
+
+/**
+ * The accounts paused by the live workers, one entry per account: the reason and status of the most
+ * recent beat, the earliest `since` and the latest `until`; oldest pause first.
+ */
+function pausedAccountsOf(live: readonly WorkerBeat[]): PausedAccount[] {
+  const byAccount = new Map<string, PausedAccount>();
+  for (const beat of [...live].sort((a, b) => b.at - a.at)) {
+    for (const pause of pausesOf(beat)) {
+      // `null` (jobs without an account) and every account apart: JSON keeps them distinct.
+      const key = JSON.stringify(pause.account);
+      const seen = byAccount.get(key);
+      if (seen === undefined) {
+        byAccount.set(key, { ...pause, workers: [beat.workerId] });
+        continue;
+      }
+      seen.since = Math.min(seen.since, pause.since);
+      seen.until = Math.max(seen.until, pause.until);
+      seen.workers.push(beat.workerId);
+    }
+  }
+  return [...byAccount.values()].sort((a, b) => a.since - b.since);
+}
+
+const accountName = (account: string | null) => (account === null ? '(no account)' : account);
+
 /** The conditions that hold, whether asked for or not (`alerts` in JSON lists only those asked for). */
 function conditions(stats: OutboxStats, workers: WorkerBeat[] | null): Alert[] {
   const live = workers?.filter((w) => w.state !== 'stopped') ?? null;
@@ -36,6 +73,7 @@ function conditions(stats: OutboxStats, workers: WorkerBeat[] | null): Alert[] {
   if (stats.counts.dead > 0) found.push('dead');
   if (stats.atRisk.count > 0) found.push('at-risk');
   if (live?.some(isPaused)) found.push('paused');
+  if (live?.some((beat) => pausesOf(beat).length > 0)) found.push('accounts-paused');
   if (live !== null && live.length === 0) found.push('no-worker');
   return found;
 }
@@ -45,6 +83,7 @@ function asked(values: Values): Alert[] {
     [values['fail-on-dead'], 'dead'],
     [values['fail-on-at-risk'], 'at-risk'],
     [values['fail-on-paused'], 'paused'],
+    [values['fail-on-paused'], 'accounts-paused'],
     [values['fail-on-no-worker'], 'no-worker'],
   ];
   return flags.filter(([on]) => on).map(([, alert]) => alert);
@@ -60,7 +99,23 @@ function workerView(beat: WorkerBeat) {
     version: beat.version,
     host: beat.host,
     pid: beat.pid,
+    pausedAccounts: pausesOf(beat).map(accountPauseView),
   };
+}
+
+function accountPauseView(pause: AccountPause) {
+  return {
+    account: pause.account,
+    status: pause.status,
+    reason: pause.reason,
+    since: iso(pause.since),
+    until: iso(pause.until),
+  };
+}
+
+function accountLine(pause: PausedAccount, now: number): string {
+  const status = pause.status === null ? 'no key' : String(pause.status);
+  return text`  ${accountName(pause.account)}  ${status}  since ${when(pause.since, now)}  next probe ${when(pause.until, now)}: ${pause.reason}  (${pause.workers.join(', ')})`;
 }
 
 function workerLine(beat: WorkerBeat, now: number): string {
@@ -74,7 +129,12 @@ function workerLine(beat: WorkerBeat, now: number): string {
 }
 
 /** One line per alert that fired, on stderr: what a cron mail shows. */
-function alertLine(alert: Alert, stats: OutboxStats, seenWithin: number): string {
+function alertLine(
+  alert: Alert,
+  stats: OutboxStats,
+  seenWithin: number,
+  accounts: readonly PausedAccount[],
+): string {
   switch (alert) {
     case 'dead':
       return `${stats.counts.dead} dead job(s)`;
@@ -82,6 +142,8 @@ function alertLine(alert: Alert, stats: OutboxStats, seenWithin: number): string
       return `${stats.atRisk.count} open job(s) with a deadline within ${duration(stats.atRisk.withinMs)}`;
     case 'paused':
       return 'delivery is paused by a worker';
+    case 'accounts-paused':
+      return text`${accounts.length} account(s) paused (key refused or missing): ${accounts.map((a) => accountName(a.account)).join(', ')}`;
     case 'no-worker':
       return `no worker seen in the last ${duration(seenWithin)}`;
   }
@@ -115,6 +177,7 @@ export function createStatusCommand(ctx: CommandContext = defaultContext): Comma
       const total = JOB_STATES.reduce((sum, state) => sum + stats.counts[state], 0);
       const live = workers?.filter((w) => w.state !== 'stopped') ?? null;
       const paused = live === null ? null : live.some(isPaused);
+      const pausedAccounts = live === null ? null : pausedAccountsOf(live);
       const alerts = conditions(stats, workers).filter((alert) => wanted.includes(alert));
       if (values.json) {
         io.stdout(
@@ -131,6 +194,8 @@ export function createStatusCommand(ctx: CommandContext = defaultContext): Comma
             workersSeenWithinMs: seenWithin,
             workers: workers?.map(workerView) ?? null,
             paused,
+            pausedAccounts:
+              pausedAccounts?.map((p) => ({ ...accountPauseView(p), workers: p.workers })) ?? null,
             alerts,
             dead: dead.map(jobView),
           })}\n`,
@@ -162,6 +227,11 @@ export function createStatusCommand(ctx: CommandContext = defaultContext): Comma
         lines.push(
           `delivery: ${paused === null ? 'unknown' : paused ? `paused (${pausedCount} of ${live?.length} worker(s))` : live?.length === 0 ? 'no worker' : 'not paused'}`,
         );
+        if (pausedAccounts !== null && pausedAccounts.length === 0) lines.push('paused accounts: none');
+        if (pausedAccounts !== null && pausedAccounts.length > 0) {
+          lines.push(`paused accounts (${pausedAccounts.length}; their jobs wait, the others deliver):`);
+          for (const pause of pausedAccounts) lines.push(accountLine(pause, now));
+        }
         if (dead.length > 0) {
           lines.push(`dead jobs (first ${dead.length} of ${stats.counts.dead}; see 'postback dlq list'):`);
           for (const job of dead) lines.push(`  ${jobLine(job)}`);
@@ -169,7 +239,7 @@ export function createStatusCommand(ctx: CommandContext = defaultContext): Comma
         io.stdout(`${lines.join('\n')}\n`);
       }
       for (const alert of alerts)
-        io.stderr(`postback status: alert: ${alertLine(alert, stats, seenWithin)}\n`);
+        io.stderr(`postback status: alert: ${alertLine(alert, stats, seenWithin, pausedAccounts ?? [])}\n`);
       return alerts.reduce<number>((code, alert) => Math.max(code, ALERT_EXIT[alert]), EXIT.ok);
     } finally {
       await backend.outbox.close();

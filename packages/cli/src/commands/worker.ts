@@ -2,12 +2,14 @@
  * `postback worker`: delivers the outbox's jobs to the ad service until SIGTERM/SIGINT, then shuts down
  * gracefully — no new claims, in-flight sends finish or are released within the shutdown timeout, so
  * nothing is left `inflight`. One log line per Dispatcher event; the API key (from `POSTBACK_API_KEY`)
- * is never printed.
+ * is never printed, nor are per-account keys (`--keys-file`, `POSTBACK_API_KEY__<ACCOUNT>`: see keys.ts).
  */
+import { type AccountPause, DEFAULT_AUTH_PAUSE_MS } from '@postback/core';
 import { backendFlags, EXIT, UsageError } from '../args.ts';
 import { type Command, defineCommand } from '../command.ts';
 import { type CommandContext, defaultContext, openFromFlags } from '../context.ts';
-import { text } from '../format.ts';
+import { jsonText, text } from '../format.ts';
+import { type AccountKeys, KeysError, loadAccountKeys } from '../keys.ts';
 import { createLogger, eventFields, type LogLevel } from '../log.ts';
 import { storeReturnWindowMs } from '../retention.ts';
 import { workerSpec } from '../specs/worker.ts';
@@ -43,16 +45,34 @@ function parseBaseUrl(value: string): string {
  */
 function pausedExit(
   pause: { status: number | null; reason: string } | null,
-  apiKey: string,
+  scrub: (text: string) => string,
   io: { stderr(text: string): void },
 ): number {
   const keyRefused = pause === null || pause.status === 401 || pause.status === 403;
   const what = keyRefused
     ? 'the service refused the API key; check POSTBACK_API_KEY and its scopes'
     : "the answers are not the ad service's; check --base-url / POSTBACK_API_URL";
-  const reason = pause === null ? '' : `: ${pause.reason.split(apiKey).join('[redacted]')}`;
+  const reason = pause === null ? '' : `: ${scrub(pause.reason)}`;
   io.stderr(`${text`postback worker: delivery paused, jobs left pending (${what})${reason}`}\n`);
   return keyRefused ? EXIT.keyRefused : EXIT.misconfigured;
+}
+
+/**
+ * The exit of a `--drain` run that ended with accounts paused (per-account keys): exit 4, one line naming
+ * the accounts and why (reasons are the Dispatcher's, already redacted, and scrubbed again).
+ */
+function accountsPausedExit(
+  paused: readonly AccountPause[],
+  scrub: (text: string) => string,
+  io: { stderr(text: string): void },
+): number {
+  const which = paused
+    .map((p) => `${p.account === null ? '(no account)' : jsonText(p.account)} (${scrub(p.reason)})`)
+    .join(', ');
+  io.stderr(
+    `${text`postback worker: ${paused.length} account(s) paused, their jobs left pending (check --keys-file / POSTBACK_API_KEY): ${which}`}\n`,
+  );
+  return EXIT.keyRefused;
 }
 
 /**
@@ -109,8 +129,8 @@ export function createWorkerCommand(
 ): Command {
   return defineCommand(workerSpec, async ({ values }, io) => {
     const format = values.log;
-    // Checked by the table (a required variable); read here for the client and for scrubbing.
-    const apiKey = io.env.POSTBACK_API_KEY as string;
+    const envKey = io.env.POSTBACK_API_KEY;
+    const apiKey = envKey === undefined || envKey === '' ? undefined : envKey;
     const baseUrl = parseBaseUrl(values['base-url']);
     const tuning = {
       concurrency: values.concurrency,
@@ -122,23 +142,61 @@ export function createWorkerCommand(
       requestTimeoutMs: values['request-timeout-ms'],
     };
     const shutdownTimeoutMs = values['shutdown-timeout-ms'];
+    // Per-account keys (keys.ts): the keys file is read now (a bad one is a usage error), then watched.
+    // The logger reads `keys` lazily: it is set before anything logs.
+    let keys: AccountKeys | undefined;
+    const secrets = () => keys?.secrets() ?? (apiKey === undefined ? [] : [apiKey]);
+    const scrub = (line: string) => {
+      let out = line;
+      for (const secret of secrets()) if (secret.length > 0) out = out.split(secret).join('[redacted]');
+      return out;
+    };
     // Logs go to stderr (stdout stays free for output a script reads); pino's JSON lines with --log json.
-    const logger = createLogger(format, (line) => io.stderr(line), [apiKey], Date.now, {
+    const logger = createLogger(format, (line) => io.stderr(line), secrets, Date.now, {
       level: values['log-level'] as LogLevel,
     });
+    try {
+      keys = await loadAccountKeys({
+        defaultKey: apiKey,
+        env: io.env,
+        keysFile: values['keys-file'],
+        onReload: (reload) => logger.log('info', 'worker.keys-reloaded', { ...reload }),
+        onError: (message) => logger.log('error', 'worker.keys-file', { error: message }),
+      });
+    } catch (error) {
+      if (error instanceof KeysError) throw new UsageError(error.message);
+      throw error;
+    }
+    const accountKeys = keys;
+    if (apiKey === undefined && !accountKeys.perAccount) {
+      accountKeys.close();
+      throw new UsageError(
+        'set POSTBACK_API_KEY to the API key (or give per-account keys: --keys-file, POSTBACK_API_KEY__<ACCOUNT>)',
+      );
+    }
 
-    const backend = await openFromFlags(ctx, backendFlags(values), io.env);
+    let backend: Awaited<ReturnType<typeof openFromFlags>>;
+    try {
+      backend = await openFromFlags(ctx, backendFlags(values), io.env);
+    } catch (error) {
+      accountKeys.close();
+      throw error;
+    }
     let dispatcher: DispatcherHandle;
     try {
       dispatcher = await factories.createDispatcher({
         outbox: backend.outbox,
         baseUrl,
         apiKey,
+        apiKeyFor: accountKeys.perAccount ? accountKeys.keyFor : undefined,
+        secrets,
+        authPauseMs: values['auth-pause-ms'],
         wake: backend.wake,
         now: ctx.now,
         ...tuning,
       });
     } catch (error) {
+      accountKeys.close();
       await backend.outbox.close();
       throw error;
     }
@@ -154,6 +212,7 @@ export function createWorkerCommand(
       try {
         metricsServer = await startWorkerMetrics(dispatcher, backend.outbox, where);
       } catch (error) {
+        accountKeys.close();
         await Promise.allSettled([dispatcher.close(), backend.outbox.close()]);
         throw error;
       }
@@ -192,7 +251,11 @@ export function createWorkerCommand(
       logger.log('info', 'worker.started', {
         backend: backend.describe,
         baseUrl,
-        apiKey: apiKey === '' ? 'unset' : 'set',
+        apiKey: apiKey === undefined ? 'unset' : 'set',
+        // Per-account keys: how many accounts have one (never the keys), and where they come from.
+        accountKeys: accountKeys.accounts(),
+        keysFile: values['keys-file'] ?? 'none',
+        authPauseMs: values['auth-pause-ms'] ?? DEFAULT_AUTH_PAUSE_MS,
         ...effectiveTuning(tuning),
         shutdownTimeoutMs,
         drain: values.drain,
@@ -230,7 +293,11 @@ export function createWorkerCommand(
       // Jobs still sending at the timeout were released to pending (not counted as an attempt):
       // nothing is lost or left inflight, so this is still a graceful stop.
       logger.log(result.released > 0 ? 'warn' : 'info', 'worker.stopped', { released: result.released });
-      if (values.drain && dispatcher.paused()) return pausedExit(pause, apiKey, io);
+      if (values.drain && dispatcher.paused()) return pausedExit(pause, scrub, io);
+      if (values.drain && accountKeys.perAccount) {
+        const paused = await dispatcher.pausedAccounts();
+        if (paused.length > 0) return accountsPausedExit(paused, scrub, io);
+      }
       return EXIT.ok;
     };
     let outcome: { code: number } | { error: unknown };
@@ -239,6 +306,7 @@ export function createWorkerCommand(
     } catch (error) {
       outcome = { error };
     }
+    accountKeys.close();
     // Whatever failed, give claimed jobs back before the store closes.
     if (!stopped) await stopWithin().catch(() => {});
     if (batch !== undefined) await within(batch, STOP_GRACE_MS, 'the last batch').catch(() => {});

@@ -12,7 +12,10 @@ export const STATUS_EXIT = Object.freeze({
   dead: 10,
   /** `--fail-on-at-risk`: some open job's deadline is within `--at-risk-within`. */
   atRisk: 11,
-  /** `--fail-on-paused`: some worker seen is paused (the service refused the key or the address). */
+  /**
+   * `--fail-on-paused`: some worker seen is paused (the service refused the key or the address), or some
+   * account is paused by a worker (per-account keys: its key was refused or is missing).
+   */
   paused: 12,
   /** `--fail-on-no-worker`: no running worker beat within `--worker-seen-within`. */
   noWorker: 14, // not 13: Node exits 13 on an unsettled top-level await
@@ -29,7 +32,8 @@ export const statusSpec = {
   description:
     'Shows jobs by state, the oldest pending job, the nearest deadline, how many open jobs have a\n' +
     'deadline within --at-risk-within, the workers that beat within --worker-seen-within (state, pause,\n' +
-    'version, last seen), whether delivery is paused, and the first dead jobs. Times are ISO 8601, with\n' +
+    'version, last seen), whether delivery is paused, the accounts paused by a worker (their key refused\n' +
+    'or missing: their jobs wait, the others deliver), and the first dead jobs. Times are ISO 8601, with\n' +
     'the time relative to now. The --fail-on-* flags turn a condition into a non-zero exit code, so a\n' +
     'cron line is an alert. DURATION is digits and a unit: 90m, 24h, 2d (units ms s m h d w).',
   env: BACKEND_ENV,
@@ -53,7 +57,10 @@ export const statusSpec = {
       type: 'boolean',
       help: `exit ${STATUS_EXIT.atRisk} when any open job's deadline is within --at-risk-within`,
     },
-    'fail-on-paused': { type: 'boolean', help: `exit ${STATUS_EXIT.paused} when a worker seen is paused` },
+    'fail-on-paused': {
+      type: 'boolean',
+      help: `exit ${STATUS_EXIT.paused} when a worker seen is paused, or has paused an account`,
+    },
     'fail-on-no-worker': {
       type: 'boolean',
       help: `exit ${STATUS_EXIT.noWorker} when no running worker was seen within --worker-seen-within`,
@@ -63,6 +70,6 @@ export const statusSpec = {
   exitCodes:
     `0 ok, 2 usage error (also --fail-on-paused or --fail-on-no-worker on a backend without\n` +
     `heart-beats), 3 backend unreachable, ${STATUS_EXIT.dead} dead jobs (--fail-on-dead), ${STATUS_EXIT.atRisk} deadlines at risk\n` +
-    `(--fail-on-at-risk), ${STATUS_EXIT.paused} a worker paused (--fail-on-paused), ${STATUS_EXIT.noWorker} no worker (--fail-on-no-worker);\n` +
+    `(--fail-on-at-risk), ${STATUS_EXIT.paused} a worker or an account paused (--fail-on-paused), ${STATUS_EXIT.noWorker} no worker (--fail-on-no-worker);\n` +
     'when several hold, the highest.',
 } as const satisfies CommandSpec;

@@ -1,6 +1,7 @@
 /** The table of `postback worker`. */
 import { DEFAULT_TIMEOUT_MS } from '@postback/client';
 import {
+  DEFAULT_AUTH_PAUSE_MS,
   DEFAULT_BACKOFF,
   DEFAULT_CONCURRENCY,
   DEFAULT_LEASE_MS,
@@ -36,8 +37,21 @@ export const workerSpec = {
   description:
     'Delivers queued confirmations and refunds to the ad service until SIGTERM or SIGINT, then stops\n' +
     'gracefully (in-flight sends finish or are given back; nothing is left inflight). The API key is\n' +
-    'never printed. Logs go to stderr. Every option may be set by a variable instead (see Environment).',
-  env: [{ name: 'POSTBACK_API_KEY', help: 'the API key', required: true }, ...BACKEND_ENV],
+    'never printed. Logs go to stderr. Every option may be set by a variable instead (see Environment).\n' +
+    "Many advertisers: a job with an account is sent with that account's key (--keys-file, or\n" +
+    'POSTBACK_API_KEY__<ACCOUNT>); a refused or missing key pauses that account only. Jobs without an\n' +
+    'account use POSTBACK_API_KEY, which may then be left unset.',
+  env: [
+    {
+      name: 'POSTBACK_API_KEY',
+      help: 'the API key (of jobs without an account; required unless per-account keys are given)',
+    },
+    {
+      name: 'POSTBACK_API_KEY__<ACCOUNT>',
+      help: 'the key of one account, named verbatim after the two underscores (the keys file wins)',
+    },
+    ...BACKEND_ENV,
+  ],
   flagEnv: true,
   flags: {
     ...BACKEND_FLAGS,
@@ -47,6 +61,20 @@ export const workerSpec = {
       help: "the service's base URL (http or https)",
       required: true,
       env: 'POSTBACK_API_URL',
+    },
+    'keys-file': {
+      type: 'string',
+      value: 'FILE',
+      help:
+        'JSON object of account → API key ({"shop-17": "pbsk_..."}), read again\n' +
+        'whenever it changes (no restart); a version that does not parse keeps the last keys',
+    },
+    'auth-pause-ms': {
+      type: 'integer',
+      value: 'N',
+      help:
+        'how long a refused key (401/403) pauses delivery, or its account, before one job\n' +
+        `probes it again (Dispatcher default ${DEFAULT_AUTH_PAUSE_MS})`,
     },
     concurrency: {
       type: 'integer',
@@ -155,7 +183,8 @@ export const workerSpec = {
   exitCodes:
     '0 stopped gracefully (sends still running at the timeout are released to pending),\n' +
     '1 the worker failed (a store error, a stop that could not finish, an unexpected error),\n' +
-    '2 usage error (bad flag, missing POSTBACK_API_KEY or base URL), 3 backend unreachable,\n' +
-    '4 (--drain) delivery paused: the service refused the API key (401/403),\n' +
+    '2 usage error (bad flag, missing POSTBACK_API_KEY or base URL, a keys file that cannot be read),\n' +
+    '3 backend unreachable, 4 (--drain) delivery paused: the service refused the API key (401/403),\n' +
+    '  or some account is paused (its key refused or missing; its jobs are left pending),\n' +
     "5 (--drain) delivery paused: answers that are not the service's (wrong base URL or proxy).",
 } as const satisfies CommandSpec;

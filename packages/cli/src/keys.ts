@@ -1,0 +1,324 @@
+/**
+ * Per-account API keys of `postback worker` (many advertisers in one outbox). A job's `account` picks the
+ * key it is sent with:
+ *
+ * - jobs without an account use `POSTBACK_API_KEY` (the default key);
+ * - an account's key comes from the keys file (`--keys-file` / `POSTBACK_KEYS_FILE`), a JSON object
+ *   `{ "<account>": "<api key>", ... }`, else from a variable `POSTBACK_API_KEY__<ACCOUNT>` (the account
+ *   written verbatim after the two underscores, case kept), else there is none and that account pauses.
+ *
+ * The keys file is read again whenever it changes, without a restart: `fs.watch` on its folder (which
+ * sees editors' and Kubernetes' rename-into-place) and, as a fallback, a check of its modification time,
+ * size and inode on a timer. A version that cannot be read or parsed keeps the previous keys and is
+ * reported once, by a message of our own that never quotes the file (a JSON.parse message quotes its
+ * text, which holds keys).
+ *
+ * Keys are secrets: no error, log line or output of this module holds one. Accounts are not secrets
+ * (they are opaque references chosen by the app) and are named in errors, made printable.
+ */
+import { type FSWatcher, watch as fsWatch } from 'node:fs';
+import { readFile, stat } from 'node:fs/promises';
+import { basename, dirname } from 'node:path';
+import { MAX_ACCOUNT_LENGTH } from '@postback/core';
+import { jsonText } from './format.ts';
+
+/** The variable prefix of a per-account key: `POSTBACK_API_KEY__shop_17` holds the key of `shop_17`. */
+export const ACCOUNT_KEY_ENV_PREFIX = 'POSTBACK_API_KEY__';
+
+/**
+ * How often the keys file's modification time, size and inode are checked (the fallback of `fs.watch`).
+ * @defaultValue 2_000
+ */
+export const KEYS_FILE_POLL_MS = 2_000;
+
+/** What the client accepts as an API key: printable ASCII without spaces. */
+const KEY_SHAPE = /^[\x21-\x7e]+$/;
+// biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what is refused
+const CONTROL = /[\u0000-\u001f\u007f-\u009f]/;
+
+/** A keys file or a key variable that cannot be used. Its message names accounts, never a key. */
+export class KeysError extends Error {
+  override name = 'KeysError';
+}
+
+/** An account as a message shows it: JSON-quoted, control characters escaped. */
+const named = (account: string) => jsonText(account);
+
+/** Why `account` cannot be an account (core's rules of `validateAccount`), or undefined. */
+function accountProblem(account: string): string | undefined {
+  if (account.length === 0) return 'an empty account name (jobs without an account use POSTBACK_API_KEY)';
+  if (account.length > MAX_ACCOUNT_LENGTH)
+    return `account ${named(account.slice(0, 40))}… is longer than ${MAX_ACCOUNT_LENGTH} characters`;
+  if (account.trim() === '') return `account ${named(account)} is only whitespace`;
+  if (CONTROL.test(account)) return `account ${named(account)} holds control characters`;
+  return undefined;
+}
+
+/** Why `key` cannot be the key of an account, never quoting it; undefined when it can. */
+function keyProblem(key: unknown): string | undefined {
+  if (typeof key !== 'string') return `must be a string, got ${key === null ? 'null' : typeof key}`;
+  if (key.length === 0) return 'is empty';
+  if (!KEY_SHAPE.test(key)) return 'must be printable ASCII without spaces';
+  return undefined;
+}
+
+/** Line and column of a character offset, for a JSON syntax error (the offset only, never the text). */
+function lineAndColumn(textValue: string, offset: number): string {
+  const before = textValue.slice(0, offset);
+  const line = before.split('\n').length;
+  const column = offset - before.lastIndexOf('\n');
+  return `line ${line}, column ${column}`;
+}
+
+/**
+ * Reads the text of a keys file: a JSON object of account → API key. Throws a {@link KeysError} naming
+ * what is wrong (and the account, when one is at fault), never a key or any other text of the file.
+ *
+ * @example
+ * ```ts
+ * parseKeysFile('{"shop-17": "pbsk_live_1"}').get('shop-17'); // "pbsk_live_1"
+ * ```
+ */
+export function parseKeysFile(textValue: string): Map<string, string> {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(textValue);
+  } catch (error) {
+    // JSON.parse's message quotes the text around the error: keep its offset only.
+    const offset = /position (\d+)/.exec(error instanceof Error ? error.message : '')?.[1];
+    const where = offset === undefined ? '' : ` (at ${lineAndColumn(textValue, Number(offset))})`;
+    throw new KeysError(`is not valid JSON${where}`);
+  }
+  if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) {
+    const got = parsed === null ? 'null' : Array.isArray(parsed) ? 'an array' : typeof parsed;
+    throw new KeysError(`must be a JSON object of account → API key, got ${got}`);
+  }
+  const keys = new Map<string, string>();
+  for (const [account, key] of Object.entries(parsed)) {
+    const badAccount = accountProblem(account);
+    if (badAccount !== undefined) throw new KeysError(`has ${badAccount}`);
+    const badKey = keyProblem(key);
+    if (badKey !== undefined) throw new KeysError(`the key of account ${named(account)} ${badKey}`);
+    keys.set(account, key as string);
+  }
+  return keys;
+}
+
+/**
+ * The per-account keys set by variables `POSTBACK_API_KEY__<ACCOUNT>` (an empty value counts as unset).
+ * Throws a {@link KeysError} naming the variable when one cannot be used, never its value.
+ *
+ * @example
+ * ```ts
+ * accountKeysFromEnv({ POSTBACK_API_KEY__shop_17: 'pbsk_1' }); // Map { 'shop_17' => 'pbsk_1' }
+ * ```
+ */
+export function accountKeysFromEnv(env: Readonly<Record<string, string | undefined>>): Map<string, string> {
+  const keys = new Map<string, string>();
+  for (const [name, value] of Object.entries(env)) {
+    if (!name.startsWith(ACCOUNT_KEY_ENV_PREFIX) || value === undefined || value === '') continue;
+    const account = name.slice(ACCOUNT_KEY_ENV_PREFIX.length);
+    const badAccount = accountProblem(account);
+    if (badAccount !== undefined) throw new KeysError(`${named(name)} names ${badAccount}`);
+    const badKey = keyProblem(value);
+    if (badKey !== undefined) throw new KeysError(`${named(name)} ${badKey}`);
+    keys.set(account, value);
+  }
+  return keys;
+}
+
+/** What a reload of the keys file changed: account names only. */
+export interface KeysReload {
+  accounts: number;
+  added: string[];
+  removed: string[];
+  changed: string[];
+}
+
+/** Options of {@link loadAccountKeys}. */
+export interface AccountKeysOptions {
+  /** `POSTBACK_API_KEY`: the key of jobs without an account (undefined or "": none). */
+  defaultKey: string | undefined;
+  /** The environment, for `POSTBACK_API_KEY__<ACCOUNT>`. */
+  env: Readonly<Record<string, string | undefined>>;
+  /** The keys file, if any. */
+  keysFile?: string | undefined;
+  /** A new version of the keys file is in use. */
+  onReload?: (reload: KeysReload) => void;
+  /** A version of the keys file could not be used: the previous keys stay. The message holds no key. */
+  onError?: (message: string) => void;
+  /** @defaultValue {@link KEYS_FILE_POLL_MS} */
+  pollMs?: number;
+  /** `fs.watch`, injectable (tests: one that never fires, to prove the timer alone reloads). */
+  watch?: typeof fsWatch;
+}
+
+/** The keys of a worker: a resolver for the Dispatcher's `apiKeyFor`, kept up to date with the keys file. */
+export interface AccountKeys {
+  /** The key of `account` (null: the default key), or undefined when none is known. */
+  keyFor(account: string | null): string | undefined;
+  /** Every key seen since start (including replaced ones): what logs and errors are scrubbed of. */
+  secrets(): readonly string[];
+  /** How many accounts have a key now (file and variables together), not counting the default key. */
+  accounts(): number;
+  /** Whether any per-account key source was given (a keys file or a key variable). */
+  readonly perAccount: boolean;
+  /** Checks the keys file now (the watcher and the timer call it; tests may too). */
+  check(): Promise<void>;
+  /** Stops watching the keys file. */
+  close(): void;
+}
+
+/** What tells a new version of the file apart without reading it. */
+type Signature = string;
+const signatureOf = (s: { mtimeMs: number; size: number; ino: number }): Signature =>
+  `${s.mtimeMs}:${s.size}:${s.ino}`;
+
+function errorCode(error: unknown): string {
+  const code = (error as { code?: unknown } | null)?.code;
+  return typeof code === 'string' ? code : error instanceof Error ? error.name : 'error';
+}
+
+/**
+ * Loads the keys (the keys file is read once now: a file that cannot be read or parsed throws a
+ * {@link KeysError}), then watches the keys file until `close()`.
+ *
+ * @example
+ * ```ts
+ * const keys = await loadAccountKeys({ defaultKey: env.POSTBACK_API_KEY, env, keysFile: 'keys.json' });
+ * createDispatcher({ outbox, client, apiKeyFor: keys.keyFor });
+ * ```
+ */
+export async function loadAccountKeys(options: AccountKeysOptions): Promise<AccountKeys> {
+  const defaultKey = options.defaultKey === '' ? undefined : options.defaultKey;
+  const envKeys = accountKeysFromEnv(options.env);
+  const path = options.keysFile;
+  let fileKeys = new Map<string, string>();
+  const seen = new Set<string>([...envKeys.values()]);
+  if (defaultKey !== undefined) seen.add(defaultKey);
+  let lastSignature: Signature | undefined;
+  let lastText: string | undefined;
+  let lastError: string | undefined;
+
+  const use = (keys: Map<string, string>) => {
+    for (const key of keys.values()) seen.add(key);
+    fileKeys = keys;
+  };
+
+  if (path !== undefined) {
+    let textValue: string;
+    try {
+      const s = await stat(path);
+      textValue = await readFile(path, 'utf8');
+      lastSignature = signatureOf(s);
+    } catch (error) {
+      throw new KeysError(`cannot read the keys file ${path} (${errorCode(error)})`);
+    }
+    try {
+      use(parseKeysFile(textValue));
+    } catch (error) {
+      throw new KeysError(`the keys file ${path} ${(error as Error).message}`);
+    }
+    lastText = textValue;
+  }
+
+  const report = (message: string) => {
+    if (message === lastError) return;
+    lastError = message;
+    options.onError?.(message);
+  };
+
+  let checking: Promise<void> | undefined;
+  let again = false;
+  const checkOnce = async (file: string, force: boolean) => {
+    let textValue: string;
+    let signature: Signature;
+    try {
+      const s = await stat(file);
+      signature = signatureOf(s);
+      if (!force && signature === lastSignature) return;
+      textValue = await readFile(file, 'utf8');
+    } catch (error) {
+      report(`cannot read the keys file ${file} (${errorCode(error)}); the previous keys stay in use`);
+      return;
+    }
+    lastSignature = signature;
+    if (textValue === lastText) return;
+    lastText = textValue;
+    let keys: Map<string, string>;
+    try {
+      keys = parseKeysFile(textValue);
+    } catch (error) {
+      report(`the keys file ${file} ${(error as Error).message}; the previous keys stay in use`);
+      return;
+    }
+    lastError = undefined;
+    const before = fileKeys;
+    use(keys);
+    options.onReload?.({
+      accounts: keys.size,
+      added: [...keys.keys()].filter((a) => !before.has(a)),
+      removed: [...before.keys()].filter((a) => !keys.has(a)),
+      changed: [...keys.keys()].filter((a) => before.has(a) && before.get(a) !== keys.get(a)),
+    });
+  };
+  /** One check at a time; a request during a check runs one more after it. */
+  const check = (force: boolean): Promise<void> => {
+    if (path === undefined) return Promise.resolve();
+    if (checking !== undefined) {
+      again ||= force;
+      return checking;
+    }
+    checking = (async () => {
+      try {
+        await checkOnce(path, force);
+        while (again) {
+          again = false;
+          await checkOnce(path, true);
+        }
+      } finally {
+        checking = undefined;
+      }
+    })();
+    return checking;
+  };
+
+  let watcher: FSWatcher | undefined;
+  let timer: ReturnType<typeof setInterval> | undefined;
+  let debounce: ReturnType<typeof setTimeout> | undefined;
+  if (path !== undefined) {
+    timer = setInterval(() => void check(false), options.pollMs ?? KEYS_FILE_POLL_MS);
+    timer.unref?.();
+    try {
+      // The folder, not the file: a file replaced by a rename (editors, Kubernetes) keeps being seen.
+      const name = basename(path);
+      watcher = (options.watch ?? fsWatch)(dirname(path), { persistent: false }, (_event, changed) => {
+        if (changed !== null && changed !== name && !String(changed).startsWith('..')) return;
+        clearTimeout(debounce);
+        debounce = setTimeout(() => void check(true), 20);
+        debounce.unref?.();
+      });
+      watcher.on('error', () => {
+        // The timer still checks.
+        watcher?.close();
+        watcher = undefined;
+      });
+    } catch {
+      // fs.watch is not available here (some network file systems): the timer checks.
+    }
+  }
+
+  return {
+    keyFor: (account) => (account === null ? defaultKey : (fileKeys.get(account) ?? envKeys.get(account))),
+    secrets: () => [...seen],
+    accounts: () => new Set([...fileKeys.keys(), ...envKeys.keys()]).size,
+    perAccount: path !== undefined || envKeys.size > 0,
+    check: () => check(true),
+    close() {
+      clearInterval(timer);
+      clearTimeout(debounce);
+      watcher?.close();
+      watcher = undefined;
+    },
+  };
+}
