@@ -1,7 +1,7 @@
 /**
- * The HTTP face of the metrics: `/metrics` (Prometheus text), `/healthz` (the process answers: 200) and
- * `/readyz` (200 when delivery is not paused and the outbox answers `stats`; 503 with a JSON reason
- * otherwise). One fetch-style core answers every route; the `node:http` handler and the Fetch-API handler
+ * The HTTP face of the metrics: `/metrics` (Prometheus text), `/healthz` (the process answers: 200, with
+ * the accounts paused now) and `/readyz` (200 when delivery is not paused and the outbox answers `stats`,
+ * whatever single accounts are paused; 503 with a JSON reason otherwise). One fetch-style core answers every route; the `node:http` handler and the Fetch-API handler
  * only convert the request and the answer.
  */
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
@@ -55,7 +55,16 @@ async function answer(
   if (!route) return json(404, { error: 'not found', routes: ['/metrics', '/healthz', '/readyz'] });
   if (method !== 'GET' && method !== 'HEAD')
     return { ...json(405, { error: 'method not allowed' }), headers: { allow: 'GET, HEAD' } };
-  if (path === '/healthz') return json(200, { alive: true });
+  if (path === '/healthz') {
+    // Accounts paused one by one do not make the process unhealthy nor unready: listed for operators.
+    const pausedAccounts = metrics.pausedAccounts().map((a) => ({
+      account: a.account,
+      status: a.status,
+      reason: a.reason,
+      since: new Date(a.since).toISOString(),
+    }));
+    return json(200, { alive: true, pausedAccounts });
+  }
   if (path === '/readyz') {
     const r = await readiness(metrics, options);
     return json(r.ready ? 200 : 503, r);

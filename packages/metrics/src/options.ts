@@ -28,6 +28,12 @@ export const DEFAULT_SEND_DURATION_BUCKETS_S: readonly number[] = [
   0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60,
 ];
 
+/**
+ * With `accountLabel`, how many distinct accounts get their own `account` label value; later ones are
+ * counted as `other`. @defaultValue 100
+ */
+export const DEFAULT_ACCOUNT_LABEL_LIMIT = 100;
+
 /** How long a scrape or a readiness check waits for `outbox.stats`. @defaultValue 5000 */
 export const DEFAULT_STATS_TIMEOUT_MS = 5_000;
 
@@ -98,6 +104,18 @@ export const prometheusMetricsOptionsSchema = z.strictObject({
     'number',
     '`5000`',
     'How long a scrape or `/readyz` waits for `outbox.stats` before reporting the outbox down.',
+  ),
+  accountLabel: documented(
+    z.boolean().default(false),
+    'boolean',
+    '`false`',
+    'Adds an `account` label to the delivered/retried/dead/expired counters (not to the latency histogram). Off by default: counter series are never dropped, so each account ever seen stays a series.',
+  ),
+  accountLabelLimit: documented(
+    z.number().int().positive().max(10_000).default(DEFAULT_ACCOUNT_LABEL_LIMIT),
+    'number',
+    '`100`',
+    'With `accountLabel`: distinct accounts that get their own label value; later ones are counted as `account="other"`.',
   ),
   now: documented(
     z

@@ -7,7 +7,17 @@
 import { JOB_STATES, parseOptions } from '@postback/core';
 import { Counter, Gauge, Histogram, Registry, type RegistryContentType } from 'prom-client';
 import { type PrometheusMetricsOptions, prometheusMetricsOptionsSchema } from './options.ts';
-import { createStatsReader, followPause, kindLabel, outcomeLabel, type StatsReading } from './source.ts';
+import {
+  accountLabel,
+  boundedAccountLabels,
+  createStatsReader,
+  followAccountPauses,
+  followPause,
+  kindLabel,
+  outcomeLabel,
+  type PausedAccount,
+  type StatsReading,
+} from './source.ts';
 
 /** Whether this worker should receive traffic, and why not. */
 export type Readiness =
@@ -24,8 +34,13 @@ export interface PrometheusMetrics {
   scrape(): Promise<string>;
   /** Content type of {@link scrape}'s text. */
   readonly contentType: string;
-  /** Ready when delivery is not paused and `outbox.stats` answers now (within `statsTimeoutMs`). */
+  /**
+   * Ready when delivery is not paused and `outbox.stats` answers now (within `statsTimeoutMs`). Accounts
+   * paused one by one (with `apiKeyFor`) do not make it unready: the other accounts deliver.
+   */
   readiness(): Promise<Readiness>;
+  /** The accounts paused now (from `account-paused`/`account-resumed`), oldest first; empty when none. */
+  pausedAccounts(): PausedAccount[];
   /** Stops listening to the Dispatcher and removes the metrics from the registry. */
   close(): void;
 }
@@ -41,7 +56,10 @@ const seconds = (ms: number) => ms / 1000;
  *   (a gauge histogram: `le="+Inf"` is every open job, refunds without a deadline yet included);
  * - `postback_delivery_paused` (1/0), `postback_delivery_paused_until_seconds` (Unix time, 0 when not
  *   paused), `postback_outbox_up` (1 when the last `stats` call answered);
- * - `postback_jobs_delivered_total{kind}`, `_retried_total`, `_dead_total`, `_expired_total`,
+ * - `postback_account_paused{account}` (1 per account paused now; the series goes when it resumes),
+ *   `postback_paused_accounts` (how many), `postback_account_pauses_total`;
+ * - `postback_jobs_delivered_total{kind}` (`{kind,account}` with `accountLabel`), `_retried_total`,
+ *   `_dead_total`, `_expired_total`,
  *   `postback_delivery_pauses_total`, `postback_dispatcher_errors_total{during}`;
  * - `postback_send_duration_seconds{kind,outcome}` — a histogram of sends (quick retries included).
  *
@@ -177,8 +195,51 @@ export function createPrometheusMetrics(options: PrometheusMetricsOptions): Prom
       }),
   );
 
+  const accountPauses = followAccountPauses(o.dispatcher, o.now);
+  const accountPaused: Gauge<'account'> = track(
+    `${p}account_paused`,
+    (name) =>
+      new Gauge({
+        name,
+        help: '1 for each account paused now (its key was refused or is unknown); absent once it resumes.',
+        labelNames: ['account'],
+        registers,
+        collect() {
+          accountPaused.reset();
+          for (const a of accountPauses.list()) accountPaused.set({ account: accountLabel(a.account) }, 1);
+        },
+      }),
+  );
+  const pausedAccountCount: Gauge = track(
+    `${p}paused_accounts`,
+    (name) =>
+      new Gauge({
+        name,
+        help: 'How many accounts are paused now (the others deliver).',
+        registers,
+        collect() {
+          pausedAccountCount.set(accountPauses.list().length);
+        },
+      }),
+  );
+  const accountPausesTotal = track(
+    `${p}account_pauses_total`,
+    (name) =>
+      new Counter({
+        name,
+        help: 'Pauses of one account after a 401/403 or a missing key (one per outage of one account).',
+        registers,
+      }),
+  );
+
+  const outcomeLabels = o.accountLabel ? ['kind', 'account'] : ['kind'];
+  const labelOf = o.accountLabel ? boundedAccountLabels(o.accountLabelLimit) : null;
+  const jobLabels = (job: { kind: string; account?: string | null }): Record<string, string> =>
+    labelOf === null
+      ? { kind: kindLabel(job.kind) }
+      : { kind: kindLabel(job.kind), account: labelOf(job.account ?? null) };
   const counter = (suffix: string, help: string) =>
-    track(`${p}${suffix}`, (name) => new Counter({ name, help, labelNames: ['kind'], registers }));
+    track(`${p}${suffix}`, (name) => new Counter({ name, help, labelNames: outcomeLabels, registers }));
   const delivered = counter('jobs_delivered_total', 'Jobs the service accepted.');
   const retried = counter('jobs_retried_total', 'Transient failures: the job goes back to pending.');
   const dead = counter('jobs_dead_total', 'Permanent failures: the job is dead (replayable).');
@@ -208,17 +269,21 @@ export function createPrometheusMetrics(options: PrometheusMetricsOptions): Prom
         registers,
       }),
   );
-  for (const kind of ['confirm', 'refund']) {
-    for (const c of [delivered, retried, dead, expired]) c.inc({ kind }, 0);
+  // With account labels the series appear with their accounts; without, both kinds start at 0.
+  if (labelOf === null) {
+    for (const kind of ['confirm', 'refund']) {
+      for (const c of [delivered, retried, dead, expired]) c.inc({ kind }, 0);
+    }
   }
 
   const d = o.dispatcher;
   const offs = [
-    d.on('delivered', ({ job }) => delivered.inc({ kind: kindLabel(job.kind) })),
-    d.on('retried', ({ job }) => retried.inc({ kind: kindLabel(job.kind) })),
-    d.on('dead', ({ job }) => dead.inc({ kind: kindLabel(job.kind) })),
-    d.on('expired', ({ job }) => expired.inc({ kind: kindLabel(job.kind) })),
+    d.on('delivered', ({ job }) => delivered.inc(jobLabels(job))),
+    d.on('retried', ({ job }) => retried.inc(jobLabels(job))),
+    d.on('dead', ({ job }) => dead.inc(jobLabels(job))),
+    d.on('expired', ({ job }) => expired.inc(jobLabels(job))),
     d.on('paused', () => pauses.inc()),
+    d.on('account-paused', () => accountPausesTotal.inc()),
     d.on('error', ({ during }) => errors.inc({ during: String(during).slice(0, 20) })),
     d.on('attempt', ({ job, attempt }) =>
       sendDuration.observe(
@@ -234,6 +299,7 @@ export function createPrometheusMetrics(options: PrometheusMetricsOptions): Prom
       return registry.contentType;
     },
     scrape: () => registry.metrics(),
+    pausedAccounts: () => accountPauses.list(),
     async readiness() {
       const state = await pause.read();
       if (state.paused) {
@@ -249,6 +315,7 @@ export function createPrometheusMetrics(options: PrometheusMetricsOptions): Prom
     close() {
       for (const off of offs) if (typeof off === 'function') off();
       pause.close();
+      accountPauses.close();
       for (const name of names) registry.removeSingleMetric(name);
     },
   };

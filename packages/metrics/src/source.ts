@@ -104,6 +104,77 @@ export function followPause(dispatcher: DispatcherLike): {
   };
 }
 
+/** One paused account as this process saw it announced (`account-paused`), until `account-resumed`. */
+export interface PausedAccount {
+  /** The account (null: jobs without one). */
+  account: string | null;
+  /** HTTP status that paused it, or null (no key known). */
+  status: number | null;
+  /** Why (already redacted by the Dispatcher). */
+  reason: string;
+  /** When this process saw the pause begin. */
+  since: EpochMs;
+}
+
+/**
+ * Follows the accounts paused by a Dispatcher given `apiKeyFor`, from its `account-paused` and
+ * `account-resumed` events (one of each per outage), oldest first. Only accounts paused now are kept, so
+ * the set is bounded by the paused accounts.
+ */
+export function followAccountPauses(
+  dispatcher: DispatcherLike,
+  now: () => EpochMs,
+  onChange: (event: 'paused' | 'resumed', account: string | null) => void = () => {},
+): { list(): PausedAccount[]; close(): void } {
+  const paused = new Map<string, PausedAccount>();
+  const key = (account: string | null) => (account === null ? '' : `=${account}`);
+  const offs = [
+    dispatcher.on('account-paused', (event) => {
+      const k = key(event.account);
+      const known = paused.get(k);
+      paused.set(k, {
+        account: event.account,
+        status: event.status,
+        reason: event.reason,
+        since: known?.since ?? now(),
+      });
+      onChange('paused', event.account);
+    }),
+    dispatcher.on('account-resumed', (event) => {
+      paused.delete(key(event.account));
+      onChange('resumed', event.account);
+    }),
+  ];
+  return {
+    list: () => [...paused.values()].sort((a, b) => a.since - b.since),
+    close() {
+      for (const off of offs) if (typeof off === 'function') off();
+    },
+  };
+}
+
+/**
+ * The `account` label value of an account: the account itself, `""` for jobs without one (Prometheus
+ * reads an empty label as no label).
+ */
+export const accountLabel = (account: string | null): string => account ?? '';
+
+/**
+ * Gives each account a label value, keeping the label's cardinality bounded: the first `limit` distinct
+ * accounts seen keep their own value, every later one is `other`. Counter series are never dropped, so a
+ * bound on accounts seen is the only bound there is.
+ */
+export function boundedAccountLabels(limit: number): (account: string | null) => string {
+  const seen = new Set<string>();
+  return (account) => {
+    const label = accountLabel(account);
+    if (seen.has(label)) return label;
+    if (seen.size >= limit) return 'other';
+    seen.add(label);
+    return label;
+  };
+}
+
 /** Outcomes as labels: the known ones, anything else as `other` (a label never takes an unbounded value). */
 const OUTCOMES = new Set([
   'delivered',

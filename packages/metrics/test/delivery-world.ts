@@ -3,7 +3,13 @@
  * its clicks, and a Dispatcher delivering them with a real client.
  */
 import { createClient } from '@postback/client';
-import { createDispatcher, createMemoryOutbox, type Dispatcher, type Outbox } from '@postback/core';
+import {
+  createDispatcher,
+  createMemoryOutbox,
+  type Dispatcher,
+  type DispatcherOptions,
+  type Outbox,
+} from '@postback/core';
 import { type SandboxWorld, startSandboxWorld } from '@postback/sandbox/testing';
 
 export interface DeliveryWorld {
@@ -12,22 +18,32 @@ export interface DeliveryWorld {
   dispatcher: Dispatcher;
   tokens: string[];
   apiKey: string;
-  /** Queues confirmations `prefix-0` … for the world's clicks. */
-  enqueue(count: number, prefix: string): Promise<void>;
+  /** Queues confirmations `prefix-0` … for the world's clicks (of `account` when given). */
+  enqueue(count: number, prefix: string, account?: string): Promise<void>;
   close(): Promise<void>;
 }
 
-export async function startDeliveryWorld(options: { authPauseMs?: number } = {}): Promise<DeliveryWorld> {
+export interface DeliveryWorldOptions {
+  authPauseMs?: number;
+  /** One key per account (the Dispatcher's `apiKeyFor`); `validKey` is the sandbox's conversions key. */
+  apiKeyFor?: (account: string | null, validKey: string) => string | undefined;
+}
+
+export async function startDeliveryWorld(options: DeliveryWorldOptions = {}): Promise<DeliveryWorld> {
   const world = await startSandboxWorld();
   const clicks = await world.clicks(3);
   const outbox = createMemoryOutbox();
   const client = createClient({ baseUrl: world.url, apiKey: world.conversionsKey });
+  const given = options.apiKeyFor;
+  const apiKeyFor: DispatcherOptions['apiKeyFor'] =
+    given === undefined ? undefined : (account) => given(account, world.conversionsKey);
   const dispatcher = createDispatcher({
     outbox,
     client,
     concurrency: 4,
     pollIntervalMs: 10,
     ...(options.authPauseMs === undefined ? {} : { authPauseMs: options.authPauseMs }),
+    ...(apiKeyFor === undefined ? {} : { apiKeyFor }),
   });
   return {
     world,
@@ -35,10 +51,15 @@ export async function startDeliveryWorld(options: { authPauseMs?: number } = {})
     dispatcher,
     tokens: clicks.map((c) => c.token),
     apiKey: world.conversionsKey,
-    async enqueue(count, prefix) {
+    async enqueue(count, prefix, account) {
       for (let i = 0; i < count; i++) {
         const click = clicks[i % clicks.length] as { token: string; clickedAt: number };
-        await outbox.confirm({ orderId: `${prefix}-${i}`, valueMicros: 1_000, click });
+        await outbox.confirm({
+          orderId: `${prefix}-${i}`,
+          valueMicros: 1_000,
+          click,
+          ...(account === undefined ? {} : { account }),
+        });
       }
     },
     async close() {

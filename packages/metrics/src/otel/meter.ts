@@ -7,8 +7,10 @@ import type { Meter } from '@opentelemetry/api';
 import { DEFAULT_AT_RISK_WITHIN_MS, JOB_STATES } from '@postback/core';
 import { DEFAULT_DEADLINE_BUCKETS_MS, DEFAULT_STATS_TIMEOUT_MS } from '../options.ts';
 import {
+  accountLabel,
   createStatsReader,
   type DispatcherLike,
+  followAccountPauses,
   followPause,
   kindLabel,
   outcomeLabel,
@@ -33,10 +35,11 @@ export interface MeterDispatcherOptions {
 
 /**
  * Records the Dispatcher's figures with `meter`: `postback.jobs.delivered` (and `.retried`, `.dead`,
- * `.expired`; attribute `postback.job.kind`), `postback.delivery.pauses`, `postback.send.duration` (s,
+ * `.expired`; attribute `postback.job.kind`), `postback.delivery.pauses`, `postback.account.pauses`, `postback.send.duration` (s,
  * attributes kind and `postback.outcome`), and observable gauges `postback.jobs` (`postback.job.state`),
  * `postback.jobs.at_risk`, `postback.jobs.open.deadline_within` (`postback.within_s`: cumulative, like
- * the Prometheus gauge histogram), `postback.delivery.paused`, `postback.outbox.up`.
+ * the Prometheus gauge histogram), `postback.delivery.paused`, `postback.account.paused`
+ * (`postback.account`: 1 per account paused now), `postback.outbox.up`.
  *
  * @example
  * ```ts
@@ -65,6 +68,9 @@ export function meterDispatcher(
     description: 'Jobs whose deadline passed unsent.',
   });
   const pauses = meter.createCounter('postback.delivery.pauses', { description: 'Pauses after a 401/403.' });
+  const accountPausesCounter = meter.createCounter('postback.account.pauses', {
+    description: 'Pauses of one account after a 401/403 or a missing key (one per outage).',
+  });
   const duration = meter.createHistogram('postback.send.duration', {
     description: 'Duration of one send, quick retries included.',
     unit: 's',
@@ -75,6 +81,7 @@ export function meterDispatcher(
     dispatcher.on('dead', ({ job }) => dead.add(1, kindAttr(job.kind))),
     dispatcher.on('expired', ({ job }) => expired.add(1, kindAttr(job.kind))),
     dispatcher.on('paused', () => pauses.add(1)),
+    dispatcher.on('account-paused', () => accountPausesCounter.add(1)),
     dispatcher.on('attempt', ({ job, attempt }) =>
       duration.record(attempt.durationMs / 1000, {
         ...kindAttr(job.kind),
@@ -90,6 +97,16 @@ export function meterDispatcher(
     result.observe((await pause.read()).paused ? 1 : 0);
   };
   paused.addCallback(pausedCallback);
+  const accountPauses = followAccountPauses(dispatcher, options.now ?? Date.now);
+  const accountPaused = meter.createObservableGauge('postback.account.paused', {
+    description: '1 for each account paused now (attribute postback.account); not observed once resumed.',
+  });
+  const accountPausedCallback = (result: {
+    observe(value: number, attributes?: Record<string, string>): void;
+  }) => {
+    for (const a of accountPauses.list()) result.observe(1, { 'postback.account': accountLabel(a.account) });
+  };
+  accountPaused.addCallback(accountPausedCallback);
 
   let removeBatch: (() => void) | undefined;
   if (options.outbox !== undefined) {
@@ -131,6 +148,8 @@ export function meterDispatcher(
       for (const off of offs) if (typeof off === 'function') off();
       pause.close();
       paused.removeCallback(pausedCallback);
+      accountPauses.close();
+      accountPaused.removeCallback(accountPausedCallback);
       removeBatch?.();
     },
   };

@@ -106,3 +106,45 @@ describe('meterDispatcher', () => {
     await provider.shutdown();
   });
 });
+
+describe('accounts in OpenTelemetry', () => {
+  it('puts the account on each send span, and records paused accounts as a gauge and a counter', async () => {
+    world = await startDeliveryWorld({
+      authPauseMs: 60_000,
+      apiKeyFor: (account, validKey) => (account === 'shop-bad' ? 'refused-key-0123456789' : validKey),
+    });
+    await world.enqueue(2, 'good', 'shop-good');
+    await world.enqueue(1, 'bad', 'shop-bad');
+    await world.enqueue(1, 'none');
+    const exporter = new InMemorySpanExporter();
+    const tracer = new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter)] });
+    const stop = traceDispatcher(world.dispatcher, { tracer: tracer.getTracer('postback-test') });
+    const reader = new TestReader();
+    const provider = new MeterProvider({ readers: [reader] });
+    const meters = meterDispatcher(world.dispatcher, { meter: provider.getMeter('postback-test') });
+    await world.dispatcher.drain();
+    stop();
+
+    const spans = exporter.getFinishedSpans();
+    const accountOf = (orderId: string) =>
+      spans.find((s) => s.attributes[SPAN_ATTRIBUTES.orderId] === orderId)?.attributes;
+    expect(accountOf('good-0')?.[SPAN_ATTRIBUTES.account]).toBe('shop-good');
+    expect(accountOf('bad-0')?.[SPAN_ATTRIBUTES.account]).toBe('shop-bad');
+    expect(accountOf('bad-0')?.[SPAN_ATTRIBUTES.outcome]).toBe('auth');
+    expect(accountOf('none-0')).toBeDefined();
+    expect(accountOf('none-0')?.[SPAN_ATTRIBUTES.account]).toBeUndefined();
+    expect(JSON.stringify(spans.map((s) => s.attributes))).not.toContain('refused-key');
+
+    const { resourceMetrics } = await reader.collect();
+    const all = resourceMetrics.scopeMetrics.flatMap((s) => s.metrics);
+    const metric = (name: string) => all.find((m) => m.descriptor.name === name);
+    expect(metric('postback.account.paused')?.dataPoints.map((p) => [p.attributes, p.value])).toEqual([
+      [{ 'postback.account': 'shop-bad' }, 1],
+    ]);
+    expect(metric('postback.account.pauses')?.dataPoints[0]?.value).toBe(1);
+    expect(metric('postback.delivery.paused')?.dataPoints[0]?.value).toBe(0);
+    meters.close();
+    await provider.shutdown();
+    await tracer.shutdown();
+  });
+});

@@ -1,7 +1,7 @@
 /**
  * A span per send of a job, built from the Dispatcher's `attempt` event after the send ended: it starts at
- * `attempt.startedAt` and lasts `attempt.durationMs`. Attributes name the job (order id, kind, attempt
- * number) and how it ended (outcome, HTTP status); never the API key or the click token, nor the
+ * `attempt.startedAt` and lasts `attempt.durationMs`. Attributes name the job (order id, account, kind,
+ * attempt number) and how it ended (outcome, HTTP status); never the API key or the click token, nor the
  * service's `detail` (a misbehaving service may echo a secret in it).
  */
 import { type Attributes, SpanKind, SpanStatusCode, type Tracer } from '@opentelemetry/api';
@@ -16,6 +16,8 @@ export interface TraceDispatcherOptions {
 /** Span attribute names. */
 export const SPAN_ATTRIBUTES = {
   orderId: 'postback.order_id',
+  /** The job's advertiser account; left out for jobs without one. Not a secret (a reference, never a key). */
+  account: 'postback.account',
   jobId: 'postback.job.id',
   kind: 'postback.job.kind',
   attempt: 'postback.attempt',
@@ -45,6 +47,7 @@ export function traceDispatcher(dispatcher: DispatcherLike, { tracer }: TraceDis
       [SPAN_ATTRIBUTES.method]: 'POST',
     };
     if (attempt.status !== null) attributes[SPAN_ATTRIBUTES.status] = attempt.status;
+    if (job.account !== null && job.account !== undefined) attributes[SPAN_ATTRIBUTES.account] = job.account;
     const span = tracer.startSpan(`postback ${job.kind}`, {
       kind: SpanKind.CLIENT,
       startTime: attempt.startedAt,
