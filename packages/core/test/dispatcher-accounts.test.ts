@@ -103,6 +103,7 @@ describe('Dispatcher with a key per account', () => {
     const dispatcher = dispatcherWith({
       apiKeyFor: (account) => KEYS.get(account ?? ''),
       authPauseMs: 1_000,
+      concurrency: 1,
     });
     await dispatcher.drain();
     clock.advance(1_000);
@@ -132,6 +133,15 @@ describe('Dispatcher with a key per account', () => {
     clock.advance(5_000);
     expect(await dispatcher.drain()).toMatchObject({ delivered: 1 });
     expect(sentWith('pbsk_live_SHOP_C_cccccccccccccccc')).toHaveLength(1);
+  });
+
+  it('a key the client will not send (a stray newline from a keys file) pauses its account; nothing goes dead', async () => {
+    const job = await enqueue('a_1', 'shop-a');
+    const dispatcher = dispatcherWith({ apiKeyFor: () => 'pbsk_live_SHOP_A_aaaa\n' });
+    expect(await dispatcher.drain()).toMatchObject({ deferred: 1, dead: 0 });
+    expect(await outbox.get(job.id)).toMatchObject({ state: 'pending', attempts: 0 });
+    expect(eventsNamed('account-paused')).toEqual([expect.objectContaining({ account: 'shop-a' })]);
+    expect(confirmRequests()).toHaveLength(0);
   });
 
   it('jobs without an account use the key the resolver gives for null', async () => {

@@ -88,6 +88,17 @@ describe('classifyFailure', () => {
     );
   });
 
+  it('pauses (auth) on a key the client will not send or a missing key, instead of dead-lettering the job', async () => {
+    expect(classifyFailure(new RequestValidationError('apiKey', 'must not contain whitespace')).class).toBe(
+      'auth',
+    );
+    const keyless = createClient({ baseUrl: 'http://127.0.0.1:9' });
+    const err = await keyless.conversions
+      .confirm({ click_token: 'tok_abc_AbC-9', order_id: 'o', value_micros: 1 })
+      .catch((e: unknown) => e);
+    expect(classifyFailure(err)).toMatchObject({ class: 'auth', maybeApplied: false });
+  });
+
   it('pauses on a transport that can never work, naming the cause, and keeps "maybe sent" when unsure', () => {
     const denied = new TransportUnavailableError(
       'POST /v1/conversions/s2s: transport unavailable: NotCapable: Requires net access to "ads.example:443"',

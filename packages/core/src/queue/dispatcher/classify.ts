@@ -176,6 +176,9 @@ export function classifyFailure(err: unknown, options: ClassifyOptions = {}): Fa
     const pattern = options.windowClosedPattern ?? DEFAULT_WINDOW_CLOSED_PATTERN;
     if (pattern.test(said)) return failure('window-closed', false, false);
   }
+  // No usable API key (none at all, or one the client refused to send: a stray newline from a keys
+  // file): the key's fault, not the job's, so delivery pauses (the account's, with `apiKeyFor`).
+  if (code === 'validation' && field(err, 'field') === 'apiKey') return failure('auth', false, false);
   // A request we refused to build never left.
   if (code === 'validation') return failure('permanent', false, false);
   // A transport that can never work here: a configuration error, not a connection to retry until the deadline.
