@@ -8,16 +8,14 @@
  * applied after its keys came back, or `expired` where their window closed during the revocation; nothing
  * is applied twice or after its window; and no account's key is in any stored reason or attempt.
  */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { createClient } from '@postback/client';
-import {
-  type ConversionsClient,
-  createDispatcher,
-  createMemoryOutbox,
-  DAY_MS,
-  type Job,
-} from '@postback/core';
+import { createDispatcher, createMemoryOutbox, DAY_MS, type Job } from '@postback/core';
 import { type SandboxFaults, startSandbox } from '@postback/sandbox';
 import { prepareSandboxWorld, type SandboxWorld } from '@postback/sandbox/testing';
+import { createSqliteOutbox } from '@postback/sqlite';
 import { afterEach, describe, expect, it } from 'vitest';
 import { waitUntil } from './helpers/worker-process.ts';
 
@@ -87,28 +85,17 @@ describe('many advertisers: one account’s keys revoked mid-run', () => {
       offsetMs = Date.parse((await control.advanceClock(ms / 1_000)).now) - Date.now();
     };
 
-    const outbox = createMemoryOutbox({ now });
+    const dir = mkdtempSync(join(tmpdir(), 'postback-accounts-'));
+    cleanups.push(async () => rmSync(dir, { recursive: true, force: true }));
+    const outbox =
+      process.env.ACCOUNTS_CHAOS_OUTBOX === 'sqlite'
+        ? createSqliteOutbox({ filename: join(dir, 'postback.db'), now })
+        : createMemoryOutbox({ now });
     cleanups.push(() => outbox.close());
 
-    // One client per account key until the client takes a key per request.
-    const clients = new Map(
-      [...keyOf.values()].map((apiKey) => [
-        apiKey,
-        createClient({ baseUrl: sandbox.url, apiKey, timeout: 2_000 }),
-      ]),
-    );
-    for (const c of clients.values()) cleanups.push(() => c.close());
-    const clientOf = (apiKey: string | undefined) => {
-      const c = apiKey === undefined ? undefined : clients.get(apiKey);
-      if (c === undefined) throw new Error('no client for this key');
-      return c;
-    };
-    const client: ConversionsClient = {
-      conversions: {
-        confirm: (body, o) => clientOf(o.apiKey).conversions.confirm(body, { signal: o.signal }),
-        refund: (body, o) => clientOf(o.apiKey).conversions.refund(body, { signal: o.signal }),
-      },
-    };
+    // One client for every account: no key of its own, each request sent with its account's key.
+    const client = createClient({ baseUrl: sandbox.url, timeout: 2_000 });
+    cleanups.push(() => client.close());
 
     const dispatcher = createDispatcher({
       outbox,
@@ -141,20 +128,21 @@ describe('many advertisers: one account’s keys revoked mid-run', () => {
     };
     const enqueue = async (account: string, orderId: string, click: { token: string; clickedAt: number }) => {
       const valueMicros = 1_000 + orders.length;
+      orders.push({ account, orderId, clickedAt: click.clickedAt, enqueuedAt: now() });
       await outbox.confirm({
         orderId,
         valueMicros,
         click: { token: click.token, clickedAt: click.clickedAt },
         account,
       });
-      orders.push({ account, orderId, clickedAt: click.clickedAt, enqueuedAt: now() });
     };
-    /** A wave: a fresh click and order per account, account after account, PER_WAVE rounds, over time. */
+    /** A wave: PER_WAVE rounds of a fresh click and order in every account, over time. */
     const wave = async (name: string, accounts: readonly string[]) => {
       for (let j = 0; j < PER_WAVE; j++) {
         // The same order ids in every account: an order is its account and its order id.
         const clicks = await Promise.all(accounts.map((account) => clickOf(account, j)));
-        for (const [k, account] of accounts.entries()) await enqueue(account, `${name}-${j}`, clicks[k]!);
+        // The accounts' shops enqueue at the same time (a store with group commit takes them together).
+        await Promise.all(accounts.map((account, k) => enqueue(account, `${name}-${j}`, clicks[k]!)));
         dispatcher.wake();
         await sleep(20);
       }
