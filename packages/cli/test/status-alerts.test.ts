@@ -188,3 +188,73 @@ describe('postback status --fail-on-*', () => {
     );
   });
 });
+
+describe('postback status: paused accounts (per-account keys)', () => {
+  const pause = (account: string | null, fields: Partial<WorkerBeat['pausedAccounts'][number]> = {}) => ({
+    account,
+    since: Date.now() - 120_000,
+    until: Date.now() + 30_000,
+    reason: 'Ad service answered 401: invalid API key',
+    status: 401 as number | null,
+    ...fields,
+  });
+
+  it('merges the accounts paused by the running workers, one per account, as JSON and text', async () => {
+    await seed([
+      beat('shop-1:1:a', {
+        pausedAccounts: [
+          pause('shop-18'),
+          pause(null, { status: null, reason: 'no API key for account (no account)' }),
+        ],
+      }),
+      beat('shop-2:2:b', {
+        at: Date.now() - 2_000,
+        pausedAccounts: [
+          pause('shop-18', {
+            since: Date.now() - 60_000,
+            reason: 'Ad service answered 403: forbidden',
+            status: 403,
+          }),
+        ],
+      }),
+      beat('done:3:c', { state: 'stopped', pausedAccounts: [pause('shop-99')] }),
+    ]);
+    const { code, out, err } = await run(['status', '--db', db.file, '--json', '--fail-on-paused']);
+    expect(code).toBe(STATUS_EXIT.paused);
+    expect(err).toBe(
+      'postback status: alert: 2 account(s) paused (key refused or missing): shop-18, (no account)\n',
+    );
+    const status = JSON.parse(out);
+    expect(status.paused).toBe(false);
+    expect(status.alerts).toEqual(['accounts-paused']);
+    expect(status.pausedAccounts).toEqual([
+      expect.objectContaining({
+        account: 'shop-18',
+        status: 403,
+        reason: 'Ad service answered 403: forbidden',
+        workers: ['shop-2:2:b', 'shop-1:1:a'],
+      }),
+      expect.objectContaining({ account: null, status: null, workers: ['shop-1:1:a'] }),
+    ]);
+    expect(status.pausedAccounts[0].since).toMatch(/Z$/);
+    const worker = status.workers.find((w: { workerId: string }) => w.workerId === 'shop-1:1:a');
+    expect(worker.pausedAccounts).toHaveLength(2);
+
+    const text = (await run(['status', '--db', db.file])).out;
+    expect(text).toMatch(/\npaused accounts \(2; their jobs wait, the others deliver\):\n/);
+    expect(text).toMatch(
+      /\n {2}shop-18 {2}403 {2}since \S+Z \(2m[^)]*ago\) {2}next probe \S+Z \(in \d+s\): Ad service answered 403: forbidden {2}\(shop-2:2:b, shop-1:1:a\)\n/,
+    );
+    expect(text).toMatch(
+      /\n {2}\(no account\) {2}no key {2}since .*: no API key for account \(no account\) {2}\(shop-1:1:a\)\n/,
+    );
+    expect(text).not.toMatch(/shop-99/);
+  });
+
+  it('says none when no running worker paused an account', async () => {
+    await seed([beat('shop-1:1:a')]);
+    const { code, out } = await run(['status', '--db', db.file, '--fail-on-paused']);
+    expect(code).toBe(0);
+    expect(out).toMatch(/\npaused accounts: none\n/);
+  });
+});
