@@ -5,7 +5,8 @@
  * way in every command. `-h, --help` is accepted by every command and stops the checks.
  */
 import { type ParseArgsOptionsConfig, parseArgs } from 'node:util';
-import { UsageError } from './args.ts';
+import { validateAccount } from '@postback/core';
+import { UsageError, validationProblem } from './args.ts';
 import { type CommandSpec, envOf, type FlagSpec, type FlagTable, type FlagValues } from './spec.ts';
 
 /** What {@link parseCommand} returns: the checked values, the words that are not flags, and `--help`. */
@@ -35,6 +36,42 @@ export function integerValue(flag: string, value: string, bounds: { min?: number
     throw new UsageError(`${flag} must be ${what}, got '${value}'`);
   }
   return n;
+}
+
+/**
+ * Reads the account filter of a listing command (`jobs`, `dlq`): `--account ID` (checked by core's rules
+ * for an account), `--no-account` (only jobs without an account: `null`), or neither (every account:
+ * `undefined`). An empty `--account ''` is refused, pointing at `--no-account`.
+ *
+ * @example
+ * ```ts
+ * accountFilter({ account: 'shop-17' }); // 'shop-17'
+ * accountFilter({ 'no-account': true }); // null
+ * accountFilter({}); // undefined
+ * ```
+ */
+export function accountFilter(values: {
+  account?: string | undefined;
+  'no-account'?: boolean | undefined;
+}): string | null | undefined {
+  const account = values.account;
+  if (values['no-account']) {
+    if (account !== undefined) throw new UsageError('give either --account ID or --no-account, not both');
+    return null;
+  }
+  if (account === undefined) return undefined;
+  if (account === '') {
+    throw new UsageError(
+      '--account must not be empty (give --no-account for the jobs without an account, or leave both out for every account)',
+    );
+  }
+  try {
+    return validateAccount(account, '--account');
+  } catch (error) {
+    const problem = validationProblem(error);
+    if (problem === null) throw error;
+    throw new UsageError(`--account ${problem.reason}`);
+  }
 }
 
 const DURATION_UNITS_MS: Readonly<Record<string, number>> = {

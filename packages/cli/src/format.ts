@@ -75,6 +75,8 @@ export interface JobView {
   id: string;
   kind: Job['kind'];
   orderId: string;
+  /** The advertiser account of the order, or null for none (an order is its account and its order id). */
+  account: string | null;
   state: Job['state'];
   attempts: number;
   createdAt: string;
@@ -103,6 +105,7 @@ export function jobView(job: Job): JobView {
     id: job.id,
     kind: job.kind,
     orderId: job.orderId,
+    account: job.account,
     state: job.state,
     attempts: job.attempts,
     createdAt: iso(job.createdAt) as string,
@@ -270,5 +273,20 @@ export function jobDetailView(job: Job): JobDetailView {
  */
 export function jobLine(job: Job): string {
   const reason = job.lastError === null ? '' : text`  ${job.lastError}`;
-  return text`${job.id}  ${job.kind.padEnd(7)}  order ${job.orderId}  attempts ${job.attempts}` + reason;
+  return text`${job.id}  ${job.kind.padEnd(7)}  ${orderText(job)}  attempts ${job.attempts}` + reason;
+}
+
+/**
+ * An order as text output names it: `order 1001`, or `order 1001 of account shop-17` for an order of an
+ * advertiser account (two accounts may both have an order 1001); every field {@link printable}.
+ *
+ * @example
+ * ```ts
+ * io.stdout(`created confirm job ${job.id} for ${orderText(job)}\n`);
+ * ```
+ */
+export function orderText(order: { orderId: string; account: string | null }): string {
+  return order.account === null
+    ? text`order ${order.orderId}`
+    : text`order ${order.orderId} of account ${order.account}`;
 }

@@ -1,7 +1,8 @@
 /**
  * The job-file format of `postback enqueue`: one JSON object per line, either
  * `{"kind":"confirm","click_token":"…","order_id":"…","value_micros":123,"clicked_at":"2026-01-02T03:04:05Z"}`
- * or `{"kind":"refund","order_id":"…","campaign_id":"cmp_…"}` (`campaign_id` optional).
+ * or `{"kind":"refund","order_id":"…","campaign_id":"cmp_…"}` (`campaign_id` optional). Either may carry
+ * `"account":"…"`, the advertiser account of the order (absent or `null`: none).
  *
  * {@link parseJobLine} is a pure function that never throws: a bad line yields the field at fault and why,
  * so the command can report it by line number and go on. {@link readLines} streams a file line by line so
@@ -9,7 +10,13 @@
  */
 import { createReadStream } from 'node:fs';
 import type { Readable } from 'node:stream';
-import { type ConfirmInput, parseClickTime, type RefundInput } from '@postback/core';
+import {
+  type ConfirmInput,
+  JobValidationError,
+  parseClickTime,
+  type RefundInput,
+  validateAccount,
+} from '@postback/core';
 
 /** A good line: what to enqueue. */
 export type JobLine = { kind: 'confirm'; input: ConfirmInput } | { kind: 'refund'; input: RefundInput };
@@ -23,8 +30,8 @@ export interface LineError {
 /** Outcome of parsing one line. Blank lines are `skip`. */
 export type ParsedLine = { ok: true; job: JobLine } | { ok: false; error: LineError } | { ok: 'skip' };
 
-const CONFIRM_KEYS = new Set(['kind', 'click_token', 'order_id', 'value_micros', 'clicked_at']);
-const REFUND_KEYS = new Set(['kind', 'order_id', 'campaign_id']);
+const CONFIRM_KEYS = new Set(['kind', 'account', 'click_token', 'order_id', 'value_micros', 'clicked_at']);
+const REFUND_KEYS = new Set(['kind', 'account', 'order_id', 'campaign_id']);
 function bad(field: string | null, message: string): ParsedLine {
   return { ok: false, error: { field, message } };
 }
@@ -79,11 +86,20 @@ export function parseJobLine(line: string): ParsedLine {
   if (unknown !== undefined) return bad(unknown, `unknown field for a ${kind} line`);
   if (!nonEmptyString(record.order_id)) return bad('order_id', 'must be a non-empty string');
   const orderId = record.order_id;
+  let account: string | null;
+  try {
+    account = validateAccount(record.account);
+  } catch (error) {
+    const why = error instanceof JobValidationError ? error.message.replace(/^Invalid [^:]*: /, '') : '';
+    return bad('account', why || 'is not a valid account');
+  }
+  const ofAccount = account === null ? {} : { account };
 
   if (kind === 'refund') {
-    if (record.campaign_id === undefined) return { ok: true, job: { kind, input: { orderId } } };
+    if (record.campaign_id === undefined)
+      return { ok: true, job: { kind, input: { orderId, ...ofAccount } } };
     if (!nonEmptyString(record.campaign_id)) return bad('campaign_id', 'must be a non-empty string');
-    return { ok: true, job: { kind, input: { orderId, campaignId: record.campaign_id } } };
+    return { ok: true, job: { kind, input: { orderId, ...ofAccount, campaignId: record.campaign_id } } };
   }
 
   if (!nonEmptyString(record.click_token)) return bad('click_token', 'must be a non-empty string');
@@ -101,7 +117,10 @@ export function parseJobLine(line: string): ParsedLine {
   }
   return {
     ok: true,
-    job: { kind, input: { orderId, valueMicros, click: { token: record.click_token, clickedAt } } },
+    job: {
+      kind,
+      input: { orderId, ...ofAccount, valueMicros, click: { token: record.click_token, clickedAt } },
+    },
   };
 }
 

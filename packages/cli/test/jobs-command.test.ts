@@ -118,15 +118,15 @@ describe('postback jobs', () => {
     expect((await run(['jobs', '--db', db.file, '--limit', '4', '--offset', '4'])).out).not.toMatch(/more:/);
   });
 
-  it('prints a table: id, order, kind, state, attempts, ISO deadline with the time left, escaped last error', async () => {
+  it('prints a table: id, order, account, kind, state, attempts, ISO deadline with the time left, escaped last error', async () => {
     await seed();
     const { code, out } = await run(['jobs', '--db', db.file, '--order', 'soon']);
     expect(code).toBe(0);
     const [header, row, ...rest] = out.trimEnd().split('\n');
     expect(rest).toEqual([]);
-    expect(header).toMatch(/^ID +ORDER +KIND +STATE +ATTEMPTS +DEADLINE +LAST ERROR$/);
+    expect(header).toMatch(/^ID +ORDER +ACCOUNT +KIND +STATE +ATTEMPTS +DEADLINE +LAST ERROR$/);
     expect(row).toMatch(
-      /^\S+ +soon +confirm +pending +1 +\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z \(in 1[01]h \d+m\) +Ad service answered 503: try again\\u\{a\}later$/,
+      /^\S+ +soon +- +confirm +pending +1 +\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z \(in 1[01]h \d+m\) +Ad service answered 503: try again\\u\{a\}later$/,
     );
     expect((await run(['jobs', '--db', db.file, '--state', 'cancelled'])).out).toBe('no jobs match\n');
   });

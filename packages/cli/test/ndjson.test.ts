@@ -132,6 +132,7 @@ describe('parseJobLine', () => {
             (k) =>
               ![
                 'kind',
+                'account',
                 'click_token',
                 'order_id',
                 'value_micros',
@@ -148,6 +149,43 @@ describe('parseJobLine', () => {
         },
       ),
     );
+  });
+
+  it('reads an account on either kind of line; absent or null is no account', () => {
+    const confirm = {
+      kind: 'confirm',
+      click_token: 't',
+      order_id: '1001',
+      value_micros: 5,
+      clicked_at: '2026-01-02T03:04:05Z',
+    };
+    expect(parseJobLine(JSON.stringify({ ...confirm, account: 'shop-17' }))).toMatchObject({
+      ok: true,
+      job: { kind: 'confirm', input: { orderId: '1001', account: 'shop-17', valueMicros: 5 } },
+    });
+    expect(
+      parseJobLine(
+        JSON.stringify({ kind: 'refund', order_id: '1001', account: 'shop-17', campaign_id: 'cmp_1' }),
+      ),
+    ).toEqual({
+      ok: true,
+      job: { kind: 'refund', input: { orderId: '1001', account: 'shop-17', campaignId: 'cmp_1' } },
+    });
+    for (const line of [{ ...confirm }, { ...confirm, account: null }]) {
+      const parsed = parseJobLine(JSON.stringify(line));
+      expect(parsed.ok).toBe(true);
+      if (parsed.ok === true) expect(parsed.job.input).not.toHaveProperty('account');
+    }
+  });
+
+  it('names account when it is not a valid account (core rules: a non-empty string, no control characters)', () => {
+    for (const account of ['', '   ', 17, ['a'], 'a\u0007b', 'x'.repeat(201)]) {
+      const parsed = parseJobLine(JSON.stringify({ kind: 'refund', order_id: 'o', account }));
+      expect(parsed).toMatchObject({ ok: false, error: { field: 'account' } });
+    }
+    expect(parseJobLine('{"kind":"refund","order_id":"o","account":""}')).toMatchObject({
+      error: { message: expect.stringMatching(/empty/) },
+    });
   });
 
   it('refuses a kind other than confirm or refund and a missing kind', () => {

@@ -6,7 +6,7 @@
 import { backendFlags, EXIT, UsageError, validationProblem } from '../args.ts';
 import { type Command, defineCommand } from '../command.ts';
 import { type CommandContext, defaultContext, openFromFlags } from '../context.ts';
-import { iso, jobView, jsonText, text } from '../format.ts';
+import { iso, jobView, jsonText, orderText, text } from '../format.ts';
 import { parseClickedAt } from '../ndjson.ts';
 import { confirmSpec } from '../specs/confirm.ts';
 
@@ -17,6 +17,7 @@ export const CONFIRM_FLAG_OF_FIELD: Readonly<Record<string, string>> = {
   click: '--click-token',
   'click.token': '--click-token',
   'click.clickedAt': '--clicked-at',
+  account: '--account',
 };
 
 /**
@@ -53,6 +54,7 @@ export function createConfirmCommand(ctx: CommandContext = defaultContext): Comm
           orderId,
           valueMicros: Number(micros),
           click: { token, clickedAt },
+          ...(values.account === undefined ? {} : { account: values.account }),
         });
       } catch (error) {
         const problem = validationProblem(error);
@@ -64,11 +66,11 @@ export function createConfirmCommand(ctx: CommandContext = defaultContext): Comm
         io.stdout(`${jsonText({ created, job: jobView(job) })}\n`);
       } else if (created) {
         io.stdout(
-          text`created confirm job ${job.id} for order ${job.orderId} (deadline ${iso(job.deadline)})\n`,
+          `${text`created confirm job ${job.id} for `}${orderText(job)}${text` (deadline ${iso(job.deadline)})`}\n`,
         );
       } else {
         io.stdout(
-          text`order ${job.orderId} already has a confirm job ${job.id} (${job.state}); nothing changed\n`,
+          `${orderText(job)}${text` already has a confirm job ${job.id} (${job.state}); nothing changed`}\n`,
         );
       }
       return EXIT.ok;

@@ -9,8 +9,8 @@ import { type Job, MAX_LIST_JOBS_LIMIT, type Outbox } from '@postback/core';
 import { backendFlags, EXIT, UsageError } from '../args.ts';
 import { type Command, defineCommand } from '../command.ts';
 import { type CommandContext, defaultContext, openFromFlags } from '../context.ts';
-import type { ParsedCommand } from '../flags.ts';
-import { iso, jobLine, jobView, jsonText, text } from '../format.ts';
+import { accountFilter, type ParsedCommand } from '../flags.ts';
+import { iso, jobLine, jobView, jsonText, orderText, text } from '../format.ts';
 import type { CommandIo } from '../io.ts';
 import { createProgress } from '../progress.ts';
 import { isYes, type Prompt, stdinPrompt } from '../prompt.ts';
@@ -19,13 +19,16 @@ import { DEFAULT_DLQ_LIMIT, dlqSpec } from '../specs/dlq.ts';
 /** Page size of `replay --all`: small enough to show progress, large enough to be quick. */
 const REPLAY_PAGE = 200;
 
+/** Page size in which `list --account` reads the dead-letter queue to pick one account's jobs. */
+const SCAN_PAGE = MAX_LIST_JOBS_LIMIT;
+
 type Values = ParsedCommand<typeof dlqSpec.flags>['values'];
 
 /** Which dead jobs `replay` or `purge` act on. */
 type Selection =
   | { ids: string[] }
   | { all: true }
-  | { filter: { reason?: RegExp; status?: number; olderThanMs?: number } };
+  | { filter: { reason?: RegExp; status?: number; olderThanMs?: number; account?: string | null } };
 
 function reasonPattern(source: string): RegExp {
   try {
@@ -36,23 +39,24 @@ function reasonPattern(source: string): RegExp {
   }
 }
 
+const FILTERS = '--reason, --status, --older-than, --account or --no-account';
+
 function selection(values: Values): Selection {
   const ids = values.id ?? [];
+  const account = accountFilter(values);
   const filter = {
     ...(values.reason === undefined ? {} : { reason: reasonPattern(values.reason) }),
     ...(values.status === undefined ? {} : { status: values.status }),
     ...(values['older-than'] === undefined ? {} : { olderThanMs: values['older-than'] }),
+    ...(account === undefined ? {} : { account }),
   };
   const filtered = Object.keys(filter).length > 0;
   if (values.all && ids.length > 0) throw new UsageError('give either --id ID or --all, not both');
   if (filtered && ids.length > 0)
-    throw new UsageError('give either --id ID or filters (--reason, --status, --older-than), not both');
+    throw new UsageError(`give either --id ID or filters (${FILTERS}), not both`);
   if (filtered) return { filter };
   if (values.all) return { all: true };
-  if (ids.length === 0)
-    throw new UsageError(
-      'give --id ID (repeatable) or --all, or filter with --reason, --status or --older-than',
-    );
+  if (ids.length === 0) throw new UsageError(`give --id ID (repeatable) or --all, or filter with ${FILTERS}`);
   return { ids };
 }
 
@@ -89,6 +93,7 @@ async function selectedJobs(
       ...(f.reason === undefined ? {} : { reason: f.reason }),
       ...(f.status === undefined ? {} : { status: f.status }),
       ...(f.olderThanMs === undefined ? {} : { updatedBefore: now - f.olderThanMs }),
+      ...(f.account === undefined ? {} : { account: f.account }),
       limit: MAX_LIST_JOBS_LIMIT,
       offset,
     });
@@ -98,13 +103,39 @@ async function selectedJobs(
   return { jobs, missing: [] };
 }
 
+/**
+ * Up to `limit` dead jobs after the cursor, oldest first as `listDead` pages them; with an account (or
+ * `null`, none), only that account's, read page by page from the whole queue until enough are found.
+ */
+async function deadPage(
+  outbox: Outbox,
+  limit: number,
+  after: string | undefined,
+  account: string | null | undefined,
+): Promise<Job[]> {
+  if (account === undefined) return outbox.listDead({ limit, ...(after === undefined ? {} : { after }) });
+  const found: Job[] = [];
+  let cursor = after;
+  // Bounded: each page moves the cursor forward, and the loop ends on a short page.
+  for (;;) {
+    const page = await outbox.listDead({
+      limit: SCAN_PAGE,
+      ...(cursor === undefined ? {} : { after: cursor }),
+    });
+    for (const job of page) {
+      if (job.account !== account) continue;
+      found.push(job);
+      if (found.length === limit) return found;
+    }
+    if (page.length < SCAN_PAGE) return found;
+    cursor = page.at(-1)?.id;
+  }
+}
+
 async function list(outbox: Outbox, values: Values, io: CommandIo): Promise<number> {
   const limit = values.limit ?? DEFAULT_DLQ_LIMIT;
   // One more than asked tells whether another page follows without a count query.
-  const page = await outbox.listDead({
-    limit: limit + 1,
-    ...(values.after === undefined ? {} : { after: values.after }),
-  });
+  const page = await deadPage(outbox, limit + 1, values.after, accountFilter(values));
   const jobs = page.slice(0, limit);
   const next = page.length > limit ? (jobs.at(-1)?.id ?? null) : null;
   if (values.json) {
@@ -112,7 +143,10 @@ async function list(outbox: Outbox, values: Values, io: CommandIo): Promise<numb
     return EXIT.ok;
   }
   if (jobs.length === 0) {
-    io.stdout('no dead jobs\n');
+    const account = accountFilter(values);
+    const of =
+      account === undefined ? '' : account === null ? ' without an account' : text` of account ${account}`;
+    io.stdout(`no dead jobs${of}\n`);
     return EXIT.ok;
   }
   io.stdout(`${jobs.map(jobLine).join('\n')}\n`);
@@ -155,7 +189,7 @@ async function replayPlan(outbox: Outbox, jobs: readonly Job[], at: number, repo
     if (job.deadline !== null && job.deadline <= at) report.expired.push(job);
     else if (
       job.kind === 'confirm' &&
-      (await outbox.getByOrder(job.orderId)).some((j) => j.kind === 'refund')
+      (await outbox.getByOrder(job.orderId, job.account)).some((j) => j.kind === 'refund')
     )
       report.cancelled.push(job);
     else report.replayedJobs.push(job);
@@ -164,7 +198,7 @@ async function replayPlan(outbox: Outbox, jobs: readonly Job[], at: number, repo
 }
 
 function notReplayedLine(job: Job): string {
-  return text`  ${job.id}  ${job.kind.padEnd(7)}  order ${job.orderId}  deadline ${iso(job.deadline) ?? '-'}`;
+  return `${text`  ${job.id}  ${job.kind.padEnd(7)}  `}${orderText(job)}${text`  deadline ${iso(job.deadline) ?? '-'}`}`;
 }
 
 function replayText(report: ReplayReport, dryRun: boolean): string {
@@ -309,6 +343,7 @@ function checkAction(positionals: string[], values: Values, prompt: Prompt): 'li
   if (extra.length > 0) throw new UsageError(`unexpected argument '${extra[0]}'`);
   if (action === 'list') {
     const acting = ['id', 'all', 'reason', 'status', 'older-than', 'dry-run', 'yes'] as const;
+    accountFilter(values);
     const given = acting.find((flag) => values[flag] !== undefined && values[flag] !== false);
     if (given !== undefined) throw new UsageError(`list takes no --${given}`);
     return action;

@@ -82,8 +82,8 @@ export function createEnqueueCommand(
           `line ${line}: ${error.field === null ? '' : text`${error.field}: `}${text`${error.message}`}\n`,
         );
     };
-    // In-flight enqueues by order id: a second line for the same order waits for the first, so a
-    // refund never races ahead of the confirmation it reverses.
+    // In-flight enqueues by order (its account and order id): a second line for the same order waits for
+    // the first, so a refund never races ahead of the confirmation it reverses.
     const inflight = new Map<string, Promise<void>>();
     // A store failure (not a bad line) stops the run; kept here rather than thrown from the promise,
     // which nobody awaits until the window settles.
@@ -110,10 +110,11 @@ export function createEnqueueCommand(
           continue;
         }
         const job = parsed.job;
-        if (inflight.size >= WINDOW || inflight.has(job.input.orderId)) await settle();
+        const order = JSON.stringify([job.input.account ?? null, job.input.orderId]);
+        if (inflight.size >= WINDOW || inflight.has(order)) await settle();
         const at = lineNo;
         inflight.set(
-          job.input.orderId,
+          order,
           enqueueOne(backend.outbox, job, summary).catch((error: unknown) => {
             const problem = validationProblem(error);
             if (problem === null) {

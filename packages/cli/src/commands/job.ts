@@ -6,6 +6,7 @@ import type { AttemptRecord, Job, Outbox } from '@postback/core';
 import { backendFlags, EXIT, UsageError } from '../args.ts';
 import { type Command, defineCommand } from '../command.ts';
 import { type CommandContext, defaultContext, openFromFlags } from '../context.ts';
+import { accountFilter } from '../flags.ts';
 import {
   type AttemptView,
   attemptView,
@@ -13,6 +14,8 @@ import {
   type JobDetailView,
   jobDetailView,
   jsonText,
+  orderText,
+  printable,
   text,
   when,
 } from '../format.ts';
@@ -58,6 +61,7 @@ export function jobText({ job, history }: JobReport, now: number): string {
     ['state', job.state],
     ['kind', job.kind],
     ['order', text`${job.orderId}`],
+    ['account', job.account === null ? '-' : text`${job.account}`],
     ['campaign', job.campaignId === null ? '-' : text`${job.campaignId}`],
     ['attempts', String(job.attempts)],
     ['created', when(job.createdAt, now)],
@@ -82,6 +86,27 @@ export function jobText({ job, history }: JobReport, now: number): string {
   return lines.join('\n');
 }
 
+/** How many other accounts {@link elsewhere} names at most. */
+const MAX_ACCOUNTS_NAMED = 5;
+
+/**
+ * When an order is not found in `account`: the accounts (or "no account") that do have an order with
+ * this id, as a hint (`; order 1001 exists in account shop-17: give --account shop-17`), or '' when none
+ * does or the backend cannot list its jobs.
+ */
+async function elsewhere(outbox: Outbox, orderId: string, account: string | null): Promise<string> {
+  const { listableStates } = outbox.features;
+  if (listableStates.length === 0) return '';
+  const jobs = await outbox.listJobs({ orderId, states: listableStates, limit: 100 });
+  const others = [...new Set(jobs.map((job) => job.account))].filter((a) => a !== account);
+  if (others.length === 0) return '';
+  const named = others
+    .slice(0, MAX_ACCOUNTS_NAMED)
+    .map((a) => (a === null ? 'without an account (leave out --account)' : `in account ${printable(a)}`));
+  const more = others.length > MAX_ACCOUNTS_NAMED ? `, and ${others.length - MAX_ACCOUNTS_NAMED} more` : '';
+  return `; order ${printable(orderId)} exists ${named.join(', ')}${more}: give --account ID`;
+}
+
 async function report(outbox: Outbox, job: Job): Promise<JobReport> {
   return { job, history: outbox.features.attemptHistory ? await outbox.history(job.id) : null };
 }
@@ -102,6 +127,12 @@ export function createJobCommand(ctx: CommandContext = defaultContext): Command 
       throw new UsageError('give either ID or --order, not both');
     if (id === undefined && values.order === undefined)
       throw new UsageError('give a job ID or --order ORDER');
+    if (id !== undefined && values.account !== undefined)
+      throw new UsageError('--account goes with --order (an id names one job, whatever its account)');
+    if (values.account === '')
+      throw new UsageError('--account must not be empty (leave it out for the order without an account)');
+    // An order is its account and its order id; without --account it is the order without one.
+    const account = accountFilter({ account: values.account }) ?? null;
     const backend = await openFromFlags(ctx, backendFlags(values), io.env, { mustExist: true });
     try {
       const now = ctx.now();
@@ -118,16 +149,18 @@ export function createJobCommand(ctx: CommandContext = defaultContext): Command 
       }
       const orderId = values.order as string;
       // The confirmation first, then its refund.
-      const jobs = (await outbox.getByOrder(orderId)).sort((a, b) =>
+      const jobs = (await outbox.getByOrder(orderId, account)).sort((a, b) =>
         a.kind === b.kind ? 0 : a.kind === 'confirm' ? -1 : 1,
       );
       if (jobs.length === 0) {
-        io.stderr(text`postback job: no job for order ${orderId}\n`);
+        io.stderr(
+          `postback job: no job for ${orderText({ orderId, account })}${await elsewhere(outbox, orderId, account)}\n`,
+        );
         return EXIT.failed;
       }
       const found: JobReport[] = [];
       for (const job of jobs) found.push(await report(outbox, job));
-      if (values.json) io.stdout(`${jsonText({ orderId, jobs: found.map(reportView) })}\n`);
+      if (values.json) io.stdout(`${jsonText({ orderId, account, jobs: found.map(reportView) })}\n`);
       else io.stdout(`${found.map((r) => jobText(r, now)).join('\n\n')}\n`);
       return EXIT.ok;
     } finally {

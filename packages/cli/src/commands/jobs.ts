@@ -6,7 +6,7 @@ import { JOB_STATES, type Job, type JobFilter, type JobState, type Outbox } from
 import { backendFlags, EXIT, UsageError } from '../args.ts';
 import { type Command, defineCommand } from '../command.ts';
 import { type CommandContext, defaultContext, openFromFlags } from '../context.ts';
-import type { ParsedCommand } from '../flags.ts';
+import { accountFilter, type ParsedCommand } from '../flags.ts';
 import { backendName, cut, jobDetailView, jsonText, printable, text, when } from '../format.ts';
 import type { CommandIo } from '../io.ts';
 import { jobsSpec } from '../specs/jobs.ts';
@@ -44,6 +44,8 @@ export function jobFilter(values: Values, now: number): JobFilter {
   }
   if (values.status !== undefined) filter.status = values.status;
   if (values.order !== undefined) filter.orderId = values.order;
+  const account = accountFilter(values);
+  if (account !== undefined) filter.account = account;
   if (values.kind !== undefined) filter.kind = values.kind;
   if (values['deadline-within'] !== undefined) filter.deadlineBefore = now + values['deadline-within'];
   if (values['older-than'] !== undefined) filter.updatedBefore = now - values['older-than'];
@@ -66,12 +68,13 @@ export function jobsTable(jobs: readonly Job[], now: number, width: number, isTT
   const rows = jobs.map((job) => [
     printable(job.id),
     printable(job.orderId),
+    job.account === null ? '-' : printable(job.account),
     job.kind,
     job.state,
     String(job.attempts),
     when(job.deadline, now),
   ]);
-  const header = ['ID', 'ORDER', 'KIND', 'STATE', 'ATTEMPTS', 'DEADLINE'];
+  const header = ['ID', 'ORDER', 'ACCOUNT', 'KIND', 'STATE', 'ATTEMPTS', 'DEADLINE'];
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((row) => (row[i] as string).length)));
   const used = widths.reduce((sum, w) => sum + w + 2, 0);
   const errorWidth = isTTY ? Math.max(MIN_ERROR_WIDTH, width - used) : DEFAULT_WIDTH;

@@ -6,27 +6,29 @@ import type { RefundOutcome } from '@postback/core';
 import { backendFlags, EXIT, UsageError, validationProblem } from '../args.ts';
 import { type Command, defineCommand } from '../command.ts';
 import { type CommandContext, defaultContext, openFromFlags } from '../context.ts';
-import { jobView, jsonText, text } from '../format.ts';
+import { jobView, jsonText, orderText, text } from '../format.ts';
 import { refundSpec } from '../specs/refund.ts';
 
 const FLAG_OF_FIELD: Readonly<Record<string, string>> = {
   orderId: '--order-id',
   campaignId: '--campaign-id',
+  account: '--account',
 };
 
 function describeOutcome(result: RefundOutcome): string {
   const { job } = result;
+  const order = orderText(job);
   switch (result.outcome) {
     case 'enqueued':
-      return text`created refund job ${job.id} for order ${job.orderId}`;
+      return `${text`created refund job ${job.id} for `}${order}`;
     case 'duplicate':
-      return text`order ${job.orderId} already has a refund job ${job.id} (${job.state}); nothing changed`;
+      return `${order}${text` already has a refund job ${job.id} (${job.state}); nothing changed`}`;
     case 'cancelled':
-      return text`the confirmation of order ${job.orderId} was not sent: cancelled it (${job.id}); nothing was charged`;
+      return `${text`the confirmation of `}${order}${text` was not sent: cancelled it (${job.id}); nothing was charged`}`;
     case 'not-charged':
-      return text`the confirmation of order ${job.orderId} ended ${job.state} without a charge; nothing to reverse`;
+      return `${text`the confirmation of `}${order}${text` ended ${job.state} without a charge; nothing to reverse`}`;
     case 'updated':
-      return text`refund job ${job.id} of order ${job.orderId} now reverses in campaign ${job.campaignId} (${job.state})`;
+      return `${text`refund job ${job.id} of `}${order}${text` now reverses in campaign ${job.campaignId} (${job.state})`}`;
   }
 }
 
@@ -42,13 +44,16 @@ export function createRefundCommand(ctx: CommandContext = defaultContext): Comma
   return defineCommand(refundSpec, async ({ values }, io) => {
     const orderId = values['order-id'];
     const campaignId = values['campaign-id'];
+    const account = values.account;
     const backend = await openFromFlags(ctx, backendFlags(values), io.env);
     try {
       let result: RefundOutcome;
       try {
-        result = await backend.outbox.refund(
-          campaignId === undefined ? { orderId } : { orderId, campaignId },
-        );
+        result = await backend.outbox.refund({
+          orderId,
+          ...(account === undefined ? {} : { account }),
+          ...(campaignId === undefined ? {} : { campaignId }),
+        });
       } catch (error) {
         const problem = validationProblem(error);
         if (problem === null) throw error;

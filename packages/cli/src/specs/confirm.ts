@@ -7,7 +7,7 @@ export const confirmSpec = {
   summary: 'Enqueue the confirmation of one order',
   usage: [
     `postback confirm ${BACKEND_USAGE} --click-token T --order-id O`,
-    '                 --value-micros N [--clicked-at ISO] [--json]',
+    '                 --value-micros N [--clicked-at ISO] [--account ID] [--json]',
   ],
   description: "Enqueues the confirmation of one order. Run 'postback worker' to deliver it.",
   env: BACKEND_ENV,
@@ -37,6 +37,14 @@ export const confirmSpec = {
       help:
         'when the click happened, ISO 8601 with a zone (default: now). The deadline is\n' +
         '7 days after it, minus a safety margin: give the real click time.',
+    },
+    account: {
+      type: 'string',
+      value: 'ID',
+      help:
+        'the advertiser account of the order (your shop or tenant id, never a key); the\n' +
+        "worker sends the job with that account's key. The order is its account and its\n" +
+        'order id: two accounts may both have an order O. Default: none',
     },
     json: { type: 'boolean', help: 'print {"created": boolean, "job": {...}}' },
   },

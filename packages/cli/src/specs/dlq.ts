@@ -9,15 +9,19 @@ import { BACKEND_ENV, BACKEND_USAGE, EXISTING_BACKEND_FLAGS } from './backend.ts
  */
 export const DEFAULT_DLQ_LIMIT = 50;
 
-const SELECT = '(--id ID ... | --all | [--reason REGEX] [--status CODE] [--older-than DURATION])';
+const SELECT = '(--id ID ... | --all | [--reason REGEX] [--status CODE] [--older-than DURATION]';
+const SELECT_ACCOUNT = '                    [--account ID | --no-account])';
 
 export const dlqSpec = {
   name: 'dlq',
   summary: 'List, replay or purge dead jobs',
   usage: [
-    `postback dlq list   ${BACKEND_USAGE} [--limit N] [--after ID] [--json]`,
-    `postback dlq replay ${BACKEND_USAGE} ${SELECT} [--dry-run] [--json]`,
-    `postback dlq purge  ${BACKEND_USAGE} ${SELECT} [--dry-run] [--yes] [--json]`,
+    `postback dlq list   ${BACKEND_USAGE} [--account ID | --no-account] [--limit N] [--after ID]`,
+    '                    [--json]',
+    `postback dlq replay ${BACKEND_USAGE} ${SELECT}`,
+    `${SELECT_ACCOUNT} [--dry-run] [--json]`,
+    `postback dlq purge  ${BACKEND_USAGE} ${SELECT}`,
+    `${SELECT_ACCOUNT} [--dry-run] [--yes] [--json]`,
   ],
   description:
     'list     dead jobs with their reasons, oldest first\n' +
@@ -27,8 +31,9 @@ export const dlqSpec = {
     'purge    delete dead jobs for good: asks y/N when stdin is a terminal, needs --yes otherwise\n' +
     '\n' +
     'replay and purge act on the jobs given by --id, on every dead job (--all), or on the dead jobs\n' +
-    'matching every filter given (--reason, --status, --older-than). --dry-run lists what would be\n' +
-    'done and changes nothing.',
+    'matching every filter given (--reason, --status, --older-than, --account or --no-account).\n' +
+    '--dry-run lists what would be done and changes nothing. --account ID keeps to the dead jobs of\n' +
+    'one advertiser account, --no-account to those without one; list takes them too.',
   positionals: true,
   env: BACKEND_ENV,
   flags: {
@@ -58,6 +63,12 @@ export const dlqSpec = {
       value: 'DURATION',
       help: 'replay, purge: dead jobs dead for longer than this (90m, 2h, 3d)',
     },
+    account: {
+      type: 'string',
+      value: 'ID',
+      help: 'list, replay, purge: only the dead jobs of this advertiser account',
+    },
+    'no-account': { type: 'boolean', help: 'list, replay, purge: only the dead jobs without an account' },
     'dry-run': { type: 'boolean', help: 'replay, purge: list what would be done, change nothing' },
     yes: {
       type: 'boolean',

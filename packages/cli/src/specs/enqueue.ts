@@ -13,7 +13,9 @@ export const enqueueSpec = {
     "Enqueues jobs from a file of JSON lines ('-' reads stdin), one object per line:\n" +
     '  {"kind":"confirm","click_token":"...","order_id":"...","value_micros":1990000,"clicked_at":"2026-01-02T03:04:05Z"}\n' +
     '  {"kind":"refund","order_id":"...","campaign_id":"cmp_..."}        (campaign_id optional)\n' +
-    'clicked_at is ISO 8601 with a zone, or epoch milliseconds. Blank lines are ignored.\n\n' +
+    'clicked_at is ISO 8601 with a zone, or epoch milliseconds. Either kind may carry "account":"ID",\n' +
+    'the advertiser account of the order (absent or null: none; an order is its account and its id).\n' +
+    'Blank lines are ignored.\n\n' +
     "Each bad line is reported on stderr as 'line N: FIELD: reason' and skipped; the rest are enqueued.",
   env: BACKEND_ENV,
   flags: {

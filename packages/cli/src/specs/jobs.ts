@@ -5,17 +5,19 @@ import { BACKEND_ENV, BACKEND_USAGE, EXISTING_BACKEND_FLAGS } from './backend.ts
 
 export const jobsSpec = {
   name: 'jobs',
-  summary: 'List jobs by state, reason, status, order, kind, deadline or age',
+  summary: 'List jobs by state, reason, status, order, account, kind, deadline or age',
   usage: [
     `postback jobs ${BACKEND_USAGE} [--state S[,S]] [--reason REGEX] [--status CODE] [--order ID]`,
-    '              [--kind confirm|refund] [--deadline-within DURATION] [--older-than DURATION]',
+    '              [--account ID | --no-account] [--kind confirm|refund]',
+    '              [--deadline-within DURATION] [--older-than DURATION]',
     '              [--limit N] [--offset N] [--json]',
   ],
   description:
     'Lists the jobs that match every filter given, most urgent first (nearest deadline first, jobs\n' +
-    'without one last). Text: a table of id, order, kind, state, attempts, deadline (ISO 8601 and time\n' +
-    'left) and last error (cut to the terminal width, else 80 characters). --json: one JSON object per\n' +
-    'job and line (NDJSON). DURATION is digits and a unit: 90m, 24h, 2d, 1h30m (units ms s m h d w).\n' +
+    'without one last). Text: a table of id, order, account (- for none), kind, state, attempts,\n' +
+    'deadline (ISO 8601 and time left) and last error (cut to the terminal width, else 80 characters).\n' +
+    '--json: one JSON object per job and line (NDJSON). Without --account or --no-account, jobs of\n' +
+    'every account are listed. DURATION is digits and a unit: 90m, 24h, 2d, 1h30m (units ms s m h d w).\n' +
     'SQS lists only dead jobs (its dead-letter queue); asking it for other states exits 2.',
   env: BACKEND_ENV,
   flags: {
@@ -37,7 +39,17 @@ export const jobsSpec = {
       min: 100,
       max: 599,
     },
-    order: { type: 'string', value: 'ID', help: 'only the jobs of this order id' },
+    order: {
+      type: 'string',
+      value: 'ID',
+      help: 'only the jobs of this order id (in any account unless one is given)',
+    },
+    account: {
+      type: 'string',
+      value: 'ID',
+      help: 'only the jobs of this advertiser account',
+    },
+    'no-account': { type: 'boolean', help: 'only the jobs without an account' },
     kind: {
       type: 'string',
       value: 'KIND',

@@ -5,13 +5,21 @@ import { BACKEND_ENV, BACKEND_FLAGS, BACKEND_USAGE } from './backend.ts';
 export const refundSpec = {
   name: 'refund',
   summary: 'Reverse one order (cancel or enqueue a reversal)',
-  usage: [`postback refund ${BACKEND_USAGE} --order-id O [--campaign-id C] [--json]`],
+  usage: [
+    `postback refund ${BACKEND_USAGE} --order-id O [--account ID] [--campaign-id C]`,
+    '                [--json]',
+  ],
   description:
     'Reverses one order: cancels its confirmation if it was not sent yet, otherwise enqueues a reversal.',
   env: BACKEND_ENV,
   flags: {
     ...BACKEND_FLAGS,
     'order-id': { type: 'string', value: 'O', help: 'the order to reverse', required: true },
+    account: {
+      type: 'string',
+      value: 'ID',
+      help: 'the advertiser account of the order (as given to confirm). Default: none',
+    },
     'campaign-id': {
       type: 'string',
       value: 'C',
