@@ -3,10 +3,16 @@
  * receives ahead in the background (option `prefetch`), interruption of waiting long polls, and giving
  * messages back (`release`). A job held in the buffer is given back rather than handed out once it waited
  * too long for its lease to be renewed in time.
+ *
+ * `excludeAccounts`: SQS cannot receive by account, so a message of an excluded account is received and
+ * parked (`receive.ts`): hidden for `excludedAccountDelaySeconds`, and held for the first later claim that
+ * no longer excludes its account, which takes parked jobs before anything else. A claim stops receiving
+ * after a round that gave only parked jobs, or once it parked `limit` (at least ten) of them, so a paused
+ * account's backlog is not drained into hiding by one claim.
  */
-import { type ClaimOptions, type EpochMs, type Job, releaseJob } from '@postback/core';
+import { accountKey, type ClaimOptions, type EpochMs, type Job, releaseJob } from '@postback/core';
 import { assertOpen, forget, type SqsOutboxContext } from './outbox-context.ts';
-import { MAX_PARALLEL_RECEIVES, receiveJobs } from './receive.ts';
+import { MAX_PARALLEL_RECEIVES, parkJobs, receiveJobs, takeParked } from './receive.ts';
 import { changeVisibility } from './sqs-calls.ts';
 
 /**
@@ -76,15 +82,29 @@ export function createClaims(context: SqsOutboxContext): Claims {
    * is given back to the queue instead: the Dispatcher renews a lease every third of it from the claim, so a
    * job handed out with at least three quarters of its lease left is renewed in time.
    */
-  async function takeFromBuffer(at: EpochMs, limit: number, leaseMs: number): Promise<Job[]> {
+  async function takeFromBuffer(
+    at: EpochMs,
+    limit: number,
+    leaseMs: number,
+    exclude: ReadonlySet<string>,
+  ): Promise<Job[]> {
     if (buffer.length === 0) return [];
     const fresh = buffer.filter((entry) => at - entry.bufferedAt <= leaseMs / 4);
     const stale = buffer.filter((entry) => at - entry.bufferedAt > leaseMs / 4).map((entry) => entry.job);
     // Taken before any await, so two concurrent claims never take the same job.
-    const taken = fresh.slice(0, limit);
-    buffer = fresh.slice(limit);
+    const excluded = fresh.filter((entry) => exclude.has(accountKey(entry.job.account)));
+    const allowed = fresh.filter((entry) => !excluded.includes(entry));
+    const taken = allowed.slice(0, Math.max(0, limit));
+    buffer = allowed.slice(taken.length);
     // Given back before this claim receives, so it can take them afresh.
     if (stale.length > 0) await releaseJobs(context, stale, at).catch(() => {});
+    // Prefetched before the claim said which accounts it leaves out: parked like received ones.
+    if (excluded.length > 0)
+      await parkJobs(
+        context,
+        excluded.map((entry) => entry.job),
+        at,
+      ).catch(() => {});
     return taken.map((entry) => entry.job);
   }
 
@@ -108,18 +128,24 @@ export function createClaims(context: SqsOutboxContext): Claims {
   }
 
   return {
-    async claim({ now: at, limit, leaseMs }) {
+    async claim({ now: at, limit, leaseMs, excludeAccounts = [] }) {
       assertOpen(context);
       if (limit <= 0) return [];
+      const exclude = new Set(excludeAccounts.map(accountKey));
       if (refilling !== null) await refilling;
-      const jobs = await takeFromBuffer(at, limit, leaseMs);
+      const jobs = await takeParked(context, at, limit, leaseMs, exclude);
+      jobs.push(...(await takeFromBuffer(at, limit - jobs.length, leaseMs, exclude)));
       let wait = options.waitTimeSeconds;
+      let parked = 0;
       const interrupted = receives.signal;
       while (jobs.length < limit && !context.closed && !interrupted.aborted) {
         const want = Math.min(limit - jobs.length, MAX_PARALLEL_RECEIVES * 10);
-        const round = await receiveJobs(context, want, wait, at, leaseMs, interrupted);
+        const round = await receiveJobs(context, want, wait, at, leaseMs, interrupted, undefined, exclude);
         jobs.push(...round.jobs);
+        parked += round.parked;
         if (round.received < want) break;
+        if (round.parked > 0 && round.jobs.length === 0) break;
+        if (parked >= Math.max(limit, 10)) break;
         wait = 0;
       }
       if (options.prefetch > 0) refill(at, leaseMs);
@@ -137,6 +163,9 @@ export function createClaims(context: SqsOutboxContext): Claims {
       receives.abort();
       // An aborted refill settles at once; waiting for it means nothing it received stays held.
       if (refilling !== null) await refilling;
+      // Parked jobs stay hidden until their delay ends (their accounts were paused); the ledger already
+      // records them handed back.
+      for (const { job } of [...context.parked]) forget(context, job);
       const held = drain();
       if (held.length > 0) await releaseJobs(context, held, context.now()).catch(() => {});
     },

@@ -28,7 +28,7 @@ export async function confirmOnSqs(
   const { client, queueUrl, ledger, policy, now } = context;
   const job = newConfirmJob(confirmInput, { now: now(), id: randomUUID(), policy });
   if (ledger !== undefined) {
-    const { confirm } = await ledger.get(job.orderId);
+    const { confirm } = await ledger.get(job.orderId, job.account);
     if (confirm !== null) return { created: false, job: confirm } satisfies EnqueueResult<ConfirmJob>;
   }
   await sendMessage(client, queueUrl, messageFor(context, job));

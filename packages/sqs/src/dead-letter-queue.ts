@@ -44,7 +44,7 @@ const DEAD_LETTER_STATES: readonly JobState[] = Object.freeze(['dead', 'expired'
 export interface DeadLetterMessage {
   body: string;
   attributes: Record<string, MessageAttributeValue>;
-  orderId: string | null;
+  order: Pick<Job, 'orderId' | 'account'> | null;
 }
 
 /** What a dead-letter record says: the final state, why, when, after how many attempts. */
@@ -73,7 +73,10 @@ export async function moveToDeadLetter(
     attributes: { ...message.attributes, ...failureAttributes(failure) },
     ...(context.dlqFifo
       ? {
-          groupId: message.orderId === null ? 'malformed' : messageGroupIdOf(message.orderId),
+          groupId:
+            message.order === null
+              ? 'malformed'
+              : messageGroupIdOf(message.order.orderId, message.order.account),
           // Unique per move: a job may be dead-lettered again (after a replay) within SQS's 5-minute
           // deduplication interval, and a deduplicated copy would be lost once the source is deleted.
           // The SDK's own retries of this request reuse it, so they still cannot make two copies.
@@ -133,7 +136,7 @@ export function deadLetterMethods(context: SqsOutboxContext): DeadLetterMethods 
 
   /** Replays one dead letter (or records it expired/cancelled); true when it was sent again. */
   async function replayLetter(letter: DeadLetter, job: Job, url: string, at: EpochMs): Promise<boolean> {
-    const record = ledger === undefined ? null : await ledger.get(job.orderId);
+    const record = ledger === undefined ? null : await ledger.get(job.orderId, job.account);
     const orderHasRefund = record !== null && record.refund !== null;
     // A message the redrive policy moved after receives that recorded no outcome (workers that died
     // holding it) may have been applied: the ledger's record shows it, as at a receive.
@@ -144,7 +147,7 @@ export function deadLetterMethods(context: SqsOutboxContext): DeadLetterMethods 
       // Expired (deadline passed) or cancelled (the order was refunded meanwhile): recorded, not sent.
       await moveToDeadLetter(
         context,
-        { body: encodeJobBody(dead, letter.history), attributes: jobAttributes(dead), orderId: job.orderId },
+        { body: encodeJobBody(dead, letter.history), attributes: jobAttributes(dead), order: job },
         {
           state: next.state === 'expired' ? 'expired' : 'cancelled',
           reason: next.lastError ?? next.state,

@@ -14,11 +14,25 @@
  * changes the message's visibility, so its attempt is not kept. A body without it decodes as `[]`, and a
  * malformed history decodes as `[]` too: the attempts are for operators, never a reason to dead-letter a job.
  *
- * FIFO identifiers are derived from the order id: SQS allows 1–128 printable ASCII characters there, and an
- * order id may be longer or hold anything, so such ids are replaced by their SHA-256.
+ * `account` (the advertiser account, see core's `accounts.ts`) travels in the body only when the job has one,
+ * so a job without an account keeps exactly today's body; a body without it (written by an earlier version)
+ * decodes as account null.
+ *
+ * FIFO identifiers are derived from the order, which is its account and its order id: SQS allows 1–128
+ * printable ASCII characters there, and an order id may be longer or hold anything, so such ids are
+ * replaced by their SHA-256. A job without an account keeps today's identifiers (`o:<orderId>`); one with an
+ * account gets `k:<SHA-256 of account and order id>`, so the same order id in two accounts is two groups
+ * and two deduplication ids. On a standard queue the `MessageGroupId` is the account instead
+ * ({@link fairGroupIdOf}): SQS fair queues keep one account's backlog from delaying the others.
  */
 import { createHash } from 'node:crypto';
-import { ATTEMPT_HISTORY_LIMIT, type AttemptRecord, type Job, type JobKind } from '@postback/core';
+import {
+  ATTEMPT_HISTORY_LIMIT,
+  type AttemptRecord,
+  type Job,
+  type JobKind,
+  MAX_ACCOUNT_LENGTH,
+} from '@postback/core';
 import { z } from 'zod';
 import { MalformedMessageError } from './errors.ts';
 
@@ -42,6 +56,8 @@ const common = {
   v: z.literal(JOB_BODY_VERSION),
   id: z.string().min(1),
   orderId: z.string().min(1),
+  /** Absent from bodies of jobs without an account, and from bodies written before accounts existed. */
+  account: z.string().min(1).max(MAX_ACCOUNT_LENGTH).nullable().default(null),
   createdAt: epochMs,
   deadline: epochMs.nullable(),
   campaignId: z.string().min(1).nullable(),
@@ -80,6 +96,8 @@ export function encodeJobBody(job: Job, history: readonly AttemptRecord[] = []):
     v: JOB_BODY_VERSION,
     id: job.id,
     orderId: job.orderId,
+    // Only when set: a job without an account keeps the body earlier versions wrote and read.
+    ...(job.account === null ? {} : { account: job.account }),
     createdAt: job.createdAt,
     deadline: job.deadline,
     campaignId: job.campaignId,
@@ -146,6 +164,7 @@ export function jobOfBody(
     ...fields,
     id: body.id,
     orderId: body.orderId,
+    account: body.account,
     createdAt: body.createdAt,
     nextAttemptAt: fields.updatedAt,
     deadline: body.deadline,
@@ -166,29 +185,58 @@ export function jobOfBody(
 const MAX_RAW_ORDER_KEY = 124;
 const FIFO_ID_CHARS = /^[\x21-\x7e]+$/;
 
+function sha256(text: string): string {
+  return createHash('sha256').update(text, 'utf8').digest('hex');
+}
+
 /**
- * The FIFO `MessageGroupId` of an order: `o:<orderId>` when the order id is short printable ASCII, else
- * `h:<sha256 hex>`. Deterministic, so a refund lands in its confirmation's group.
+ * The FIFO `MessageGroupId` of an order. Without an account: `o:<orderId>` when the order id is short
+ * printable ASCII, else `h:<sha256 hex>` (what every version wrote). With one: `k:<sha256 hex>` of the
+ * account and the order id (joined by U+001F, which neither may hold). Deterministic, so a refund lands in
+ * its confirmation's group.
  *
  * @example
  * ```ts
  * messageGroupIdOf('A-1001'); // 'o:A-1001'
+ * messageGroupIdOf('A-1001', 'shop-17'); // 'k:…' (64 hex digits)
  * ```
  */
-export function messageGroupIdOf(orderId: string): string {
+export function messageGroupIdOf(orderId: string, account: string | null = null): string {
+  if (account !== null) return `k:${sha256(`${account}\u001f${orderId}`)}`;
   if (orderId.length <= MAX_RAW_ORDER_KEY && FIFO_ID_CHARS.test(orderId)) return `o:${orderId}`;
-  return `h:${createHash('sha256').update(orderId, 'utf8').digest('hex')}`;
+  return `h:${sha256(orderId)}`;
 }
 
 /**
  * The FIFO `MessageDeduplicationId` of a job: its kind and order, so a second confirm (or refund) of the
- * same order sent within SQS's 5-minute deduplication interval is dropped by SQS itself.
+ * same order sent within SQS's 5-minute deduplication interval is dropped by SQS itself (and the same
+ * order id of another account is not).
  *
  * @example
  * ```ts
  * deduplicationIdOf('confirm', 'A-1001'); // 'c:o:A-1001'
  * ```
  */
-export function deduplicationIdOf(kind: JobKind, orderId: string): string {
-  return `${kind === 'confirm' ? 'c' : 'r'}:${messageGroupIdOf(orderId)}`;
+export function deduplicationIdOf(kind: JobKind, orderId: string, account: string | null = null): string {
+  return `${kind === 'confirm' ? 'c' : 'r'}:${messageGroupIdOf(orderId, account)}`;
+}
+
+/** The `MessageGroupId` of jobs without an account on a standard (fair) queue. */
+export const NO_ACCOUNT_GROUP_ID = 'none';
+
+/**
+ * The `MessageGroupId` of a job on a standard queue, which makes it an SQS fair queue with one tenant per
+ * account: `a:<account>` when the account is short printable ASCII, else `h:<sha256 hex>` of it;
+ * {@link NO_ACCOUNT_GROUP_ID} for jobs without an account (one tenant).
+ *
+ * @example
+ * ```ts
+ * fairGroupIdOf('shop-17'); // 'a:shop-17'
+ * fairGroupIdOf(null); // 'none'
+ * ```
+ */
+export function fairGroupIdOf(account: string | null): string {
+  if (account === null) return NO_ACCOUNT_GROUP_ID;
+  if (account.length <= MAX_RAW_ORDER_KEY && FIFO_ID_CHARS.test(account)) return `a:${account}`;
+  return `h:${sha256(account)}`;
 }

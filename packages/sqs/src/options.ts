@@ -74,6 +74,20 @@ export const DEFAULT_DEAD_LETTER_WAIT_SECONDS = 1;
  */
 export const DEFAULT_RETENTION_MARGIN_MS = DAY_MS;
 
+/**
+ * How long a received message of an excluded account (`claim({ excludeAccounts })`: an account whose key
+ * was refused) is hidden before another receive may take it, in seconds. The outbox holds up to
+ * {@link MAX_PARKED_JOBS} such messages and hands them to a later claim that no longer excludes their
+ * account while at least half of this is left; the others come back to the queue when it ends (their
+ * receive count grown by one). Short enough that a key restored is used within a minute or two, long
+ * enough that a paused account's backlog is not received again by every claim.
+ * @defaultValue 60
+ */
+export const DEFAULT_EXCLUDED_ACCOUNT_DELAY_SECONDS = 60;
+
+/** Most received messages of excluded accounts one outbox holds for later claims (the rest are only hidden). */
+export const MAX_PARKED_JOBS = 100;
+
 const nonNegativeMs = z.number().int().nonnegative().max(Number.MAX_SAFE_INTEGER);
 
 const queueUrl = z.url({
@@ -128,6 +142,20 @@ export const sqsOutboxOptionsSchema = z
     peekVisibilitySeconds: z.number().int().min(1).max(43_200).default(DEFAULT_PEEK_VISIBILITY_SECONDS),
     /** @defaultValue {@link DEFAULT_DEAD_LETTER_WAIT_SECONDS} */
     deadLetterWaitSeconds: z.number().int().min(0).max(20).default(DEFAULT_DEAD_LETTER_WAIT_SECONDS),
+    /** @defaultValue {@link DEFAULT_EXCLUDED_ACCOUNT_DELAY_SECONDS}; at most 900 (15 minutes) */
+    excludedAccountDelaySeconds: z
+      .number()
+      .int()
+      .min(1)
+      .max(900)
+      .default(DEFAULT_EXCLUDED_ACCOUNT_DELAY_SECONDS),
+    /**
+     * On a standard queue, send each job with `MessageGroupId` set to its account (one fixed group for jobs
+     * without one), which makes the queue an SQS fair queue across accounts. Turn off only for an SQS-like
+     * service that refuses `MessageGroupId` on standard queues. FIFO queues always group by order.
+     * @defaultValue true
+     */
+    fairQueueGroups: z.boolean().default(true),
     /** @defaultValue {@link DEFAULT_RETENTION_MARGIN_MS} */
     retentionMarginMs: nonNegativeMs.default(DEFAULT_RETENTION_MARGIN_MS),
     /** Windows used to stamp deadlines; defaults from `@postback/core`. */
@@ -143,7 +171,7 @@ export const sqsOutboxOptionsSchema = z
           v !== null &&
           typeof (v as OrderLedger).get === 'function' &&
           typeof (v as OrderLedger).put === 'function',
-        { message: 'expected an OrderLedger { get(orderId), put(job) }' },
+        { message: 'expected an OrderLedger { get(key), put(job, key) }' },
       )
       .optional(),
     /** Clock for `createdAt` of enqueued jobs. @defaultValue `Date.now` */

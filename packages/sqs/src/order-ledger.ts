@@ -18,6 +18,12 @@
  * count it explains. A delivery and a failure are recorded before their message is deleted (the refund
  * behind must find them); a retry, a release and a hand-back before the message can be received again.
  * Any key-value store will do (DynamoDB, Redis, a SQL table): two methods.
+ *
+ * An order is its account and its order id (core's `accounts.ts`): the outbox keys the ledger by
+ * {@link orderLedgerKey}, which is the order id itself for a job without an account (today's key, so a
+ * ledger written before accounts existed keeps working) and account + U+001F + order id otherwise (neither
+ * may hold a control character, so no two orders share a key). A record written before accounts existed
+ * has no `account` field: it reads as account null.
  */
 import type { ConfirmJob, EpochMs, Job, RefundJob } from '@postback/core';
 
@@ -28,26 +34,85 @@ export interface OrderRecord {
 }
 
 /**
- * Where the outbox records each order's jobs, keyed by order id and job kind. `put` replaces the job of the
- * same order and kind and must be durable when it resolves. Keep records at least as long as the return
- * window (30 days by default).
+ * Where the outbox records each order's jobs, keyed by the order's `key` ({@link orderLedgerKey}: the order
+ * id for jobs without an account) and job kind. `put` replaces the job of the same key and kind and must
+ * be durable when it resolves. Keep records at least as long as the return window (30 days by default).
  *
  * @example
  * ```ts
  * const ledger: OrderLedger = {
- *   async get(orderId) {
- *     const [c, r] = await redis.mget(`pb:${orderId}:confirm`, `pb:${orderId}:refund`);
+ *   async get(key) {
+ *     const [c, r] = await redis.mget(`pb:${key}:confirm`, `pb:${key}:refund`);
  *     return { confirm: c ? JSON.parse(c) : null, refund: r ? JSON.parse(r) : null };
  *   },
- *   async put(job) {
- *     await redis.set(`pb:${job.orderId}:${job.kind}`, JSON.stringify(job), 'EX', 45 * 86_400);
+ *   async put(job, key) {
+ *     await redis.set(`pb:${key}:${job.kind}`, JSON.stringify(job), 'EX', 45 * 86_400);
  *   },
  * };
  * ```
  */
 export interface OrderLedger {
-  get(orderId: string): Promise<OrderRecord>;
+  /** The jobs recorded under `key` (see {@link orderLedgerKey}). */
+  get(key: string): Promise<OrderRecord>;
+  /** Records `job` under `key` (its {@link orderLedgerKey}), replacing the job of the same key and kind. */
+  put(job: Job, key: string): Promise<void>;
+}
+
+/**
+ * The ledger key of an order: the order id itself when it has no account (the key every earlier version
+ * used), else the account and the order id joined by U+001F (a control character neither may hold).
+ *
+ * @example
+ * ```ts
+ * orderLedgerKey('A-1001', null); // 'A-1001'
+ * orderLedgerKey('A-1001', 'shop-17'); // 'shop-17\u001fA-1001'
+ * ```
+ */
+export function orderLedgerKey(orderId: string, account: string | null): string {
+  return account === null ? orderId : `${account}\u001f${orderId}`;
+}
+
+/** The ledger as the outbox uses it: by order (account and order id), records read with their account. */
+export interface OrderBook {
+  get(orderId: string, account: string | null): Promise<OrderRecord>;
   put(job: Job): Promise<void>;
+}
+
+/**
+ * A job as a ledger gave it back: a record written before accounts existed has no `account` (null), and a
+ * record of another order (a ledger that ignores the key it is given) is dropped rather than mistaken
+ * for this order's.
+ */
+function ofOrder<J extends Job>(
+  job: J | null | undefined,
+  orderId: string,
+  account: string | null,
+): J | null {
+  if (job === null || job === undefined) return null;
+  const read = { ...job, account: job.account ?? null };
+  return read.orderId === orderId && read.account === account ? read : null;
+}
+
+/**
+ * Wraps an {@link OrderLedger} as the outbox uses it (keys by {@link orderLedgerKey}).
+ *
+ * @example
+ * ```ts
+ * const book = orderBookOf(createMemoryOrderLedger());
+ * const { confirm } = await book.get('A-1001', 'shop-17');
+ * ```
+ */
+export function orderBookOf(ledger: OrderLedger): OrderBook {
+  return {
+    async get(orderId, account) {
+      const record = await ledger.get(orderLedgerKey(orderId, account));
+      return {
+        confirm: ofOrder(record.confirm, orderId, account),
+        refund: ofOrder(record.refund, orderId, account),
+      };
+    },
+    put: (job) => ledger.put(job, orderLedgerKey(job.orderId, job.account)),
+  };
 }
 
 /**
@@ -63,17 +128,17 @@ export function createMemoryOrderLedger(): OrderLedger {
   const confirms = new Map<string, ConfirmJob>();
   const refunds = new Map<string, RefundJob>();
   return {
-    async get(orderId) {
-      const confirm = confirms.get(orderId);
-      const refund = refunds.get(orderId);
+    async get(key) {
+      const confirm = confirms.get(key);
+      const refund = refunds.get(key);
       return {
         confirm: confirm === undefined ? null : structuredClone(confirm),
         refund: refund === undefined ? null : structuredClone(refund),
       };
     },
-    async put(job) {
-      if (job.kind === 'confirm') confirms.set(job.orderId, structuredClone(job));
-      else refunds.set(job.orderId, structuredClone(job));
+    async put(job, key) {
+      if (job.kind === 'confirm') confirms.set(key, structuredClone(job));
+      else refunds.set(key, structuredClone(job));
     },
   };
 }
@@ -84,7 +149,7 @@ export function createMemoryOrderLedger(): OrderLedger {
  *
  * @example
  * ```ts
- * const recorded = recordOf(await ledger.get(body.orderId), body);
+ * const recorded = recordOf(await book.get(body.orderId, body.account), body);
  * ```
  */
 export function recordOf(record: OrderRecord | null, job: Pick<Job, 'kind' | 'id'>): Job | null {

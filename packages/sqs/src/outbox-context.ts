@@ -17,11 +17,12 @@ import {
   DEADLINE_ATTRIBUTE,
   deduplicationIdOf,
   encodeJobBody,
+  fairGroupIdOf,
   KIND_ATTRIBUTE,
   messageGroupIdOf,
 } from './message-codec.ts';
 import { parseSqsOutboxOptions, type ResolvedSqsOutboxOptions, type SqsOutboxOptions } from './options.ts';
-import type { OrderLedger } from './order-ledger.ts';
+import { type OrderBook, orderBookOf } from './order-ledger.ts';
 import type { OutgoingMessage } from './producer.ts';
 import { isStaleHandleError } from './sqs-calls.ts';
 
@@ -34,7 +35,8 @@ export interface SqsOutboxContext {
   readonly fifo: boolean;
   readonly dlqUrl: string | undefined;
   readonly dlqFifo: boolean;
-  readonly ledger: OrderLedger | undefined;
+  /** The order ledger, keyed by order (account and order id). */
+  readonly ledger: OrderBook | undefined;
   readonly policy: WindowPolicy;
   readonly options: ResolvedSqsOutboxOptions;
   readonly now: () => EpochMs;
@@ -46,6 +48,11 @@ export interface SqsOutboxContext {
    * with its own attempt, into the dead letter.
    */
   readonly carriedHistory: Map<string, AttemptRecord[]>;
+  /**
+   * Received jobs of accounts a claim excluded, hidden for `excludedAccountDelaySeconds` from `parkedAt`
+   * and held (at most `MAX_PARKED_JOBS`) for a later claim that does not exclude them.
+   */
+  parked: Array<{ job: Job; parkedAt: EpochMs; seconds: number }>;
   /** Set by `close()`. */
   closed: boolean;
 }
@@ -69,13 +76,14 @@ export function createSqsOutboxContext(input: SqsOutboxOptions): SqsOutboxContex
     fifo: options.fifo ?? queueUrl.endsWith('.fifo'),
     dlqUrl,
     dlqFifo: dlqUrl?.endsWith('.fifo') ?? false,
-    ledger: options.ledger,
+    ledger: options.ledger === undefined ? undefined : orderBookOf(options.ledger),
     policy: resolvePolicy(options.policy),
     options,
     now: options.now ?? Date.now,
     warn: options.onWarning ?? ((message: string) => console.warn(`[postback/sqs] ${message}`)),
     receivedAt: new Map(),
     carriedHistory: new Map(),
+    parked: [],
     closed: false,
   };
 }
@@ -92,17 +100,24 @@ export function assertOpen(context: SqsOutboxContext): void {
   if (context.closed) throw new OutboxClosedError(`the SQS outbox on ${context.queueUrl}`);
 }
 
+/** Message attribute holding the job's account (absent for a job without one). */
+export const ACCOUNT_ATTRIBUTE = 'postback-account';
+
 /** The message attributes of a job, for people reading the console (the body holds the whole job). */
 export function jobAttributes(job: Job): Record<string, MessageAttributeValue> {
   const attributes: Record<string, MessageAttributeValue> = {
     [KIND_ATTRIBUTE]: { DataType: 'String', StringValue: job.kind },
   };
+  if (job.account !== null) attributes[ACCOUNT_ATTRIBUTE] = { DataType: 'String', StringValue: job.account };
   if (job.deadline !== null)
     attributes[DEADLINE_ATTRIBUTE] = { DataType: 'Number', StringValue: String(job.deadline) };
   return attributes;
 }
 
-/** The message that carries a job to the queue (FIFO: grouped by order, deduplicated by kind and order). */
+/**
+ * The message that carries a job to the queue. FIFO: grouped by order (account and order id), deduplicated
+ * by kind and order. Standard: grouped by account (SQS fair queues), unless `fairQueueGroups` is off.
+ */
 export function messageFor(
   context: SqsOutboxContext,
   job: Job,
@@ -114,10 +129,12 @@ export function messageFor(
     attributes: jobAttributes(job),
     ...(context.fifo
       ? {
-          groupId: messageGroupIdOf(job.orderId),
-          deduplicationId: deduplicationId ?? deduplicationIdOf(job.kind, job.orderId),
+          groupId: messageGroupIdOf(job.orderId, job.account),
+          deduplicationId: deduplicationId ?? deduplicationIdOf(job.kind, job.orderId, job.account),
         }
-      : {}),
+      : context.options.fairQueueGroups
+        ? { groupId: fairGroupIdOf(job.account) }
+        : {}),
   };
 }
 
@@ -140,6 +157,9 @@ export function receivedAtOf(context: SqsOutboxContext, job: Job, at: EpochMs): 
 /** Drops what this outbox remembers of a job's receipt handle (it is no longer held). */
 export function forget(context: SqsOutboxContext, job: Job): void {
   if (job.lease === null) return;
+  const token = job.lease.token;
+  const at = context.parked.findIndex((entry) => entry.job.lease?.token === token);
+  if (at >= 0) context.parked.splice(at, 1);
   context.receivedAt.delete(job.lease.token);
   context.carriedHistory.delete(job.lease.token);
 }

@@ -1,15 +1,17 @@
 /**
  * Receiving jobs: `ReceiveMessage` calls side by side, and the admission of each message as a claimed job
  * (a malformed body goes to the dead-letter queue, a second message of an order received together with the
- * first goes back, a refund follows its confirmation's recorded outcome by core's rules).
+ * first goes back, a refund follows its confirmation's recorded outcome by core's rules, a job of an
+ * account the claim excludes is parked: hidden for `excludedAccountDelaySeconds` and held for a later claim).
  */
 import { type Message, ReceiveMessageCommand } from '@aws-sdk/client-sqs';
-import type { EpochMs, Job } from '@postback/core';
+import { accountKey, type EpochMs, type Job, releaseJob } from '@postback/core';
 import { moveToDeadLetter } from './dead-letter-queue.ts';
 import { MalformedMessageError } from './errors.ts';
 import { decodeJobBody, encodeJobBody, type JobBody, jobOfBody } from './message-codec.ts';
-import { maybeAppliedAtOf, recordOf } from './order-ledger.ts';
-import { jobAttributes, type SqsOutboxContext } from './outbox-context.ts';
+import { MAX_PARKED_JOBS } from './options.ts';
+import { maybeAppliedAtOf, orderLedgerKey, recordOf } from './order-ledger.ts';
+import { forget, jobAttributes, receivedAtOf, type SqsOutboxContext } from './outbox-context.ts';
 import { followConfirm } from './refunds.ts';
 import { changeVisibility } from './sqs-calls.ts';
 import { leaseVisibilitySeconds, remainingVisibilitySeconds } from './visibility.ts';
@@ -17,11 +19,98 @@ import { leaseVisibilitySeconds, remainingVisibilitySeconds } from './visibility
 /** Most `ReceiveMessage` calls one claim makes at once (each returns at most ten messages). */
 export const MAX_PARALLEL_RECEIVES = 5;
 
-/** What one round of receives gave: the jobs admitted, how many messages SQS returned, and when. */
+/**
+ * What one round of receives gave: the jobs admitted, how many messages SQS returned, how many of them
+ * were parked (their account excluded), and when.
+ */
 export interface ReceivedJobs {
   jobs: Job[];
   received: number;
+  parked: number;
   at: EpochMs;
+}
+
+/**
+ * Parks received jobs of excluded accounts: records the receive's outcome in the ledger (handed back, as a
+ * release is, so the next receive does not take it for a lease that ran out), hides each message for
+ * `excludedAccountDelaySeconds` (so the next receive does not return it at once; its receive count still
+ * grows when it comes back) and holds up to `MAX_PARKED_JOBS` of them for a later claim
+ * ({@link takeParked}). A message whose visibility cannot be changed is no longer held, and forgotten.
+ *
+ * @example
+ * ```ts
+ * await parkJobs(context, excluded, now);
+ * ```
+ */
+export async function parkJobs(context: SqsOutboxContext, jobs: readonly Job[], at: EpochMs): Promise<void> {
+  const { ledger, options } = context;
+  if (jobs.length === 0) return;
+  if (ledger !== undefined)
+    await Promise.all(jobs.map((job) => ledger.put({ ...releaseJob(job, at), attempts: job.attempts })));
+  const bySeconds = new Map<number, Job[]>();
+  for (const job of jobs) {
+    const seconds = Math.min(
+      options.excludedAccountDelaySeconds,
+      remainingVisibilitySeconds(at, receivedAtOf(context, job, at)),
+    );
+    bySeconds.set(seconds, [...(bySeconds.get(seconds) ?? []), job]);
+  }
+  for (const [seconds, group] of bySeconds) {
+    const handles = group.map((job) => job.lease?.token ?? '');
+    const outcomes = await changeVisibility(context.client, context.queueUrl, handles, seconds);
+    group.forEach((job, i) => {
+      if (outcomes[i] === 'ok' && context.parked.length < MAX_PARKED_JOBS && !context.closed)
+        context.parked.push({ job, parkedAt: at, seconds });
+      else forget(context, job);
+    });
+  }
+}
+
+/**
+ * Takes up to `limit` parked jobs whose account `exclude` (account keys) no longer holds, each with at least
+ * half of its hiding left (so it cannot have come back to the queue meanwhile): its visibility becomes the
+ * lease, and the ledger records the receive as under way again (state `inflight`, like a heart-beat), so
+ * a worker that dies holding it is seen at the next receive. Parked jobs whose hiding is half gone are let
+ * go: they come back to the queue when it ends.
+ *
+ * @example
+ * ```ts
+ * const jobs = await takeParked(context, now, 10, 30_000, new Set());
+ * ```
+ */
+export async function takeParked(
+  context: SqsOutboxContext,
+  at: EpochMs,
+  limit: number,
+  leaseMs: number,
+  exclude: ReadonlySet<string>,
+): Promise<Job[]> {
+  if (context.parked.length === 0 || limit <= 0) return [];
+  const stale = context.parked.filter((entry) => at - entry.parkedAt > (entry.seconds * 1000) / 2);
+  for (const entry of stale) forget(context, entry.job);
+  // Taken before any await, so two concurrent claims never take the same job.
+  const taken = context.parked.filter((entry) => !exclude.has(accountKey(entry.job.account))).slice(0, limit);
+  context.parked = context.parked.filter((entry) => !taken.includes(entry));
+  const jobs: Job[] = [];
+  for (const { job } of taken) {
+    const token = job.lease?.token ?? '';
+    const seconds = leaseVisibilitySeconds(leaseMs, at, receivedAtOf(context, job, at));
+    const [outcome] = await changeVisibility(context.client, context.queueUrl, [token], seconds);
+    if (outcome !== 'ok') {
+      forget(context, job);
+      continue;
+    }
+    const claimed: Job = {
+      ...job,
+      state: 'inflight',
+      updatedAt: at,
+      nextAttemptAt: at,
+      lease: { token, expiresAt: at + seconds * 1000 },
+    };
+    await context.ledger?.put(claimed);
+    jobs.push(claimed);
+  }
+  return jobs;
 }
 
 function isAbort(err: unknown): boolean {
@@ -49,7 +138,7 @@ async function setAsideMalformed(
   );
   await moveToDeadLetter(
     context,
-    { body: message.Body ?? '', attributes: {}, orderId: null },
+    { body: message.Body ?? '', attributes: {}, order: null },
     { state: 'dead', reason: err.message, failedAt: at, attempts },
     handle,
     context.queueUrl,
@@ -76,21 +165,22 @@ async function admit(
     await setAsideMalformed(context, message, err, at, attempts);
     return null;
   }
-  const record = ledger === undefined ? null : await ledger.get(body.orderId);
+  const record = ledger === undefined ? null : await ledger.get(body.orderId, body.account);
+  const order = orderLedgerKey(body.orderId, body.account);
   const recorded = recordOf(record, body);
   // FIFO may hand out a confirm and its refund in one receive; the refund must wait until the confirm is
   // done, so every message after the first of an order goes back (SQS keeps it behind in its group). The
   // hand-back is recorded as this receive's outcome, so the next receive does not take it for a lease
   // that ran out.
   const maybeAppliedAt = maybeAppliedAtOf(body.maybeAppliedAt, recorded, attempts - 1);
-  if (context.fifo && seenOrders.has(body.orderId)) {
+  if (context.fifo && seenOrders.has(order)) {
     if (recorded !== null) {
       const handedBack = { ...recorded, state: 'pending' as const, lease: null, attempts, updatedAt: at };
       await ledger?.put({ ...handedBack, maybeAppliedAt });
     }
     return 'later';
   }
-  seenOrders.add(body.orderId);
+  seenOrders.add(order);
   let job = jobOfBody(body, {
     state: 'pending',
     attempts,
@@ -108,7 +198,7 @@ async function admit(
       const failure = { state: 'cancelled' as const, reason, failedAt: at, attempts };
       await moveToDeadLetter(
         context,
-        { body: encodeJobBody(next, body.history), attributes: jobAttributes(next), orderId: body.orderId },
+        { body: encodeJobBody(next, body.history), attributes: jobAttributes(next), order: body },
         failure,
         handle,
         context.queueUrl,
@@ -128,8 +218,9 @@ async function admit(
 /**
  * Receives up to `want` messages with up to five concurrent `ReceiveMessage` calls (SQS gives at most ten
  * per call), admits them as jobs, and hands back a second message of an order received together with
- * the first. `received` counts every message SQS returned. A background receive passes `receivedAtClock`:
- * it may answer well after it was asked, and its leases count from the answer.
+ * the first. Jobs of accounts in `exclude` (account keys) are parked ({@link parkJobs}). `received` counts
+ * every message SQS returned. A background receive passes `receivedAtClock`: it may answer well after it
+ * was asked, and its leases count from the answer.
  *
  * @example
  * ```ts
@@ -144,6 +235,7 @@ export async function receiveJobs(
   leaseMs: number,
   signal: AbortSignal,
   receivedAtClock?: () => EpochMs,
+  exclude: ReadonlySet<string> = new Set(),
 ): Promise<ReceivedJobs> {
   const sizes = Array.from({ length: Math.ceil(want / 10) }, (_, i) => Math.min(10, want - i * 10));
   const batches = await Promise.all(
@@ -168,6 +260,7 @@ export async function receiveJobs(
     }),
   );
   const jobs: Job[] = [];
+  const excluded: Job[] = [];
   const seenOrders = new Set<string>();
   const handBack: string[] = [];
   let received = 0;
@@ -176,8 +269,10 @@ export async function receiveJobs(
     received += 1;
     const job = await admit(context, message, admittedAt, leaseMs, seenOrders);
     if (job === 'later') handBack.push(message.ReceiptHandle ?? '');
+    else if (job !== null && exclude.has(accountKey(job.account))) excluded.push(job);
     else if (job !== null) jobs.push(job);
   }
   if (handBack.length > 0) await changeVisibility(context.client, context.queueUrl, handBack, 0);
-  return { jobs, received, at: admittedAt };
+  await parkJobs(context, excluded, admittedAt);
+  return { jobs, received, parked: excluded.length, at: admittedAt };
 }

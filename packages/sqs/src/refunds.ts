@@ -110,7 +110,9 @@ export async function refundOnSqs(context: SqsOutboxContext, input: unknown): Pr
   const at = context.now();
   const id = randomUUID();
   const { confirm, refund: existing } =
-    ledger === undefined ? { confirm: null, refund: null } : await ledger.get(checked.orderId);
+    ledger === undefined
+      ? { confirm: null, refund: null }
+      : await ledger.get(checked.orderId, checked.account ?? null);
   let planned = planRefund(checked, { now: at, id, policy, confirm, refund: existing });
   if (planned.outcome === 'cancelled') {
     // The confirmation is still in the queue (or dead in the DLQ): SQS cannot take it out, so the refund is

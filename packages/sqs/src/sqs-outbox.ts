@@ -39,6 +39,8 @@ import {
   resolveStatsOptions,
   retryJob,
   type StateCounts,
+  validateAccount,
+  validateOrderId,
   validatePruneOptions,
 } from '@postback/core';
 import { createClaims, releaseJobs } from './claims.ts';
@@ -93,6 +95,8 @@ export const SQS_OUTBOX_LIMITS = Object.freeze({
     'SQS deletes a message once its job is final (delivered) or moves it to the dead-letter queue (whose retention ends it): prune() has nothing to delete and returns 0',
   heartbeats:
     'SQS is a queue, not a store: beat() is a no-op and workers() returns []; watch the Dispatcher (its events, metrics) instead',
+  fairClaims:
+    'the queue decides which messages a receive returns: claim() cannot take urgent deadlines first nor take turns across accounts; on a standard queue each account is a message group of an SQS fair queue, on a FIFO queue each order is',
 });
 
 /** An {@link Outbox} on SQS, plus batch enqueueing and queue checks. */
@@ -146,6 +150,7 @@ export function createSqsOutbox(input: SqsOutboxOptions): SqsOutbox {
     listableStates: listableStatesOf(context),
     heartbeats: false,
     prune: false,
+    fairClaims: false,
   });
 
   const outbox: SqsOutbox = {
@@ -222,7 +227,7 @@ export function createSqsOutbox(input: SqsOutboxOptions): SqsOutbox {
       const history = result.attempt === undefined ? carried : appendAttempt(carried, result.attempt);
       const outcome = await moveToDeadLetter(
         context,
-        { body: encodeJobBody(failed, history), attributes: jobAttributes(failed), orderId: job.orderId },
+        { body: encodeJobBody(failed, history), attributes: jobAttributes(failed), order: job },
         { state: result.state, reason: result.reason, failedAt: result.now, attempts: job.attempts },
         job.lease.token,
         queueUrl,
@@ -254,14 +259,16 @@ export function createSqsOutbox(input: SqsOutboxOptions): SqsOutbox {
       return extended;
     },
 
-    async getByOrder(orderId) {
+    async getByOrder(orderId, account = null) {
       assertOpen(context);
+      const checkedOrderId = validateOrderId(orderId);
+      const checkedAccount = validateAccount(account);
       if (ledger === undefined)
         throw new SqsUnsupportedError(
           'getByOrder()',
           'SQS has no lookup by order; configure an order ledger',
         );
-      const { confirm, refund } = await ledger.get(orderId);
+      const { confirm, refund } = await ledger.get(checkedOrderId, checkedAccount);
       return [confirm, refund].filter((job): job is Job => job !== null);
     },
 

@@ -62,6 +62,7 @@ for (const prefetch of [0, 10]) {
         listJobs: SQS_OUTBOX_LIMITS.listJobs,
         prune: SQS_OUTBOX_LIMITS.prune,
         heartbeats: SQS_OUTBOX_LIMITS.heartbeats,
+        fairClaims: SQS_OUTBOX_LIMITS.fairClaims,
       },
     },
   );

@@ -4,15 +4,26 @@ import { ATTEMPT_HISTORY_LIMIT, type Job } from '@postback/core';
 import fc from 'fast-check';
 import { describe, expect, test } from 'vitest';
 import { MalformedMessageError } from '../src/errors.ts';
-import { decodeJobBody, deduplicationIdOf, encodeJobBody, messageGroupIdOf } from '../src/message-codec.ts';
+import {
+  decodeJobBody,
+  deduplicationIdOf,
+  encodeJobBody,
+  fairGroupIdOf,
+  messageGroupIdOf,
+  NO_ACCOUNT_GROUP_ID,
+} from '../src/message-codec.ts';
 
 const FIFO_ID = /^[\x21-\x7e]{1,128}$/;
 const epoch = fc.integer({ min: 0, max: 4_102_444_800_000 });
 const orderId = fc.string({ minLength: 1, maxLength: 255, unit: 'grapheme' });
+const account = fc
+  .string({ minLength: 1, maxLength: 200, unit: 'grapheme' })
+  .filter((a) => !/\p{Cc}/u.test(a));
 
 const confirmJob = fc.record({
   id: fc.uuid(),
   orderId,
+  account: fc.option(account, { nil: null }),
   createdAt: epoch,
   deadline: epoch,
   clickToken: fc.stringMatching(/^[A-Za-z0-9._~+/=-]{1,64}$/),
@@ -27,6 +38,7 @@ type ConfirmFields = typeof confirmJob extends fc.Arbitrary<infer T> ? T : never
 const sampleConfirm: ConfirmFields = {
   id: 'c1',
   orderId: 'A-1',
+  account: null,
   createdAt: 5,
   deadline: 9,
   clickToken: 'tok_1',
@@ -66,6 +78,7 @@ describe('job bodies', () => {
       kind: 'refund',
       id: 'r1',
       orderId: 'A-1',
+      account: null,
       state: 'pending',
       attempts: 0,
       createdAt: 5,
@@ -83,6 +96,7 @@ describe('job bodies', () => {
       kind: 'refund',
       id: 'r1',
       orderId: 'A-1',
+      account: null,
       createdAt: 5,
       deadline: null,
       campaignId: null,
@@ -104,7 +118,19 @@ describe('job bodies', () => {
       valueMicros: 1_000,
       clickedAt: 4,
     });
-    expect(decodeJobBody(before)).toMatchObject({ id: 'c1', maybeAppliedAt: null });
+    expect(decodeJobBody(before)).toMatchObject({ id: 'c1', maybeAppliedAt: null, account: null });
+  });
+
+  test('the account is written only when the job has one, so a job without one keeps today’s body', () => {
+    const none = asJob(sampleConfirm);
+    expect(encodeJobBody(none)).toBe(
+      '{"v":1,"id":"c1","orderId":"A-1","createdAt":5,"deadline":9,"campaignId":null,"kind":"confirm","clickToken":"tok_1","valueMicros":1000,"clickedAt":4}',
+    );
+    const shop = asJob({ ...sampleConfirm, account: 'shop-17' });
+    expect(JSON.parse(encodeJobBody(shop)).account).toBe('shop-17');
+    expect(decodeJobBody(encodeJobBody(shop)).account).toBe('shop-17');
+    const empty = { ...JSON.parse(encodeJobBody(none)), account: '' };
+    expect(() => decodeJobBody(JSON.stringify(empty))).toThrow(MalformedMessageError);
   });
 
   test('maybeAppliedAt is written only when set, so a fresh job’s body stays what earlier workers read', () => {
@@ -233,6 +259,31 @@ describe('FIFO identifiers', () => {
         expect(deduplicationIdOf('confirm', id)).not.toBe(deduplicationIdOf('refund', id));
       }),
     );
+  });
+
+  test('with an account, ids stay valid, differ from the same order id without one or in another account', () => {
+    fc.assert(
+      fc.property(orderId, account, account, (id, a, b) => {
+        expect(messageGroupIdOf(id, a)).toMatch(FIFO_ID);
+        expect(deduplicationIdOf('confirm', id, a)).toMatch(FIFO_ID);
+        expect(messageGroupIdOf(id, a)).not.toBe(messageGroupIdOf(id));
+        expect(messageGroupIdOf(id, null)).toBe(messageGroupIdOf(id));
+        if (a !== b) expect(messageGroupIdOf(id, a)).not.toBe(messageGroupIdOf(id, b));
+        expect(deduplicationIdOf('confirm', id, a)).not.toBe(deduplicationIdOf('confirm', id));
+      }),
+    );
+  });
+
+  test('the fair-queue group of a standard queue is the account (valid, distinct), one fixed group without one', () => {
+    fc.assert(
+      fc.property(account, account, (a, b) => {
+        expect(fairGroupIdOf(a)).toMatch(FIFO_ID);
+        expect(fairGroupIdOf(a)).not.toBe(NO_ACCOUNT_GROUP_ID);
+        if (a !== b) expect(fairGroupIdOf(a)).not.toBe(fairGroupIdOf(b));
+      }),
+    );
+    expect(fairGroupIdOf('shop-17')).toBe('a:shop-17');
+    expect(fairGroupIdOf(null)).toBe('none');
   });
 
   test('a short printable order id stays readable in the AWS console', () => {

@@ -166,6 +166,7 @@ describe('what SQS does not keep', () => {
       listableStates: ['dead', 'expired', 'cancelled'],
       heartbeats: false,
       prune: false,
+      fairClaims: false,
     });
     await outbox.confirm(confirmInput('A-1', h.sqs.now() - 7 * 24 * HOUR + 3 * HOUR));
     const stats = await outbox.stats(h.sqs.now(), {
@@ -193,6 +194,7 @@ describe('what SQS does not keep', () => {
       version: '0.1.0',
       host: null,
       pid: null,
+      pausedAccounts: [],
     });
     expect(await outbox.workers({ now: h.sqs.now(), sinceMs: HOUR })).toEqual([]);
   });

@@ -41,13 +41,13 @@ describe('confirm', () => {
     expect(h.sqs.messages(h.queueUrl)).toHaveLength(1);
   });
 
-  test('on a standard queue, sends no FIFO ids and refuses refunds, which could overtake their confirmation', async () => {
+  test('on a standard queue, sends no deduplication id (the group is the fair-queue tenant) and refuses refunds, which could overtake their confirmation', async () => {
     h = startHarness({ standard: true });
     const outbox = h.outbox();
     expect(outbox.fifo).toBe(false);
     await outbox.confirm({ orderId: 'A-1', valueMicros: 1, click: click(h.sqs.now()) });
     const send = h.sqs.calls.find((c) => c.operation === 'SendMessage')?.input as Record<string, unknown>;
-    expect(send.MessageGroupId).toBeUndefined();
+    expect(send.MessageGroupId).toBe('none');
     expect(send.MessageDeduplicationId).toBeUndefined();
     await expect(outbox.refund({ orderId: 'A-1', campaignId: 'cmp_1' })).rejects.toThrow(/FIFO/);
   });
