@@ -125,6 +125,8 @@ function jobRef(job: unknown): Record<string, unknown> {
     if (j[from] !== undefined) out[to] = j[from];
   }
   if (typeof j.deadline === 'number') out.deadline = new Date(j.deadline).toISOString();
+  // Many advertisers: the job's account (not a secret), when it has one.
+  if (typeof j.account === 'string') out.account = j.account;
   return out;
 }
 

@@ -104,3 +104,55 @@ describe('the worker log', () => {
     ).toMatchObject({ jobId: '7', status: 503, reason: 'busy', nextAttemptAt: '1970-01-01T00:00:00.000Z' });
   });
 });
+
+describe('the worker log with per-account keys', () => {
+  it('logs account-paused and account-resumed with the account, status, reason and until, and a job its account', () => {
+    const until = Date.UTC(2026, 0, 2, 3, 4, 5);
+    expect(
+      eventFields('account-paused', {
+        account: 'shop-18',
+        status: 401,
+        reason: 'Ad service answered 401',
+        until,
+      }),
+    ).toEqual({
+      account: 'shop-18',
+      status: 401,
+      reason: 'Ad service answered 401',
+      until: '2026-01-02T03:04:05.000Z',
+    });
+    expect(eventFields('account-resumed', { account: null, pausedForMs: 1_500 })).toEqual({
+      account: null,
+      pausedForMs: 1_500,
+    });
+    const job = {
+      id: '9',
+      kind: 'confirm',
+      orderId: 'A-1',
+      attempts: 1,
+      account: 'shop-18',
+      clickToken: 'tok',
+    };
+    expect(eventFields('retried', { job, status: 503, reason: 'busy' })).toMatchObject({
+      jobId: '9',
+      account: 'shop-18',
+    });
+  });
+
+  it('scrubs the secrets a function gives at each line (keys reloaded after the logger was made)', () => {
+    const lines: string[] = [];
+    const secrets = ['pbsk_first'];
+    const logger = createLogger(
+      'text',
+      (line) => lines.push(line),
+      () => secrets,
+      () => 0,
+    );
+    logger.log('info', 'x', { a: 'pbsk_first pbsk_later' });
+    secrets.push('pbsk_later');
+    logger.log('info', 'x', { a: 'pbsk_first pbsk_later' });
+    expect(lines[0]).toContain('pbsk_later');
+    expect(lines[0]).not.toContain('pbsk_first');
+    expect(lines[1]).not.toMatch(/pbsk_(first|later)/);
+  });
+});
