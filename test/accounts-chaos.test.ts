@@ -114,7 +114,11 @@ describe('many advertisers: one account’s keys revoked mid-run', () => {
     const paused: Array<string | null> = [];
     const resumed: Array<string | null> = [];
     let pausedAll = 0;
-    dispatcher.on('account-paused', ({ account }) => void paused.push(account));
+    const pauseReasons: string[] = [];
+    dispatcher.on('account-paused', ({ account, status, reason }) => {
+      paused.push(account);
+      pauseReasons.push(`${status} ${reason}`);
+    });
     dispatcher.on('account-resumed', ({ account }) => void resumed.push(account));
     dispatcher.on('paused', () => {
       pausedAll += 1;
@@ -253,6 +257,7 @@ describe('many advertisers: one account’s keys revoked mid-run', () => {
 
     // Only the victim was ever paused; delivery as a whole never was.
     expect(new Set(paused)).toEqual(new Set([victim]));
+    expect(pauseReasons.every((r) => /^401 .*revoked/.test(r))).toBe(true);
     expect(new Set(resumed)).toEqual(new Set([victim]));
     expect(pausedAll).toBe(0);
 
@@ -261,7 +266,7 @@ describe('many advertisers: one account’s keys revoked mid-run', () => {
     const histories = await Promise.all(
       jobs.map(async (j) => ({ job: j, history: await outbox.history(j.id) })),
     );
-    const stored = JSON.stringify(histories);
+    const stored = JSON.stringify({ histories, pauseReasons });
     for (const key of keys) expect(stored.includes(key)).toBe(false);
     expect(stored).not.toMatch(/pbsk_/);
     const refusals = histories
