@@ -14,7 +14,8 @@
  * - `replay()` never re-sends a dead confirm of an order that was refunded meanwhile;
  * - `getByOrder()` answers from the ledger (the state last recorded, not a live one).
  * The outbox writes it at enqueue, at every outcome of a receive (delivery, failure, retry, release,
- * hand-back) and at every heart-beat, never at the receive itself; `attempts` in a record is the receive
+ * hand-back, parking of an excluded account's job) and at every heart-beat (and when a parked job is handed
+ * to a claim, which is one), never at the receive itself; `attempts` in a record is the receive
  * count it explains. A delivery and a failure are recorded before their message is deleted (the refund
  * behind must find them); a retry, a release and a hand-back before the message can be received again.
  * Any key-value store will do (DynamoDB, Redis, a SQL table): two methods.
