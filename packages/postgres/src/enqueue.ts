@@ -4,6 +4,7 @@
  * module persists their result, and sends `pg_notify` from the same statement so workers wake at commit.
  */
 import {
+  accountKey,
   type ConfirmInput,
   type ConfirmJob,
   type EnqueueResult,
@@ -73,11 +74,12 @@ async function confirmIn(
     job.clickedAt,
     channel,
     notify,
+    accountKey(job.account),
   ]);
   const row = inserted.rows[0];
   if (!notify && row !== undefined) notifyGate.skipped();
   if (row !== undefined) return { created: true, job: rowToJob(row) as ConfirmJob };
-  const existing = await q(db, SQL.byOrderAndKind, [job.orderId, 'confirm']);
+  const existing = await q(db, SQL.byOrderAndKind, [job.orderId, accountKey(job.account), 'confirm']);
   const found = existing.rows[0];
   if (found === undefined)
     throw new Error(`order ${job.orderId}: confirm conflicted but cannot be read back`);
@@ -91,11 +93,13 @@ async function refundIn(
 ): Promise<RefundOutcome> {
   const { sql: SQL, q, notifyGate, channel, policy, now } = context;
   const checked = validateRefundInput(input);
+  // The order is its account and its order id: only that account's confirm and refund are read and locked.
+  const account = accountKey(checked.account ?? null);
   // Normally one pass: the order's rows are locked. Through a connection that autocommits each
   // statement the lock does not last, so a lost race is re-planned against the new state.
   for (let pass = 0; ; pass += 1) {
     const at = now();
-    const locked = await q(db, SQL.lockOrder, [checked.orderId]);
+    const locked = await q(db, SQL.lockOrder, [checked.orderId, account]);
     const jobs = locked.rows.map(rowToJob);
     const confirmJob = (jobs.find((j) => j.kind === 'confirm') as ConfirmJob | undefined) ?? null;
     const refundJob = (jobs.find((j) => j.kind === 'refund') as RefundJob | undefined) ?? null;
@@ -132,12 +136,13 @@ async function refundIn(
         plan.job.campaignId,
         channel,
         notify,
+        account,
       ]);
       const row = inserted.rows[0];
       if (!notify && row !== undefined) notifyGate.skipped();
       if (row !== undefined) return { outcome: 'enqueued', job: rowToJob(row) as RefundJob };
       // A concurrent refund of the same order committed first.
-      const existing = (await q(db, SQL.byOrderAndKind, [checked.orderId, 'refund'])).rows[0];
+      const existing = (await q(db, SQL.byOrderAndKind, [checked.orderId, account, 'refund'])).rows[0];
       if (existing !== undefined) return { outcome: 'duplicate', job: rowToJob(existing) as RefundJob };
     }
     if (pass >= 3) throw new Error(`order ${checked.orderId}: refund kept racing with concurrent changes`);

@@ -107,6 +107,29 @@ CREATE TABLE {s}.workers (
 CREATE INDEX workers_at ON {s}.workers (at);
 `,
   },
+  // Accounts (many advertisers). `account` is core's accountKey: '' for jobs without one, so it can sit in
+  // the unique key; a constant default is recorded in the catalog only (no table rewrite since Postgres
+  // 11), and every existing job reads '' (account null), so a single-account schema works as before. The
+  // order key becomes (order_id, account, kind): the same set of columns as `ON CONFLICT (account,
+  // order_id, kind)` infers, with order_id first so lookups by order id alone (listJobs) still read it.
+  // Building it reads the table once under the migration's lock (prune keeps the table small).
+  // `jobs_fair` serves the claim's turns across accounts: a loose index scan finds the accounts with
+  // sendable pending jobs, then each account's due jobs in due order. `jobs_urgent` serves its urgent
+  // tier (pending jobs by deadline). Both hold pending sendable jobs only. `jobs_due` stays for workers of
+  // the previous release during a rollout (a later migration may drop it). `paused_accounts` keeps a
+  // heart-beat's per-account pauses (jsonb array of core's AccountPause; NULL reads as none).
+  {
+    version: 4,
+    name: 'accounts: jobs.account, order key (order_id, account, kind), fair-claim indexes, workers.paused_accounts',
+    sql: `
+ALTER TABLE {s}.jobs ADD COLUMN account text NOT NULL DEFAULT '';
+ALTER TABLE {s}.jobs DROP CONSTRAINT jobs_one_per_order_and_kind,
+  ADD CONSTRAINT jobs_one_per_account_order_and_kind UNIQUE (order_id, account, kind);
+CREATE INDEX jobs_fair ON {s}.jobs (account, next_attempt_at, id) WHERE state = 'pending' AND deadline IS NOT NULL;
+CREATE INDEX jobs_urgent ON {s}.jobs (deadline, id) WHERE state = 'pending' AND deadline IS NOT NULL;
+ALTER TABLE {s}.workers ADD COLUMN paused_accounts jsonb;
+`,
+  },
 ];
 
 /**

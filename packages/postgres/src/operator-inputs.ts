@@ -2,7 +2,7 @@
  * What the operator's view takes from callers, checked before it reaches SQL: the attempt a transition
  * records (kept as core's `appendAttempt` keeps it) and a worker's heart-beat.
  */
-import { type AttemptRecord, appendAttempt, type WorkerBeat } from '@postback/core';
+import { type AccountPause, type AttemptRecord, appendAttempt, type WorkerBeat } from '@postback/core';
 
 /** An attempt as a transition appends it: the jsonb text of the record, and its HTTP status. */
 export interface AttemptValues {
@@ -82,7 +82,34 @@ export function beatValues(beat: unknown): unknown[] {
     withoutNul(b.version),
     text(b.host),
     b.pid,
+    pausedAccountsJson(b.pausedAccounts),
   ];
+}
+
+/** A beat's `pausedAccounts` checked, as the jsonb text stored in `workers.paused_accounts`. */
+function pausedAccountsJson(paused: unknown): string {
+  if (paused === undefined) return '[]';
+  if (!Array.isArray(paused)) throw new TypeError('beat.pausedAccounts must be an array');
+  const kept: AccountPause[] = paused.map((p: Partial<Record<keyof AccountPause, unknown>>, i) => {
+    if (typeof p !== 'object' || p === null)
+      throw new TypeError(`beat.pausedAccounts[${i}] must be an object`);
+    if (!isStringOrNull(p.account))
+      throw new TypeError(`beat.pausedAccounts[${i}].account must be a string or null`);
+    if (!isEpoch(p.since) || !isEpoch(p.until))
+      throw new RangeError(`beat.pausedAccounts[${i}].since and until must be epoch milliseconds`);
+    if (typeof p.reason !== 'string')
+      throw new TypeError(`beat.pausedAccounts[${i}].reason must be a string`);
+    if (p.status !== null && !Number.isInteger(p.status))
+      throw new TypeError(`beat.pausedAccounts[${i}].status must be an HTTP status or null`);
+    return {
+      account: p.account === null ? null : withoutNul(p.account),
+      since: p.since,
+      until: p.until,
+      reason: withoutNul(p.reason),
+      status: p.status as number | null,
+    };
+  });
+  return JSON.stringify(kept);
 }
 
 /**
@@ -104,5 +131,13 @@ export function rowToBeat(row: Record<string, unknown>): WorkerBeat {
     version: String(row.version),
     host: (row.host as string | null) ?? null,
     pid: numOrNull(row.pid),
+    pausedAccounts: pausedAccountsOf(row.paused_accounts),
   };
+}
+
+/** `workers.paused_accounts` back as the beat's pauses (NULL, from a beat before migration 4: none). */
+function pausedAccountsOf(stored: unknown): AccountPause[] {
+  if (stored === null || stored === undefined) return [];
+  // pg parses jsonb; other drivers behind a Queryable may hand back its text.
+  return (typeof stored === 'string' ? JSON.parse(stored) : stored) as AccountPause[];
 }

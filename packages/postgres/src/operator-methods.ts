@@ -7,6 +7,7 @@
  */
 import {
   type AttemptRecord,
+  accountKey,
   type EpochMs,
   JOB_STATES,
   type Job,
@@ -35,6 +36,7 @@ export const POSTGRES_OUTBOX_FEATURES: OutboxFeatures = Object.freeze({
   listableStates: JOB_STATES,
   heartbeats: true,
   prune: true,
+  fairClaims: true,
 });
 
 /** Rows one read of a `reason` listing fetches (the RegExp is tested in JavaScript, so pages are refilled). */
@@ -64,9 +66,11 @@ export function operatorMethods(context: PostgresOutboxContext) {
       return row === undefined ? null : rowToJob(row);
     },
 
-    async getByOrder(orderId: string): Promise<Job[]> {
+    async getByOrder(orderId: string, account: string | null = null): Promise<Job[]> {
       assertOpen(context);
-      return (await q(pool, SQL.getByOrder, [orderId])).rows.map(rowToJob);
+      if (account !== null && typeof account !== 'string')
+        throw new TypeError(`getByOrder account must be a string or null, got ${typeof account}`);
+      return (await q(pool, SQL.getByOrder, [orderId, accountKey(account)])).rows.map(rowToJob);
     },
 
     async stats(at: EpochMs, options?: StatsOptions): Promise<OutboxStats> {
@@ -223,6 +227,7 @@ export function operatorMethods(context: PostgresOutboxContext) {
       states: filter.states?.length ?? 0,
       kind: filter.kind !== null,
       orderId: filter.orderId !== null,
+      account: filter.accountKey !== null,
       reason: filter.reason !== null,
       status: filter.status !== null,
       deadlineBefore: filter.deadlineBefore !== null,
@@ -232,6 +237,7 @@ export function operatorMethods(context: PostgresOutboxContext) {
     for (const value of [
       filter.kind,
       filter.orderId,
+      filter.accountKey,
       filter.status,
       filter.deadlineBefore,
       filter.updatedBefore,

@@ -1,8 +1,9 @@
 /**
  * The transactional outbox on PostgreSQL. An order and its confirmation job commit (or roll back)
  * together: `confirm(tx, input)` / `refund(tx, input)` run inside the app's own transaction through any
- * {@link Queryable}. Workers on any number of machines claim with one `UPDATE ... WHERE id IN (SELECT ...
- * FOR UPDATE SKIP LOCKED LIMIT n) RETURNING` statement, so no job is handed to two of them; each claim
+ * {@link Queryable}. Workers on any number of machines claim with one `UPDATE ... RETURNING` statement
+ * whose subqueries lock with FOR UPDATE SKIP LOCKED, so no job is handed to two of them (taking urgent
+ * deadlines first, then turns across advertiser accounts); each claim
  * takes a fresh fencing token from a sequence, and every later transition applies only while the row
  * still carries that token. Enqueueing sends `pg_notify`, so idle workers that `subscribe` wake at once.
  *

@@ -2,11 +2,18 @@
  * The `jobs` table's columns and the mapping of one row to a `Job`. Postgres returns `bigint` as a string
  * (it may exceed 2^53); every time and amount we store is a safe integer, so it converts exactly.
  */
-import type { ConfirmJob, Job, JobKind, JobState, RefundJob } from '@postback/core';
+import {
+  accountFromKey,
+  type ConfirmJob,
+  type Job,
+  type JobKind,
+  type JobState,
+  type RefundJob,
+} from '@postback/core';
 
 /** The select list every query that returns jobs uses (ids and lease tokens stay strings). */
 export const JOB_COLUMNS =
-  'id::text AS id, kind, order_id, state, attempts, created_at, updated_at, next_attempt_at, deadline, last_error, ' +
+  'id::text AS id, kind, order_id, account, state, attempts, created_at, updated_at, next_attempt_at, deadline, last_error, ' +
   'lease_token::text AS lease_token, lease_expires_at, delivered_at, campaign_id, maybe_applied_at, click_token, value_micros, ' +
   'clicked_at';
 
@@ -19,6 +26,8 @@ export function rowToJob(row: Record<string, unknown>): Job {
   const common = {
     id: String(row.id),
     orderId: String(row.order_id),
+    // Stored as core's accountKey ('' for none); a row of a schema read before migration 4 has no column.
+    account: accountFromKey(row.account as string | null | undefined),
     state: row.state as JobState,
     attempts: num(row.attempts),
     createdAt: num(row.created_at),

@@ -46,13 +46,16 @@ const PRUNABLE = `j.state IN ('delivered', 'cancelled', 'expired')
       AND (j.kind <> 'confirm' OR least(j.delivered_at, j.maybe_applied_at) IS NULL
            OR least(j.delivered_at, j.maybe_applied_at) + $3::bigint <= $1)`;
 
-const WORKER_COLUMNS = 'worker_id, at, state, paused_until, pause_reason, version, host, pid';
+const WORKER_COLUMNS =
+  'worker_id, at, state, paused_until, pause_reason, version, host, pid, paused_accounts';
 
 /** Which criteria a `listJobs` filter has (their values are bound): one statement per shape. */
 export interface JobListShape {
   states: number;
   kind: boolean;
   orderId: boolean;
+  /** An account key (`''`: jobs without an account). */
+  account: boolean;
   reason: boolean;
   status: boolean;
   deadlineBefore: boolean;
@@ -70,12 +73,106 @@ export function listJobsStatement(s: string, shape: JobListShape): string {
   if (shape.states > 0) where.push(`state IN (${Array.from({ length: shape.states }, next).join(', ')})`);
   if (shape.kind) where.push(`kind = ${next()}`);
   if (shape.orderId) where.push(`order_id = ${next()}`);
+  if (shape.account) where.push(`account = ${next()}`);
   if (shape.reason) where.push('last_error IS NOT NULL');
   if (shape.status) where.push(`last_status = ${next()}::integer`);
   if (shape.deadlineBefore) where.push(`deadline <= ${next()}::bigint`);
   if (shape.updatedBefore) where.push(`updated_at <= ${next()}::bigint`);
   const filter = where.length === 0 ? '' : ` WHERE ${where.join(' AND ')}`;
   return `SELECT ${JOB_COLUMNS} FROM ${s}.jobs AS j${filter} ${URGENCY_ORDER} LIMIT ${next()} OFFSET ${next()}`;
+}
+
+/**
+ * A claim's job may be taken: a confirm always; a refund only once its order's confirm (same account and
+ * order id) can no longer be sent — the confirm lookup is one probe of the order key; `due_at`-style
+ * conditions already exclude refunds without a deadline.
+ */
+function sendable(s: string, c: string): string {
+  return `(${c}.kind = 'confirm' OR coalesce((
+          SELECT b.state NOT IN ('pending', 'inflight') FROM ${s}.jobs AS b
+          WHERE b.order_id = ${c}.order_id AND b.account = ${c}.account AND b.kind = 'confirm'), true))`;
+}
+
+/**
+ * The claim: core's order of `accounts.ts` in one UPDATE. $1 now, $2 limit, $3 leaseMs, $4 the excluded
+ * account keys (text[]), $5 urgentWithinMs, $6 the cursor (the account key served last by this outbox's
+ * previous claim, or NULL). Every tier locks with FOR UPDATE SKIP LOCKED, so concurrent claims never take
+ * the same job, and reads an index of what it asks for, never the backlog:
+ *
+ * - `retaken`: inflight jobs whose lease ran out (`jobs_open`, which holds the few inflight jobs), by
+ *   lease expiry;
+ * - `urgent`: pending jobs whose deadline is within $5 (`jobs_urgent`, by deadline), nearest first;
+ * - `accounts`: a loose index scan of `jobs_fair` (one probe per account with sendable pending jobs);
+ *   `turns` keeps those with a due job and not excluded, in turn order (after the cursor, wrapping
+ *   around), at most as many as the claim still needs; `taken` reads each one's first due jobs (LATERAL,
+ *   at most `need - accounts + 1` each, so a claim locks little more than it takes), and the first `need`
+ *   of them by (turn, place) are taken.
+ *
+ * `ord` lists the picked ids in claim order (and how many came before the turns): the UPDATE fetches them
+ * by primary key (`= ANY` of that array, whatever the statistics say: a join would let the planner hash
+ * the whole table), and RETURNING gives each job's place in that order, from which the outbox orders the
+ * result and moves its cursor to the account of the last job taken in turns. Retaking an inflight job whose lease ran out marks it maybe
+ * applied (core's claimJob); SET reads the row as it was before the UPDATE.
+ */
+function claimStatement(s: string): string {
+  const pendingSendable = `c.state = 'pending' AND c.deadline IS NOT NULL AND c.next_attempt_at <= $1`;
+  const notExcluded = (c: string) => `${c}.account <> ALL ($4::text[])`;
+  return `WITH RECURSIVE
+    retaken AS MATERIALIZED (
+      SELECT c.id, c.lease_expires_at AS key FROM ${s}.jobs AS c
+      WHERE c.state = 'inflight' AND c.lease_expires_at <= $1 AND ${notExcluded('c')} AND ${sendable(s, 'c')}
+      ORDER BY c.lease_expires_at, c.id
+      LIMIT $2
+      FOR UPDATE SKIP LOCKED),
+    urgent AS MATERIALIZED (
+      SELECT c.id, c.deadline AS key FROM ${s}.jobs AS c
+      WHERE ${pendingSendable} AND c.deadline <= $1::bigint + $5::bigint AND ${notExcluded('c')} AND ${sendable(s, 'c')}
+      ORDER BY c.deadline, c.id
+      LIMIT greatest($2 - (SELECT count(*) FROM retaken), 0)
+      FOR UPDATE SKIP LOCKED),
+    need AS MATERIALIZED (
+      SELECT greatest($2 - (SELECT count(*) FROM retaken) - (SELECT count(*) FROM urgent), 0) AS n),
+    accounts (account) AS (
+      SELECT (SELECT min(a.account) FROM ${s}.jobs AS a WHERE a.state = 'pending' AND a.deadline IS NOT NULL)
+      WHERE (SELECT n FROM need) > 0
+      UNION ALL
+      SELECT (SELECT min(a.account) FROM ${s}.jobs AS a
+              WHERE a.state = 'pending' AND a.deadline IS NOT NULL AND a.account > p.account)
+      FROM accounts AS p WHERE p.account IS NOT NULL),
+    turns AS MATERIALIZED (
+      SELECT t.account, row_number() OVER (ORDER BY ($6::text IS NOT NULL AND t.account <= $6::text), t.account) AS place
+      FROM accounts AS t
+      WHERE t.account IS NOT NULL AND ${notExcluded('t')}
+        AND EXISTS (SELECT 1 FROM ${s}.jobs AS c WHERE c.account = t.account AND ${pendingSendable})
+      ORDER BY place
+      LIMIT (SELECT n FROM need)),
+    taken AS MATERIALIZED (
+      SELECT x.id, t.place, row_number() OVER (PARTITION BY t.place ORDER BY x.next_attempt_at, x.id) AS turn
+      FROM turns AS t CROSS JOIN LATERAL (
+        SELECT c.id, c.next_attempt_at FROM ${s}.jobs AS c
+        WHERE c.account = t.account AND ${pendingSendable} AND c.deadline > $1::bigint + $5::bigint AND ${sendable(s, 'c')}
+        ORDER BY c.next_attempt_at, c.id
+        LIMIT greatest((SELECT n FROM need) - (SELECT count(*) FROM turns) + 1, 1)
+        FOR UPDATE SKIP LOCKED) AS x),
+    picked AS (
+      SELECT r.id AS pick_id, 0 AS claim_tier, row_number() OVER (ORDER BY r.key, r.id) AS claim_rank FROM retaken AS r
+      UNION ALL
+      SELECT u.id, 1, row_number() OVER (ORDER BY u.key, u.id) FROM urgent AS u
+      UNION ALL
+      SELECT v.id, 2, v.rank FROM (
+        SELECT x.id, row_number() OVER (ORDER BY x.turn, x.place) AS rank FROM taken AS x
+      ) AS v WHERE v.rank <= (SELECT n FROM need)),
+    ord AS MATERIALIZED (
+      SELECT array_agg(p.pick_id ORDER BY p.claim_tier, p.claim_rank) AS ids,
+        count(*) FILTER (WHERE p.claim_tier < 2) AS first
+      FROM picked AS p)
+    UPDATE ${s}.jobs AS j
+    SET state = 'inflight', attempts = j.attempts + 1, updated_at = $1,
+        lease_token = nextval('${s}.lease_tokens'), lease_expires_at = $1::bigint + $3::bigint,
+        maybe_applied_at = coalesce(j.maybe_applied_at, CASE WHEN j.state = 'inflight' THEN j.updated_at END)
+    WHERE j.id = ANY ((SELECT o.ids FROM ord AS o)::bigint[])
+    RETURNING ${JOB_COLUMNS}, array_position((SELECT o.ids FROM ord AS o), j.id) AS claim_order,
+      (SELECT o.first FROM ord AS o) AS claim_first`;
 }
 
 /**
@@ -89,15 +186,16 @@ export function listJobsStatement(s: string, shape: JobListShape): string {
  */
 export function jobStatements(s: string) {
   return {
-    insertConfirm: `INSERT INTO ${s}.jobs (kind, order_id, state, attempts, created_at, updated_at, next_attempt_at, deadline, click_token, value_micros, clicked_at)
-    VALUES ('confirm', $1, 'pending', 0, $2, $2, $2, $3, $4, $5, $6)
-    ON CONFLICT (order_id, kind) DO NOTHING
+    // $9 is the account's key ('' for none): an order is its account and its order id.
+    insertConfirm: `INSERT INTO ${s}.jobs (kind, order_id, account, state, attempts, created_at, updated_at, next_attempt_at, deadline, click_token, value_micros, clicked_at)
+    VALUES ('confirm', $1, $9, 'pending', 0, $2, $2, $2, $3, $4, $5, $6)
+    ON CONFLICT (account, order_id, kind) DO NOTHING
     RETURNING ${JOB_COLUMNS}, CASE WHEN $8::boolean THEN pg_notify($7, '') IS NULL END AS notified`,
     // created_at = next_attempt_at = $2 (the plan's now); updated_at is the plan's own (core's
     // refundAfterConfirm may take the later time of the confirm it follows).
-    insertRefund: `INSERT INTO ${s}.jobs (kind, order_id, state, attempts, created_at, updated_at, next_attempt_at, deadline, campaign_id)
-    VALUES ('refund', $1, 'pending', 0, $2, $3, $2, $4, $5)
-    ON CONFLICT (order_id, kind) DO NOTHING
+    insertRefund: `INSERT INTO ${s}.jobs (kind, order_id, account, state, attempts, created_at, updated_at, next_attempt_at, deadline, campaign_id)
+    VALUES ('refund', $1, $8, 'pending', 0, $2, $3, $2, $4, $5)
+    ON CONFLICT (account, order_id, kind) DO NOTHING
     RETURNING ${JOB_COLUMNS}, CASE WHEN $7::boolean THEN pg_notify($6, '') IS NULL END AS notified`,
     // planRefund's `updated`: a refund without a campaign is given one (a dead one is pending again). The
     // guard repeats the plan's conditions for a caller whose connection autocommits (no row lock held).
@@ -105,29 +203,12 @@ export function jobStatements(s: string) {
       last_error = $7, lease_token = NULL, lease_expires_at = NULL
     WHERE id = $1 AND kind = 'refund' AND state IN ('pending', 'dead') AND campaign_id IS NULL
     RETURNING ${JOB_COLUMNS}, CASE WHEN $9::boolean THEN pg_notify($8, '') IS NULL END AS notified`,
-    byOrderAndKind: `SELECT ${JOB_COLUMNS} FROM ${s}.jobs WHERE order_id = $1 AND kind = $2`,
-    lockOrder: `SELECT ${JOB_COLUMNS} FROM ${s}.jobs WHERE order_id = $1 ORDER BY kind FOR UPDATE`,
+    // Order lookups take the order id ($1) and the account's key ($2, '' for none).
+    byOrderAndKind: `SELECT ${JOB_COLUMNS} FROM ${s}.jobs WHERE order_id = $1 AND account = $2 AND kind = $3`,
+    lockOrder: `SELECT ${JOB_COLUMNS} FROM ${s}.jobs WHERE order_id = $1 AND account = $2 ORDER BY kind FOR UPDATE`,
     cancelConfirm: `UPDATE ${s}.jobs SET state = 'cancelled', updated_at = $2, last_error = $3, lease_token = NULL, lease_expires_at = NULL
     WHERE id = $1 AND state IN ('pending', 'dead') AND maybe_applied_at IS NULL RETURNING ${JOB_COLUMNS}`,
-    // A refund waits while its order's confirm may still be sent; `due_at` already excludes refunds
-    // without a deadline, the confirm lookup (one probe of the unique index) covers a confirm enqueued
-    // after its refund. Retaking an inflight job whose lease ran out marks it maybe applied (core's
-    // claimJob): its worker may have sent it before dying; SET reads the row as it was before the UPDATE,
-    // so `j.state`/`j.updated_at` are the expired lease's. `= ANY(ARRAY(...))` makes the locking subquery run once, up front, and the UPDATE
-    // fetch its rows by primary key, whatever the table's statistics say.
-    claim: `UPDATE ${s}.jobs AS j
-    SET state = 'inflight', attempts = j.attempts + 1, updated_at = $1,
-        lease_token = nextval('${s}.lease_tokens'), lease_expires_at = $1::bigint + $3::bigint,
-        maybe_applied_at = coalesce(j.maybe_applied_at, CASE WHEN j.state = 'inflight' THEN j.updated_at END)
-    WHERE j.id = ANY (ARRAY(
-      SELECT c.id FROM ${s}.jobs AS c
-      WHERE c.due_at <= $1
-        AND (c.kind = 'confirm' OR coalesce((
-          SELECT b.state NOT IN ('pending', 'inflight') FROM ${s}.jobs AS b WHERE b.order_id = c.order_id AND b.kind = 'confirm'), true))
-      ORDER BY c.due_at, c.id
-      LIMIT $2
-      FOR UPDATE SKIP LOCKED))
-    RETURNING ${JOB_COLUMNS}`,
+    claim: claimStatement(s),
     completeMany: `UPDATE ${s}.jobs AS j SET state = 'delivered', updated_at = v.at, delivered_at = v.at, lease_token = NULL,
       lease_expires_at = NULL, last_error = NULL,
       campaign_id = CASE WHEN j.kind = 'confirm' THEN coalesce(v.campaign_id, j.campaign_id) ELSE j.campaign_id END,
@@ -150,12 +231,12 @@ export function jobStatements(s: string) {
       deadline = CASE WHEN f.charged_at IS NULL THEN r.deadline ELSE f.charged_at + $2::bigint END,
       updated_at = greatest(r.updated_at, f.updated_at)
     FROM (
-      SELECT c.order_id, c.state, c.campaign_id, c.updated_at,
+      SELECT c.order_id, c.account, c.state, c.campaign_id, c.updated_at,
         CASE WHEN c.state = 'delivered' THEN coalesce(c.delivered_at, c.updated_at) ELSE c.maybe_applied_at END AS charged_at
       FROM ${s}.jobs AS c
       WHERE c.id = ANY ($1::bigint[]) AND c.kind = 'confirm' AND c.state IN ('delivered', 'dead', 'expired', 'cancelled')
     ) AS f
-    WHERE r.order_id = f.order_id AND r.kind = 'refund' AND r.state = 'pending'
+    WHERE r.order_id = f.order_id AND r.account = f.account AND r.kind = 'refund' AND r.state = 'pending'
       AND (f.charged_at IS NULL OR r.deadline IS NULL)
     RETURNING CASE WHEN f.charged_at IS NOT NULL THEN pg_notify($3, '') IS NULL END AS notified`,
     // maybe_applied_at keeps its first time; $7/$6 (maybeApplied) sets it to this attempt's time if unset.
@@ -176,7 +257,7 @@ export function jobStatements(s: string) {
     extendLease: `UPDATE ${s}.jobs SET lease_expires_at = $3::bigint + $4::bigint, updated_at = $3
     WHERE id = $1 AND state = 'inflight' AND lease_token = $2`,
     get: `SELECT ${JOB_COLUMNS} FROM ${s}.jobs WHERE id = $1`,
-    getByOrder: `SELECT ${JOB_COLUMNS} FROM ${s}.jobs WHERE order_id = $1 ORDER BY kind`,
+    getByOrder: `SELECT ${JOB_COLUMNS} FROM ${s}.jobs WHERE order_id = $1 AND account = $2 ORDER BY kind`,
     counts: `SELECT state, count(*)::int AS n FROM ${s}.jobs GROUP BY state`,
     oldestPending: `SELECT min(created_at) AS at FROM ${s}.jobs WHERE state = 'pending'`,
     // ORDER BY names the table's columns (`j.id`): a bare `id` is the select list's text.
@@ -189,7 +270,7 @@ export function jobStatements(s: string) {
       SELECT d.id,
         CASE
           WHEN d.deadline IS NOT NULL AND d.deadline < $1 THEN 'expired'
-          WHEN d.kind = 'confirm' AND EXISTS (SELECT 1 FROM ${s}.jobs AS r WHERE r.order_id = d.order_id AND r.kind = 'refund') THEN 'cancelled'
+          WHEN d.kind = 'confirm' AND EXISTS (SELECT 1 FROM ${s}.jobs AS r WHERE r.order_id = d.order_id AND r.account = d.account AND r.kind = 'refund') THEN 'cancelled'
           ELSE 'pending'
         END AS next_state
       FROM ${s}.jobs AS d
@@ -226,9 +307,10 @@ export function jobStatements(s: string) {
       (SELECT min(n.id) FROM ${s}.jobs AS n WHERE n.id > $4::bigint + ${PRUNE_BATCH_SIZE})::text AS next`,
     // Heart-beats of workers not seen for longer than the retention go with a prune.
     forgetWorkers: `DELETE FROM ${s}.workers WHERE at < $1`,
-    beat: `INSERT INTO ${s}.workers (${WORKER_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
+    beat: `INSERT INTO ${s}.workers (${WORKER_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9::jsonb)
     ON CONFLICT (worker_id) DO UPDATE SET at = excluded.at, state = excluded.state, paused_until = excluded.paused_until,
-      pause_reason = excluded.pause_reason, version = excluded.version, host = excluded.host, pid = excluded.pid`,
+      pause_reason = excluded.pause_reason, version = excluded.version, host = excluded.host, pid = excluded.pid,
+      paused_accounts = excluded.paused_accounts`,
     workers: `SELECT ${WORKER_COLUMNS} FROM ${s}.workers WHERE at >= $1 ORDER BY at DESC, worker_id`,
   };
 }

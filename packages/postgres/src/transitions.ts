@@ -1,15 +1,18 @@
 /**
- * A worker's side of the Postgres outbox: `claim` with one `UPDATE ... WHERE id IN (SELECT ... FOR UPDATE
- * SKIP LOCKED LIMIT n) RETURNING` statement, so no job is handed to two workers, then every later
+ * A worker's side of the Postgres outbox: `claim` with one `UPDATE ... RETURNING` statement whose
+ * subqueries pick the jobs in core's claim order (retaken, urgent, then in turns across accounts, see
+ * `accounts.ts`) and lock them with FOR UPDATE SKIP LOCKED, so no job is handed to two workers, then every later
  * transition (`complete`, `retry`, `fail`, `release`, `extendLease`) applies only while the row still
  * carries the claim's fencing token. Completions are group-committed; a confirm that ends applies its
  * order's refund rule in the same transaction. A transition that records an attempt appends it to the
  * job's history in its own UPDATE (no extra round trip, group commits included).
  */
 import {
+  accountKey,
   type ClaimOptions,
   type CompleteResult,
   createBatcher,
+  DEFAULT_URGENT_WITHIN_MS,
   type FailResult,
   type Job,
   type RetryResult,
@@ -42,6 +45,8 @@ interface Completion {
  */
 export function transitionMethods(context: PostgresOutboxContext) {
   const { pool, sql: SQL, q, channel, refundWindowMs } = context;
+  /** The account key served last by this outbox's claims in turns: the next claim's turns start after it. */
+  let cursor: string | null = null;
   // Group commit: completions made in the same turn (a Dispatcher finishing a batch of sends) are written
   // together, one round trip and one WAL flush for N. One group at a time, and a job given twice goes to a
   // later group than its first call, so the second call is fenced as usual.
@@ -67,16 +72,23 @@ export function transitionMethods(context: PostgresOutboxContext) {
     });
 
   return {
-    async claim({ now: at, limit, leaseMs }: ClaimOptions): Promise<Job[]> {
+    async claim(options: ClaimOptions): Promise<Job[]> {
       assertOpen(context);
+      const { now: at, limit, leaseMs } = options;
       if (!Number.isSafeInteger(limit) || limit < 1)
         throw new RangeError(`claim limit must be a positive integer, got ${limit}`);
       if (!Number.isSafeInteger(leaseMs) || leaseMs < 1)
         throw new RangeError(`claim leaseMs must be a positive integer, got ${leaseMs}`);
-      const result = await q(pool, SQL.claim, [at, limit, leaseMs]);
-      return result.rows
-        .map(rowToJob)
-        .sort((a, b) => a.nextAttemptAt - b.nextAttemptAt || Number(BigInt(a.id) - BigInt(b.id)));
+      const urgentWithinMs = options.urgentWithinMs ?? DEFAULT_URGENT_WITHIN_MS;
+      if (!Number.isSafeInteger(urgentWithinMs) || urgentWithinMs < 0)
+        throw new RangeError(`claim urgentWithinMs must be a non-negative integer, got ${urgentWithinMs}`);
+      const excluded = excludedKeys(options.excludeAccounts);
+      const result = await q(pool, SQL.claim, [at, limit, leaseMs, excluded, urgentWithinMs, cursor]);
+      // In claim order: retaken, urgent, then in turns; the cursor moves to the last account served in turns.
+      const rows = [...result.rows].sort((a, b) => Number(a.claim_order) - Number(b.claim_order));
+      const lastInTurns = rows.findLast((row) => Number(row.claim_order) > Number(row.claim_first));
+      if (lastInTurns !== undefined) cursor = String(lastInTurns.account);
+      return rows.map(rowToJob);
     },
 
     async complete(job: Job, result: CompleteResult): Promise<boolean> {
@@ -147,6 +159,17 @@ export function transitionMethods(context: PostgresOutboxContext) {
       return ((await q(pool, SQL.extendLease, [...ids, options.now, options.leaseMs])).rowCount ?? 0) > 0;
     },
   };
+}
+
+/** `excludeAccounts` as the account keys the claim statement leaves out ('' for jobs without one). */
+function excludedKeys(accounts: ClaimOptions['excludeAccounts']): string[] {
+  if (accounts === undefined) return [];
+  if (!Array.isArray(accounts)) throw new TypeError('claim excludeAccounts must be an array of accounts');
+  return accounts.map((account: unknown) => {
+    if (account !== null && typeof account !== 'string')
+      throw new TypeError(`claim excludeAccounts must hold strings or null, got ${typeof account}`);
+    return accountKey(account);
+  });
 }
 
 /** The job's id and lease token as stored, or null when the job cannot hold a lease here. */

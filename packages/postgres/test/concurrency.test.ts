@@ -77,6 +77,54 @@ describe('claims from many workers', () => {
     expect(stats.counts.inflight).toBe(0);
   });
 
+  it('taking turns across accounts, never give the same job to two workers, and give every due job to one', async () => {
+    const producer = worker();
+    // One account with a backlog, six with a few jobs each, some jobs without an account, a few urgent.
+    const orders = Array.from({ length: 600 }, (_, i) => ({
+      orderId: `ord_${i}`,
+      account: i < 400 ? 'big' : i < 580 ? `shop_${i % 6}` : null,
+      urgent: i % 97 === 0,
+    }));
+    const oldClick = { token: 'tok_concurrency02', clickedAt: Date.now() - 7 * 86_400_000 + 3 * 3_600_000 };
+    for (let i = 0; i < orders.length; i += 100) {
+      await Promise.all(
+        orders
+          .slice(i, i + 100)
+          .map(({ orderId, account, urgent }) =>
+            producer.confirm({ orderId, account, valueMicros: 1, click: urgent ? oldClick : click }),
+          ),
+      );
+    }
+    const workers = [worker(), worker(), worker(), worker()];
+    const claimed = new Set<string>();
+    const deadline = Date.now() + 20_000;
+    await Promise.all(
+      workers.map(async (outbox) => {
+        let idle = 0;
+        while (Date.now() < deadline && idle < 3) {
+          const batches = await Promise.all(
+            [0, 1].map(() =>
+              outbox.claim({ now: Date.now(), limit: 7, leaseMs: 60_000, urgentWithinMs: 4 * 3_600_000 }),
+            ),
+          );
+          const jobs = batches.flat();
+          idle = jobs.length === 0 ? idle + 1 : 0;
+          for (const job of jobs) {
+            expect(claimed.has(job.id), `job ${job.id} claimed twice`).toBe(false);
+            claimed.add(job.id);
+          }
+          await Promise.all(
+            jobs.map((job) => outbox.complete(job, { now: Date.now(), campaignId: 'cmp_1' })),
+          );
+        }
+      }),
+    );
+    expect(claimed.size).toBe(orders.length);
+    const stats = await producer.stats(Date.now());
+    expect(stats.counts.delivered).toBe(orders.length);
+    expect(stats.counts.inflight).toBe(0);
+  });
+
   it('fence off a worker whose lease ran out: its late completion changes nothing', async () => {
     const [a, b] = [worker(), worker()];
     await a.confirm({ orderId: 'ord_fence', valueMicros: 1, click });

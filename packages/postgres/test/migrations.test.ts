@@ -255,3 +255,106 @@ describe('an outbox on a schema never migrated', () => {
     await outbox.close();
   });
 });
+
+describe('upgrading a schema of version 3 that holds jobs (migration 4: accounts)', () => {
+  // Rows written the way release 3 wrote them: no account column.
+  const insertV3 = (
+    schema: string,
+    values: { kind?: 'confirm' | 'refund'; orderId: string; state: string; at: number; campaignId?: string },
+  ) =>
+    pool.query(
+      `INSERT INTO "${schema}".jobs (kind, order_id, state, attempts, created_at, updated_at, next_attempt_at, deadline,
+         click_token, value_micros, clicked_at, delivered_at, campaign_id, lease_token, lease_expires_at)
+       VALUES ($4, $1, $2::text, 1, $3, $3, $3, $3::bigint + 86400000,
+         CASE WHEN $4 = 'confirm' THEN 'tok_v3_release' END, CASE WHEN $4 = 'confirm' THEN 5 END,
+         CASE WHEN $4 = 'confirm' THEN $3::bigint END,
+         CASE WHEN $2::text = 'delivered' THEN $3::bigint END, $5,
+         CASE WHEN $2::text = 'inflight' THEN nextval('"${schema}".lease_tokens') END,
+         CASE WHEN $2::text = 'inflight' THEN $3::bigint + 1000 END)`,
+      [values.orderId, values.state, values.at, values.kind ?? 'confirm', values.campaignId ?? null],
+    );
+
+  it('adds account without a rewrite; old jobs are the orders without an account: claimed, delivered and refunded as before', async () => {
+    const schema = randomSchema();
+    const t0 = Date.now() - 60_000;
+    try {
+      await pool.query(migrationScriptUpTo(schema, 3));
+      expect(await schemaVersion(pool, schema)).toBe(3);
+      await insertV3(schema, { orderId: 'ord_v3_pending', state: 'pending', at: t0 });
+      await insertV3(schema, { orderId: 'ord_v3_inflight', state: 'inflight', at: t0 });
+      await insertV3(schema, { orderId: 'ord_v3_sent', state: 'delivered', at: t0, campaignId: 'cmp_v3' });
+      await pool.query(
+        `INSERT INTO "${schema}".workers (worker_id, at, state, version) VALUES ('w_v3', $1, 'running', '0.3.0')`,
+        [t0],
+      );
+      const relfilenode = async () =>
+        (await pool.query(`SELECT pg_relation_filenode('"${schema}".jobs') AS f`)).rows[0].f;
+      const before = await relfilenode();
+
+      // This release on the old schema says what to run instead of failing on a missing column.
+      const early = createPostgresOutbox({ pool, schema });
+      await expect(early.getByOrder('ord_v3_pending')).rejects.toBeInstanceOf(SchemaNotMigratedError);
+      await early.close();
+
+      expect(await migrate(pool, { schema })).toEqual({ schema, from: 3, to: LATEST_SCHEMA_VERSION });
+      expect(await relfilenode()).toBe(before);
+      // A worker of the previous release still writes rows (naming its own columns) during a rolling deploy.
+      await insertV3(schema, { orderId: 'ord_v3_late', state: 'pending', at: t0 + 1 });
+
+      const outbox = createPostgresOutbox({ pool, schema });
+      const listed = await outbox.listJobs();
+      expect(listed).toHaveLength(4);
+      expect(listed.every((job) => job.account === null)).toBe(true);
+      expect(await outbox.listJobs({ account: null })).toHaveLength(4);
+      expect(await outbox.listJobs({ account: 'shop-a' })).toEqual([]);
+      expect((await outbox.workers({ now: t0, sinceMs: 1 }))[0]).toMatchObject({
+        workerId: 'w_v3',
+        pausedAccounts: [],
+      });
+
+      // The same order id is still one order: a confirm again is a duplicate of the old job.
+      const again = await outbox.confirm({
+        orderId: 'ord_v3_pending',
+        valueMicros: 5,
+        click: { token: 'tok_v3_release', clickedAt: t0 },
+      });
+      expect(again).toMatchObject({ created: false, job: { orderId: 'ord_v3_pending', account: null } });
+
+      const now = Date.now();
+      const claimed = await outbox.claim({ now, limit: 10, leaseMs: 60_000 });
+      const byOrder = new Map(claimed.map((job) => [job.orderId, job]));
+      expect([...byOrder.keys()].sort()).toEqual(['ord_v3_inflight', 'ord_v3_late', 'ord_v3_pending']);
+      // The retaken expired lease first, marked maybe applied.
+      expect(claimed[0]).toMatchObject({ orderId: 'ord_v3_inflight', attempts: 2, maybeAppliedAt: t0 });
+      for (const job of claimed)
+        expect(await outbox.complete(job, { now, campaignId: 'cmp_new' }), job.orderId).toBe(true);
+      expect(await outbox.claim({ now, limit: 10, leaseMs: 60_000 })).toEqual([]);
+
+      // Refunds find the old orders (account null) and their campaigns.
+      expect(await outbox.refund({ orderId: 'ord_v3_sent' })).toMatchObject({
+        outcome: 'enqueued',
+        job: { account: null, campaignId: 'cmp_v3' },
+      });
+      expect(await outbox.refund({ orderId: 'ord_v3_pending' })).toMatchObject({
+        outcome: 'enqueued',
+        job: { account: null, campaignId: 'cmp_new' },
+      });
+      // An account's order of the same id is another order: nothing of it exists.
+      expect(await outbox.getByOrder('ord_v3_sent', 'shop-a')).toEqual([]);
+      const later = Date.now() + 1;
+      const refunds = await outbox.claim({ now: later, limit: 10, leaseMs: 60_000 });
+      expect(refunds.map((job) => `${job.kind}:${job.orderId}`).sort()).toEqual([
+        'refund:ord_v3_pending',
+        'refund:ord_v3_sent',
+      ]);
+      for (const job of refunds) expect(await outbox.complete(job, { now: later })).toBe(true);
+      expect((await outbox.getByOrder('ord_v3_sent')).map((job) => `${job.kind}:${job.state}`)).toEqual([
+        'confirm:delivered',
+        'refund:delivered',
+      ]);
+      await outbox.close();
+    } finally {
+      await dropSchema(pool, schema);
+    }
+  });
+});

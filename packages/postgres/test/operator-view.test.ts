@@ -261,6 +261,7 @@ describe('prune', () => {
       version: '0.1.0',
       host: null,
       pid: null,
+      pausedAccounts: [],
     });
 
     expect(await outbox.prune({ now: T0, ...rules })).toBe(doomed.size);

@@ -11,9 +11,12 @@ const pool = testPool(2);
 afterAll(() => pool.end());
 
 /** Every node type and relation of a JSON plan, flattened. */
-function nodes(plan: Record<string, unknown>): Array<{ type: string; index?: string; relation?: string }> {
+function nodes(
+  plan: Record<string, unknown>,
+): Array<{ type: string; index?: string; relation?: string; rows: number }> {
   const here = {
     type: String(plan['Node Type']),
+    rows: Number(plan['Actual Rows'] ?? 0) * Number(plan['Actual Loops'] ?? 1),
     index: plan['Index Name'] as string | undefined,
     relation: plan['Relation Name'] as string | undefined,
   };
@@ -22,39 +25,69 @@ function nodes(plan: Record<string, unknown>): Array<{ type: string; index?: str
 }
 
 describe('the claim statement', () => {
-  it('uses the due index and primary-key lookups, not a scan of the whole table, with 20,000 delivered jobs', async () => {
+  it('reads the fair and urgent indexes and fetches by primary key, never the backlog: 20,000 delivered jobs, 100,000 due in one account, 19 other accounts', async () => {
     const { schema, drop } = await freshSchema(pool);
     try {
       const now = Date.now();
+      const day = 86_400_000;
+      // g <= 20000 delivered; then 100,000 pending in 'big'; then 3 pending in each of 19 accounts.
       await pool.query(
-        `INSERT INTO "${schema}".jobs (kind, order_id, state, created_at, updated_at, next_attempt_at, deadline, click_token, value_micros, clicked_at, delivered_at)
-         SELECT 'confirm', 'old_' || g, CASE WHEN g <= 20000 THEN 'delivered' ELSE 'pending' END, $1::bigint, $1::bigint, $1::bigint,
-                $1::bigint + 86400000, 'tok_plan', 1, $1::bigint, CASE WHEN g <= 20000 THEN $1::bigint END
-         FROM generate_series(1, 20050) AS g`,
-        [now - 1000],
+        `INSERT INTO "${schema}".jobs (kind, order_id, account, state, created_at, updated_at, next_attempt_at, deadline, click_token, value_micros, clicked_at, delivered_at)
+         SELECT 'confirm', 'ord_' || g,
+                CASE WHEN g <= 120000 THEN 'big' ELSE 'shop_' || (g % 19) END,
+                CASE WHEN g <= 20000 THEN 'delivered' ELSE 'pending' END, $1::bigint - g, $1::bigint - g, $1::bigint - 200000 + g,
+                $1::bigint + 3 * $2::bigint, 'tok_plan', 1, $1::bigint - g, CASE WHEN g <= 20000 THEN $1::bigint END
+         FROM generate_series(1, 120057) AS g`,
+        [now - 1000, day],
       );
-      await pool.query(`ANALYZE "${schema}".jobs`);
+      // Two urgent jobs and two inflight jobs whose lease ran out.
+      await pool.query(
+        `UPDATE "${schema}".jobs SET deadline = $1::bigint + 60000 WHERE order_id IN ('ord_50000', 'ord_120001')`,
+        [now],
+      );
+      await pool.query(
+        `UPDATE "${schema}".jobs SET state = 'inflight', lease_token = nextval('"${schema}".lease_tokens'),
+           lease_expires_at = $1::bigint - 1 WHERE order_id IN ('ord_60000', 'ord_120002')`,
+        [now],
+      );
+      await pool.query(`VACUUM ANALYZE "${schema}".jobs`);
       const sql = jobStatements(`"${schema}"`);
       const client = await pool.connect();
       try {
         await client.query('BEGIN');
-        const { rows } = await client.query(`EXPLAIN (ANALYZE, FORMAT JSON) ${sql.claim}`, [now, 10, 30_000]);
+        const { rows } = await client.query(`EXPLAIN (ANALYZE, FORMAT JSON) ${sql.claim}`, [
+          now,
+          16,
+          30_000,
+          [],
+          3_600_000,
+          'shop_3',
+        ]);
         await client.query('ROLLBACK');
         const plan = (rows[0]['QUERY PLAN'] as Array<{ Plan: Record<string, unknown> }>)[0]!.Plan;
         const all = nodes(plan);
+        const summary = JSON.stringify(all);
         expect(
-          all.filter((n) => n.type === 'Seq Scan'),
-          JSON.stringify(all),
+          all.filter((n) => n.type === 'Seq Scan' && n.relation === 'jobs'),
+          summary,
         ).toEqual([]);
-        expect(all.some((n) => n.index === 'jobs_due')).toBe(true);
-        expect(all.some((n) => n.index?.endsWith('_pkey'))).toBe(true);
+        for (const index of ['jobs_fair', 'jobs_urgent', 'jobs_open', 'jobs_pkey'])
+          expect(
+            all.some((n) => n.index === index),
+            `${index}: ${summary}`,
+          ).toBe(true);
+        // No node reads more than a few hundred rows, whatever the backlog.
+        const widest = Math.max(...all.map((n) => n.rows));
+        expect(widest, summary).toBeLessThan(500);
+        // A full claim: the 2 retaken, the 2 urgent, then 12 in turns.
+        expect(plan['Actual Rows'], summary).toBe(16);
       } finally {
         client.release();
       }
     } finally {
       await drop();
     }
-  });
+  }, 60_000);
 });
 
 /**
@@ -72,6 +105,7 @@ describe('the operator view statements', () => {
     states: 0,
     kind: false,
     orderId: false,
+    account: false,
     reason: false,
     status: false,
     deadlineBefore: false,
@@ -122,7 +156,7 @@ describe('the operator view statements', () => {
     [
       'listJobs of an order',
       () => [sql.listJobs({ ...noFilter, orderId: true }), ['op_7', 100, 0]],
-      'jobs_one_per_order_and_kind',
+      'jobs_one_per_account_order_and_kind',
     ],
     [
       'deadlines at risk',
