@@ -83,6 +83,17 @@ function bound(ms) {
   return `< ${duration(ms)}`;
 }
 
+/** An account as shown: the account, or "(no account)" for jobs without one. */
+const accountName = (account) => (account === null || account === undefined ? '(no account)' : account);
+
+/** The job list of one account (`null`: jobs without one). */
+const accountHref = (account, extra = {}) => {
+  const q = new URLSearchParams(extra);
+  if (account === null) q.set('noAccount', '1');
+  else q.set('account', account);
+  return `#/jobs?${q}`;
+};
+
 const stateBadge = (state) => h('span', { class: `state ${state}` }, state);
 const jobLink = (id) => h('a', { href: `#/job/${encodeURIComponent(id)}` }, id);
 
@@ -266,6 +277,51 @@ async function overviewView() {
     o.dead.scanned < o.counts.dead
       ? h('p', { class: 'muted' }, `Grouped from the first ${o.dead.scanned} dead jobs.`)
       : null;
+  const paused = o.pausedAccounts ?? [];
+  const pausedSection =
+    paused.length === 0
+      ? null
+      : h(
+          'section',
+          { id: 'paused-accounts' },
+          h('h2', {}, `Paused accounts (${paused.length})`),
+          h(
+            'p',
+            { class: 'muted' },
+            'Their key was refused or is unknown: their jobs wait while the other accounts deliver. ',
+            'One job probes the key again at "next probe".',
+          ),
+          h(
+            'table',
+            {},
+            h(
+              'thead',
+              {},
+              h(
+                'tr',
+                {},
+                ['account', 'status', 'why', 'since', 'next probe', 'workers', ''].map((t) => h('th', {}, t)),
+              ),
+            ),
+            h(
+              'tbody',
+              {},
+              paused.map((a) =>
+                h(
+                  'tr',
+                  { class: 'paused-account', 'data-account': a.account ?? '' },
+                  h('td', { class: 'account' }, accountName(a.account)),
+                  h('td', {}, a.status === null ? 'no key' : String(a.status)),
+                  h('td', { class: 'reason' }, a.reason),
+                  h('td', {}, when(a.since, o.now)),
+                  h('td', {}, when(a.until, o.now)),
+                  h('td', { class: 'num' }, String(a.workers.length)),
+                  h('td', {}, h('a', { href: accountHref(a.account, { state: 'pending' }) }, 'its jobs')),
+                ),
+              ),
+            ),
+          ),
+        );
   const workers =
     o.features.heartbeats && o.workers.length > 0
       ? h(
@@ -275,11 +331,20 @@ async function overviewView() {
           h(
             'ul',
             {},
-            o.workers.map((w) => h('li', {}, `${w.workerId} — ${w.state}, seen `, when(w.at, o.now))),
+            o.workers.map((w) => {
+              const n = (w.pausedAccounts ?? []).length;
+              return h(
+                'li',
+                {},
+                `${w.workerId} — ${w.state}${n > 0 ? `, ${n} account${n === 1 ? '' : 's'} paused` : ''}, seen `,
+                when(w.at, o.now),
+              );
+            }),
           ),
         )
       : null;
   return [
+    pausedSection,
     h('section', { id: 'counts' }, h('h2', {}, `Jobs by state (${o.total})`), counts),
     h(
       'section',
@@ -313,6 +378,19 @@ function filtersForm(query) {
     field('reason contains', 'reason'),
     field('status', 'status', { type: 'number', min: 100, max: 599 }),
     field('order id', 'orderId'),
+    field('account', 'account', { id: 'filter-account' }),
+    h(
+      'label',
+      { class: 'check' },
+      h('input', {
+        type: 'checkbox',
+        name: 'noAccount',
+        value: '1',
+        id: 'filter-no-account',
+        checked: query.has('noAccount'),
+      }),
+      'only jobs without an account',
+    ),
     field('deadline within (hours)', 'hours', {
       type: 'number',
       min: 0,
@@ -330,6 +408,10 @@ function filtersForm(query) {
       const v = String(data.get(name) ?? '').trim();
       if (v !== '') next.set(name, v);
     }
+    // An account is an exact reference: kept as typed (only an all-blank field means none).
+    const account = String(data.get('account') ?? '');
+    if (data.get('noAccount') !== null) next.set('noAccount', '1');
+    else if (account.trim() !== '') next.set('account', account);
     const hours = String(data.get('hours') ?? '').trim();
     if (hours !== '') next.set('deadlineWithinMs', String(Math.round(Number(hours) * HOUR)));
     location.hash = `#/jobs?${next}`;
@@ -352,6 +434,15 @@ async function jobsView(query) {
       h('td', {}, jobLink(j.id)),
       h('td', {}, j.kind),
       h('td', {}, j.orderId),
+      h(
+        'td',
+        { class: 'account' },
+        h(
+          'a',
+          { href: accountHref(j.account), class: j.account === null ? 'muted' : null },
+          accountName(j.account),
+        ),
+      ),
       h('td', {}, stateBadge(j.state)),
       h('td', { class: 'num' }, String(j.attempts)),
       h('td', {}, when(j.deadline, now)),
@@ -393,9 +484,18 @@ async function jobsView(query) {
               h(
                 'tr',
                 {},
-                ['id', 'kind', 'order', 'state', 'attempts', 'deadline', 'updated', 'last error', ''].map(
-                  (t) => h('th', {}, t),
-                ),
+                [
+                  'id',
+                  'kind',
+                  'order',
+                  'account',
+                  'state',
+                  'attempts',
+                  'deadline',
+                  'updated',
+                  'last error',
+                  '',
+                ].map((t) => h('th', {}, t)),
               ),
             ),
             h('tbody', {}, rows),
@@ -417,6 +517,7 @@ async function jobView(id) {
     ['id', job.id],
     ['kind', job.kind],
     ['order', job.orderId],
+    ['account', accountName(job.account)],
     ['state', stateBadge(job.state)],
     ['attempts', String(job.attempts)],
     ['deadline', when(job.deadline, now)],

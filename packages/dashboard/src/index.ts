@@ -18,7 +18,15 @@ export {
   type ResolvedDashboardOptions,
   renderDashboardOptionsTable,
 } from './options.ts';
-export { type DeadGroup, type JobView, jobView, normaliseReason, shortToken } from './views.ts';
+export {
+  type DeadGroup,
+  type JobView,
+  jobView,
+  normaliseReason,
+  type PausedAccountView,
+  pausedAccounts,
+  shortToken,
+} from './views.ts';
 
 /** The dashboard: a Fetch-API handler, and the same as a Node `(req, res)` handler. */
 export interface Dashboard {

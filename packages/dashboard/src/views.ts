@@ -3,7 +3,15 @@
  * shortened, no lease token), dead jobs grouped by their normalised reason, and the overview of counts
  * and deadlines. Pure reads over the `Outbox` interface, so every store gets the same pages.
  */
-import { JOB_STATES, type Job, type JobFilter, type Outbox } from '@postback/core';
+import {
+  type AccountPause,
+  JOB_STATES,
+  type Job,
+  type JobFilter,
+  type Outbox,
+  validateAccount,
+  type WorkerBeat,
+} from '@postback/core';
 import type { ResolvedDashboardOptions } from './options.ts';
 
 /** A job as the dashboard shows it. */
@@ -11,6 +19,8 @@ export interface JobView {
   id: string;
   kind: Job['kind'];
   orderId: string;
+  /** The advertiser account (a reference chosen by the app, never a key), or null for none. */
+  account: string | null;
   state: Job['state'];
   attempts: number;
   createdAt: number;
@@ -45,6 +55,7 @@ export function jobView(job: Job): JobView {
     id: job.id,
     kind: job.kind,
     orderId: job.orderId,
+    account: job.account ?? null,
     state: job.state,
     attempts: job.attempts,
     createdAt: job.createdAt,
@@ -164,6 +175,45 @@ export interface DeadlineBar {
   atRisk: boolean;
 }
 
+/** One account paused by the workers' Dispatchers, merged over the heart-beats that report it. */
+export interface PausedAccountView extends AccountPause {
+  /** The workers whose latest beat reports the account paused. */
+  workers: string[];
+}
+
+/**
+ * The accounts paused now according to the live workers' latest heart-beats (a stopped worker's last
+ * beat is left out), one entry per account: the latest pause end and the reason of the beat that saw the
+ * pause last, oldest pause first.
+ *
+ * @example
+ * ```ts
+ * pausedAccounts(await outbox.workers({ now, sinceMs: 600_000 }));
+ * ```
+ */
+export function pausedAccounts(beats: readonly WorkerBeat[]): PausedAccountView[] {
+  const byAccount = new Map<string, PausedAccountView & { seenAt: number }>();
+  for (const beat of beats) {
+    if (beat.state === 'stopped') continue;
+    for (const pause of beat.pausedAccounts ?? []) {
+      const key = pause.account === null ? '' : `=${pause.account}`;
+      const known = byAccount.get(key);
+      if (known === undefined) {
+        byAccount.set(key, { ...pause, workers: [beat.workerId], seenAt: beat.at });
+        continue;
+      }
+      known.workers.push(beat.workerId);
+      known.since = Math.min(known.since, pause.since);
+      known.until = Math.max(known.until, pause.until);
+      if (beat.at > known.seenAt)
+        Object.assign(known, { reason: pause.reason, status: pause.status, seenAt: beat.at });
+    }
+  }
+  return [...byAccount.values()]
+    .sort((a, b) => a.since - b.since)
+    .map(({ seenAt: _, ...view }) => ({ ...view, workers: view.workers.sort() }));
+}
+
 /**
  * Everything the overview page shows.
  *
@@ -203,7 +253,14 @@ export async function overview(
     atRisk: stats.atRisk,
     deadline: bars,
     dead,
-    workers: workers.map((w) => ({ workerId: w.workerId, at: w.at, state: w.state, version: w.version })),
+    workers: workers.map((w) => ({
+      workerId: w.workerId,
+      at: w.at,
+      state: w.state,
+      version: w.version,
+      pausedAccounts: w.pausedAccounts ?? [],
+    })),
+    pausedAccounts: pausedAccounts(workers),
     features: outbox.features,
   };
 }
@@ -225,8 +282,9 @@ const integer = (name: string, value: string | null, min: number, max: number): 
 const literal = (text: string) => new RegExp(text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'), 'i');
 
 /**
- * The job filter of a `GET api/jobs` query: `state` (repeatable), `kind`, `orderId`, `reason` (text
- * contained in the reason), `status`, `deadlineWithinMs`, `olderThanMs`, `limit`, `offset`.
+ * The job filter of a `GET api/jobs` query: `state` (repeatable), `kind`, `orderId`, `account` (exactly
+ * that account) or `noAccount=1` (only jobs without one), `reason` (text contained in the reason),
+ * `status`, `deadlineWithinMs`, `olderThanMs`, `limit`, `offset`.
  *
  * @throws {QueryError} on a bad value.
  * @example
@@ -245,6 +303,18 @@ export function jobFilter(query: URLSearchParams, now: number): JobFilter {
   else if (kind !== null && kind !== '') throw new QueryError('kind must be confirm or refund');
   const orderId = query.get('orderId');
   if (orderId !== null && orderId !== '') filter.orderId = orderId;
+  const account = query.get('account');
+  const noAccount = query.get('noAccount');
+  if (noAccount !== null && noAccount !== '' && noAccount !== '0' && noAccount !== 'false') {
+    if (account !== null && account !== '') throw new QueryError('give account or noAccount, not both');
+    filter.account = null;
+  } else if (account !== null && account !== '') {
+    try {
+      filter.account = validateAccount(account);
+    } catch (error) {
+      throw new QueryError(error instanceof Error ? error.message : 'invalid account');
+    }
+  }
   const reason = query.get('reason');
   if (reason !== null && reason !== '') filter.reason = literal(reason.slice(0, 200));
   const status = integer('status', query.get('status'), 100, 599);

@@ -105,6 +105,70 @@ describe('the JSON API', () => {
   });
 });
 
+describe('accounts', () => {
+  it("filters jobs by account (or without one), shows each job's account, and lists paused accounts from heart-beats", async () => {
+    server = await serveDashboard({ outbox: db.outbox, now: () => NOW });
+    const click = (n: number) => ({ token: CLICK_TOKEN(n), clickedAt: NOW - HOUR });
+    await db.outbox.confirm({ orderId: 'shop-1', valueMicros: 1_000, click: click(10), account: 'shop-a' });
+    await db.outbox.confirm({ orderId: 'shop-1', valueMicros: 1_000, click: click(11), account: 'shop b' });
+    const list = async (q: string) =>
+      (await get(`api/jobs?${q}`))
+        .json()
+        .jobs.map((j: { orderId: string; account: string | null }) => [j.orderId, j.account]);
+    expect(await list('account=shop-a')).toEqual([['shop-1', 'shop-a']]);
+    expect(await list(`${new URLSearchParams({ account: 'shop b' })}`)).toEqual([['shop-1', 'shop b']]);
+    expect(await list('account=nobody')).toEqual([]);
+    const none = await list('noAccount=1&limit=1000');
+    expect(none).toHaveLength(10);
+    for (const [, account] of none) expect(account).toBeNull();
+    const both = await get('api/jobs?account=shop-a&noAccount=1');
+    expect(both.res.status).toBe(400);
+    expect(both.json().error).toMatch(/account or noAccount/);
+    expect((await get('api/jobs?account=%20%20')).res.status).toBe(400);
+
+    const pause = (account: string | null, since: number, reason: string) => ({
+      account,
+      since,
+      until: since + HOUR,
+      reason,
+      status: 401,
+    });
+    const beat = (workerId: string, state: string, pausedAccounts: ReturnType<typeof pause>[]) =>
+      db.outbox.beat({
+        workerId,
+        at: NOW - 1_000,
+        state,
+        pausedUntil: null,
+        pauseReason: null,
+        version: '0.1.0',
+        host: null,
+        pid: null,
+        pausedAccounts,
+      });
+    await beat('w1', 'running', [pause('shop b', NOW - 5 * 60_000, 'Ad service answered 401: bad key')]);
+    await beat('w2', 'running', [
+      pause('shop b', NOW - 4 * 60_000, 'Ad service answered 401: bad key'),
+      pause(null, NOW - 60_000, 'no API key for account (no account)'),
+    ]);
+    await beat('w3', 'stopped', [pause('shop-a', NOW - 60_000, 'stale')]);
+    const o = (await get('api/overview')).json();
+    expect(o.pausedAccounts).toEqual([
+      expect.objectContaining({
+        account: 'shop b',
+        status: 401,
+        since: NOW - 5 * 60_000,
+        workers: ['w1', 'w2'],
+      }),
+      expect.objectContaining({
+        account: null,
+        reason: 'no API key for account (no account)',
+        workers: ['w2'],
+      }),
+    ]);
+    expect(o.workers.find((w: { workerId: string }) => w.workerId === 'w2').pausedAccounts).toHaveLength(2);
+  });
+});
+
 describe('a backend that cannot list every state', () => {
   it('says which states it cannot list (400), and lists the others by default', async () => {
     const features = { ...db.outbox.features, listableStates: ['dead'] as const };

@@ -3,7 +3,8 @@
  * sandbox with faults injected: delivered jobs, jobs retried after 503s, jobs dead after 404s. The page
  * shows the counts, the deadline chart and the dead-jobs groups; without the token nothing can be
  * replayed; with it, a replay (after the confirmation dialog) makes the jobs pending, and a drain delivers
- * them to the sandbox.
+ * them to the sandbox. With many advertiser accounts, a worker whose key for one account is refused shows
+ * that account paused (from its heart-beat), and the job list filters by account.
  */
 import { mkdtempSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
@@ -25,6 +26,8 @@ let browser: Browser;
 let writable: Awaited<ReturnType<typeof serveDashboard>>;
 let readOnly: Awaited<ReturnType<typeof serveDashboard>>;
 const clickTokens: string[] = [];
+let clicks: Awaited<ReturnType<SandboxWorld['clicks']>>;
+let accountsWorker: Dispatcher | undefined;
 
 beforeAll(async () => {
   world = await startSandboxWorld();
@@ -37,7 +40,7 @@ beforeAll(async () => {
     quickRetries: { retries: 0 },
     backoff: { baseMs: 3_600_000, maxMs: 3_600_000, minMs: 3_600_000 },
   });
-  const clicks = await world.clicks(7);
+  clicks = await world.clicks(10);
   let next = 0;
   const confirm = async (orderId: string) => {
     const click = clicks[next++];
@@ -74,6 +77,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await browser?.close();
+  await accountsWorker?.stop({ timeoutMs: 2_000 });
   await writable?.close();
   await readOnly?.close();
   await dispatcher?.stop({ timeoutMs: 2_000 });
@@ -209,6 +213,88 @@ describe('the dashboard in a browser', () => {
     const html = await page.content();
     expect(html).toContain(`${clickTokens[3]?.slice(0, 6)}…`);
     for (const token of [...clickTokens, TOKEN]) expect(html).not.toContain(token);
+    await page.close();
+  });
+
+  it('shows a paused account from the heart-beats, and filters the job list by account', async () => {
+    const revokedKey = 'revoked-key-of-shop-b-0123456789';
+    // A second worker with a key per account: shop-b's key is refused, so only shop-b pauses.
+    accountsWorker = createDispatcher({
+      outbox: db.outbox,
+      client,
+      apiKeyFor: (account) => (account === 'shop-b' ? revokedKey : world.conversionsKey),
+      authPauseMs: 3_600_000,
+      pollIntervalMs: 20,
+      worker: { id: 'worker-accounts' },
+    });
+    const confirmFor = async (orderId: string, account: string, n: number) => {
+      const click = clicks[n];
+      if (click === undefined) throw new Error('not enough clicks');
+      clickTokens.push(click.token);
+      await db.outbox.confirm({ orderId, valueMicros: 5_000_000, click, account });
+    };
+    await confirmFor('shop-a-1', 'shop-a', 7);
+    await confirmFor('shop-b-1', 'shop-b', 8);
+    await confirmFor('shop-b-2', 'shop-b', 9);
+    const paused = new Promise((resolve) => accountsWorker?.on('account-paused', resolve));
+    accountsWorker.start();
+    await paused;
+    await expect
+      .poll(async () => (await db.outbox.getByOrder('shop-a-1', 'shop-a'))[0]?.state, { timeout: 10_000 })
+      .toBe('delivered');
+    await expect
+      .poll(async () => {
+        const beats = await db.outbox.workers({ now: Date.now(), sinceMs: 60_000 });
+        return beats.find((b) => b.workerId === 'worker-accounts')?.pausedAccounts.length;
+      })
+      .toBe(1);
+
+    const page = await open(readOnly.url);
+    const row = page.locator('#paused-accounts tr.paused-account');
+    expect(await row.count()).toBe(1);
+    const cells = await row.locator('td').allTextContents();
+    expect(cells[0]).toBe('shop-b');
+    expect(cells[1]).toBe('401');
+    expect(cells[2]).not.toBe('');
+    expect(cells[4]).toMatch(/^in (59m|60m|1h)/); // the next probe, an hour after the pause
+    expect(await page.textContent('#workers')).toContain('worker-accounts — running, 1 account paused');
+    expect(await page.content()).not.toContain(revokedKey);
+
+    // The paused account's link lists its waiting jobs.
+    await row.locator('a').click();
+    await page.waitForSelector('body[data-view="/jobs"] #job-list');
+    const listed = () =>
+      page.$$eval('#job-list tr.job', (rows) =>
+        rows.map((r) => [...r.querySelectorAll('td')].slice(2, 4).map((td) => td.textContent)),
+      );
+    expect((await listed()).sort()).toEqual([
+      ['shop-b-1', 'shop-b'],
+      ['shop-b-2', 'shop-b'],
+    ]);
+    expect(await page.inputValue('#filter-account')).toBe('shop-b');
+
+    // The filter field: another account, typed in the page.
+    await page.fill('#filter-account', 'shop-a');
+    await page.selectOption('#filters select[name="state"]', []);
+    await page.click('#filters button[type=submit]');
+    await page.waitForFunction(() => location.hash.includes('account=shop-a'));
+    await page.waitForSelector('#job-list tr.job td:text("shop-a-1")');
+    expect(await listed()).toEqual([['shop-a-1', 'shop-a']]);
+
+    // Only jobs without an account: none of the shops' jobs.
+    await page.check('#filter-no-account');
+    await page.click('#filters button[type=submit]');
+    await page.waitForFunction(() => location.hash.includes('noAccount=1'));
+    await page.waitForSelector('#job-list tr.job td:text("ok-1")');
+    const none = await listed();
+    expect(none.length).toBeGreaterThan(5);
+    for (const [, account] of none) expect(account).toBe('(no account)');
+
+    // The job page names its account.
+    const [job] = await db.outbox.getByOrder('shop-b-1', 'shop-b');
+    await page.goto(`${readOnly.url}#/job/${encodeURIComponent(job?.id ?? '')}`);
+    await page.waitForSelector('body[data-view^="/job/"] dl.fields');
+    expect(await page.textContent('dl.fields')).toContain('shop-b');
     await page.close();
   });
 });
