@@ -2,7 +2,7 @@
  * The SQLite outbox's checks of a call's arguments, run synchronously before anything joins a batch: a
  * bad argument rejects that call alone.
  */
-import { type AttemptRecord, appendAttempt, type WorkerBeat } from '@postback/core';
+import { type AccountPause, type AttemptRecord, appendAttempt, type WorkerBeat } from '@postback/core';
 import { type AttemptValues, rowIdOf } from './job-rows.ts';
 import type { HeldJob } from './outbox-operations.ts';
 
@@ -117,6 +117,7 @@ export function checkBeat(beat: unknown): WorkerBeat {
   if (!isStringOrNull(b.host)) throw new TypeError('beat.host must be a string or null');
   if (b.pid !== null && !isCount(b.pid))
     throw new TypeError('beat.pid must be a non-negative integer or null');
+  const pausedAccounts = checkPausedAccounts(b.pausedAccounts);
   return {
     workerId: b.workerId,
     at: b.at as number,
@@ -126,7 +127,35 @@ export function checkBeat(beat: unknown): WorkerBeat {
     version: b.version,
     host: b.host,
     pid: b.pid as number | null,
+    pausedAccounts,
   };
+}
+
+/**
+ * A beat's paused accounts, checked, as plain data with only the pause's fields. Absent (a worker of a
+ * version before accounts) is none.
+ */
+function checkPausedAccounts(value: unknown): AccountPause[] {
+  if (value === undefined) return [];
+  if (!Array.isArray(value)) throw new TypeError('beat.pausedAccounts must be an array');
+  return value.map((pause: Partial<Record<keyof AccountPause, unknown>> | null, i) => {
+    const field = `beat.pausedAccounts[${i}]`;
+    if (typeof pause !== 'object' || pause === null) throw new TypeError(`${field} must be an account pause`);
+    if (!isStringOrNull(pause.account)) throw new TypeError(`${field}.account must be a string or null`);
+    checkEpoch(pause.since, `${field}.since`);
+    checkEpoch(pause.until, `${field}.until`);
+    if (typeof pause.reason !== 'string') throw new TypeError(`${field}.reason must be a string`);
+    if (pause.status !== null && !(Number.isInteger(pause.status) && (pause.status as number) >= 100)) {
+      throw new TypeError(`${field}.status must be an HTTP status or null`);
+    }
+    return {
+      account: pause.account,
+      since: pause.since as number,
+      until: pause.until as number,
+      reason: pause.reason,
+      status: pause.status as number | null,
+    };
+  });
 }
 
 /** Throws a RangeError naming `field` unless `value` is a non-negative safe integer (a duration). */

@@ -2,12 +2,19 @@
  * The `jobs` table seen from TypeScript: the row shape, its conversion to and from the core `Job` model,
  * and the prepared statements the outbox runs. Transitions are computed by the pure functions of
  * `@postback/core` (the same ones the memory outbox uses) and written back whole by {@link JobStatements.write},
- * so every store produces exactly the same fields; only claim is expressed in SQL, because it must be one
- * atomic `UPDATE … RETURNING`.
+ * so every store produces exactly the same fields; only the claim's write is expressed in SQL, one
+ * `UPDATE … RETURNING` of the ids the claim's reads chose (see `fair-claim.ts`), in the same transaction.
  */
 
 import type { DatabaseSync, StatementSync } from 'node:sqlite';
-import { ATTEMPT_HISTORY_LIMIT, type Job, type JobKind, type JobState } from '@postback/core';
+import {
+  ATTEMPT_HISTORY_LIMIT,
+  accountFromKey,
+  accountKey,
+  type Job,
+  type JobKind,
+  type JobState,
+} from '@postback/core';
 
 /**
  * The columns a job is read with, in this order (`SELECT` and `RETURNING` name them, so the order does not
@@ -16,7 +23,7 @@ import { ATTEMPT_HISTORY_LIMIT, type Job, type JobKind, type JobState } from '@p
 export const ROW_COLUMNS =
   'id, kind, order_id, state, attempts, created_at, updated_at, next_attempt_at, deadline, last_error, ' +
   'lease_token, lease_expires_at, delivered_at, campaign_id, click_token, value_micros, clicked_at, ' +
-  'maybe_applied_at';
+  'maybe_applied_at, account';
 
 /** One row of `jobs` as node:sqlite returns it: an object of the {@link ROW_COLUMNS}, by name. */
 export interface JobRow {
@@ -38,6 +45,8 @@ export interface JobRow {
   value_micros: number | null;
   clicked_at: number | null;
   maybe_applied_at: number | null;
+  /** The job's `accountKey` ('' for none). */
+  account: string;
 }
 
 /**
@@ -56,6 +65,7 @@ export function jobFromRow(row: JobRow): Job {
   const common = {
     id: String(row.id),
     orderId: row.order_id,
+    account: accountFromKey(row.account),
     state: row.state,
     attempts: row.attempts,
     createdAt: row.created_at,
@@ -103,64 +113,92 @@ export function rowIdOf(id: string): number | null {
 const COLUMNS =
   'kind, order_id, state, attempts, created_at, updated_at, next_attempt_at, deadline, last_error, ' +
   'lease_token, lease_expires_at, delivered_at, campaign_id, click_token, value_micros, clicked_at, ' +
-  'maybe_applied_at';
+  'maybe_applied_at, account';
+
+/** Where the order id and the account sit in {@link InsertValues}. */
+export const INSERT_ORDER_ID = 1;
+export const INSERT_ACCOUNT = 17;
 
 /**
- * The claim, in one statement: up to `limit` due jobs — pending ones whose `next_attempt_at` has come (the
- * partial index `jobs_due` holds only those with a deadline, so refunds waiting for their confirmation
- * are never even read), and inflight ones whose lease ran out — oldest `next_attempt_at` first, then oldest
- * job (the order of the memory outbox; the index gives it without sorting the backlog) — become inflight with a
- * fresh random lease token and one more attempt. The NOT EXISTS checks keep the refund-ordering rule at the
- * moment of the claim for both kinds of candidates (a refund given its campaign may exist before its
- * order's confirm is enqueued; from then on it waits for that confirm, even with an expired lease).
- * Retaking an inflight job (its lease ran out) marks it maybe applied at its last `updated_at`, as core's
- * `claimJob` does: SET expressions read the row as it was before this UPDATE.
+ * A claim candidate (`alias`) that is not a refund waiting for its order's confirm: core's `isClaimable`
+ * rule, kept at the moment of the claim for every tier (a refund given its campaign may exist before its
+ * order's confirm is enqueued; from then on it waits for that confirm, even with an expired lease). The
+ * order is the candidate's account and order id: one seek of `jobs_order_account_kind`.
  */
-const CLAIM_SET = `
+const notWaitingRefund = (alias: string) => `(${alias}.kind = 'confirm' OR NOT EXISTS (
+            SELECT 1 FROM jobs AS c
+             WHERE c.order_id = ${alias}.order_id AND c.account = ${alias}.account AND c.kind = 'confirm'
+               AND c.state IN ('pending', 'inflight')))`;
+
+/** A candidate not of an excluded account (`:excluded`: a JSON array of account keys). */
+const notExcluded = (alias: string) => `${alias}.account NOT IN (SELECT value FROM json_each(:excluded))`;
+
+/**
+ * Tier 0 of the claim (core's `accounts.ts`): inflight jobs whose lease ran out, by lease expiry, read on
+ * `jobs_lease` in its order (a seek that finds nothing in the usual case).
+ */
+const RETAKEN_SQL = `
+  SELECT l.id FROM jobs AS l INDEXED BY jobs_lease
+   WHERE l.state = 'inflight' AND l.lease_expires_at <= :now
+     AND ${notExcluded('l')} AND ${notWaitingRefund('l')}
+   ORDER BY l.lease_expires_at, l.id
+   LIMIT :limit`;
+
+/**
+ * Tier 1: due pending jobs whose deadline is at or before `:urgent_until` (now + urgentWithinMs), nearest
+ * deadline first whatever their account, read on `jobs_open_deadline` in its order up to that bound.
+ */
+const URGENT_SQL = `
+  SELECT u.id FROM jobs AS u INDEXED BY jobs_open_deadline
+   WHERE u.state IN ('pending', 'inflight') AND u.deadline <= :urgent_until
+     AND u.state = 'pending' AND u.next_attempt_at <= :now
+     AND ${notExcluded('u')} AND ${notWaitingRefund('u')}
+   ORDER BY u.deadline, u.id
+   LIMIT :limit`;
+
+/**
+ * Tier 2, the accounts: the first account with claimable pending jobs after `?` (a loose index scan of
+ * `jobs_account_due`: one seek per distinct account, however many jobs each holds). {@link FIRST_ACCOUNT_SQL}
+ * starts from the first account ('' sorts first: jobs without one).
+ */
+const NEXT_ACCOUNT_SQL = `
+  SELECT account FROM jobs INDEXED BY jobs_account_due
+   WHERE state = 'pending' AND deadline IS NOT NULL AND account > ?
+   ORDER BY account LIMIT 1`;
+const FIRST_ACCOUNT_SQL = `
+  SELECT account FROM jobs INDEXED BY jobs_account_due
+   WHERE state = 'pending' AND deadline IS NOT NULL AND account >= ''
+   ORDER BY account LIMIT 1`;
+
+/**
+ * Tier 2, one account's jobs: its due, not urgent pending jobs in due order (`next_attempt_at`, then id)
+ * after a position (-1, 0 from the start), read on `jobs_account_due` in its order.
+ */
+const ACCOUNT_DUE_SQL = `
+  SELECT a.id, a.next_attempt_at AS due FROM jobs AS a INDEXED BY jobs_account_due
+   WHERE a.state = 'pending' AND a.deadline IS NOT NULL AND a.account = :account
+     AND a.next_attempt_at >= :after_due AND (a.next_attempt_at > :after_due OR a.id > :after_id)
+     AND a.next_attempt_at <= :now AND a.deadline > :urgent_until
+     AND ${notWaitingRefund('a')}
+   ORDER BY a.next_attempt_at, a.id
+   LIMIT :limit`;
+
+/**
+ * The claim's write: the chosen jobs (`:ids`, a JSON array of row ids, sought by primary key) become
+ * inflight with a fresh random lease token and one more attempt, as core's `claimJob` makes them.
+ * Retaking an inflight job (its lease ran out) marks it maybe applied at its last `updated_at`: SET
+ * expressions read the row as it was before this UPDATE. The claim's reads and this write run in one
+ * write transaction, so no other connection can claim between them.
+ */
+const CLAIM_SQL = `
   UPDATE jobs
      SET state = 'inflight',
          attempts = attempts + 1,
          updated_at = :now,
          lease_token = lower(hex(randomblob(16))),
          lease_expires_at = :expires_at,
-         maybe_applied_at = COALESCE(maybe_applied_at, CASE WHEN state = 'inflight' THEN updated_at END)`;
-
-/** Up to `limit` claimable pending jobs, oldest due first (read on `jobs_due` in its order, no sorting). */
-const DUE_IDS = `
-         SELECT j.id, j.next_attempt_at AS due
-           FROM jobs AS j INDEXED BY jobs_due
-          WHERE j.state = 'pending' AND j.deadline IS NOT NULL AND j.next_attempt_at <= :now
-            AND (j.kind = 'confirm' OR NOT EXISTS (
-                  SELECT 1 FROM jobs AS c
-                   WHERE c.order_id = j.order_id AND c.kind = 'confirm' AND c.state IN ('pending', 'inflight')))
-          ORDER BY j.next_attempt_at, j.id
-          LIMIT :limit`;
-
-const CLAIM_SQL = `${CLAIM_SET}
-   WHERE id IN (
-     SELECT id FROM (
-       SELECT id, due FROM (${DUE_IDS})
-       UNION ALL
-       SELECT id, due FROM (
-         SELECT l.id, l.next_attempt_at AS due
-           FROM jobs AS l INDEXED BY jobs_lease
-          WHERE l.state = 'inflight' AND l.lease_expires_at <= :now
-            AND (l.kind = 'confirm' OR NOT EXISTS (
-                  SELECT 1 FROM jobs AS c
-                   WHERE c.order_id = l.order_id AND c.kind = 'confirm' AND c.state IN ('pending', 'inflight')))
-          ORDER BY l.next_attempt_at, l.id
-          LIMIT :limit)
-       ORDER BY due, id
-       LIMIT :limit))
-  RETURNING ${ROW_COLUMNS}`;
-
-/**
- * The claim when no lease has run out (see {@link JobStatements.expiredLease}): the same jobs in the same
- * order as {@link CLAIM_SQL}, whose second branch would be empty, without merging the two branches (two
- * temporary sorts, a large part of a claim's fixed cost).
- */
-const CLAIM_DUE_SQL = `${CLAIM_SET}
-   WHERE id IN (SELECT id FROM (${DUE_IDS}))
+         maybe_applied_at = COALESCE(maybe_applied_at, CASE WHEN state = 'inflight' THEN updated_at END)
+   WHERE id IN (SELECT value FROM json_each(:ids))
   RETURNING ${ROW_COLUMNS}`;
 
 /**
@@ -192,12 +230,17 @@ export interface JobStatements {
   byOrderKind: StatementSync;
   byOrder: StatementSync;
   write: StatementSync;
-  /** Claims due pending jobs and jobs whose lease ran out, oldest due first. */
+  /** Tier 0 of the claim: ids of jobs whose lease ran out. */
+  retaken: StatementSync;
+  /** Tier 1 of the claim: ids of due jobs whose deadline is near. */
+  urgent: StatementSync;
+  /** Tier 2 of the claim: the first account with claimable jobs, and the next one after a key. */
+  firstAccount: StatementSync;
+  nextAccount: StatementSync;
+  /** Tier 2 of the claim: one account's due jobs after a position. */
+  accountDue: StatementSync;
+  /** Claims the jobs of `:ids`. */
   claim: StatementSync;
-  /** Whether any lease has run out at `now` (a row, or undefined): one index seek. */
-  expiredLease: StatementSync;
-  /** {@link JobStatements.claim} when `expiredLease` found none: due pending jobs only. */
-  claimDue: StatementSync;
   countByState: StatementSync;
   oldestPending: StatementSync;
   nearestDeadline: StatementSync;
@@ -219,17 +262,20 @@ export function prepareJobStatements(db: DatabaseSync): JobStatements {
     // Positional parameters and run() (changes + lastInsertRowid) instead of named ones and RETURNING:
     // enqueue is the hot path, and both cost measurable time per row.
     insert: db.prepare(
-      `INSERT INTO jobs (${COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (order_id, kind) DO NOTHING`,
+      `INSERT INTO jobs (${COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (order_id, account, kind) DO NOTHING`,
     ),
     byId: db.prepare(`SELECT ${ROW_COLUMNS} FROM jobs WHERE id = ?`),
-    byOrderKind: db.prepare(`SELECT ${ROW_COLUMNS} FROM jobs WHERE order_id = ? AND kind = ?`),
-    byOrder: db.prepare(`SELECT ${ROW_COLUMNS} FROM jobs WHERE order_id = ? ORDER BY kind`),
-    write: db.prepare(WRITE_SQL),
-    claim: db.prepare(CLAIM_SQL),
-    expiredLease: db.prepare(
-      "SELECT 1 FROM jobs INDEXED BY jobs_lease WHERE state = 'inflight' AND lease_expires_at <= ? LIMIT 1",
+    byOrderKind: db.prepare(
+      `SELECT ${ROW_COLUMNS} FROM jobs WHERE order_id = ? AND account = ? AND kind = ?`,
     ),
-    claimDue: db.prepare(CLAIM_DUE_SQL),
+    byOrder: db.prepare(`SELECT ${ROW_COLUMNS} FROM jobs WHERE order_id = ? AND account = ? ORDER BY kind`),
+    write: db.prepare(WRITE_SQL),
+    retaken: db.prepare(RETAKEN_SQL),
+    urgent: db.prepare(URGENT_SQL),
+    firstAccount: db.prepare(FIRST_ACCOUNT_SQL),
+    nextAccount: db.prepare(NEXT_ACCOUNT_SQL),
+    accountDue: db.prepare(ACCOUNT_DUE_SQL),
+    claim: db.prepare(CLAIM_SQL),
     countByState: db.prepare(
       'SELECT state, COUNT(*) AS n FROM jobs INDEXED BY jobs_state_created GROUP BY state',
     ),
@@ -270,6 +316,7 @@ export function insertValues(job: Job): InsertValues {
     confirm?.valueMicros ?? null,
     confirm?.clickedAt ?? null,
     job.maybeAppliedAt,
+    accountKey(job.account),
   ];
 }
 

@@ -8,6 +8,7 @@
 
 import type { DatabaseSync, StatementSync } from 'node:sqlite';
 import {
+  type AccountPause,
   type AttemptRecord,
   type EpochMs,
   JOB_STATES,
@@ -25,6 +26,7 @@ export const OUTBOX_FEATURES: OutboxFeatures = Object.freeze({
   listableStates: JOB_STATES,
   heartbeats: true,
   prune: true,
+  fairClaims: true,
 });
 
 /** Most urgent first, as core's `byUrgency`: by deadline (none last), then creation, then id. */
@@ -81,7 +83,8 @@ const PRUNE_WINDOW_SQL = `
    ORDER BY created_at, id
    LIMIT :limit`;
 
-const WORKER_COLUMNS = 'worker_id, at, state, paused_until, pause_reason, version, host, pid';
+const WORKER_COLUMNS =
+  'worker_id, at, state, paused_until, pause_reason, version, host, pid, paused_accounts';
 
 interface WorkerRow {
   worker_id: string;
@@ -92,6 +95,8 @@ interface WorkerRow {
   version: string;
   host: string | null;
   pid: number | null;
+  /** `AccountPause[]` as JSON; null for none (and on beats written before schema version 4). */
+  paused_accounts: string | null;
 }
 
 /** The operator-view statements of one connection (those built per filter shape are cached). */
@@ -100,10 +105,11 @@ export function createOperatorQueries(db: DatabaseSync) {
   const pruneWindow = db.prepare(PRUNE_WINDOW_SQL);
   const deleteJob = db.prepare('DELETE FROM jobs WHERE id = ?');
   const upsertWorker = db.prepare(
-    `INSERT INTO workers (${WORKER_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+    `INSERT INTO workers (${WORKER_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
      ON CONFLICT (worker_id) DO UPDATE SET at = excluded.at, state = excluded.state,
        paused_until = excluded.paused_until, pause_reason = excluded.pause_reason,
-       version = excluded.version, host = excluded.host, pid = excluded.pid`,
+       version = excluded.version, host = excluded.host, pid = excluded.pid,
+       paused_accounts = excluded.paused_accounts`,
   );
   const recentWorkers = db.prepare(
     `SELECT ${WORKER_COLUMNS} FROM workers INDEXED BY workers_at WHERE at >= ? ORDER BY at DESC`,
@@ -118,6 +124,7 @@ export function createOperatorQueries(db: DatabaseSync) {
     if (filter.states !== null) where.push(`state IN (${filter.states.map(() => '?').join(', ')})`);
     if (filter.kind !== null) where.push('kind = ?');
     if (filter.orderId !== null) where.push('order_id = ?');
+    if (filter.accountKey !== null) where.push('account = ?');
     if (filter.reason !== null) where.push('last_error IS NOT NULL');
     if (filter.status !== null) where.push('last_status = ?');
     if (filter.deadlineBefore !== null) where.push('deadline <= ?');
@@ -138,6 +145,7 @@ export function createOperatorQueries(db: DatabaseSync) {
     const values: Array<string | number> = [...(filter.states ?? [])];
     if (filter.kind !== null) values.push(filter.kind);
     if (filter.orderId !== null) values.push(filter.orderId);
+    if (filter.accountKey !== null) values.push(filter.accountKey);
     if (filter.status !== null) values.push(filter.status);
     if (filter.deadlineBefore !== null) values.push(filter.deadlineBefore);
     if (filter.updatedBefore !== null) values.push(filter.updatedBefore);
@@ -264,6 +272,7 @@ export function createOperatorQueries(db: DatabaseSync) {
         beat.version,
         beat.host,
         beat.pid,
+        beat.pausedAccounts.length === 0 ? null : JSON.stringify(beat.pausedAccounts),
       );
     },
 
@@ -278,6 +287,8 @@ export function createOperatorQueries(db: DatabaseSync) {
         version: row.version,
         host: row.host,
         pid: row.pid,
+        pausedAccounts:
+          row.paused_accounts === null ? [] : (JSON.parse(row.paused_accounts) as AccountPause[]),
       }));
     },
   };

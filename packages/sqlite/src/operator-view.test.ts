@@ -110,7 +110,15 @@ describe('prune on the SQLite outbox', () => {
 
   it('forgets the heart-beats of workers not seen within the retention', async () => {
     const outbox = open();
-    const beat = { state: 'running', pausedUntil: null, pauseReason: null, version: '1', host: null, pid: 1 };
+    const beat = {
+      state: 'running',
+      pausedUntil: null,
+      pauseReason: null,
+      version: '1',
+      host: null,
+      pid: 1,
+      pausedAccounts: [],
+    };
     await outbox.beat({ workerId: 'gone', at: T0 - 3 * DAY_MS, ...beat });
     await outbox.beat({ workerId: 'here', at: T0 - 1_000, ...beat });
     await outbox.prune({ now: T0, olderThanMs: DAY_MS, returnWindowMs: 0 });
@@ -141,6 +149,7 @@ describe('listJobs on the SQLite outbox', () => {
       listableStates: JOB_STATES,
       heartbeats: true,
       prune: true,
+      fairClaims: true,
     });
   });
 });

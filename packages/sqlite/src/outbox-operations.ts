@@ -7,7 +7,7 @@
 
 import type { DatabaseSync } from 'node:sqlite';
 import {
-  type ClaimOptions,
+  accountKey,
   type ConfirmJob,
   completeJob,
   type EnqueueResult,
@@ -35,9 +35,12 @@ import {
   type WindowPolicy,
   type WorkerBeat,
 } from '@postback/core';
+import { type ClaimArgs, createFairClaim } from './fair-claim.ts';
 import { CallError } from './group-commit.ts';
 import {
   type AttemptValues,
+  INSERT_ACCOUNT,
+  INSERT_ORDER_ID,
   type InsertValues,
   insertValues,
   type JobRow,
@@ -92,14 +95,20 @@ function jobsOf(rows: readonly unknown[]): Job[] {
 export function createOutboxOperations(db: DatabaseSync, policy: Readonly<WindowPolicy>) {
   const sql = prepareJobStatements(db);
   const operator = createOperatorQueries(db);
+  const fairClaim = createFairClaim(sql);
 
   function load(id: number): Job | null {
     const row = sql.byId.get(id);
     return row === undefined ? null : jobFromRow(row as unknown as JobRow);
   }
 
-  function loadByOrder<K extends Job['kind']>(orderId: string, kind: K): Extract<Job, { kind: K }> | null {
-    const row = sql.byOrderKind.get(orderId, kind);
+  /** The job of `kind` of the order (`orderId` of the account stored as `key`), or null. */
+  function loadByOrder<K extends Job['kind']>(
+    key: string,
+    orderId: string,
+    kind: K,
+  ): Extract<Job, { kind: K }> | null {
+    const row = sql.byOrderKind.get(orderId, key, kind);
     return row === undefined ? null : (jobFromRow(row as unknown as JobRow) as Extract<Job, { kind: K }>);
   }
 
@@ -140,14 +149,15 @@ export function createOutboxOperations(db: DatabaseSync, policy: Readonly<Window
    * applied, it takes the campaign and deadline; ended never charged, it is cancelled.
    */
   function settleRefundOf(confirm: ConfirmJob): void {
-    const refund = loadByOrder(confirm.orderId, 'refund');
+    const refund = loadByOrder(accountKey(confirm.account), confirm.orderId, 'refund');
     if (refund === null) return;
     const next = refundAfterConfirm(refund, confirm, policy);
     if (next !== refund) store(next, refund.lease?.token ?? null);
   }
 
   function replayOne(stored: Job, now: EpochMs): boolean {
-    const orderHasRefund = stored.kind === 'confirm' && loadByOrder(stored.orderId, 'refund') !== null;
+    const orderHasRefund =
+      stored.kind === 'confirm' && loadByOrder(accountKey(stored.account), stored.orderId, 'refund') !== null;
     const next = replayJob(stored, { now, orderHasRefund });
     if (next === stored) return false;
     store(next, null);
@@ -164,13 +174,18 @@ export function createOutboxOperations(db: DatabaseSync, policy: Readonly<Window
     confirm(values: InsertValues): InsertedConfirm {
       const id = insertRow(values);
       if (id !== null) return { created: true, id };
-      return { created: false, job: loadByOrder(values[1] as string, 'confirm') as ConfirmJob };
+      const key = values[INSERT_ACCOUNT] as string;
+      return {
+        created: false,
+        job: loadByOrder(key, values[INSERT_ORDER_ID] as string, 'confirm') as ConfirmJob,
+      };
     },
 
     /** Plans and applies a checked refund at `now`; a refund whose campaign cannot be known is a `CallError`. */
     refund(checked: RefundInput, now: EpochMs): RefundOutcome {
-      const confirm = loadByOrder(checked.orderId, 'confirm');
-      const refund = loadByOrder(checked.orderId, 'refund');
+      const key = accountKey(checked.account ?? null);
+      const confirm = loadByOrder(key, checked.orderId, 'confirm');
+      const refund = loadByOrder(key, checked.orderId, 'refund');
       let outcome: RefundOutcome;
       try {
         outcome = planRefund(checked, { now, id: '0', policy, confirm, refund });
@@ -189,19 +204,12 @@ export function createOutboxOperations(db: DatabaseSync, policy: Readonly<Window
     },
 
     /**
-     * Claims up to `limit` due jobs and answers with their rows (`jobFromRow` makes them jobs): plain data
-     * that crosses from the writer thread as it is.
+     * Claims up to `limit` due jobs in the order of core's `accounts.ts` (see `fair-claim.ts`) and answers
+     * with their rows (`jobFromRow` makes them jobs): plain data that crosses from the writer thread as it
+     * is. The rows carry the fields of core's `claimJob` (inflight, attempts + 1, updatedAt, fresh lease).
      */
-    claim({ now, limit, leaseMs }: ClaimOptions): JobRow[] {
-      // One UPDATE … RETURNING producing the fields of core's `claimJob` (inflight, attempts + 1,
-      // updatedAt, fresh lease): no other connection can claim between the read and the write.
-      // Most claims find no lease run out: they skip that half of the statement and its merge. The
-      // check and the claim run in one write transaction at the same `now`, so they see the same leases.
-      const claim = sql.expiredLease.get(now) === undefined ? sql.claimDue : sql.claim;
-      const rows = claim.all({ now, limit, expires_at: now + leaseMs }) as unknown as JobRow[];
-      // RETURNING order is unspecified: hand them out oldest-due first.
-      rows.sort((a, b) => a.next_attempt_at - b.next_attempt_at || a.id - b.id);
-      return rows;
+    claim(args: ClaimArgs): JobRow[] {
+      return fairClaim(args);
     },
 
     complete(job: HeldJob, result: CompleteResult, attempt: AttemptValues | null = null): boolean {
@@ -266,8 +274,8 @@ export function createOutboxOperations(db: DatabaseSync, policy: Readonly<Window
       return rowId === null ? null : load(rowId);
     },
 
-    getByOrder(orderId: string): Job[] {
-      return jobsOf(sql.byOrder.all(orderId));
+    getByOrder(orderId: string, account: string | null = null): Job[] {
+      return jobsOf(sql.byOrder.all(orderId, accountKey(account)));
     },
 
     /**

@@ -324,3 +324,100 @@ describe('operators', () => {
     });
   });
 });
+
+describe('fair claims across accounts', () => {
+  const enqueue = (outbox: SqliteOutbox, orderId: string, account: string | null) =>
+    outbox.confirm({ orderId, account, valueMicros: 1, click: click() });
+  const claim = (outbox: SqliteOutbox, limit: number, extra: { excludeAccounts?: (string | null)[] } = {}) =>
+    outbox.claim({ now: t, limit, leaseMs: LEASE, ...extra });
+  const accountsOf = (jobs: readonly Job[]) => jobs.map((job) => job.account);
+
+  it('a backlog in one account takes one turn per round; the cursor goes on after the last account served', async () => {
+    const outbox = open({ thread: false });
+    // A backlog of 2,000 jobs in one account, enqueued first; then four accounts (and no account) with three each.
+    await Promise.all(Array.from({ length: 2_000 }, (_, i) => enqueue(outbox, `big_${i}`, 'big')));
+    t += 1_000;
+    for (const account of [null, 'a', 'b', 'c']) {
+      for (let i = 0; i < 3; i++) await enqueue(outbox, `o_${i}`, account);
+    }
+    // Turns in key order ('' — no account — first), one job each, continuing where the last claim stopped.
+    expect(accountsOf(await claim(outbox, 3))).toEqual([null, 'a', 'b']);
+    expect(accountsOf(await claim(outbox, 3))).toEqual(['big', 'c', null]);
+    // A second turn once every account had one; within an account, due order (the oldest first).
+    const third = await claim(outbox, 7);
+    expect(third.map((job) => `${job.account}:${job.orderId}`)).toEqual([
+      'a:o_1',
+      'b:o_1',
+      'big:big_1',
+      'c:o_1',
+      'null:o_2',
+      'a:o_2',
+      'b:o_2',
+    ]);
+    // Only c and the backlog are left; with the backlog's account excluded, c alone.
+    expect(accountsOf(await claim(outbox, 4, { excludeAccounts: ['big'] }))).toEqual(['c']);
+    expect(accountsOf(await claim(outbox, 3))).toEqual(['big', 'big', 'big']);
+  });
+
+  it('urgent jobs (deadline within urgentWithinMs) go first, nearest first; excluded accounts are never claimed', async () => {
+    const outbox = open({ thread: false });
+    for (let i = 0; i < 5; i++) await enqueue(outbox, `big_${i}`, 'big');
+    // Deadline = click + 7 days − 2 h margin: clicked long ago, the deadline is near.
+    const late = (orderId: string, account: string, minutesLeft: number) =>
+      outbox.confirm({
+        orderId,
+        account,
+        valueMicros: 1,
+        click: {
+          token: 'tok_late',
+          clickedAt: t - 7 * DAY_MS + DEFAULT_SAFETY_MARGIN_MS + minutesLeft * 60_000,
+        },
+      });
+    await late('late_40', 'x', 40);
+    await late('late_10', 'y', 10);
+    await late('late_20', 'paused', 20);
+    const claimed = await claim(outbox, 3, { excludeAccounts: ['paused'] });
+    expect(claimed.map((job) => job.orderId)).toEqual(['late_10', 'late_40', 'big_0']);
+    // With a narrower urgency window, a 20-minute deadline is not urgent: it takes its turn.
+    const rest = await outbox.claim({ now: t, limit: 10, leaseMs: LEASE, urgentWithinMs: 60_000 });
+    // The turns go on after 'big' (served last): 'paused', no longer excluded, then 'big' again.
+    expect(rest.map((job) => job.orderId)).toEqual(['late_20', 'big_1', 'big_2', 'big_3', 'big_4']);
+  });
+
+  it('refuses malformed claim options before anything is written', async () => {
+    const outbox = open({ thread: false });
+    const base = { now: t, limit: 1, leaseMs: LEASE };
+    await expect(outbox.claim({ ...base, urgentWithinMs: -1 })).rejects.toThrow(RangeError);
+    await expect(outbox.claim({ ...base, excludeAccounts: 'shop' as unknown as string[] })).rejects.toThrow(
+      TypeError,
+    );
+    await expect(outbox.claim({ ...base, excludeAccounts: [42 as unknown as string] })).rejects.toThrow(
+      TypeError,
+    );
+  });
+
+  it('keeps paused accounts of a heart-beat', async () => {
+    const outbox = open({ thread: false });
+    const pause = { account: 'shop-9', since: t - 1_000, until: t + 60_000, reason: 'HTTP 401', status: 401 };
+    const beat = {
+      workerId: 'w1',
+      at: t,
+      state: 'running',
+      pausedUntil: null,
+      pauseReason: null,
+      version: '1',
+      host: null,
+      pid: 1,
+    };
+    await outbox.beat({ ...beat, pausedAccounts: [pause, { ...pause, account: null, status: null }] });
+    await outbox.beat({ ...beat, workerId: 'w2', pausedAccounts: [] });
+    const workers = await outbox.workers({ now: t, sinceMs: 60_000 });
+    expect(Object.fromEntries(workers.map((w) => [w.workerId, w.pausedAccounts]))).toEqual({
+      w1: [pause, { ...pause, account: null, status: null }],
+      w2: [],
+    });
+    await expect(
+      outbox.beat({ ...beat, pausedAccounts: [{ ...pause, since: 'x' }] } as never),
+    ).rejects.toThrow(RangeError);
+  });
+});

@@ -28,6 +28,7 @@ import {
   type WindowPolicy,
 } from '@postback/core';
 import { type Durability, openDatabase, openWalSync, readDurability } from './database.ts';
+import { claimArgs } from './fair-claim.ts';
 import {
   attemptValues,
   checkBeat,
@@ -162,12 +163,7 @@ export function createSqliteOutbox(options: SqliteOutboxOptions): SqliteOutbox {
 
     claim(options: ClaimOptions): Promise<Job[]> {
       return guard(
-        () => {
-          checkEpoch(options?.now, 'now');
-          checkPositiveInt(options.limit, 'limit');
-          checkPositiveInt(options.leaseMs, 'leaseMs');
-          return { now: options.now, limit: options.limit, leaseMs: options.leaseMs };
-        },
+        () => claimArgs(options),
         (checked) => writer.write('claim', [checked]).then(jobsFromRows),
       );
     },
@@ -252,7 +248,7 @@ export function createSqliteOutbox(options: SqliteOutboxOptions): SqliteOutbox {
 
     get: (id) => read(() => ops.get(id)),
 
-    getByOrder: (orderId) => read(() => ops.getByOrder(orderId)),
+    getByOrder: (orderId, account = null) => read(() => ops.getByOrder(orderId, account)),
 
     stats: (now, options): Promise<OutboxStats> =>
       read(() => {

@@ -16,31 +16,33 @@ function planOf(db: DatabaseSync, statement: StatementSync): string[] {
 }
 
 /** A plan line that reads every row of the jobs table (a SCAN not over an index). */
-const fullTableScan = (line: string) => /^SCAN (jobs|j|c)\b/.test(line) && !line.includes('INDEX');
+const fullTableScan = (line: string) => /^SCAN (jobs|[a-z])\b/.test(line) && !line.includes('INDEX');
 
 describe('query plans of the outbox', () => {
   const db = new DatabaseSync(':memory:');
   migrate(db);
   const sql = prepareJobStatements(db);
 
-  it('claim reads the due-jobs and expired-lease indexes, never the table', () => {
-    const plan = planOf(db, sql.claim);
-    expect(plan.some((line) => line.includes('USING INDEX jobs_due'))).toBe(true);
-    expect(plan.some((line) => line.includes('jobs_lease'))).toBe(true);
-    expect(plan.some((line) => line.includes('jobs_order_kind'))).toBe(true); // the refund-ordering check
-    expect(plan.filter(fullTableScan)).toEqual([]);
-  });
-
-  it('the claim without expired leases reads the due-jobs index in its order, never the table', () => {
-    const plan = planOf(db, sql.claimDue);
-    expect(plan.some((line) => line.includes('USING INDEX jobs_due'))).toBe(true);
-    expect(plan.some((line) => line.includes('jobs_order_kind'))).toBe(true); // the refund-ordering check
-    expect(plan.some((line) => line.includes('jobs_lease'))).toBe(false);
-    expect(plan.filter((line) => line.includes('TEMP B-TREE'))).toEqual([]);
-    expect(plan.filter(fullTableScan)).toEqual([]);
-    expect(planOf(db, sql.expiredLease)).toEqual([
-      'SEARCH jobs USING COVERING INDEX jobs_lease (lease_expires_at<?)',
-    ]);
+  it('claim: each tier reads its index in its order, never the table, and sorts nothing', () => {
+    const refundCheck = 'SEARCH c USING INDEX jobs_order_account_kind (order_id=? AND account=? AND kind=?)';
+    // Tier 0: leases run out, by expiry. Tier 1: urgent deadlines, nearest first, any account.
+    expect(planOf(db, sql.retaken)[0]).toBe('SEARCH l USING INDEX jobs_lease (lease_expires_at<?)');
+    expect(planOf(db, sql.urgent)[0]).toBe('SEARCH u USING INDEX jobs_open_deadline (deadline<?)');
+    // Tier 2: the accounts one seek each (a loose index scan), then one account's due jobs in due order.
+    expect(planOf(db, sql.firstAccount)).toEqual(['SEARCH jobs USING INDEX jobs_account_due (account>?)']);
+    expect(planOf(db, sql.nextAccount)).toEqual(['SEARCH jobs USING INDEX jobs_account_due (account>?)']);
+    expect(planOf(db, sql.accountDue)[0]).toBe(
+      'SEARCH a USING INDEX jobs_account_due (account=? AND next_attempt_at>? AND next_attempt_at<?)',
+    );
+    // The refund-ordering check of every tier is one seek of the order's key.
+    for (const statement of [sql.retaken, sql.urgent, sql.accountDue]) {
+      const plan = planOf(db, statement);
+      expect(plan).toContain(refundCheck);
+      expect(plan.filter((line) => line.includes('TEMP B-TREE'))).toEqual([]);
+      expect(plan.filter(fullTableScan)).toEqual([]);
+    }
+    // The write seeks the chosen ids by primary key.
+    expect(planOf(db, sql.claim)[0]).toBe('SEARCH jobs USING INTEGER PRIMARY KEY (rowid=?)');
   });
 
   it('stats count on a covering index and find the oldest pending and nearest deadline by index search', () => {
@@ -54,8 +56,12 @@ describe('query plans of the outbox', () => {
   it('listDead, purge and lookups by order search indexes', () => {
     expect(planOf(db, sql.deadPage).join()).toContain('SEARCH jobs USING INDEX jobs_dead (id>?)');
     expect(planOf(db, sql.deleteDead).filter(fullTableScan)).toEqual([]);
-    expect(planOf(db, sql.byOrder).join()).toContain('jobs_order_kind');
-    expect(planOf(db, sql.byOrderKind).join()).toContain('jobs_order_kind');
+    expect(planOf(db, sql.byOrder)).toEqual([
+      'SEARCH jobs USING INDEX jobs_order_account_kind (order_id=? AND account=?)',
+    ]);
+    expect(planOf(db, sql.byOrderKind)).toEqual([
+      'SEARCH jobs USING INDEX jobs_order_account_kind (order_id=? AND account=? AND kind=?)',
+    ]);
   });
 
   describe("the operator's view", () => {
@@ -88,7 +94,12 @@ describe('query plans of the outbox', () => {
         expect(plan[0]).toBe('SEARCH jobs USING INDEX jobs_state_created (state=?)');
         expect(plan.filter(fullTableScan)).toEqual([]);
       }
-      expect(listPlan({ orderId: 'ord_1' })[0]).toBe('SEARCH jobs USING INDEX jobs_order_kind (order_id=?)');
+      expect(listPlan({ orderId: 'ord_1' })[0]).toBe(
+        'SEARCH jobs USING INDEX jobs_order_account_kind (order_id=?)',
+      );
+      expect(listPlan({ orderId: 'ord_1', account: 'shop-a' })[0]).toBe(
+        'SEARCH jobs USING INDEX jobs_order_account_kind (order_id=? AND account=?)',
+      );
     });
 
     it('deadlines at risk are one read of the open-deadline index up to the widest bound', () => {

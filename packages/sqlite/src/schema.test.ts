@@ -102,11 +102,12 @@ describe('a file of schema version 1', () => {
   it("keeps working after the migration: the dead worker's job is retaken maybe applied, refunds follow the new rules", async () => {
     const outbox = open(versionOneFile(), T0 + DAY);
     const claimed = await outbox.claim({ now: T0 + DAY, limit: 10, leaseMs: 30_000 });
+    // The retaken job goes first (its lease ran out), then the pending one.
     expect(claimed.map((j) => [j.orderId, j.maybeAppliedAt])).toEqual([
-      ['ord_pending', null],
       ['ord_died', T0 + 500], // its worker held it since T0 + 500 and may have sent it
+      ['ord_pending', null],
     ]);
-    const died = claimed[1];
+    const died = claimed[0];
     if (died === undefined) throw new Error('unreachable');
     const at = T0 + DAY;
     expect(await outbox.fail(died, { now: at, state: 'dead', reason: 'HTTP 422' })).toBe(true);
@@ -195,5 +196,100 @@ describe('a file of schema version 2', () => {
     const raw = new DatabaseSync(filename, { readOnly: true });
     expect(raw.prepare('PRAGMA user_version').get()).toEqual({ user_version: 2 });
     raw.close();
+  });
+});
+
+/** A version-3 file (version 2 plus history, last_status and workers) with a worker's beat in it. */
+function versionThreeFile(): string {
+  const filename = versionTwoFile();
+  const db = new DatabaseSync(filename);
+  db.exec(`
+    UPDATE jobs SET campaign_id = 'cmp_v3' WHERE order_id = 'ord_died';
+    ALTER TABLE jobs ADD COLUMN history TEXT;
+    ALTER TABLE jobs ADD COLUMN last_status INTEGER;
+    CREATE TABLE workers (
+      worker_id     TEXT    NOT NULL PRIMARY KEY,
+      at            INTEGER NOT NULL,
+      state         TEXT    NOT NULL,
+      paused_until  INTEGER,
+      pause_reason  TEXT,
+      version       TEXT    NOT NULL,
+      host          TEXT,
+      pid           INTEGER
+    ) WITHOUT ROWID;
+    CREATE INDEX workers_at ON workers (at);
+    PRAGMA user_version = 3;
+  `);
+  db.prepare("INSERT INTO workers VALUES ('w-v3', ?, 'running', NULL, NULL, '0.3.0', 'shop-1', 4242)").run(
+    T0 + DAY - 1_000,
+  );
+  db.close();
+  return filename;
+}
+
+describe('a file of schema version 3 (before accounts)', () => {
+  it('is migrated on open: account column and order key, fair-claim index, paused accounts; every job has account null', async () => {
+    const filename = versionThreeFile();
+    const outbox = open(filename, T0 + DAY);
+    const raw = new DatabaseSync(filename, { readOnly: true });
+    expect(raw.prepare('PRAGMA user_version').get()).toEqual({ user_version: SCHEMA_VERSION });
+    const indexes = (
+      raw
+        .prepare("SELECT name FROM sqlite_schema WHERE type = 'index' AND tbl_name = 'jobs'")
+        .all() as Array<{
+        name: string;
+      }>
+    ).map((row) => row.name);
+    expect(indexes).toEqual(expect.arrayContaining(['jobs_order_account_kind', 'jobs_account_due']));
+    expect(indexes).not.toContain('jobs_order_kind');
+    expect(raw.prepare('SELECT DISTINCT account FROM jobs').all()).toEqual([{ account: '' }]);
+    raw.close();
+    const jobs = await outbox.listJobs();
+    expect(jobs.map((j) => [j.orderId, j.account])).toEqual([
+      ['ord_pending', null],
+      ['ord_died', null],
+      ['ord_dead', null],
+    ]);
+    expect((await outbox.listJobs({ account: null })).length).toBe(3);
+    expect(await outbox.listJobs({ account: 'shop-a' })).toEqual([]);
+    const [worker] = await outbox.workers({ now: T0 + DAY, sinceMs: DAY });
+    expect(worker).toMatchObject({ workerId: 'w-v3', pid: 4242, pausedAccounts: [] });
+  });
+
+  it('keeps working as before with account null: enqueue is idempotent, jobs are claimed, delivered and refunded', async () => {
+    const at = T0 + DAY;
+    const outbox = open(versionThreeFile(), at);
+    const click = { token: 'tok_v3', clickedAt: T0 };
+    // The old order is found without an account; the same order id in an account is another order.
+    const again = await outbox.confirm({ orderId: 'ord_pending', valueMicros: 5_000_000, click });
+    expect(again).toMatchObject({ created: false, job: { orderId: 'ord_pending', account: null } });
+    expect((await outbox.getByOrder('ord_pending')).map((j) => j.state)).toEqual(['pending']);
+    expect(await outbox.getByOrder('ord_pending', 'shop-a')).toEqual([]);
+    const other = await outbox.confirm({ orderId: 'ord_pending', account: 'shop-a', valueMicros: 1, click });
+    expect(other).toMatchObject({ created: true, job: { account: 'shop-a' } });
+
+    const claimed = await outbox.claim({ now: at, limit: 10, leaseMs: 30_000 });
+    // In turns across accounts, from the first ('' sorts first: jobs without one).
+    expect(claimed.map((j) => [j.orderId, j.account])).toEqual([
+      ['ord_pending', null],
+      ['ord_pending', 'shop-a'],
+    ]);
+    for (const job of claimed) {
+      expect(await outbox.complete(job, { now: at, campaignId: 'cmp_new' })).toBe(true);
+    }
+    // The delivered job of the old file is refunded in the campaign it was delivered in.
+    expect(await outbox.refund({ orderId: 'ord_died' })).toMatchObject({
+      outcome: 'enqueued',
+      job: { account: null, campaignId: 'cmp_v3' },
+    });
+    // The dead job of the old file: its refund cancels it, as before accounts.
+    expect(await outbox.refund({ orderId: 'ord_dead' })).toMatchObject({ outcome: 'cancelled' });
+    const [refund] = await outbox.claim({ now: at, limit: 10, leaseMs: 30_000 });
+    expect(refund).toMatchObject({ kind: 'refund', orderId: 'ord_died', account: null });
+    expect(await outbox.complete(refund as NonNullable<typeof refund>, { now: at })).toBe(true);
+    expect((await outbox.getByOrder('ord_died')).map((j) => [j.kind, j.state])).toEqual([
+      ['confirm', 'delivered'],
+      ['refund', 'delivered'],
+    ]);
   });
 });

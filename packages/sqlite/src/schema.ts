@@ -4,13 +4,16 @@
  *
  * Indexes are chosen so that no operation reads more than it returns (a worker's memory and each claim's
  * time must not grow with a backlog of a million jobs):
- * - `jobs_order_kind` (UNIQUE order_id, kind): idempotent enqueue, one confirm and one refund per order.
- * - `jobs_due` (next_attempt_at) over claimable pending jobs only: a claim reads `limit` index entries.
- *   Refunds waiting for their confirmation have no deadline yet and stay out of this index, so a pile of
- *   waiting refunds is never scanned by claims.
+ * - `jobs_order_account_kind` (UNIQUE order_id, account, kind): idempotent enqueue, one confirm and one
+ *   refund per order (an order is its account and order id).
+ * - `jobs_account_due` (account, next_attempt_at) over claimable pending jobs only: the claim walks the
+ *   accounts with claimable jobs one seek each and reads each account's due jobs in due order, `limit`
+ *   entries at most. Refunds waiting for their confirmation have no deadline yet and stay out of this
+ *   index, so a pile of waiting refunds is never scanned by claims.
  * - `jobs_lease` (lease_expires_at) over inflight jobs: reclaiming jobs of a worker that died.
  * - `jobs_state_created` (state, created_at): counts by state and the oldest pending job.
- * - `jobs_open_deadline` (deadline) over pending and inflight jobs: the nearest deadline.
+ * - `jobs_open_deadline` (deadline) over pending and inflight jobs: the nearest deadline, and the claim's
+ *   urgent jobs (deadline within `urgentWithinMs`), nearest first.
  * - `jobs_dead` (id) over dead jobs: `listDead` pages by id, replay, purge.
  * `listJobs` (an operator's read, not a worker's) has no index of its own: see migration 3.
  */
@@ -83,6 +86,24 @@ const MIGRATIONS: readonly string[] = [
     pid           INTEGER
   ) WITHOUT ROWID;
   CREATE INDEX workers_at ON workers (at);
+  `,
+  // 4: advertiser accounts. A job's `account` (core's `accountKey`: '' for none), added NOT NULL with a
+  // constant default, which SQLite stores in the schema rather than in each row: existing rows are not
+  // rewritten and read as '' (no account), exactly the single-account jobs they were. An order is its
+  // account and order id: the unique key becomes (order_id, account, kind) — order id first, so lookups
+  // by order id alone (operators' listings across accounts) still search it; every lookup of the outbox
+  // binds all three. `jobs_account_due` serves the fair claim: the distinct accounts with claimable jobs
+  // (a loose index scan, one seek per account) and each account's due jobs in due order; it replaces
+  // `jobs_due`, whose order (due first, whatever the account) no claim reads any more. Building the two
+  // indexes reads the table once, in the migration's transaction. `workers.paused_accounts` keeps each
+  // worker's paused accounts (core's `AccountPause[]` as JSON; null on beats of older workers: none).
+  `
+  ALTER TABLE jobs ADD COLUMN account TEXT NOT NULL DEFAULT '';
+  DROP INDEX jobs_order_kind;
+  CREATE UNIQUE INDEX jobs_order_account_kind ON jobs (order_id, account, kind);
+  DROP INDEX jobs_due;
+  CREATE INDEX jobs_account_due ON jobs (account, next_attempt_at) WHERE state = 'pending' AND deadline IS NOT NULL;
+  ALTER TABLE workers ADD COLUMN paused_accounts TEXT;
   `,
 ];
 

@@ -51,6 +51,7 @@ function threadWriter(entry: ThreadEntry) {
       id: '0',
       kind: 'confirm' as const,
       orderId,
+      account: null,
       state: 'pending' as const,
       attempts: 0,
       createdAt: 1,

@@ -1,0 +1,182 @@
+/**
+ * The claim of the SQLite outbox, in the order of core's `accounts.ts`: jobs whose lease ran out (by lease
+ * expiry), then due jobs whose deadline is near (nearest first, whatever their account), then the rest in
+ * turns across accounts — the first job of each account with due jobs, then a second of each, and so on,
+ * starting at the account after the one the previous claim served last.
+ *
+ * Every read is an index range of at most what the claim takes: the accounts are walked one seek each on
+ * `jobs_account_due` (a loose index scan: `account > ?` ORDER BY account LIMIT 1), only as far as the
+ * claim needs accounts, and each account's jobs are read in its due order, a few at a time, so an account
+ * holding a backlog of 100,000 jobs costs a claim what one holding 16 does. The reads and the final
+ * `UPDATE … RETURNING` run on the writer's connection in one write transaction (the group commit's), so no
+ * other connection claims between them. The turn cursor lives in memory, with the connection: a restart
+ * starts the turns again at the first account, which only changes who goes first.
+ */
+
+import { accountKey, type ClaimOptions, DEFAULT_URGENT_WITHIN_MS } from '@postback/core';
+import { checkDuration, checkEpoch, checkPositiveInt } from './input-checks.ts';
+import type { JobRow, JobStatements } from './job-rows.ts';
+
+/** The claim's arguments as they reach the writer: checked, plain data. */
+export interface ClaimArgs {
+  now: ClaimOptions['now'];
+  limit: number;
+  leaseMs: number;
+  /** Account keys (`accountKey`) never claimed. */
+  excludeKeys: string[];
+  urgentWithinMs: number;
+}
+
+/**
+ * Checks `claim`'s options (RangeError/TypeError naming the field) and returns them as {@link ClaimArgs}.
+ *
+ * @example
+ * ```ts
+ * claimArgs({ now, limit: 16, leaseMs: 30_000, excludeAccounts: [null] }).excludeKeys; // ['']
+ * ```
+ */
+export function claimArgs(given: ClaimOptions): ClaimArgs {
+  const options = given ?? ({} as Partial<ClaimOptions>);
+  const { now, limit, leaseMs } = options;
+  checkEpoch(now, 'now');
+  checkPositiveInt(limit, 'limit');
+  checkPositiveInt(leaseMs, 'leaseMs');
+  const urgentWithinMs = options.urgentWithinMs ?? DEFAULT_URGENT_WITHIN_MS;
+  checkDuration(urgentWithinMs, 'urgentWithinMs');
+  const exclude = options.excludeAccounts ?? [];
+  if (!Array.isArray(exclude) || !exclude.every((a) => a === null || typeof a === 'string')) {
+    throw new TypeError('excludeAccounts must be an array of accounts (strings, or null for none)');
+  }
+  return {
+    now: now as number,
+    limit: limit as number,
+    leaseMs: leaseMs as number,
+    excludeKeys: [...new Set(exclude.map(accountKey))],
+    urgentWithinMs,
+  };
+}
+
+/** One account's turn queue: the ids read so far in its due order, and where its next read starts. */
+interface Queue {
+  key: string;
+  ids: number[];
+  afterDue: number;
+  afterId: number;
+  exhausted: boolean;
+}
+
+/**
+ * The claim of one connection, with its turn cursor.
+ *
+ * @example
+ * ```ts
+ * const claim = createFairClaim(prepareJobStatements(db));
+ * const rows = inTransaction(db, () => claim(claimArgs({ now: Date.now(), limit: 16, leaseMs: 30_000 })));
+ * ```
+ */
+export function createFairClaim(sql: JobStatements): (args: ClaimArgs) => JobRow[] {
+  /** The account served last by a claim: the next claim's turns start after it. */
+  let cursor: string | undefined;
+
+  /** Reads up to `limit` more ids of `queue` (marks it exhausted when fewer come). */
+  function fill(queue: Queue, limit: number, now: number, urgentUntil: number): void {
+    const rows = sql.accountDue.all({
+      account: queue.key,
+      after_due: queue.afterDue,
+      after_id: queue.afterId,
+      now,
+      urgent_until: urgentUntil,
+      limit,
+    }) as Array<{ id: number; due: number }>;
+    for (const row of rows) queue.ids.push(row.id);
+    const last = rows.at(-1);
+    if (last !== undefined) {
+      queue.afterDue = last.due;
+      queue.afterId = last.id;
+    }
+    if (rows.length < limit) queue.exhausted = true;
+  }
+
+  /** The keys of the accounts with claimable jobs, in turn order (after `cursor`, wrapping around). */
+  function* accountsInTurnOrder(): Generator<string> {
+    const after = cursor;
+    // Keys compare in SQL (bytes of UTF-8), never in JavaScript: the wrap stops at the first key seen.
+    const seen = new Set<string>();
+    let row = (after === undefined ? sql.firstAccount.get() : sql.nextAccount.get(after)) as
+      | { account: string }
+      | undefined;
+    while (row !== undefined) {
+      seen.add(row.account);
+      yield row.account;
+      row = sql.nextAccount.get(row.account) as { account: string } | undefined;
+    }
+    if (after === undefined) return;
+    row = sql.firstAccount.get() as { account: string } | undefined;
+    while (row !== undefined && !seen.has(row.account)) {
+      yield row.account;
+      row = sql.nextAccount.get(row.account) as { account: string } | undefined;
+    }
+  }
+
+  /** Tier 2: up to `wanted` ids taken in turns across the accounts not excluded. */
+  function inTurns(wanted: number, args: ClaimArgs, urgentUntil: number): number[] {
+    const excluded = new Set(args.excludeKeys);
+    // Turn 0: the first job of each account in turn order, as many accounts as the claim can serve.
+    const queues: Queue[] = [];
+    for (const key of accountsInTurnOrder()) {
+      if (excluded.has(key)) continue;
+      const queue: Queue = { key, ids: [], afterDue: -1, afterId: 0, exhausted: false };
+      fill(queue, 1, args.now, urgentUntil);
+      if (queue.ids.length > 0) queues.push(queue);
+      if (queues.length === wanted) break;
+    }
+    const ids: number[] = [];
+    let last: string | undefined;
+    for (let turn = 0; ids.length < wanted; turn++) {
+      // Read ahead for the next turns, a fair share of what is still wanted per account still in play.
+      const short = queues.filter((q) => q.ids.length <= turn && !q.exhausted);
+      if (short.length > 0) {
+        const share = Math.ceil((wanted - ids.length) / short.length);
+        for (const queue of short) fill(queue, share, args.now, urgentUntil);
+      }
+      let took = false;
+      for (const queue of queues) {
+        const id = queue.ids[turn];
+        if (id === undefined) continue;
+        ids.push(id);
+        last = queue.key;
+        took = true;
+        if (ids.length === wanted) break;
+      }
+      if (!took) break;
+    }
+    cursor = last ?? cursor;
+    return ids;
+  }
+
+  return (args) => {
+    const { now, limit } = args;
+    const urgentUntil = now + args.urgentWithinMs;
+    const excluded = JSON.stringify(args.excludeKeys);
+    const ids = (sql.retaken.all({ now, excluded, limit }) as Array<{ id: number }>).map((r) => r.id);
+    if (ids.length < limit) {
+      const urgent = sql.urgent.all({
+        now,
+        urgent_until: urgentUntil,
+        excluded,
+        limit: limit - ids.length,
+      }) as Array<{ id: number }>;
+      for (const row of urgent) ids.push(row.id);
+    }
+    if (ids.length < limit) ids.push(...inTurns(limit - ids.length, args, urgentUntil));
+    if (ids.length === 0) return [];
+    const rows = sql.claim.all({
+      now,
+      expires_at: now + args.leaseMs,
+      ids: JSON.stringify(ids),
+    }) as unknown as JobRow[];
+    // RETURNING order is unspecified: hand them out in the order they were chosen.
+    const rank = new Map(ids.map((id, i) => [id, i]));
+    return rows.sort((a, b) => (rank.get(a.id) ?? 0) - (rank.get(b.id) ?? 0));
+  };
+}
