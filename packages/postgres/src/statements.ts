@@ -103,8 +103,10 @@ function sendable(s: string, c: string): string {
  *   lease expiry;
  * - `urgent`: pending jobs whose deadline is within $5 (`jobs_urgent`, by deadline), nearest first;
  * - `accounts`: a loose index scan of `jobs_fair` (one probe per account with sendable pending jobs);
- *   `turns` keeps those with a due job and not excluded, in turn order (after the cursor, wrapping
- *   around), at most as many as the claim still needs; `taken` reads each one's first due jobs (LATERAL,
+ *   `turns` keeps those with a due job that is not urgent and not excluded, in turn order (after the
+ *   cursor, wrapping around), at most as many as the claim still needs (urgent jobs were all taken by
+ *   `urgent` unless the claim is already full, in which case no account is read, so skipping past them
+ *   costs at most the few locked by other claims); `taken` reads each one's first due jobs (LATERAL,
  *   at most `need - accounts + 1` each, so a claim locks little more than it takes), and the first `need`
  *   of them by (turn, place) are taken.
  *
@@ -143,7 +145,8 @@ function claimStatement(s: string): string {
       SELECT t.account, row_number() OVER (ORDER BY ($6::text IS NOT NULL AND t.account <= $6::text), t.account) AS place
       FROM accounts AS t
       WHERE t.account IS NOT NULL AND ${notExcluded('t')}
-        AND EXISTS (SELECT 1 FROM ${s}.jobs AS c WHERE c.account = t.account AND ${pendingSendable})
+        AND EXISTS (SELECT 1 FROM ${s}.jobs AS c
+                    WHERE c.account = t.account AND ${pendingSendable} AND c.deadline > $1::bigint + $5::bigint)
       ORDER BY place
       LIMIT (SELECT n FROM need)),
     taken AS MATERIALIZED (
