@@ -5,8 +5,10 @@
  * starting at the account after the one the previous claim served last.
  *
  * Every read is an index range of at most what the claim takes: the accounts are walked one seek each on
- * `jobs_account_due` (a loose index scan: `account > ?` ORDER BY account LIMIT 1), only as far as the
- * claim needs accounts, and each account's jobs are read in its due order, a few at a time, so an account
+ * `jobs_account_due` (a loose index scan: `account > ?` ORDER BY account LIMIT 1, stepped by a recursive
+ * CTE that also seeks each account's first due job, one statement per batch of accounts), only as far as
+ * the claim needs accounts, and each account's further jobs are read in its due order, a fair share at a
+ * time, so an account
  * holding a backlog of 100,000 jobs costs a claim what one holding 16 does. The reads and the final
  * `UPDATE … RETURNING` run on the writer's connection in one write transaction (the group commit's), so no
  * other connection claims between them. The turn cursor lives in memory, with the connection: a restart
@@ -56,6 +58,13 @@ export function claimArgs(given: ClaimOptions): ClaimArgs {
   };
 }
 
+/**
+ * Accounts one claim walks at most (or four per job it takes, if more): with thousands of accounts whose
+ * jobs all wait for a retry, a claim costs two seeks per account walked, and the next claim goes on where
+ * this one stopped, so every account is still reached.
+ */
+export const MAX_ACCOUNTS_WALKED = 256;
+
 /** One account's turn queue: the ids read so far in its due order, and where its next read starts. */
 interface Queue {
   key: string;
@@ -97,39 +106,53 @@ export function createFairClaim(sql: JobStatements): (args: ClaimArgs) => JobRow
     if (rows.length < limit) queue.exhausted = true;
   }
 
-  /** The keys of the accounts with claimable jobs, in turn order (after `cursor`, wrapping around). */
-  function* accountsInTurnOrder(): Generator<string> {
-    const after = cursor;
-    // Keys compare in SQL (bytes of UTF-8), never in JavaScript: the wrap stops at the first key seen.
-    const seen = new Set<string>();
-    let row = (after === undefined ? sql.firstAccount.get() : sql.nextAccount.get(after)) as
-      | { account: string }
-      | undefined;
-    while (row !== undefined) {
-      seen.add(row.account);
-      yield row.account;
-      row = sql.nextAccount.get(row.account) as { account: string } | undefined;
-    }
-    if (after === undefined) return;
-    row = sql.firstAccount.get() as { account: string } | undefined;
-    while (row !== undefined && !seen.has(row.account)) {
-      yield row.account;
-      row = sql.nextAccount.get(row.account) as { account: string } | undefined;
-    }
-  }
-
   /** Tier 2: up to `wanted` ids taken in turns across the accounts not excluded. */
   function inTurns(wanted: number, args: ClaimArgs, urgentUntil: number): number[] {
     const excluded = new Set(args.excludeKeys);
-    // Turn 0: the first job of each account in turn order, as many accounts as the claim can serve.
+    const { now } = args;
+    // Turn 0: the first job of each account in turn order (after the cursor, wrapping around), as many
+    // accounts as the claim can serve, walking at most `maxWalk` accounts (accounts whose jobs all wait
+    // for a retry have none due), in batches of one statement each.
+    const maxWalk = Math.max(MAX_ACCOUNTS_WALKED, 4 * wanted);
     const queues: Queue[] = [];
-    for (const key of accountsInTurnOrder()) {
-      if (excluded.has(key)) continue;
-      const queue: Queue = { key, ids: [], afterDue: -1, afterId: 0, exhausted: false };
-      fill(queue, 1, args.now, urgentUntil);
-      if (queue.ids.length > 0) queues.push(queue);
-      if (queues.length === wanted) break;
+    const seen = new Set<string>();
+    let wrapped = cursor === undefined;
+    let from = cursor;
+    let walked = 0;
+    let lastWalked: string | undefined;
+    walking: while (walked < maxWalk && queues.length < wanted) {
+      const walk = Math.min(maxWalk - walked, wanted - queues.length);
+      const rows = (
+        from === undefined
+          ? sql.walkFromStart.all({ walk, now, urgent_until: urgentUntil })
+          : sql.walkAfter.all({ after: from, walk, now, urgent_until: urgentUntil })
+      ) as Array<{ account: string; id: number | null; due: number | null }>;
+      for (const row of rows) {
+        // Keys compare in SQL (bytes of UTF-8), never in JavaScript: the wrap stops at the first key seen.
+        if (seen.has(row.account)) break walking;
+        seen.add(row.account);
+        walked += 1;
+        lastWalked = row.account;
+        from = row.account;
+        if (row.id !== null && row.due !== null && !excluded.has(row.account)) {
+          queues.push({
+            key: row.account,
+            ids: [row.id],
+            afterDue: row.due,
+            afterId: row.id,
+            exhausted: false,
+          });
+          if (queues.length === wanted) break walking;
+        }
+      }
+      if (rows.length < walk) {
+        // No account after `from`: wrap around once, to the accounts up to the cursor.
+        if (wrapped) break;
+        wrapped = true;
+        from = undefined;
+      }
     }
+    const cutShort = walked === maxWalk && queues.length < wanted;
     const ids: number[] = [];
     let last: string | undefined;
     for (let turn = 0; ids.length < wanted; turn++) {
@@ -150,7 +173,8 @@ export function createFairClaim(sql: JobStatements): (args: ClaimArgs) => JobRow
       }
       if (!took) break;
     }
-    cursor = last ?? cursor;
+    // Cut short, the next claim goes on after the accounts walked (those not served had nothing due).
+    cursor = cutShort ? lastWalked : (last ?? cursor);
     return ids;
   }
 

@@ -156,19 +156,38 @@ const URGENT_SQL = `
    ORDER BY u.deadline, u.id
    LIMIT :limit`;
 
+/** An account's first due, not urgent pending job (core's tier 2), by `jobs_account_due` in due order. */
+const firstDueOf = (account: string) => `(
+      SELECT a.id FROM jobs AS a INDEXED BY jobs_account_due
+       WHERE a.state = 'pending' AND a.deadline IS NOT NULL AND a.account = ${account}
+         AND a.next_attempt_at <= :now AND a.deadline > :urgent_until AND ${notWaitingRefund('a')}
+       ORDER BY a.next_attempt_at, a.id LIMIT 1)`;
+
+/** The first account with claimable pending jobs whose key is `bound` (a loose index scan: one seek). */
+const nextAccount = (bound: string) => `(
+      SELECT w.account FROM jobs AS w INDEXED BY jobs_account_due
+       WHERE w.state = 'pending' AND w.deadline IS NOT NULL AND w.account ${bound}
+       ORDER BY w.account LIMIT 1)`;
+
 /**
- * Tier 2, the accounts: the first account with claimable pending jobs after `?` (a loose index scan of
- * `jobs_account_due`: one seek per distinct account, however many jobs each holds). {@link FIRST_ACCOUNT_SQL}
- * starts from the first account ('' sorts first: jobs without one).
+ * Tier 2, the accounts: up to `:walk` accounts with claimable pending jobs in key order, after `:after`
+ * ({@link WALK_FROM_START_SQL}: from the first, '' — jobs without account — sorting first), each with the
+ * id and due time of its first due job (null when none is due). One statement walks them all: a
+ * recursive CTE taking one seek of `jobs_account_due` per distinct account however many jobs each holds,
+ * and one seek for its first job. The CTE runs as a co-routine whose queue is first in, first out, so
+ * the accounts come in key order without a sort, and only as many as the caller reads are walked.
  */
-const NEXT_ACCOUNT_SQL = `
-  SELECT account FROM jobs INDEXED BY jobs_account_due
-   WHERE state = 'pending' AND deadline IS NOT NULL AND account > ?
-   ORDER BY account LIMIT 1`;
-const FIRST_ACCOUNT_SQL = `
-  SELECT account FROM jobs INDEXED BY jobs_account_due
-   WHERE state = 'pending' AND deadline IS NOT NULL AND account >= ''
-   ORDER BY account LIMIT 1`;
+const walkSql = (anchor: string) => `
+  WITH RECURSIVE walk(account, n) AS (
+    SELECT ${nextAccount(anchor)}, 1
+    UNION ALL
+    SELECT ${nextAccount('> walk.account')}, n + 1 FROM walk WHERE walk.account IS NOT NULL AND n < :walk
+  )
+  SELECT walk.account, f.id, f.next_attempt_at AS due
+    FROM walk LEFT JOIN jobs AS f ON f.id = ${firstDueOf('walk.account')}
+   WHERE walk.account IS NOT NULL`;
+const WALK_AFTER_SQL = walkSql('> :after');
+const WALK_FROM_START_SQL = walkSql(">= ''");
 
 /**
  * Tier 2, one account's jobs: its due, not urgent pending jobs in due order (`next_attempt_at`, then id)
@@ -234,9 +253,9 @@ export interface JobStatements {
   retaken: StatementSync;
   /** Tier 1 of the claim: ids of due jobs whose deadline is near. */
   urgent: StatementSync;
-  /** Tier 2 of the claim: the first account with claimable jobs, and the next one after a key. */
-  firstAccount: StatementSync;
-  nextAccount: StatementSync;
+  /** Tier 2 of the claim: accounts with claimable jobs and the first due job of each, after a key or from the first. */
+  walkAfter: StatementSync;
+  walkFromStart: StatementSync;
   /** Tier 2 of the claim: one account's due jobs after a position. */
   accountDue: StatementSync;
   /** Claims the jobs of `:ids`. */
@@ -272,8 +291,8 @@ export function prepareJobStatements(db: DatabaseSync): JobStatements {
     write: db.prepare(WRITE_SQL),
     retaken: db.prepare(RETAKEN_SQL),
     urgent: db.prepare(URGENT_SQL),
-    firstAccount: db.prepare(FIRST_ACCOUNT_SQL),
-    nextAccount: db.prepare(NEXT_ACCOUNT_SQL),
+    walkAfter: db.prepare(WALK_AFTER_SQL),
+    walkFromStart: db.prepare(WALK_FROM_START_SQL),
     accountDue: db.prepare(ACCOUNT_DUE_SQL),
     claim: db.prepare(CLAIM_SQL),
     countByState: db.prepare(

@@ -2,6 +2,7 @@ import { DatabaseSync } from 'node:sqlite';
 import { DAY_MS, DEFAULT_SAFETY_MARGIN_MS, type Job, OptionsError, refundDeadlineOf } from '@postback/core';
 import { afterEach, describe, expect, it } from 'vitest';
 import { type TempDatabase, tempDatabase } from '../test/temp-files.ts';
+import { MAX_ACCOUNTS_WALKED } from './fair-claim.ts';
 import { createSqliteOutbox, type SqliteOutbox } from './outbox.ts';
 import { SCHEMA_VERSION, SchemaVersionError } from './schema.ts';
 
@@ -419,5 +420,30 @@ describe('fair claims across accounts', () => {
     await expect(
       outbox.beat({ ...beat, pausedAccounts: [{ ...pause, since: 'x' }] } as never),
     ).rejects.toThrow(RangeError);
+  });
+});
+
+describe('fair claims with many accounts and nothing due', () => {
+  it('a claim walks a bounded number of accounts; the next one goes on after them, so every account is reached', async () => {
+    const outbox = open({ thread: false });
+    const accounts = Array.from(
+      { length: 2 * MAX_ACCOUNTS_WALKED + 10 },
+      (_, i) => `a${String(i).padStart(4, '0')}`,
+    );
+    await Promise.all(
+      accounts.map((account) => outbox.confirm({ orderId: 'o', account, valueMicros: 1, click: click() })),
+    );
+    // Every job waits for a retry an hour from now: the accounts have claimable jobs, none due.
+    const claimed = await outbox.claim({ now: t, limit: accounts.length, leaseMs: LEASE });
+    expect(claimed).toHaveLength(accounts.length);
+    for (const job of claimed) {
+      await outbox.retry(job, { now: t, nextAttemptAt: t + 3_600_000, error: '503' });
+    }
+    // The turns go on after the last account served (a0521) and wrap around; the one due job is in an
+    // account 301 accounts further on: the first claim walks 256 of them and stops, the next one finds it.
+    await outbox.confirm({ orderId: 'o', account: 'a0300x', valueMicros: 1, click: click() });
+    expect(await outbox.claim({ now: t, limit: 1, leaseMs: LEASE })).toEqual([]);
+    const [found] = await outbox.claim({ now: t, limit: 1, leaseMs: LEASE });
+    expect(found?.account).toBe('a0300x');
   });
 });

@@ -28,14 +28,23 @@ describe('query plans of the outbox', () => {
     // Tier 0: leases run out, by expiry. Tier 1: urgent deadlines, nearest first, any account.
     expect(planOf(db, sql.retaken)[0]).toBe('SEARCH l USING INDEX jobs_lease (lease_expires_at<?)');
     expect(planOf(db, sql.urgent)[0]).toBe('SEARCH u USING INDEX jobs_open_deadline (deadline<?)');
-    // Tier 2: the accounts one seek each (a loose index scan), then one account's due jobs in due order.
-    expect(planOf(db, sql.firstAccount)).toEqual(['SEARCH jobs USING INDEX jobs_account_due (account>?)']);
-    expect(planOf(db, sql.nextAccount)).toEqual(['SEARCH jobs USING INDEX jobs_account_due (account>?)']);
+    // Tier 2: the accounts one seek each (a loose index scan in a recursive CTE run as a co-routine) with
+    // the first due job of each, then one account's further due jobs in due order.
+    for (const walk of [sql.walkAfter, sql.walkFromStart]) {
+      const plan = planOf(db, walk);
+      expect(plan).toContain('CO-ROUTINE walk');
+      expect(plan.filter((line) => line.startsWith('SEARCH w '))).toEqual([
+        'SEARCH w USING INDEX jobs_account_due (account>?)',
+        'SEARCH w USING INDEX jobs_account_due (account>?)',
+      ]);
+      expect(plan).toContain('SEARCH a USING INDEX jobs_account_due (account=? AND next_attempt_at<?)');
+      expect(plan).toContain('SEARCH f USING INTEGER PRIMARY KEY (rowid=?) LEFT-JOIN');
+    }
     expect(planOf(db, sql.accountDue)[0]).toBe(
       'SEARCH a USING INDEX jobs_account_due (account=? AND next_attempt_at>? AND next_attempt_at<?)',
     );
     // The refund-ordering check of every tier is one seek of the order's key.
-    for (const statement of [sql.retaken, sql.urgent, sql.accountDue]) {
+    for (const statement of [sql.retaken, sql.urgent, sql.walkAfter, sql.walkFromStart, sql.accountDue]) {
       const plan = planOf(db, statement);
       expect(plan).toContain(refundCheck);
       expect(plan.filter((line) => line.includes('TEMP B-TREE'))).toEqual([]);
