@@ -111,9 +111,20 @@ export function createMemoryOutbox(options: MemoryOutboxOptions = {}): Outbox {
   const live = new Set<string>();
   /** The same ids by account (`accountKey`), each in creation order: a claim's turns read a few of each. */
   const liveByAccount = new Map<string, Set<string>>();
+  /**
+   * Lower bounds of the earliest lease expiry of an inflight job and the earliest deadline of a pending
+   * one: while both lie beyond a claim's horizon, no job can be retaken or urgent and the claim skips the
+   * pass over every open job. Lowered on every write, made exact again by each such pass.
+   */
+  let leasesFrom = Number.POSITIVE_INFINITY;
+  let deadlinesFrom = Number.POSITIVE_INFINITY;
   const put = (job: Job) => {
     jobs.set(job.id, job);
     const key = accountKey(job.account);
+    if (job.state === 'inflight' && job.lease !== null)
+      leasesFrom = Math.min(leasesFrom, job.lease.expiresAt);
+    if (job.state === 'pending' && job.deadline !== null)
+      deadlinesFrom = Math.min(deadlinesFrom, job.deadline);
     if (job.state === 'pending' || job.state === 'inflight') {
       live.add(job.id);
       const ids = liveByAccount.get(key) ?? new Set<string>();
@@ -242,13 +253,21 @@ export function createMemoryOutbox(options: MemoryOutboxOptions = {}): Outbox {
         isClaimable(job, at, job.kind === 'refund' ? confirmOf(job.account, job.orderId) : null);
       // Retaken and urgent jobs, whatever their account: one pass of cheap checks over the open jobs.
       const first: Job[] = [];
-      for (const id of live) {
-        const job = jobs.get(id) as Job;
-        const soon =
-          job.state === 'inflight'
-            ? job.lease !== null && job.lease.expiresAt <= at
-            : job.deadline !== null && job.deadline <= horizon && job.nextAttemptAt <= at;
-        if (soon && claimable(job)) first.push(job);
+      if (leasesFrom <= at || deadlinesFrom <= horizon) {
+        leasesFrom = Number.POSITIVE_INFINITY;
+        deadlinesFrom = Number.POSITIVE_INFINITY;
+        for (const id of live) {
+          const job = jobs.get(id) as Job;
+          if (job.state === 'inflight' && job.lease !== null)
+            leasesFrom = Math.min(leasesFrom, job.lease.expiresAt);
+          if (job.state === 'pending' && job.deadline !== null)
+            deadlinesFrom = Math.min(deadlinesFrom, job.deadline);
+          const soon =
+            job.state === 'inflight'
+              ? job.lease !== null && job.lease.expiresAt <= at
+              : job.deadline !== null && job.deadline <= horizon && job.nextAttemptAt <= at;
+          if (soon && claimable(job)) first.push(job);
+        }
       }
       const due = first.sort(byClaimUrgency).slice(0, limit);
       if (due.length < limit) {
