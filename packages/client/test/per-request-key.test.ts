@@ -1,13 +1,5 @@
-/**
- * Keys per request, for a worker that delivers for many advertiser accounts: `{ apiKey }` on a call sends
- * that call with the account's key instead of the client's own; a client may have no key of its own; the
- * call's key is checked before anything is sent and scrubbed from everything the call throws — also when
- * the service echoes it back — over a real HTTP server on an ephemeral port.
- */
-import { inspect } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import {
-  AdServiceError,
   AuthenticationError,
   ClientOptionsError,
   ConflictError,
@@ -15,6 +7,7 @@ import {
   RequestValidationError,
 } from '../src/index.ts';
 import { confirmation, reversal } from './helpers/fixtures.ts';
+import { expectNowhere, renderings } from './helpers/secret-views.ts';
 import { type Handler, sendJson, startServer } from './helpers/server.ts';
 import { failureOf, serverClients } from './helpers/server-client.ts';
 
@@ -22,33 +15,6 @@ const CLIENT_KEY = 'pbsk_CLIENTKEY_default';
 const ACCOUNT_KEY = 'pbsk_ACCOUNTKEY_7c1e/x+y';
 const CONFIRM = { click_token: 'tok_abcdefghijklmnopqrstuvwx', order_id: 'ord_1', value_micros: 1_000_000 };
 const REFUND = { campaign_id: 'cmp_abc123', order_id: 'ord_1' };
-
-/** Every way `key` could be written in echoed text. */
-function forms(key: string): string[] {
-  return [key, encodeURIComponent(key), JSON.stringify(key).slice(1, -1)];
-}
-
-/** Every rendering of an error a program or a person may see, causes included. */
-function renderings(value: unknown): string[] {
-  const views = [
-    inspect(value, { depth: Number.POSITIVE_INFINITY, showHidden: true, getters: true }),
-    JSON.stringify(value) ?? '',
-  ];
-  if (value instanceof Error) {
-    views.push(value.message, value.stack ?? '', String(value));
-    if (value instanceof AdServiceError) views.push(value.detail);
-    for (let cause = value.cause, depth = 0; cause !== undefined && depth < 6; depth++) {
-      views.push(inspect(cause, { depth: Number.POSITIVE_INFINITY, showHidden: true }), String(cause));
-      if (cause instanceof Error) views.push(cause.message, cause.stack ?? '');
-      cause = cause instanceof Error ? cause.cause : undefined;
-    }
-  }
-  return views;
-}
-
-function expectNowhere(key: string, value: unknown): void {
-  for (const view of renderings(value)) for (const form of forms(key)) expect(view).not.toContain(form);
-}
 
 /** The error a call rejects with, whatever its class. */
 async function rejection(promise: Promise<unknown>): Promise<unknown> {

@@ -1,44 +1,11 @@
-/**
- * A service or proxy that echoes the key (`422 {"detail":"key <KEY> is not allowed"}`) must not put it in
- * any error: the client scrubs its own key where the service's text enters an error — literal,
- * percent-encoded and JSON-escaped — and any `Bearer <token>`. Checked in every rendering of the error
- * (message, detail, stack, inspect, JSON, causes) and of the client, over real HTTP.
- */
-import { inspect } from 'node:util';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { AdServiceError, ConflictError, createClient, createRedactor, redactKey } from '../src/index.ts';
+import { ConflictError, createClient, createRedactor, redactKey } from '../src/index.ts';
+import { expectNowhere, forms } from './helpers/secret-views.ts';
 import { type Handler, sendJson } from './helpers/server.ts';
 import { failureOf, serverClients } from './helpers/server-client.ts';
 
 const CONFIRM = { click_token: 'tok_abcdefghijklmnopqrstuvwx', order_id: 'ord_1', value_micros: 1_000_000 };
-
-/** Every way `key` could be written in echoed text that the client promises to remove. */
-function forms(key: string): string[] {
-  return [key, encodeURIComponent(key), JSON.stringify(key).slice(1, -1)];
-}
-
-/** Every rendering of a value a program or a person may see. */
-function renderings(value: unknown): string[] {
-  const views = [
-    inspect(value, { depth: Number.POSITIVE_INFINITY, showHidden: true, getters: true }),
-    JSON.stringify(value) ?? '',
-  ];
-  if (value instanceof Error) {
-    views.push(value.message, value.stack ?? '', String(value));
-    if (value instanceof AdServiceError) views.push(value.detail);
-    for (let cause = value.cause, depth = 0; cause !== undefined && depth < 6; depth++) {
-      views.push(inspect(cause, { depth: Number.POSITIVE_INFINITY, showHidden: true }), String(cause));
-      if (cause instanceof Error) views.push(cause.message, cause.stack ?? '');
-      cause = cause instanceof Error ? cause.cause : undefined;
-    }
-  }
-  return views;
-}
-
-function expectNowhere(key: string, value: unknown): void {
-  for (const view of renderings(value)) for (const form of forms(key)) expect(view).not.toContain(form);
-}
 
 /** Printable ASCII without spaces: every key `createClient` accepts. */
 const keyArb = fc.string({
