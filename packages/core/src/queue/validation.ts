@@ -76,15 +76,17 @@ function describe(value: unknown): string {
  * ```
  */
 export function validateOrderId(value: unknown, field = 'orderId'): string {
+  return checkReference(value, field, MAX_ORDER_ID_LENGTH, 'must not be empty');
+}
+
+/** A reference kept exactly as given: a string, not empty or only whitespace, bounded, no control characters. */
+function checkReference(value: unknown, field: string, maxLength: number, whenEmpty: string): string {
   if (typeof value !== 'string')
     throw new JobValidationError(field, `must be a string, got ${describe(value)}`);
-  if (value.length === 0) throw new JobValidationError(field, 'must not be empty');
+  if (value.length === 0) throw new JobValidationError(field, whenEmpty);
   if (value.trim().length === 0) throw new JobValidationError(field, 'must not be only whitespace');
-  if (value.length > MAX_ORDER_ID_LENGTH) {
-    throw new JobValidationError(
-      field,
-      `must be at most ${MAX_ORDER_ID_LENGTH} characters, got ${value.length}`,
-    );
+  if (value.length > maxLength) {
+    throw new JobValidationError(field, `must be at most ${maxLength} characters, got ${value.length}`);
   }
   if (CONTROL_CHARS.test(value)) throw new JobValidationError(field, 'must not contain control characters');
   return value;
@@ -107,17 +109,7 @@ export const MAX_ACCOUNT_LENGTH = 200;
 export function validateAccount(value: unknown, field = 'account'): string | null {
   if (value === undefined || value === null) return null;
   if (typeof value !== 'string') throw new JobValidationError(field, `must be a string, got ${typeof value}`);
-  if (value.length === 0)
-    throw new JobValidationError(field, 'must not be empty (leave it out for no account)');
-  if (value.trim().length === 0) throw new JobValidationError(field, 'must not be only whitespace');
-  if (value.length > MAX_ACCOUNT_LENGTH) {
-    throw new JobValidationError(
-      field,
-      `must be at most ${MAX_ACCOUNT_LENGTH} characters, got ${value.length}`,
-    );
-  }
-  if (CONTROL_CHARS.test(value)) throw new JobValidationError(field, 'must not contain control characters');
-  return value;
+  return checkReference(value, field, MAX_ACCOUNT_LENGTH, 'must not be empty (leave it out for no account)');
 }
 
 /**
