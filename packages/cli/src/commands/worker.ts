@@ -210,7 +210,7 @@ export function createWorkerCommand(
     if (values['metrics-port'] !== undefined) {
       const where = { port: values['metrics-port'], host: values['metrics-host'] };
       try {
-        metricsServer = await startWorkerMetrics(dispatcher, backend.outbox, where);
+        metricsServer = await startWorkerMetrics(dispatcher, backend.outbox, { ...where, logger });
       } catch (error) {
         accountKeys.close();
         await Promise.allSettled([dispatcher.close(), backend.outbox.close()]);
