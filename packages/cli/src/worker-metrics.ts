@@ -4,12 +4,14 @@
  * first" is worse than a few hundred kB of prom-client), but it is imported only when the flag is given, so
  * a worker without metrics does not load prom-client at start.
  *
- * Malformed requests get a 4xx and a `metrics.client-error` line at warn: that port is the one Prometheus
- * may reach, and nothing sent to it stops the worker.
+ * The exposition carries `postback_build_info{version}` with the CLI's version and the process's own
+ * `process_*` and `nodejs_*` metrics. Malformed requests get a 4xx and a `metrics.client-error` line at
+ * warn: that port is the one Prometheus may reach, and nothing sent to it stops the worker.
  */
 import type { DispatcherEventName, Outbox } from '@postback/core';
 import type { DispatcherLike } from '@postback/metrics';
 import type { Logger } from './log.ts';
+import { cliVersion } from './version.ts';
 import type { DispatcherHandle } from './worker-factories.ts';
 
 /** The running metrics server. */
@@ -40,7 +42,12 @@ export async function startWorkerMetrics(
       return dispatcher.paused() ? 'paused' : 'running';
     },
   };
-  const metrics = createPrometheusMetrics({ dispatcher: observed, outbox });
+  const metrics = createPrometheusMetrics({
+    dispatcher: observed,
+    outbox,
+    version: cliVersion(),
+    defaultMetrics: true,
+  });
   const { logger } = where;
   try {
     const server = await serveMetrics(metrics, {

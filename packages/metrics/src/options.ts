@@ -7,6 +7,7 @@ import { DEFAULT_AT_RISK_WITHIN_MS } from '@postback/core';
 import { Registry } from 'prom-client';
 import { z } from 'zod';
 import type { DispatcherLike, StatsSource } from './source.ts';
+import { metricsPackageVersion } from './version.ts';
 
 /** Prefix of every metric name. @defaultValue `'postback_'` */
 export const DEFAULT_PREFIX = 'postback_';
@@ -70,7 +71,7 @@ export const prometheusMetricsOptionsSchema = z.strictObject({
     z.instanceof(Registry).optional(),
     'Registry',
     'a new `Registry`',
-    "prom-client registry to register in (pass prom-client's `register` to serve them with `collectDefaultMetrics`).",
+    "prom-client registry to register in (prom-client's global `register` serves them beside the app's own metrics).",
   ),
   prefix: documented(
     z
@@ -85,7 +86,7 @@ export const prometheusMetricsOptionsSchema = z.strictObject({
     ascendingPositive.default([...DEFAULT_DEADLINE_BUCKETS_MS]),
     'number[]',
     '1 h, 6 h, 24 h, 3 d, 7 d',
-    'Bounds (ms from now, ascending) of `open_jobs_deadline_within_seconds`.',
+    'Bounds (ms from now, ascending) of `open_jobs_by_deadline`.',
   ),
   atRiskWithinMs: documented(
     z.number().positive().default(DEFAULT_AT_RISK_WITHIN_MS),
@@ -116,6 +117,22 @@ export const prometheusMetricsOptionsSchema = z.strictObject({
     'number',
     '`100`',
     'With `accountLabel`: distinct accounts that get their own label value; later ones are counted as `account="other"`.',
+  ),
+  version: documented(
+    z
+      .string()
+      .min(1)
+      .max(100)
+      .default(() => metricsPackageVersion()),
+    'string',
+    "this package's version",
+    "The `version` label of `build_info` (`postback worker` gives the CLI's).",
+  ),
+  defaultMetrics: documented(
+    z.boolean().default(false),
+    'boolean',
+    '`false`',
+    "Also registers prom-client's default metrics (`process_*`, `nodejs_*`; not its three `_total` gauges, which promtool refuses) in the registry (`postback worker` turns it on). Off by default: an app may collect them already. Turn it on for one registry per process (prom-client's GC observer outlives `close()`).",
   ),
   now: documented(
     z

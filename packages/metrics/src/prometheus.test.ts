@@ -39,9 +39,9 @@ describe('createPrometheusMetrics served by serveMetrics', () => {
     const before = await scrape(server.url);
     expect(before.get('postback_jobs{state="pending"}')).toBe(12);
     expect(before.get('postback_jobs_at_risk')).toBe(12);
-    expect(before.get('postback_open_jobs_deadline_within_seconds{le="3600"}')).toBe(0);
-    expect(before.get('postback_open_jobs_deadline_within_seconds{le="604800"}')).toBe(12);
-    expect(before.get('postback_open_jobs_deadline_within_seconds{le="+Inf"}')).toBe(12);
+    expect(before.get('postback_open_jobs_by_deadline{within_seconds="3600"}')).toBe(0);
+    expect(before.get('postback_open_jobs_by_deadline{within_seconds="604800"}')).toBe(12);
+    expect(before.get('postback_open_jobs_by_deadline{within_seconds="+Inf"}')).toBe(12);
     expect(before.get('postback_delivery_paused')).toBe(0);
     expect(before.get('postback_outbox_up')).toBe(1);
     expect(before.get('postback_jobs_delivered_total{kind="confirm"}')).toBe(0);
@@ -71,7 +71,7 @@ describe('createPrometheusMetrics served by serveMetrics', () => {
 
     const paused = await scrape(server.url);
     expect(paused.get('postback_delivery_paused')).toBe(1);
-    expect(paused.get('postback_delivery_paused_until_seconds')).toBeGreaterThan(Date.now() / 1000);
+    expect(paused.get('postback_delivery_paused_until_timestamp_seconds')).toBeGreaterThan(Date.now() / 1000);
     expect(paused.get('postback_delivery_pauses_total')).toBe(1);
     expect(paused.get('postback_send_duration_seconds_count{kind="confirm",outcome="auth"}')).toBeGreaterThan(
       0,
@@ -88,7 +88,7 @@ describe('createPrometheusMetrics served by serveMetrics', () => {
     expect((await fetch(`${server.url}/readyz`)).status).toBe(200);
     const resumed = await scrape(server.url);
     expect(resumed.get('postback_delivery_paused')).toBe(0);
-    expect(resumed.get('postback_delivery_paused_until_seconds')).toBe(0);
+    expect(resumed.get('postback_delivery_paused_until_timestamp_seconds')).toBe(0);
   });
 
   it('never puts an order id, a job id or a click token in the exposition', async () => {

@@ -4,8 +4,15 @@
  * the same truth; delivery figures (counters, send latency) come from this process's Dispatcher events.
  * No label takes an unbounded value: never an order id, a job id or a reason.
  */
-import { JOB_STATES, parseOptions } from '@postback/core';
-import { Counter, Gauge, Histogram, Registry, type RegistryContentType } from 'prom-client';
+import { JOB_STATES, OptionsError, parseOptions } from '@postback/core';
+import {
+  Counter,
+  collectDefaultMetrics,
+  Gauge,
+  Histogram,
+  Registry,
+  type RegistryContentType,
+} from 'prom-client';
 import { type PrometheusMetricsOptions, prometheusMetricsOptionsSchema } from './options.ts';
 import {
   accountLabel,
@@ -48,20 +55,33 @@ export interface PrometheusMetrics {
 const seconds = (ms: number) => ms / 1000;
 
 /**
- * Registers the Dispatcher's metrics in a prom-client registry. Metric names (with the default prefix):
+ * prom-client's default gauges named like counters: promtool refuses a `_total` gauge, and each is the sum
+ * of its per-type gauge (`sum(nodejs_active_handles)`), so they are left out (prometheus/client_js#283).
+ */
+const DEFAULT_METRICS_LEFT_OUT = [
+  'nodejs_active_handles_total',
+  'nodejs_active_requests_total',
+  'nodejs_active_resources_total',
+];
+
+/**
+ * Registers the Dispatcher's metrics in a prom-client registry. Metric names (with the default prefix),
+ * all passing `promtool check metrics`:
  *
+ * - `postback_build_info{version}` — always 1;
  * - `postback_jobs{state}` — jobs by state; `postback_jobs_at_risk` — open jobs whose deadline is within
  *   `atRiskWithinMs`; `postback_oldest_pending_age_seconds`;
- * - `postback_open_jobs_deadline_within_seconds{le}` — open jobs by time left to their deadline, cumulative
- *   (a gauge histogram: `le="+Inf"` is every open job, refunds without a deadline yet included);
- * - `postback_delivery_paused` (1/0), `postback_delivery_paused_until_seconds` (Unix time, 0 when not
- *   paused), `postback_outbox_up` (1 when the last `stats` call answered);
+ * - `postback_open_jobs_by_deadline{within_seconds}` — open jobs whose deadline is within that many
+ *   seconds, cumulative (`within_seconds="+Inf"` is every open job, refunds without a deadline included);
+ * - `postback_delivery_paused` (1/0), `postback_delivery_paused_until_timestamp_seconds` (Unix time, 0
+ *   when not paused), `postback_outbox_up` (1 when the last `stats` call answered);
  * - `postback_account_paused{account}` (1 per account paused now; the series goes when it resumes),
  *   `postback_paused_accounts` (how many), `postback_account_pauses_total`;
  * - `postback_jobs_delivered_total{kind}` (`{kind,account}` with `accountLabel`), `_retried_total`,
  *   `_dead_total`, `_expired_total`,
  *   `postback_delivery_pauses_total`, `postback_dispatcher_errors_total{during}`;
- * - `postback_send_duration_seconds{kind,outcome}` — a histogram of sends (quick retries included).
+ * - `postback_send_duration_seconds{kind,outcome}` — a histogram of sends (quick retries included);
+ * - with `defaultMetrics`, prom-client's `process_*` and `nodejs_*` metrics of this process.
  *
  * @throws {OptionsError} naming a bad or unknown option.
  * @example
@@ -73,6 +93,12 @@ const seconds = (ms: number) => ms / 1000;
 export function createPrometheusMetrics(options: PrometheusMetricsOptions): PrometheusMetrics {
   const o = parseOptions(prometheusMetricsOptionsSchema, options);
   const registry = o.registry ?? new Registry();
+  if (o.defaultMetrics && registry.getSingleMetric('process_cpu_user_seconds_total') !== undefined) {
+    throw new OptionsError(
+      'defaultMetrics',
+      "the registry already holds prom-client's default metrics: leave defaultMetrics off",
+    );
+  }
   const p = o.prefix;
   const readStats = createStatsReader(o.outbox, {
     now: o.now,
@@ -87,6 +113,18 @@ export function createPrometheusMetrics(options: PrometheusMetricsOptions): Prom
     names.push(name);
     return make(name);
   };
+
+  const buildInfo: Gauge<'version'> = track(
+    `${p}build_info`,
+    (name) => new Gauge({ name, help: "postback's version (always 1).", labelNames: ['version'], registers }),
+  );
+  buildInfo.set({ version: o.version }, 1);
+  if (o.defaultMetrics) {
+    const before = new Set(registry.getMetricsAsArray().map((m) => m.name));
+    collectDefaultMetrics({ register: registry });
+    for (const name of DEFAULT_METRICS_LEFT_OUT) registry.removeSingleMetric(name);
+    for (const m of registry.getMetricsAsArray()) if (!before.has(m.name)) names.push(m.name);
+  }
 
   // One `stats` call per scrape: the first gauge collected starts it, the others share it.
   let scrapeReading: Promise<StatsReading> | null = null;
@@ -138,19 +176,19 @@ export function createPrometheusMetrics(options: PrometheusMetricsOptions): Prom
           )(),
       }),
   );
-  const byDeadline: Gauge<'le'> = track(
-    `${p}open_jobs_deadline_within_seconds`,
+  const byDeadline: Gauge<'within_seconds'> = track(
+    `${p}open_jobs_by_deadline`,
     (name) =>
       new Gauge({
         name,
-        help: 'Open jobs whose deadline is within le seconds, cumulative (a gauge histogram; +Inf: every open job).',
-        labelNames: ['le'],
+        help: 'Open jobs whose deadline is within within_seconds, cumulative (+Inf: every open job).',
+        labelNames: ['within_seconds'],
         registers,
         collect: () =>
           withStats(byDeadline, ({ stats }) => {
             for (const bucket of stats.deadlineBuckets)
-              byDeadline.set({ le: String(seconds(bucket.withinMs)) }, bucket.count);
-            byDeadline.set({ le: '+Inf' }, stats.counts.pending + stats.counts.inflight);
+              byDeadline.set({ within_seconds: String(seconds(bucket.withinMs)) }, bucket.count);
+            byDeadline.set({ within_seconds: '+Inf' }, stats.counts.pending + stats.counts.inflight);
           })(),
       }),
   );
@@ -182,7 +220,7 @@ export function createPrometheusMetrics(options: PrometheusMetricsOptions): Prom
       }),
   );
   const pausedUntil: Gauge = track(
-    `${p}delivery_paused_until_seconds`,
+    `${p}delivery_paused_until_timestamp_seconds`,
     (name) =>
       new Gauge({
         name,
