@@ -8,6 +8,8 @@ import {
   planChromium,
   planNode,
   planPostgres,
+  planPromtool,
+  promtoolInstallCommand,
 } from './preflight-plan.ts';
 
 describe('planNode', () => {
@@ -78,6 +80,42 @@ describe('planChromium', () => {
   it('spells the install command with sudo only when needed', () => {
     expect(chromiumInstallCommand(true)).toBe(
       'apt-get update && apt-get install -y --no-install-recommends chromium',
+    );
+  });
+});
+
+describe('planPromtool', () => {
+  const base = { present: false, isRoot: true, hasApt: true };
+
+  it('does nothing when promtool is on PATH (no apt call)', () => {
+    expect(planPromtool({ ...base, present: true })).toEqual({ kind: 'ok', note: 'promtool on PATH' });
+    expect(planPromtool({ present: true, isRoot: false, hasApt: false })).toMatchObject({ kind: 'ok' });
+  });
+
+  it('installs Debian’s prometheus package through scripts/install-promtool.sh when missing and root', () => {
+    expect(planPromtool(base)).toMatchObject({
+      kind: 'run',
+      command: 'bash',
+      args: ['scripts/install-promtool.sh'],
+    });
+  });
+
+  it('stops with the exact sudo command when missing and not root', () => {
+    const step = planPromtool({ ...base, isRoot: false });
+    expect(step.kind).toBe('fail');
+    expect(step.kind === 'fail' && step.message).toContain(
+      'sudo apt-get update && sudo apt-get install -y --no-install-recommends prometheus',
+    );
+  });
+
+  it('points to a Prometheus release off Debian', () => {
+    const step = planPromtool({ ...base, hasApt: false });
+    expect(step.kind === 'fail' && step.message).toContain('https://prometheus.io/download/');
+  });
+
+  it('spells the install command with sudo only when needed', () => {
+    expect(promtoolInstallCommand(true)).toBe(
+      'apt-get update && apt-get install -y --no-install-recommends prometheus',
     );
   });
 });

@@ -1,6 +1,6 @@
 /**
  * The decisions of `scripts/preflight.ts`, kept free of I/O so they can be unit-tested: given what the
- * machine has (a Chromium binary, a reachable PostgreSQL, root, apt-get, a PostgreSQL cluster), what
+ * machine has (a Chromium binary, promtool, a reachable PostgreSQL, root, apt-get, a PostgreSQL cluster), what
  * should `npm test` do before the suites run — nothing, install or start something, or stop at once
  * with the exact command that fixes the machine.
  */
@@ -101,6 +101,48 @@ export function planChromium(facts: ChromiumFacts): Step {
     message:
       `Chromium is missing (${DEFAULT_CHROMIUM_PATH}) and this is not a Debian machine; install Chromium ` +
       'and run the tests with CHROMIUM_PATH=/path/to/chromium npm test',
+  };
+}
+
+/** What the machine has that matters for promtool (Prometheus' checker, run on a worker's `/metrics`). */
+export interface PromtoolFacts {
+  /** Whether `promtool` is an executable on PATH. */
+  present: boolean;
+  isRoot: boolean;
+  /** Whether Debian's apt-get is there. */
+  hasApt: boolean;
+}
+
+/** The command that installs Debian's `prometheus` package (which holds promtool), as a person types it. */
+export function promtoolInstallCommand(isRoot: boolean): string {
+  const sudo = isRoot ? '' : 'sudo ';
+  return `${sudo}apt-get update && ${sudo}apt-get install -y --no-install-recommends prometheus`;
+}
+
+/** promtool for the metrics suite: present, installable here (root + apt), or a stop with the command. */
+export function planPromtool(facts: PromtoolFacts): Step {
+  if (facts.present) return { kind: 'ok', note: 'promtool on PATH' };
+  if (facts.hasApt && facts.isRoot) {
+    return {
+      kind: 'run',
+      why: "promtool is missing; installing Debian's prometheus package for the metrics suite",
+      command: 'bash',
+      args: ['scripts/install-promtool.sh'],
+    };
+  }
+  if (facts.hasApt) {
+    return {
+      kind: 'fail',
+      message:
+        'promtool is missing; the metrics suite runs `promtool check metrics`. Install it with:\n' +
+        `  ${promtoolInstallCommand(false)}`,
+    };
+  }
+  return {
+    kind: 'fail',
+    message:
+      'promtool is missing and this is not a Debian machine; put promtool (from a Prometheus release, ' +
+      'https://prometheus.io/download/) on PATH and run `npm test` again.',
   };
 }
 

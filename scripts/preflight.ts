@@ -8,13 +8,16 @@
  *   pg_ctlcluster when down and this is root, else a stop with the command to run.
  * - Chromium at `CHROMIUM_PATH` (default /usr/bin/chromium), for the browser suites: Debian's package is
  *   installed when missing and this is root, else a stop with the command. Skipped with `--no-browser`.
+ * - promtool on PATH, for the metrics suite's `promtool check metrics`: Debian's `prometheus` package is
+ *   installed when missing and this is root, else a stop with the command.
  * - With `--node22`: the Node 22 of `tools/node22` is installed and at least the `engines` minimum.
  *
- * Fast when everything is there: two file checks and one TCP connect, no apt call.
+ * Fast when everything is there: a few file checks and one TCP connect, no apt call.
  */
 import { execFileSync, spawnSync } from 'node:child_process';
 import { accessSync, constants, existsSync, readdirSync, readFileSync } from 'node:fs';
 import { connect } from 'node:net';
+import { delimiter, join } from 'node:path';
 import {
   atLeast,
   DEFAULT_CHROMIUM_PATH,
@@ -24,6 +27,7 @@ import {
   planChromium,
   planNode,
   planPostgres,
+  planPromtool,
   type Step,
 } from './preflight-plan.ts';
 
@@ -41,6 +45,11 @@ function isExecutable(path: string): boolean {
   } catch {
     return false;
   }
+}
+
+/** Whether `name` is an executable in one of PATH's directories. */
+function onPath(name: string): boolean {
+  return (process.env.PATH ?? '').split(delimiter).some((dir) => dir !== '' && isExecutable(join(dir, name)));
 }
 
 function reachable(target: PgTarget, timeoutMs = 1000): Promise<boolean> {
@@ -120,6 +129,11 @@ if (!args.has('--no-browser')) {
   if (act(planChromium({ ...facts, present: isExecutable(path) })) && !isExecutable(path)) {
     failures.push(`Chromium is still missing at ${path} after the install.`);
   }
+}
+
+const promtoolFacts = { isRoot, hasApt: existsSync('/usr/bin/apt-get') };
+if (act(planPromtool({ ...promtoolFacts, present: onPath('promtool') })) && !onPath('promtool')) {
+  failures.push('promtool is still missing from PATH after the install.');
 }
 
 if (failures.length > 0) {

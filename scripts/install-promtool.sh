@@ -1,0 +1,15 @@
+#!/usr/bin/env bash
+# Installs Debian's `prometheus` package for its `promtool`, which the metrics test runs as
+# `promtool check metrics` on a worker's /metrics. Without recommends (no node exporter); the package's
+# service is not started by this script. `npm test` runs it through scripts/preflight.ts when promtool is
+# missing and this is root.
+set -euo pipefail
+if command -v promtool >/dev/null 2>&1; then exit 0; fi
+if [ "$(id -u)" != "0" ]; then
+  echo "install-promtool: not root; run: sudo apt-get update && sudo apt-get install -y --no-install-recommends prometheus" >&2
+  exit 1
+fi
+echo "install-promtool: apt-get install prometheus (for promtool)"
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -qq
+apt-get install -y -qq --no-install-recommends prometheus >/dev/null
