@@ -5,7 +5,11 @@
  */
 import type { Meter } from '@opentelemetry/api';
 import { DEFAULT_AT_RISK_WITHIN_MS, JOB_STATES } from '@postback/core';
-import { DEFAULT_DEADLINE_BUCKETS_MS, DEFAULT_STATS_TIMEOUT_MS } from '../options.ts';
+import {
+  DEFAULT_DEADLINE_BUCKETS_MS,
+  DEFAULT_SEND_DURATION_BUCKETS_S,
+  DEFAULT_STATS_TIMEOUT_MS,
+} from '../options.ts';
 import {
   accountLabel,
   createStatsReader,
@@ -16,6 +20,10 @@ import {
   outcomeLabel,
   type StatsSource,
 } from '../source.ts';
+
+/** Units as the OpenTelemetry semantic conventions write counts of things: an annotation in braces. */
+const JOB = '{job}';
+const PAUSE = '{pause}';
 
 /** Options of {@link meterDispatcher}. */
 export interface MeterDispatcherOptions {
@@ -34,12 +42,14 @@ export interface MeterDispatcherOptions {
 }
 
 /**
- * Records the Dispatcher's figures with `meter`: `postback.jobs.delivered` (and `.retried`, `.dead`,
- * `.expired`; attribute `postback.job.kind`), `postback.delivery.pauses`, `postback.account.pauses`, `postback.send.duration` (s,
- * attributes kind and `postback.outcome`), and observable gauges `postback.jobs` (`postback.job.state`),
- * `postback.jobs.at_risk`, `postback.jobs.open.deadline_within` (`postback.within_s`: cumulative, like
- * the Prometheus gauge histogram), `postback.delivery.paused`, `postback.account.paused`
- * (`postback.account`: 1 per account paused now), `postback.outbox.up`.
+ * Records the Dispatcher's figures with `meter`: counters `postback.jobs.delivered` (and `.retried`,
+ * `.dead`, `.expired`; unit `{job}`, attribute `postback.job.kind`), `postback.delivery.pauses` and
+ * `postback.account.pauses` (`{pause}`); the histogram `postback.send.duration` (`s`, with bucket advice
+ * in seconds: {@link DEFAULT_SEND_DURATION_BUCKETS_S}; attributes kind and `postback.outcome`); and
+ * observable gauges `postback.jobs` (`{job}`, `postback.job.state`), `postback.jobs.at_risk`,
+ * `postback.jobs.open.deadline_within` (`postback.within_s`: cumulative, like the Prometheus
+ * `open_jobs_by_deadline`), `postback.delivery.paused`, `postback.account.paused` (`postback.account`: 1
+ * per account paused now), `postback.outbox.up` (those three in `1`).
  *
  * @example
  * ```ts
@@ -57,23 +67,34 @@ export function meterDispatcher(
   const kindAttr = (kind: string) => ({ 'postback.job.kind': kindLabel(kind) });
   const delivered = meter.createCounter('postback.jobs.delivered', {
     description: 'Jobs the service accepted.',
+    unit: JOB,
   });
   const retried = meter.createCounter('postback.jobs.retried', {
     description: 'Transient failures (back to pending).',
+    unit: JOB,
   });
   const dead = meter.createCounter('postback.jobs.dead', {
     description: 'Permanent failures (dead, replayable).',
+    unit: JOB,
   });
   const expired = meter.createCounter('postback.jobs.expired', {
     description: 'Jobs whose deadline passed unsent.',
+    unit: JOB,
   });
-  const pauses = meter.createCounter('postback.delivery.pauses', { description: 'Pauses after a 401/403.' });
+  const pauses = meter.createCounter('postback.delivery.pauses', {
+    description: 'Pauses after a 401/403.',
+    unit: PAUSE,
+  });
   const accountPausesCounter = meter.createCounter('postback.account.pauses', {
     description: 'Pauses of one account after a 401/403 or a missing key (one per outage).',
+    unit: PAUSE,
   });
+  // Bucket advice in seconds: without it the SDK's defaults (0 … 10,000, made for milliseconds) put every
+  // send under 5 s in one bucket. A View given to the SDK still overrides it.
   const duration = meter.createHistogram('postback.send.duration', {
     description: 'Duration of one send, quick retries included.',
     unit: 's',
+    advice: { explicitBucketBoundaries: [...DEFAULT_SEND_DURATION_BUCKETS_S] },
   });
   const offs = [
     dispatcher.on('delivered', ({ job }) => delivered.add(1, kindAttr(job.kind))),
@@ -92,6 +113,7 @@ export function meterDispatcher(
   const pause = followPause(dispatcher);
   const paused = meter.createObservableGauge('postback.delivery.paused', {
     description: 'Whether delivery is paused (1) after a 401/403, else 0.',
+    unit: '1',
   });
   const pausedCallback = async (result: { observe(value: number): void }) => {
     result.observe((await pause.read()).paused ? 1 : 0);
@@ -100,6 +122,7 @@ export function meterDispatcher(
   const accountPauses = followAccountPauses(dispatcher, options.now ?? Date.now);
   const accountPaused = meter.createObservableGauge('postback.account.paused', {
     description: '1 for each account paused now (attribute postback.account); not observed once resumed.',
+    unit: '1',
   });
   const accountPausedCallback = (result: {
     observe(value: number, attributes?: Record<string, string>): void;
@@ -118,15 +141,19 @@ export function meterDispatcher(
     });
     const jobs = meter.createObservableGauge('postback.jobs', {
       description: 'Jobs in the outbox by state.',
+      unit: JOB,
     });
     const atRisk = meter.createObservableGauge('postback.jobs.at_risk', {
       description: 'Open jobs whose deadline is near.',
+      unit: JOB,
     });
     const byDeadline = meter.createObservableGauge('postback.jobs.open.deadline_within', {
       description: 'Open jobs whose deadline is within postback.within_s seconds (cumulative).',
+      unit: JOB,
     });
     const up = meter.createObservableGauge('postback.outbox.up', {
       description: '1 when outbox.stats answered, else 0.',
+      unit: '1',
     });
     const observables = [jobs, atRisk, byDeadline, up];
     const batch = async (result: import('@opentelemetry/api').BatchObservableResult) => {

@@ -53,7 +53,7 @@ describe('traceDispatcher', () => {
       expect(span.attributes[SPAN_ATTRIBUTES.attempt]).toBe(1);
       // Core records no status for a 2xx (the client returns the body only): the attribute is left out.
       expect([undefined, 200, 201]).toContain(span.attributes[SPAN_ATTRIBUTES.status]);
-      expect(span.status.code).toBe(1);
+      expect(span.status.code).toBe(0); // unset: the conventions leave a success's status alone
     }
     const refused = spans.find((s) => s.attributes[SPAN_ATTRIBUTES.orderId] === 'span-refused');
     expect(refused?.attributes[SPAN_ATTRIBUTES.outcome]).toBe('permanent');

@@ -28,7 +28,8 @@ export const SPAN_ATTRIBUTES = {
 
 /**
  * Makes one CLIENT span per send, named `postback confirm` or `postback refund`; its status is ERROR
- * unless the service accepted the job. Returns the function that stops it.
+ * unless the service accepted the job, and left unset when it did (as the OpenTelemetry conventions
+ * ask). Returns the function that stops it.
  *
  * @example
  * ```ts
@@ -53,11 +54,9 @@ export function traceDispatcher(dispatcher: DispatcherLike, { tracer }: TraceDis
       startTime: attempt.startedAt,
       attributes,
     });
-    span.setStatus(
-      attempt.outcome === 'delivered'
-        ? { code: SpanStatusCode.OK }
-        : { code: SpanStatusCode.ERROR, message: attempt.outcome },
-    );
+    // The conventions leave a successful span's status unset (OK is for an application overriding an error).
+    if (attempt.outcome !== 'delivered')
+      span.setStatus({ code: SpanStatusCode.ERROR, message: attempt.outcome });
     span.end(attempt.startedAt + attempt.durationMs);
   });
   return () => {
