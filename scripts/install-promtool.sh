@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Installs Debian's `prometheus` package for its `promtool`, which the metrics test runs as
-# `promtool check metrics` on a worker's /metrics. Without recommends (no node exporter); the package's
-# service is not started by this script. `npm test` runs it through scripts/preflight.ts when promtool is
-# missing and this is root.
+# `promtool check metrics` on a worker's /metrics. Without recommends (no node exporter); the Prometheus
+# server the package also holds is left stopped and disabled. `npm test` runs it through
+# scripts/preflight.ts when promtool is missing and this is root.
 set -euo pipefail
 if command -v promtool >/dev/null 2>&1; then exit 0; fi
 if [ "$(id -u)" != "0" ]; then
@@ -13,3 +13,8 @@ echo "install-promtool: apt-get install prometheus (for promtool)"
 export DEBIAN_FRONTEND=noninteractive
 apt-get update -qq
 apt-get install -y -qq --no-install-recommends prometheus >/dev/null
+# The package also ships the Prometheus server, which Debian enables and starts on systemd hosts (port
+# 9090, every interface): only promtool is wanted, and the package was not there before this script.
+if [ -d /run/systemd/system ]; then
+  systemctl disable --now prometheus >/dev/null 2>&1 || true
+fi
