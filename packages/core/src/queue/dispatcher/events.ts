@@ -9,7 +9,7 @@ import type { Job } from '../types.ts';
 
 /** Payload of each Dispatcher event. */
 export interface DispatcherEvents {
-  /** The service accepted the job. `campaignId` is what a confirm's response attributed it to. */
+  /** The service accepted the job. `campaignId` is the campaign a confirm's answer named (null: unknown). */
   delivered: { job: Job; campaignId: string | null; at: EpochMs };
   /**
    * A send ended (any outcome, quick retries included): what the job's history keeps of it. For metrics

@@ -26,8 +26,9 @@ export interface RefundBody {
  * The part of the ad-service client the Dispatcher uses. `createClient` from `@postback/client` fits it;
  * so does any object with these two methods (a test double, a client with custom transport).
  * Errors should be `AdServiceError`s (`status`, `retryable`, `retryAfterMs`, `detailFromService`); anything
- * else counts as transient. Answers are read tolerantly: only a string `campaign_id` of a confirmation's
- * answer is used, and any 2xx counts as applied.
+ * else counts as transient. Answers are read tolerantly: only the `campaign_id` of a confirmation's answer
+ * is used, when it has the form `cmp_<id>` and `redact` leaves it unchanged (else the campaign is unknown),
+ * and any 2xx counts as applied.
  */
 export interface ConversionsClient {
   conversions: {

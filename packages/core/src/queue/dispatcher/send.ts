@@ -6,7 +6,8 @@
 import pRetry, { AbortError } from 'p-retry';
 import type { EpochMs } from '../../policy.ts';
 import { describeAccount } from '../accounts.ts';
-import { classifyFailure, type Failure } from './classify.ts';
+import { CAMPAIGN_ID_PATTERN } from '../validation.ts';
+import { classifyFailure, type Failure, redactSecrets } from './classify.ts';
 import type { ApiKeyResolver, ConversionsClient, ResolvedDispatcherOptions, SendOptions } from './options.ts';
 import type { Slot } from './slot.ts';
 
@@ -31,6 +32,9 @@ export interface SendContext {
   onRequest: () => void;
 }
 
+/** Removes the secrets the Dispatcher knows of (the client's key, the job's account key) from a text. */
+type Redact = (text: string) => string;
+
 /** Sends the job of a slot; see {@link sendJob}. */
 export type Send = (slot: Slot) => Promise<SendResult>;
 
@@ -39,33 +43,36 @@ export type Send = (slot: Slot) => Promise<SendResult>;
  * reasons cleared of the client's own secrets (`client.redact`) as well as of anything shaped like one.
  */
 export function createSender(ctx: SendContext): Send {
-  const { client, windowClosedPattern } = ctx;
-  const classifyOptions = {
-    windowClosedPattern,
-    ...(client.redact === undefined ? {} : { redact: (text: string) => client.redact?.(text) ?? text }),
-  };
-  const classify = (error: unknown) => classifyFailure(error, classifyOptions);
+  const clientRedact = ctx.client.redact;
+  const redact: Redact = clientRedact === undefined ? (text) => text : (text) => clientRedact(text) ?? text;
   const { apiKeyFor } = ctx;
-  if (apiKeyFor === undefined) return (slot) => sendJob(slot, ctx, classify, undefined);
+  if (apiKeyFor === undefined) return (slot) => sendJob(slot, ctx, redact, undefined);
   return async (slot) => {
     const { job } = slot;
     // A job that cannot be sent anyway (past its deadline, or not sendable yet) ends as it would without
     // keys: it must not wait on a missing key past its deadline.
     const unsendable =
       job.deadline === null || ctx.now() > job.deadline || (job.kind === 'refund' && job.campaignId === null);
-    if (unsendable) return sendJob(slot, ctx, classify, undefined);
+    if (unsendable) return sendJob(slot, ctx, redact, undefined);
     const key = await resolveKey(apiKeyFor, job.account);
     if (typeof key !== 'string') return notSent({ class: 'auth', reason: key.reason });
     // The client scrubs a per-request key from what it throws; the reason is scrubbed here as well, so a
     // client that does not leaves no key in the outbox either.
-    const scrub = (text: string) => text.split(key).join('[redacted]');
-    const classifyWithKey = (error: unknown) =>
-      classifyFailure(error, {
-        windowClosedPattern,
-        redact: (text) => scrub(classifyOptions.redact?.(text) ?? text),
-      });
-    return sendJob(slot, ctx, classifyWithKey, key);
+    const withKey: Redact = (text) => redact(text).split(key).join('[redacted]');
+    return sendJob(slot, ctx, withKey, key);
   };
+}
+
+/**
+ * The campaign a confirmation's answer names, or null (unknown: a reversal then needs it from the
+ * operator). Only a `campaign_id` of the form every campaign id must have (`cmp_<id>`, as checked for
+ * ids an app gives) that no redaction changes is taken: a service or proxy that answers with the API key
+ * there must not get it stored with the job.
+ */
+function campaignIdOf(answer: unknown, redact: Redact): string | null {
+  const value = (answer as { campaign_id?: unknown } | null)?.campaign_id;
+  if (typeof value !== 'string' || !CAMPAIGN_ID_PATTERN.test(value)) return null;
+  return redactSecrets(redact(value)) === value ? value : null;
 }
 
 /** The key of `account`, or why there is none (never the resolver's own message: it may quote the keys file). */
@@ -103,10 +110,12 @@ const notSent = (failure: Pick<Failure, 'class' | 'reason'>): SendResult => ({
 async function sendJob(
   slot: Slot,
   ctx: SendContext,
-  classify: (error: unknown) => Failure,
+  redact: Redact,
   apiKey: string | undefined,
 ): Promise<SendResult> {
   const { job } = slot;
+  const classify = (error: unknown) =>
+    classifyFailure(error, { windowClosedPattern: ctx.windowClosedPattern, redact });
   if (job.deadline === null) {
     return notSent({ class: 'transient', reason: 'refund is waiting for its confirmation' });
   }
@@ -171,10 +180,9 @@ async function sendJob(
       },
       shouldRetry: () => slot.abortReason === undefined && last?.blip === true,
     });
-    const campaignId = (response as { campaign_id?: unknown } | null)?.campaign_id;
     return {
       kind: 'delivered',
-      campaignId: job.kind === 'confirm' && typeof campaignId === 'string' ? campaignId : null,
+      campaignId: job.kind === 'confirm' ? campaignIdOf(response, redact) : null,
       sent: sent(null),
     };
   } catch (error) {
