@@ -7,8 +7,7 @@
  * This file holds the public API and the run loop; each seam has its own module: `send.ts` (one request
  * with its quick retries), `classify.ts` (what a failure means), `record.ts` (recording the outcome),
  * `state.ts` (the state and the auth pause), `leases.ts` (heart-beat and send-timeout sweep), `claims.ts`
- * (claiming ahead), `record-batch.ts` (outcomes recorded with the next claim), `wake.ts` (the loop's waits),
- * `metrics.ts` (the snapshot of `metrics()`).
+ * (claiming ahead), `wake.ts` (the loop's waits), `metrics.ts` (the snapshot of `metrics()`).
  */
 import { parseOptions } from '../../parse-options.ts';
 import type { ClaimOptions, Job } from '../types.ts';
@@ -24,7 +23,6 @@ import {
   type ResolvedDispatcherOptions,
 } from './options.ts';
 import { createRecorder } from './record.ts';
-import { createRecordBatch } from './record-batch.ts';
 import { createSender } from './send.ts';
 import { abortSlot, createSlot, type HeldJobs, type JobOutcome, type Slot } from './slot.ts';
 import { createStateMachine, type DispatcherState } from './state.ts';
@@ -142,7 +140,6 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
     accounts,
     perAccountKeys: o.apiKeyFor !== undefined,
   });
-  const batch = createRecordBatch(o.recordDelayMs, () => !machine.stopping() && loop !== null);
   const send = createSender({ ...o, apiKeyFor: o.apiKeyFor, onRequest: leases.startTimeoutSweep });
   const watch = createWatch({ ...o, emit, machine, accounts, worker: describeWorker(o.worker) });
   // A pause and its end are recorded at once, not at the watch's next round (every 30 s by default).
@@ -174,10 +171,8 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
       if (!slot.sending) return;
       slot.sending = false;
       held.sending -= 1;
-      // The freed sending slot takes the next waiting job at once; the run loop may claim more, and that
-      // claim releases the outcomes waiting to be recorded. With nothing left in flight, record them now.
+      // The freed sending slot takes the next waiting job at once; the run loop may claim more.
       claims.startWaiting();
-      if (held.sending === 0) batch.flush();
       slotFreed();
     };
     let probe = false;
@@ -193,8 +188,6 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
         const at = now();
         sent();
         if (slot.abandoned) return 'released';
-        if (slot.lost) return 'lost';
-        await batch.next();
         if (slot.lost) return 'lost';
         return await recorder.settle(job, result, at);
       } catch (error) {
@@ -254,8 +247,6 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
         await waits.nextChange();
         continue;
       }
-      // The outcomes waiting to be recorded reach the outbox in this turn too: one commit for all.
-      batch.flush();
       claims.claim(limit);
     }
   };
@@ -295,7 +286,6 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
     async stop({ timeoutMs = DEFAULT_STOP_TIMEOUT_MS } = {}) {
       const previous = machine.state;
       machine.state = 'stopping';
-      batch.flush();
       unsubscribeWake?.();
       unsubscribeWake = undefined;
       waits.wakeUp();

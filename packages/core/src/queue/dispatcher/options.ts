@@ -112,14 +112,6 @@ export const DEFAULT_QUICK_RETRIES = Object.freeze({ retries: 2, minTimeoutMs: 1
  */
 export const DEFAULT_AUTH_PAUSE_MS = 60_000;
 /**
- * Longest a finished send waits for its outcome to be recorded together with others (the outcomes go to
- * the outbox in the same turn as the run loop's next claim, so a store with group commit pays one
- * transaction for all): short next to any lease, long enough to gather the responses of a busy stream.
- * `runOnce`, `drain` and `stop()` record at once.
- * @defaultValue 5
- */
-export const DEFAULT_RECORD_DELAY_MS = 5;
-/**
  * How often a running Dispatcher records its heart-beat in the outbox and looks for open jobs whose
  * deadline entered the at-risk window (one small query each).
  * @defaultValue 30_000
@@ -234,8 +226,6 @@ export const dispatcherOptionsSchema = z.strictObject({
   windowClosedPattern: z.instanceof(RegExp).default(DEFAULT_WINDOW_CLOSED_PATTERN),
   /** @defaultValue {@link DEFAULT_AUTH_PAUSE_MS} */
   authPauseMs: positiveMs().default(DEFAULT_AUTH_PAUSE_MS),
-  /** @defaultValue {@link DEFAULT_RECORD_DELAY_MS} */
-  recordDelayMs: ms().default(DEFAULT_RECORD_DELAY_MS),
   /** @defaultValue {@link DEFAULT_WATCH_INTERVAL_MS} */
   watchIntervalMs: positiveMs().default(DEFAULT_WATCH_INTERVAL_MS),
   /** An open job whose deadline is this close emits `at-risk` (once). @defaultValue 24 hours (`DEFAULT_AT_RISK_WITHIN_MS`) */
