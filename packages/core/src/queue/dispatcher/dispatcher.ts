@@ -26,7 +26,7 @@ import { createRecorder } from './record.ts';
 import { createSender } from './send.ts';
 import { abortSlot, createSlot, type HeldJobs, type JobOutcome, type Slot } from './slot.ts';
 import { createStateMachine, type DispatcherState } from './state.ts';
-import { createWakeUps } from './wake.ts';
+import { createWakeUps, sleep } from './wake.ts';
 import { createWatch } from './watch.ts';
 
 export type { DispatcherMetrics } from './metrics.ts';
@@ -112,26 +112,25 @@ const emptySummary = (): RunSummary => ({
  */
 export function createDispatcher(options: DispatcherOptions): Dispatcher {
   const o = parseOptions(dispatcherOptionsSchema, options);
-  const { outbox, now, sleep } = o;
+  const { outbox, now } = o;
   const { emit, on } = createEmitter();
 
   let loop: Promise<void> | null = null;
   let unsubscribeWake: (() => void) | undefined;
   const machine = createStateMachine({ now, authPauseMs: o.authPauseMs, emit, looping: () => loop !== null });
   const accounts = createAccountPauses({ now, authPauseMs: o.authPauseMs, emit });
-  /** Every claim leaves out the paused accounts and takes urgent deadlines first. */
+  /** Every claim leaves out the paused accounts (and takes urgent deadlines first). */
   const claimOptions = (limit: number): ClaimOptions => {
     const excludeAccounts = accounts.excluded();
     return {
       now: now(),
       limit,
       leaseMs: o.leaseMs,
-      urgentWithinMs: o.urgentWithinMs,
       ...(excludeAccounts.length > 0 ? { excludeAccounts } : {}),
     };
   };
   const held: HeldJobs = { slots: new Map(), sending: 0 };
-  const waits = createWakeUps(sleep);
+  const waits = createWakeUps();
   const leases = createLeaseKeeper({ ...o, emit, held });
   const recorder = createRecorder({
     ...o,
@@ -334,7 +333,7 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
     on,
 
     metrics: () =>
-      readMetrics(outbox, now(), o.atRiskWithinMs, () => ({
+      readMetrics(outbox, now(), () => ({
         state: machine.state,
         pausedUntil: machine.pausedUntil,
         inflight: held.slots.size,

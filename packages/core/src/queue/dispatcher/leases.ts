@@ -6,8 +6,8 @@
 import type { EpochMs } from '../../policy.ts';
 import type { Outbox } from '../types.ts';
 import type { Emit } from './events.ts';
-import type { Sleep } from './options.ts';
 import { abortSlot, type HeldJobs } from './slot.ts';
+import { sleep } from './wake.ts';
 
 /** Longest pause between two sweeps for sends past `sendTimeoutMs` (shorter timeouts sweep 4 times as often). */
 const MAX_SWEEP_MS = 1_000;
@@ -16,7 +16,6 @@ const MAX_SWEEP_MS = 1_000;
 export interface LeaseContext {
   outbox: Outbox;
   now: () => EpochMs;
-  sleep: Sleep;
   leaseMs: number;
   sendTimeoutMs: number;
   emit: Emit;
@@ -85,7 +84,7 @@ export function createLeaseKeeper(ctx: LeaseContext): LeaseKeeper {
       const every = Math.max(1, Math.floor(leaseMs / 3));
       void (async () => {
         while (!controller.signal.aborted) {
-          await ctx.sleep(every, controller.signal);
+          await sleep(every, controller.signal);
           if (controller.signal.aborted) return;
           await renewLeases();
         }

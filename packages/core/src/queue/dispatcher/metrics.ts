@@ -3,7 +3,7 @@
  * for dashboards and `postback status`.
  */
 import type { EpochMs } from '../../policy.ts';
-import type { AccountPause } from '../operator-types.ts';
+import { type AccountPause, DEFAULT_AT_RISK_WITHIN_MS } from '../operator-types.ts';
 import type { Outbox, OutboxStats, StateCounts } from '../types.ts';
 import type { OutcomeCounters } from './record.ts';
 import type { DispatcherState } from './state.ts';
@@ -16,7 +16,7 @@ export interface DispatcherMetrics {
   oldestPendingAgeMs: number | null;
   /** The pending/inflight job closest to its deadline, and how long it has left (negative: passed). */
   nearestDeadline: (NonNullable<OutboxStats['nearestDeadline']> & { inMs: number }) | null;
-  /** Open jobs whose deadline is within the Dispatcher's `atRiskWithinMs`. */
+  /** Open jobs whose deadline is within `DEFAULT_AT_RISK_WITHIN_MS` (24 h). */
   atRisk: OutboxStats['atRisk'];
   state: DispatcherState;
   /** End of the current auth pause, or null. */
@@ -51,12 +51,11 @@ export interface LiveFigures {
 
 /** Takes a snapshot at `at`: the queue from `outbox.stats`, the rest from `live()` once they are read. */
 export async function readMetrics(
-  outbox: Outbox,
+  outbox: Pick<Outbox, 'stats'>,
   at: EpochMs,
-  atRiskWithinMs: number,
   live: () => LiveFigures,
 ): Promise<DispatcherMetrics> {
-  const stats = await outbox.stats(at, { atRiskWithinMs });
+  const stats = await outbox.stats(at, { atRiskWithinMs: DEFAULT_AT_RISK_WITHIN_MS });
   const { state, pausedUntil, inflight, outcomes, pauses, pausedAccounts, accountPauses } = live();
   return {
     depth: stats.counts,

@@ -1,11 +1,11 @@
 /**
- * The Dispatcher's options: one zod schema that is the single source of truth for their types, defaults
- * and validation (unknown keys are rejected), plus the exported `DEFAULT_*` constants it uses.
+ * The Dispatcher's options: one zod schema that is the single source of truth for their types, defaults,
+ * validation (unknown keys are rejected) and the README's table, plus the exported `DEFAULT_*` constants
+ * it uses. Every option names the user who needs it.
  */
 import { z } from 'zod';
+import { documented, renderOptionsTable } from '../../options-table.ts';
 import type { EpochMs } from '../../policy.ts';
-import { DEFAULT_URGENT_WITHIN_MS } from '../accounts.ts';
-import { DEFAULT_AT_RISK_WITHIN_MS } from '../operator-types.ts';
 import type { Outbox } from '../types.ts';
 import { DEFAULT_WINDOW_CLOSED_PATTERN } from './classify.ts';
 
@@ -60,9 +60,6 @@ export interface SendOptions {
 export type ApiKeyResolver = (
   account: string | null,
 ) => string | undefined | null | Promise<string | undefined | null>;
-
-/** Waits `ms`, resolving early (never rejecting) when `signal` aborts. */
-export type Sleep = (ms: number, signal?: AbortSignal) => Promise<void>;
 
 /**
  * Jobs sent at the same time.
@@ -128,27 +125,6 @@ export const DEFAULT_WORKER_VERSION = 'unknown';
  */
 export const DEFAULT_STOP_TIMEOUT_MS = 10_000;
 
-/**
- * Sleeps on a real timer; resolves early (never rejects) when the signal aborts. The default `sleep`.
- *
- * @example
- * ```ts
- * await realSleep(1_000, controller.signal);
- * ```
- */
-export const realSleep: Sleep = (ms, signal) =>
-  new Promise<void>((resolve) => {
-    if (signal?.aborted) return resolve();
-    const done = () => {
-      clearTimeout(timer);
-      signal?.removeEventListener('abort', done);
-      resolve();
-    };
-    // Node clamps longer timers to 1 ms; keep them long instead.
-    const timer = setTimeout(done, Math.min(Math.max(0, ms), 2_147_483_647));
-    signal?.addEventListener('abort', done, { once: true });
-  });
-
 const isFunction = (v: unknown) => typeof v === 'function';
 const ms = () => z.number().int().nonnegative();
 const positiveMs = () => z.number().int().positive();
@@ -165,101 +141,220 @@ const OUTBOX_METHODS = ['claim', 'complete', 'retry', 'fail', 'release', 'extend
  */
 export const dispatcherOptionsSchema = z.strictObject({
   /** Where jobs are claimed from and their outcomes recorded. Required. */
-  outbox: z.custom<Outbox>(
-    (v) =>
-      typeof v === 'object' &&
-      v !== null &&
-      OUTBOX_METHODS.every((m) => isFunction((v as Record<string, unknown>)[m])),
-    `must implement the Outbox interface (${OUTBOX_METHODS.join(', ')})`,
+  outbox: documented(
+    z.custom<Outbox>(
+      (v) =>
+        typeof v === 'object' &&
+        v !== null &&
+        OUTBOX_METHODS.every((m) => isFunction((v as Record<string, unknown>)[m])),
+      `must implement the Outbox interface (${OUTBOX_METHODS.join(', ')})`,
+    ),
+    'Outbox',
+    'required',
+    'The store jobs are claimed from and their outcomes recorded in.',
   ),
   /** Sends the jobs (e.g. `createClient({ apiKey })` from `@postback/client`). Required. */
-  client: z.custom<ConversionsClient>((v) => {
-    const conversions = (v as { conversions?: Record<string, unknown> } | null)?.conversions;
-    return (
-      typeof conversions === 'object' &&
-      conversions !== null &&
-      isFunction(conversions.confirm) &&
-      isFunction(conversions.refund)
-    );
-  }, 'must have conversions.confirm and conversions.refund methods'),
+  client: documented(
+    z.custom<ConversionsClient>((v) => {
+      const conversions = (v as { conversions?: Record<string, unknown> } | null)?.conversions;
+      return (
+        typeof conversions === 'object' &&
+        conversions !== null &&
+        isFunction(conversions.confirm) &&
+        isFunction(conversions.refund)
+      );
+    }, 'must have conversions.confirm and conversions.refund methods'),
+    'ConversionsClient',
+    'required',
+    'Sends the requests: `createClient` from `@postback/client`, or any object with `conversions.confirm` and `conversions.refund` (its `redact`, when present, is applied to every reason stored or emitted).',
+  ),
   /**
-   * One key per advertiser account: each job is sent with `apiKeyFor(job.account)` (see
-   * {@link ApiKeyResolver}), and a 401/403 (or no key) pauses that account only. Without it every job is
-   * sent with the client's own key and a 401/403 pauses all delivery. Keys are never stored in the outbox.
+   * For a platform that delivers for many advertiser accounts, each with its own key: each job is sent
+   * with `apiKeyFor(job.account)` (see {@link ApiKeyResolver}), and a 401/403 (or no key) pauses that
+   * account only. Without it every job is sent with the client's own key and a 401/403 pauses all
+   * delivery. Keys are never stored in the outbox.
    */
-  apiKeyFor: z.custom<ApiKeyResolver>(isFunction, 'must be a function (account) => apiKey').optional(),
+  apiKeyFor: documented(
+    z.custom<ApiKeyResolver>(isFunction, 'must be a function (account) => apiKey').optional(),
+    '(account) => apiKey \\| undefined',
+    '—',
+    "For a platform delivering for many advertiser accounts, each with its own key (see [Many advertisers](#many-advertisers-one-fleet)): each job goes with its account's key (sync or async), and a 401/403 or no key pauses that account only. Without it every job goes with the client's own key.",
+  ),
   /**
-   * Due jobs whose deadline is this close are claimed first (nearest deadline first, whatever their
-   * account); the rest in turns across accounts. @defaultValue {@link DEFAULT_URGENT_WITHIN_MS} (1 hour)
+   * Sends in flight at once: a worker draining a backlog against a service that takes more raises it (the
+   * CLI's `--concurrency`). @defaultValue {@link DEFAULT_CONCURRENCY}
    */
-  urgentWithinMs: ms().default(DEFAULT_URGENT_WITHIN_MS),
-  /** @defaultValue {@link DEFAULT_CONCURRENCY} */
-  concurrency: z.number().int().min(1).max(1_000).default(DEFAULT_CONCURRENCY),
-  /** @defaultValue {@link DEFAULT_BATCH_SIZE} */
-  batchSize: z.number().int().min(1).max(1_000).default(DEFAULT_BATCH_SIZE),
-  /** @defaultValue {@link DEFAULT_POLL_INTERVAL_MS} */
-  pollIntervalMs: positiveMs().default(DEFAULT_POLL_INTERVAL_MS),
-  /** @defaultValue {@link DEFAULT_LEASE_MS} */
-  leaseMs: z.number().int().min(100).default(DEFAULT_LEASE_MS),
-  /** @defaultValue {@link DEFAULT_SEND_TIMEOUT_MS} */
-  sendTimeoutMs: positiveMs().default(DEFAULT_SEND_TIMEOUT_MS),
-  /** @defaultValue {@link DEFAULT_BACKOFF} */
-  backoff: z
-    .strictObject({
-      baseMs: positiveMs().default(DEFAULT_BACKOFF.baseMs),
-      maxMs: positiveMs().default(DEFAULT_BACKOFF.maxMs),
-      minMs: ms().default(DEFAULT_BACKOFF.minMs),
-    })
-    .prefault({}),
-  /** @defaultValue {@link DEFAULT_QUICK_RETRIES} */
-  quickRetries: z
-    .strictObject({
-      retries: z.number().int().min(0).max(10).default(DEFAULT_QUICK_RETRIES.retries),
-      minTimeoutMs: ms().default(DEFAULT_QUICK_RETRIES.minTimeoutMs),
-      maxTimeoutMs: ms().default(DEFAULT_QUICK_RETRIES.maxTimeoutMs),
-    })
-    .prefault({}),
+  concurrency: documented(
+    z.number().int().min(1).max(1_000).default(DEFAULT_CONCURRENCY),
+    'number',
+    `\`${DEFAULT_CONCURRENCY}\` (\`DEFAULT_CONCURRENCY\`)`,
+    'Sends in flight at once. A worker draining a backlog against a service that takes more raises it (`postback worker --concurrency`).',
+  ),
   /**
-   * A 4xx whose `detail` matches makes the job `expired` (its window has closed), not `dead`.
+   * Most jobs per claim: an SQS worker sets what one receive returns (at most 10), a worker at a high
+   * concurrency larger claims. @defaultValue {@link DEFAULT_BATCH_SIZE}
+   */
+  batchSize: documented(
+    z.number().int().min(1).max(1_000).default(DEFAULT_BATCH_SIZE),
+    'number',
+    `\`${DEFAULT_BATCH_SIZE}\` (\`DEFAULT_BATCH_SIZE\`)`,
+    'Most jobs per claim; the loop keeps `2 × (batchSize + concurrency)` claimed ahead of free sending slots. An SQS worker sets what one receive returns (at most 10); a worker at a high concurrency, larger claims.',
+  ),
+  /**
+   * Pause between claims when nothing was due: a worker without wake-ups that must react sooner lowers it
+   * (the CLI's `--poll-ms`). @defaultValue {@link DEFAULT_POLL_INTERVAL_MS}
+   */
+  pollIntervalMs: documented(
+    positiveMs().default(DEFAULT_POLL_INTERVAL_MS),
+    'number',
+    '`1_000` (`DEFAULT_POLL_INTERVAL_MS`)',
+    'Pause between claims when nothing is due (`wake` cuts it short). A worker without wake-ups (SQLite from another process) that must react sooner lowers it (`postback worker --poll-ms`).',
+  ),
+  /**
+   * How long a claim holds: a fleet whose workers may stall longer (a suspended VM) raises it, one that
+   * wants a crashed worker's jobs retaken sooner lowers it (the CLI's `--lease-ms`).
+   * @defaultValue {@link DEFAULT_LEASE_MS}
+   */
+  leaseMs: documented(
+    z.number().int().min(100).default(DEFAULT_LEASE_MS),
+    'number',
+    '`60_000` (`DEFAULT_LEASE_MS`)',
+    "Claim lease, renewed every third of it while the job is held. A fleet whose workers may stall longer raises it; one that wants a crashed worker's jobs retaken sooner lowers it (`postback worker --lease-ms`).",
+  ),
+  /**
+   * A send still running after this is aborted as a timeout: for a worker whose client has no timeout of
+   * its own (a custom `client`), or a service slower than 30 s. @defaultValue {@link DEFAULT_SEND_TIMEOUT_MS}
+   */
+  sendTimeoutMs: documented(
+    positiveMs().default(DEFAULT_SEND_TIMEOUT_MS),
+    'number',
+    '`30_000` (`DEFAULT_SEND_TIMEOUT_MS`)',
+    'A send still running after this is aborted (a timeout), at most a quarter of it (and 1 s) late. For a worker whose client has no timeout of its own (a custom `client`), or a slower service.',
+  ),
+  /**
+   * Durable backoff: a worker whose service asks for another retry schedule sets it (the CLI's
+   * `--backoff-*-ms`). @defaultValue {@link DEFAULT_BACKOFF}
+   */
+  backoff: documented(
+    z
+      .strictObject({
+        baseMs: positiveMs().default(DEFAULT_BACKOFF.baseMs),
+        maxMs: positiveMs().default(DEFAULT_BACKOFF.maxMs),
+        minMs: ms().default(DEFAULT_BACKOFF.minMs),
+      })
+      .prefault({}),
+    '{ baseMs?, maxMs?, minMs? }',
+    '`{ baseMs: 5_000, maxMs: 3_600_000, minMs: 1_000 }` (`DEFAULT_BACKOFF`)',
+    'Durable full-jitter backoff, at least `minMs`, capped by the deadline. A worker whose service asks for another retry schedule sets it (`postback worker --backoff-base-ms` …).',
+  ),
+  /**
+   * In-process retries of network blips: a worker on a flaky link raises `retries`; one that must not sit
+   * on a job (a short-lived function) sets 0. @defaultValue {@link DEFAULT_QUICK_RETRIES}
+   */
+  quickRetries: documented(
+    z
+      .strictObject({
+        retries: z.number().int().min(0).max(10).default(DEFAULT_QUICK_RETRIES.retries),
+        minTimeoutMs: ms().default(DEFAULT_QUICK_RETRIES.minTimeoutMs),
+        maxTimeoutMs: ms().default(DEFAULT_QUICK_RETRIES.maxTimeoutMs),
+      })
+      .prefault({}),
+    '{ retries?, minTimeoutMs?, maxTimeoutMs? }',
+    '`{ retries: 2, minTimeoutMs: 100, maxTimeoutMs: 1_000 }` (`DEFAULT_QUICK_RETRIES`)',
+    'In-process retries (p-retry) of blips before the durable backoff. A worker on a flaky link raises `retries`; one that must not sit on a job (a short-lived function) sets 0.',
+  ),
+  /**
+   * A 4xx whose `detail` matches makes the job `expired` (its window has closed), not `dead`: for a shop
+   * whose service (or proxy) words a closed window otherwise (the spec does not show the wording).
    * @defaultValue {@link DEFAULT_WINDOW_CLOSED_PATTERN}
    */
-  windowClosedPattern: z.instanceof(RegExp).default(DEFAULT_WINDOW_CLOSED_PATTERN),
-  /** @defaultValue {@link DEFAULT_AUTH_PAUSE_MS} */
-  authPauseMs: positiveMs().default(DEFAULT_AUTH_PAUSE_MS),
-  /** @defaultValue {@link DEFAULT_WATCH_INTERVAL_MS} */
-  watchIntervalMs: positiveMs().default(DEFAULT_WATCH_INTERVAL_MS),
-  /** An open job whose deadline is this close emits `at-risk` (once). @defaultValue 24 hours (`DEFAULT_AT_RISK_WITHIN_MS`) */
-  atRiskWithinMs: ms().default(DEFAULT_AT_RISK_WITHIN_MS),
+  windowClosedPattern: documented(
+    z.instanceof(RegExp).default(DEFAULT_WINDOW_CLOSED_PATTERN),
+    'RegExp',
+    '`/older than\\|window (?:is \\|has )?closed\\|expired\\|too (?:old\\|late)/i` (`DEFAULT_WINDOW_CLOSED_PATTERN`)',
+    'A 4xx whose `detail` matches expires the job (its window has closed) instead of dead-lettering it. For a shop whose service (or proxy) words a closed window otherwise: the spec does not show the wording.',
+  ),
   /**
-   * How this worker names itself in its heart-beats. @defaultValue a random id, version
+   * How long a refused key pauses delivery before a probe: an operator who fixes keys within minutes
+   * lowers it (the CLI's `--auth-pause-ms`). @defaultValue {@link DEFAULT_AUTH_PAUSE_MS}
+   */
+  authPauseMs: documented(
+    positiveMs().default(DEFAULT_AUTH_PAUSE_MS),
+    'number',
+    '`60_000` (`DEFAULT_AUTH_PAUSE_MS`)',
+    "Pause after a 401/403 (or an answer that is not the service's) before one job probes again. An operator who fixes keys within minutes lowers it (`postback worker --auth-pause-ms`).",
+  ),
+  /**
+   * How often a running Dispatcher records its heart-beat and looks for at-risk jobs: a fleet whose
+   * operators want `postback status` to see a worker sooner lowers it. @defaultValue {@link DEFAULT_WATCH_INTERVAL_MS}
+   */
+  watchIntervalMs: documented(
+    positiveMs().default(DEFAULT_WATCH_INTERVAL_MS),
+    'number',
+    '`30_000` (`DEFAULT_WATCH_INTERVAL_MS`)',
+    'While running: how often the worker records its heart-beat (`outbox.beat`) and looks for jobs entering the at-risk window (24 h, `DEFAULT_AT_RISK_WITHIN_MS`). A fleet whose operators want `postback status` to see a worker (or a gone one) sooner lowers it.',
+  ),
+  /**
+   * How this worker names itself in its heart-beats: a fleet whose operator tells workers apart (a stable
+   * id per deployment slot, the app's version). @defaultValue a random id, version
    * {@link DEFAULT_WORKER_VERSION}, and the host name and pid where the runtime has them
    */
-  worker: z
-    .strictObject({
-      id: z.string().min(1).max(200).optional(),
-      version: z.string().max(100).default(DEFAULT_WORKER_VERSION),
-      host: z.string().max(255).nullable().optional(),
-      pid: z.number().int().nullable().optional(),
-    })
-    .prefault({}),
-  /** Clock. @defaultValue `Date.now` */
-  now: z.custom<() => EpochMs>(isFunction, 'must be a function returning epoch ms').default(() => Date.now),
-  /** Random source in [0, 1) for backoff jitter. @defaultValue `Math.random` */
-  random: z
-    .custom<() => number>(isFunction, 'must be a function returning a number in [0, 1)')
-    .default(() => Math.random),
-  /** Waits between polls, heart-beats and during `stop`. @defaultValue a `setTimeout` sleep */
-  sleep: z
-    .custom<Sleep>(isFunction, 'must be a function (ms, signal) => Promise<void>')
-    .default(() => realSleep),
+  worker: documented(
+    z
+      .strictObject({
+        id: z.string().min(1).max(200).optional(),
+        version: z.string().max(100).default(DEFAULT_WORKER_VERSION),
+        host: z.string().max(255).nullable().optional(),
+        pid: z.number().int().nullable().optional(),
+      })
+      .prefault({}),
+    '{ id?, version?, host?, pid? }',
+    "`{ version: 'unknown' }`, a random `id`, the runtime's host and pid",
+    "How this worker names itself in heart-beats. A fleet whose operator tells workers apart in `postback status` and the dashboard gives a stable id per deployment slot and the app's version.",
+  ),
+  /** Clock: a test or a simulation that runs on another clock (the sandbox's). @defaultValue `Date.now` */
+  now: documented(
+    z.custom<() => EpochMs>(isFunction, 'must be a function returning epoch ms').default(() => Date.now),
+    '() => number',
+    '`Date.now`',
+    "The clock. A test or a simulation that runs on another clock (the sandbox's) passes its own.",
+  ),
+  /** Random source in [0, 1) for backoff jitter: a test that needs it fixed. @defaultValue `Math.random` */
+  random: documented(
+    z
+      .custom<() => number>(isFunction, 'must be a function returning a number in [0, 1)')
+      .default(() => Math.random),
+    '() => number',
+    '`Math.random`',
+    'Jitter source in [0, 1). A test that needs the backoff fixed passes its own.',
+  ),
   /**
-   * Lets an outside signal (Postgres `LISTEN/NOTIFY`, an in-process enqueue) cut a poll short: called at
-   * `start()` with a `wakeUp` function; may return an unsubscribe function, called at `stop()`.
+   * Lets an outside signal cut a poll short: a worker on Postgres (`LISTEN/NOTIFY`) or in the shop's own
+   * process (an enqueue) that delivers new jobs at once. Called at `start()` with a `wakeUp` function; may
+   * return an unsubscribe function, called at `stop()`.
    */
-  wake: z.custom<(wakeUp: () => void) => unknown>(isFunction, 'must be a function').optional(),
+  wake: documented(
+    z.custom<(wakeUp: () => void) => unknown>(isFunction, 'must be a function').optional(),
+    '(wakeUp) => unsubscribe?',
+    '—',
+    "Lets an outside signal cut a poll short: a worker on Postgres (`LISTEN/NOTIFY`) or in the shop's own process (an enqueue) that delivers new jobs at once instead of at the next poll.",
+  ),
 });
 
 /** Options of `createDispatcher` (input form: everything but `outbox` and `client` has a default). */
 export type DispatcherOptions = z.input<typeof dispatcherOptionsSchema>;
 /** Options with every default filled in. */
 export type ResolvedDispatcherOptions = z.output<typeof dispatcherOptionsSchema>;
+
+/**
+ * The options table of the core README, rendered from {@link dispatcherOptionsSchema} (a test keeps the
+ * two equal, so no default is written twice).
+ *
+ * @example
+ * ```ts
+ * console.log(renderDispatcherOptionsTable());
+ * ```
+ */
+export function renderDispatcherOptionsTable(): string {
+  return renderOptionsTable(dispatcherOptionsSchema.shape);
+}

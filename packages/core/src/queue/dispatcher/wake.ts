@@ -1,9 +1,31 @@
 /**
- * How the run loop waits: for a change (a send finished, a claim came back, `wake()`, `stop()`) without a
- * timer, or for up to a poll interval, cut short by the same changes. A wake-up that comes while the loop
- * is busy is kept, so the next wait returns at once.
+ * How the Dispatcher waits: the run loop for a change (a send finished, a claim came back, `wake()`,
+ * `stop()`) without a timer, or for up to a poll interval, cut short by the same changes (a wake-up that
+ * comes while the loop is busy is kept, so the next wait returns at once); the heart-beats and `stop()`
+ * on a timer that an abort cuts short.
  */
-import type { Sleep } from './options.ts';
+
+/**
+ * Waits `ms` on a real timer; resolves early (never rejects) when `signal` aborts.
+ *
+ * @example
+ * ```ts
+ * await sleep(1_000, controller.signal);
+ * ```
+ */
+export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
+  return new Promise<void>((resolve) => {
+    if (signal?.aborted) return resolve();
+    const done = () => {
+      clearTimeout(timer);
+      signal?.removeEventListener('abort', done);
+      resolve();
+    };
+    // Node clamps longer timers to 1 ms; keep them long instead.
+    const timer = setTimeout(done, Math.min(Math.max(0, ms), 2_147_483_647));
+    signal?.addEventListener('abort', done, { once: true });
+  });
+}
 
 /** The loop's waits; see {@link createWakeUps}. */
 export interface WakeUps {
@@ -17,8 +39,8 @@ export interface WakeUps {
   readonly idling: boolean;
 }
 
-/** Creates the waits, sleeping with `sleep`. */
-export function createWakeUps(sleep: Sleep): WakeUps {
+/** Creates the waits. */
+export function createWakeUps(): WakeUps {
   let idleController: AbortController | null = null;
   let pending = false;
   let changeWaiters: Array<() => void> = [];

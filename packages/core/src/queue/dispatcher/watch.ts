@@ -1,16 +1,17 @@
 /**
  * The running Dispatcher's periodic look at the outbox for operators: it records this worker's presence
  * (`outbox.beat`: state, pause, version) and emits `at-risk` once for each open job whose deadline comes
- * within `atRiskWithinMs`. One loop for both, every `watchIntervalMs`, only while the Dispatcher runs;
- * a store that keeps no heart-beats or cannot list open jobs (see `Outbox.features`) is simply not asked.
+ * within `DEFAULT_AT_RISK_WITHIN_MS` (24 h). One loop for both, every `watchIntervalMs`, only while the
+ * Dispatcher runs; a store that keeps no heart-beats or cannot list open jobs (see `Outbox.features`) is
+ * simply not asked.
  */
 import type { EpochMs } from '../../policy.ts';
-import type { WorkerBeat } from '../operator-types.ts';
+import { DEFAULT_AT_RISK_WITHIN_MS, type WorkerBeat } from '../operator-types.ts';
 import type { Outbox } from '../types.ts';
 import type { AccountPauses } from './account-pauses.ts';
 import type { Emit } from './events.ts';
-import type { Sleep } from './options.ts';
 import type { DispatcherStateMachine } from './state.ts';
+import { sleep } from './wake.ts';
 
 /** Most at-risk jobs looked at in one round (the most urgent first); the rest are warned of later. */
 const AT_RISK_PAGE = 1_000;
@@ -19,12 +20,10 @@ const AT_RISK_PAGE = 1_000;
 export interface WatchContext {
   outbox: Outbox;
   now: () => EpochMs;
-  sleep: Sleep;
   emit: Emit;
   machine: DispatcherStateMachine;
   accounts: AccountPauses;
   watchIntervalMs: number;
-  atRiskWithinMs: number;
   worker: { id: string; version: string; host: string | null; pid: number | null };
 }
 
@@ -77,7 +76,7 @@ export function createWatch(ctx: WatchContext): Watch {
     try {
       const jobs = await outbox.listJobs({
         states: ['pending', 'inflight'],
-        deadlineBefore: at + ctx.atRiskWithinMs,
+        deadlineBefore: at + DEFAULT_AT_RISK_WITHIN_MS,
         limit: AT_RISK_PAGE,
       });
       const now = new Set<string>();
@@ -109,7 +108,7 @@ export function createWatch(ctx: WatchContext): Watch {
       loop = (async () => {
         while (!controller.signal.aborted) {
           await round();
-          await ctx.sleep(ctx.watchIntervalMs, controller.signal);
+          await sleep(ctx.watchIntervalMs, controller.signal);
         }
       })();
     },
