@@ -7,34 +7,27 @@
  * may be under way, so the rate at which jobs are claimed is not one batch per claim's commit (with an
  * fsync, milliseconds: a ceiling of a few thousand jobs a second at batches of 16).
  */
-import type { EpochMs } from '../../policy.ts';
-import type { ClaimOptions, Job, Outbox } from '../types.ts';
-import type { Emit } from './events.ts';
-import type { HeldJobs, Slot } from './slot.ts';
-import type { DispatcherStateMachine } from './state.ts';
+import type { Job } from '../types.ts';
+import type { HeldJob, HeldJobs } from './held-jobs.ts';
 
 /** What claiming ahead needs. */
 export interface ClaimContext {
-  outbox: Outbox;
-  now: () => EpochMs;
-  leaseMs: number;
-  /** The claim options but the limit: now, the lease, the urgent horizon, the paused accounts to leave out. */
-  claimOptions(limit: number): ClaimOptions;
+  /** Claims up to `limit` due jobs (the paused accounts left out, urgent deadlines first). */
+  claim(limit: number): Promise<Job[]>;
+  /** Gives jobs back to the outbox unsent (a claim that came back while stopping). */
+  release(jobs: readonly Job[]): Promise<void>;
+  /** The jobs held: claimed jobs are taken in (their leases renewed from then on), not yet sending. */
+  held: Pick<HeldJobs, 'size' | 'sending' | 'hold'>;
+  /** Starts sending a held job (one lost meanwhile is let go unsent). */
+  begin(held: HeldJob): void;
+  /** `stopping`: claim nothing, start nothing; `probing`: one job at a time tests a paused key. */
+  mode(): 'running' | 'probing' | 'stopping';
   batchSize: number;
   concurrency: number;
-  emit: Emit;
-  held: HeldJobs;
-  machine: DispatcherStateMachine;
-  /** Takes a claimed job into `held`, not yet sending. */
-  hold(job: Job): Slot;
-  /** Starts sending a held job. */
-  begin(slot: Slot): void;
-  /** Lets go of a held job that was never sent. */
-  drop(slot: Slot): void;
-  /** Gives jobs back to the outbox unsent. */
-  release(jobs: readonly Job[]): Promise<void>;
-  /** Wakes the run loop (a claim came back). */
-  wakeUp(): void;
+  /** A claim failed (the outbox could not answer): the loop polls later. */
+  onError(error: unknown): void;
+  /** A claim came back (or failed): the run loop looks again. */
+  onSettled(): void;
 }
 
 /** The claims of the run loop and the jobs they brought; see {@link createClaims}. */
@@ -50,16 +43,16 @@ export interface Claims {
   /** The last claim found nothing due, or failed: the loop polls (after the claims under way) instead. */
   pollNext: boolean;
   /** Takes every job waiting for a sending slot out of the queue (for `stop()`). */
-  takeWaiting(): Slot[];
+  takeWaiting(): HeldJob[];
   /** The claims under way, resolving when each is back (never rejecting). */
   pending(): Promise<void>[];
 }
 
 /** Creates the claim queue, empty. */
 export function createClaims(ctx: ClaimContext): Claims {
-  const { held, machine, batchSize, concurrency } = ctx;
+  const { held, batchSize, concurrency } = ctx;
   /** Claimed jobs waiting for a sending slot, in claim order (also in `held`: their leases are renewed). */
-  const waiting: Slot[] = [];
+  const waiting: HeldJob[] = [];
   /** Jobs claimed ahead of free sending slots. */
   const prefetch = 2 * (batchSize + concurrency);
   /** Jobs held at once (waiting, sending, or recording their outcome, which waits for a commit and its sync). */
@@ -69,35 +62,29 @@ export function createClaims(ctx: ClaimContext): Claims {
   let claimingJobs = 0;
 
   const startWaiting = () => {
-    while (waiting.length > 0 && !machine.stopping()) {
-      if (held.sending >= (machine.state === 'probing' ? 1 : concurrency)) return;
-      const slot = waiting.shift() as Slot;
-      if (slot.lost) {
-        // Another worker took it while it waited: nothing was sent, nothing is recorded.
-        ctx.drop(slot);
-        continue;
-      }
-      ctx.begin(slot);
+    for (let mode = ctx.mode(); waiting.length > 0 && mode !== 'stopping'; mode = ctx.mode()) {
+      if (held.sending >= (mode === 'probing' ? 1 : concurrency)) return;
+      ctx.begin(waiting.shift() as HeldJob);
     }
   };
 
   const claimAhead = async (limit: number): Promise<void> => {
     let jobs: Job[];
     try {
-      jobs = await ctx.outbox.claim(ctx.claimOptions(limit));
+      jobs = await ctx.claim(limit);
     } catch (error) {
-      ctx.emit('error', { error, during: 'claim' });
+      ctx.onError(error);
       queue.pollNext = true;
       return;
     } finally {
       claimingJobs -= limit;
     }
-    if (machine.stopping()) {
+    if (ctx.mode() === 'stopping') {
       // stop() was called while we claimed: give the jobs straight back.
       await ctx.release(jobs);
       return;
     }
-    for (const job of jobs) waiting.push(ctx.hold(job));
+    for (const job of jobs) waiting.push(held.hold(job));
     startWaiting();
     if (jobs.length === 0) queue.pollNext = true;
   };
@@ -110,10 +97,10 @@ export function createClaims(ctx: ClaimContext): Claims {
 
     wanted() {
       // While probing, one job at a time tests the key.
-      if (machine.state === 'probing') return held.slots.size === 0 && claims.size === 0 ? 1 : 0;
+      if (ctx.mode() === 'probing') return held.size === 0 && claims.size === 0 ? 1 : 0;
       const room = Math.min(
         concurrency + prefetch - held.sending - waiting.length - claimingJobs,
-        maxHeld - held.slots.size - claimingJobs,
+        maxHeld - held.size - claimingJobs,
       );
       // Claim whole batches while jobs are still at hand: claiming for every freed slot would cost the
       // store one claim (a write transaction) per job.
@@ -126,7 +113,7 @@ export function createClaims(ctx: ClaimContext): Claims {
       claimingJobs += limit;
       const claim: Promise<void> = claimAhead(limit).finally(() => {
         claims.delete(claim);
-        ctx.wakeUp();
+        ctx.onSettled();
       });
       claims.add(claim);
     },

@@ -2,35 +2,31 @@
  * The Dispatcher: the one place where delivery and retry logic lives, written against the `Outbox`
  * interface so every store gets it unchanged. It claims due jobs, sends them through the ad-service
  * client with bounded concurrency, retries network blips in-process (p-retry), then records the outcome
- * durably: delivered, retried with deadline-capped backoff, dead, or expired. 401/403 pause all delivery.
+ * durably: delivered, retried with deadline-capped backoff, dead, or expired. 401/403 pause delivery.
  *
- * This file holds the public API and the run loop; each seam has its own module: `send.ts` (one request
- * with its quick retries), `classify.ts` (what a failure means), `record.ts` (recording the outcome),
- * `state.ts` (the state and the auth pause), `leases.ts` (heart-beat and send-timeout sweep), `claims.ts`
- * (claiming ahead), `wake.ts` (the loop's waits), `metrics.ts` (the snapshot of `metrics()`).
+ * This file holds the public API and the run loop; each seam has its own module, given only what it
+ * reads: `claims.ts` (claiming ahead), `held-jobs.ts` (the jobs held, with `leases.ts`: heart-beat and
+ * send-timeout sweep), `deliver.ts` (one job: admitted, sent, recorded), `send.ts` (one request with its
+ * quick retries), `classify.ts` (what a failure means), `record.ts` (recording the outcome), `pauses.ts`
+ * (the pause table and the states), `watch.ts` (the worker's heart-beat and the at-risk check), `wake.ts`
+ * (the loop's waits), `metrics.ts` (the snapshot of `metrics()`).
  */
 import { parseOptions } from '../../parse-options.ts';
-import type { ClaimOptions, Job } from '../types.ts';
-import { createAccountPauses } from './account-pauses.ts';
+import type { Job } from '../types.ts';
 import { createClaims } from './claims.ts';
+import { createDelivery } from './deliver.ts';
 import { createEmitter, type DispatcherEventName, type DispatcherEvents } from './events.ts';
-import { createLeaseKeeper } from './leases.ts';
+import { createHeldJobs } from './held-jobs.ts';
 import { type DispatcherMetrics, readMetrics } from './metrics.ts';
-import {
-  DEFAULT_STOP_TIMEOUT_MS,
-  type DispatcherOptions,
-  dispatcherOptionsSchema,
-  type ResolvedDispatcherOptions,
-} from './options.ts';
+import { DEFAULT_STOP_TIMEOUT_MS, type DispatcherOptions, dispatcherOptionsSchema } from './options.ts';
+import { createPauses, type DispatcherState } from './pauses.ts';
 import { createRecorder } from './record.ts';
 import { createSender } from './send.ts';
-import { abortSlot, createSlot, type HeldJobs, type JobOutcome, type Slot } from './slot.ts';
-import { createStateMachine, type DispatcherState } from './state.ts';
 import { createWakeUps, sleep } from './wake.ts';
 import { createWatch } from './watch.ts';
 
 export type { DispatcherMetrics } from './metrics.ts';
-export type { DispatcherState } from './state.ts';
+export type { DispatcherState } from './pauses.ts';
 
 /** What one `runOnce` or `drain` did. */
 export interface RunSummary {
@@ -69,25 +65,6 @@ export interface Dispatcher {
   readonly state: DispatcherState;
 }
 
-/** Reads the host name where the runtime lets us (Deno without `--allow-env` throws): else null. */
-function runtimeHost(): string | null {
-  try {
-    const env = (globalThis as { process?: { env?: Record<string, string | undefined> } }).process?.env;
-    return env?.HOSTNAME ?? null;
-  } catch {
-    return null;
-  }
-}
-
-/** The worker's name in heart-beats: what was given, else a random id and the runtime's host and pid. */
-function describeWorker(given: ResolvedDispatcherOptions['worker']) {
-  const proc = (globalThis as { process?: { pid?: unknown } }).process;
-  const pid = given.pid ?? (typeof proc?.pid === 'number' ? proc.pid : null);
-  const host = given.host ?? runtimeHost();
-  const id = given.id ?? `${host ?? 'worker'}:${pid ?? '-'}:${crypto.randomUUID().slice(0, 8)}`;
-  return { id, version: given.version, host, pid };
-}
-
 const emptySummary = (): RunSummary => ({
   claimed: 0,
   delivered: 0,
@@ -116,103 +93,86 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
   const { emit, on } = createEmitter();
 
   let loop: Promise<void> | null = null;
+  let lifecycle: 'idle' | 'running' | 'stopping' = 'idle';
   let unsubscribeWake: (() => void) | undefined;
-  const machine = createStateMachine({ now, authPauseMs: o.authPauseMs, emit, looping: () => loop !== null });
-  const accounts = createAccountPauses({ now, authPauseMs: o.authPauseMs, emit });
-  /** Every claim leaves out the paused accounts (and takes urgent deadlines first). */
-  const claimOptions = (limit: number): ClaimOptions => {
-    const excludeAccounts = accounts.excluded();
-    return {
-      now: now(),
-      limit,
-      leaseMs: o.leaseMs,
-      ...(excludeAccounts.length > 0 ? { excludeAccounts } : {}),
-    };
-  };
-  const held: HeldJobs = { slots: new Map(), sending: 0 };
+  const pauses = createPauses({ now, authPauseMs: o.authPauseMs, emit });
+  const state = (): DispatcherState =>
+    lifecycle === 'stopping' ? 'stopping' : (pauses.globalState() ?? lifecycle);
+  const stopping = () => lifecycle === 'stopping';
   const waits = createWakeUps();
-  const leases = createLeaseKeeper({ ...o, emit, held });
-  const recorder = createRecorder({
-    ...o,
-    emit,
-    machine,
-    accounts,
-    perAccountKeys: o.apiKeyFor !== undefined,
+  const held = createHeldJobs({
+    outbox,
+    now,
+    leaseMs: o.leaseMs,
+    sendTimeoutMs: o.sendTimeoutMs,
+    onError: (error) => emit('error', { error, during: 'heartbeat' }),
   });
-  const send = createSender({ ...o, apiKeyFor: o.apiKeyFor, onRequest: leases.startTimeoutSweep });
-  const watch = createWatch({ ...o, emit, machine, accounts, worker: describeWorker(o.worker) });
+  const recorder = createRecorder({
+    outbox,
+    now,
+    emit,
+    pauses,
+    perAccountKeys: o.apiKeyFor !== undefined,
+    backoff: o.backoff,
+    random: o.random,
+  });
+  const send = createSender({
+    client: o.client,
+    now,
+    quickRetries: o.quickRetries,
+    windowClosedPattern: o.windowClosedPattern,
+    apiKeyFor: o.apiKeyFor,
+  });
+  const watch = createWatch({
+    outbox,
+    now,
+    emit,
+    watchIntervalMs: o.watchIntervalMs,
+    worker: o.worker,
+    delivery: () => ({
+      state: state(),
+      pausedUntil: pauses.global.until,
+      pauseReason: pauses.global.reason,
+      pausedAccounts: pauses.accounts(),
+    }),
+  });
   // A pause and its end are recorded at once, not at the watch's next round (every 30 s by default).
-  on('paused', () => void watch.beatNow());
-  on('resumed', () => void watch.beatNow());
-  on('account-paused', () => void watch.beatNow());
-  on('account-resumed', () => void watch.beatNow());
-
-  /** Lets go of a held job; with nothing held, the heart-beat and the sweep stop. */
-  const drop = (slot: Slot) => {
-    held.slots.delete(slot.job.id);
-    if (held.slots.size === 0) leases.stop();
+  for (const name of ['paused', 'resumed', 'account-paused', 'account-resumed'] as const) {
+    on(name, () => void watch.beatNow());
+  }
+  /** Every claim leaves out the paused accounts (and takes urgent deadlines first). */
+  const claim = (limit: number) => {
+    const excludeAccounts = pauses.excluded();
+    const leave = excludeAccounts.length > 0 ? { excludeAccounts } : {};
+    return outbox.claim({ now: now(), limit, leaseMs: o.leaseMs, ...leave });
   };
 
-  /** Takes a claimed job into `held`; it is sent once {@link begin} is called. */
-  const hold = (job: Job): Slot => {
-    const slot = createSlot(job, job.lease?.expiresAt ?? now() + o.leaseMs);
-    held.slots.set(job.id, slot);
-    leases.startHeartbeat();
-    return slot;
-  };
-
-  /** Sends a held job, then records its outcome; `slot.done` resolves once it is recorded. */
-  const begin = (slot: Slot): Slot => {
-    const { job } = slot;
-    slot.sending = true;
-    held.sending += 1;
-    const sent = () => {
-      if (!slot.sending) return;
-      slot.sending = false;
-      held.sending -= 1;
-      // The freed sending slot takes the next waiting job at once; the run loop may claim more.
+  /** Sends a held job, then records its outcome; resolves once it is recorded. */
+  const begin = createDelivery({
+    held,
+    pauses,
+    send,
+    recorder,
+    now,
+    onError: (error) => emit('error', { error, during: 'transition' }),
+    // The freed sending slot takes the next waiting job at once; the run loop may claim more.
+    onSendEnded: () => {
       claims.startWaiting();
       slotFreed();
-    };
-    let probe = false;
-    slot.done = (async (): Promise<JobOutcome> => {
-      try {
-        // Claimed before a 401/403 paused delivery: give it back untried instead of sending into the outage.
-        if (machine.state === 'paused') return await recorder.deferPaused(job);
-        // The same for a paused account; the first job of an account whose pause is up probes its key.
-        const admitted = accounts.admit(job.account);
-        if (admitted === 'defer') return await recorder.deferAccount(job);
-        probe = admitted === 'probe';
-        const result = await send(slot);
-        const at = now();
-        sent();
-        if (slot.abandoned) return 'released';
-        if (slot.lost) return 'lost';
-        return await recorder.settle(job, result, at);
-      } catch (error) {
-        emit('error', { error, during: 'transition' });
-        return 'lost'; // the lease runs out and another claim retakes the job
-      } finally {
-        if (probe) accounts.probeEnded(job.account);
-        sent();
-        drop(slot);
-        slotFreed();
-      }
-    })();
-    return slot;
-  };
+    },
+    onLetGo: () => slotFreed(),
+  });
 
   const claims = createClaims({
-    ...o,
-    emit,
-    held,
-    machine,
-    claimOptions,
-    hold,
-    begin,
-    drop,
+    claim,
     release: recorder.release,
-    wakeUp: waits.wakeUp,
+    held,
+    begin: (job) => void begin(job),
+    mode: () => (stopping() ? 'stopping' : pauses.globalState() === 'probing' ? 'probing' : 'running'),
+    batchSize: o.batchSize,
+    concurrency: o.concurrency,
+    onError: (error) => emit('error', { error, during: 'claim' }),
+    onSettled: () => waits.wakeUp(),
   });
 
   /**
@@ -226,9 +186,9 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
   };
 
   const run = async () => {
-    while (!machine.stopping()) {
-      if (!machine.mayClaim()) {
-        await waits.idle(Math.max(1, (machine.pausedUntil ?? now()) - now()));
+    while (!stopping()) {
+      if (!pauses.mayClaim()) {
+        await waits.idle(Math.max(1, (pauses.global.until ?? now()) - now()));
         continue;
       }
       if (claims.pollNext) {
@@ -252,15 +212,14 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
 
   const runOnce = async (): Promise<RunSummary> => {
     const summary = emptySummary();
-    if (!machine.mayClaim()) return summary;
-    const limit = machine.state === 'probing' ? 1 : o.batchSize;
-    const jobs = await outbox.claim(claimOptions(limit));
+    if (!pauses.mayClaim()) return summary;
+    const jobs = await claim(state() === 'probing' ? 1 : o.batchSize);
     summary.claimed = jobs.length;
     // Bounded concurrency: `concurrency` workers pull from the claimed batch.
     let next = 0;
     const worker = async () => {
       while (next < jobs.length) {
-        const outcome = await begin(hold(jobs[next++] as Job)).done;
+        const outcome = await begin(held.hold(jobs[next++] as Job));
         if (outcome !== 'released') summary[outcome] += 1;
       }
     };
@@ -270,12 +229,12 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
 
   const dispatcher: Dispatcher = {
     get state() {
-      return machine.state;
+      return state();
     },
 
     start() {
       if (loop !== null) return;
-      if (machine.state === 'idle') machine.state = 'running';
+      lifecycle = 'running';
       const unsubscribe = o.wake?.(waits.wakeUp);
       unsubscribeWake = typeof unsubscribe === 'function' ? (unsubscribe as () => void) : undefined;
       loop = run();
@@ -283,36 +242,30 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
     },
 
     async stop({ timeoutMs = DEFAULT_STOP_TIMEOUT_MS } = {}) {
-      const previous = machine.state;
-      machine.state = 'stopping';
+      lifecycle = 'stopping';
       unsubscribeWake?.();
       unsubscribeWake = undefined;
       waits.wakeUp();
       // Jobs claimed but never started are given back at once.
       const unsent = claims.takeWaiting();
-      for (const slot of unsent) drop(slot);
-      const unsentJobs = unsent.filter((slot) => !slot.lost).map((slot) => slot.job);
+      for (const job of unsent) held.drop(job);
+      const unsentJobs = unsent.filter((job) => !job.lost).map((job) => job.job);
       await recorder.release(unsentJobs);
       const waited = new AbortController();
-      const settled = Promise.all([
-        loop,
-        ...claims.pending(),
-        ...[...held.slots.values()].map((slot) => slot.done),
-      ]);
+      const settled = Promise.all([loop, ...claims.pending(), ...held.outcomes()]);
       await Promise.race([settled, sleep(timeoutMs, waited.signal)]);
       waited.abort();
-      const remaining = [...held.slots.values()];
-      for (const slot of remaining) {
-        slot.abandoned = true;
-        abortSlot(slot, new Error('dispatcher stopping'));
-      }
+      const remaining = [...held];
+      const outcomes = held.outcomes();
+      for (const job of remaining) job.abandon();
       // A job whose request was under way may have been applied: it goes back due now, marked so.
-      const requested = remaining.filter((slot) => slot.requested);
-      await recorder.release(remaining.filter((slot) => !slot.requested).map((slot) => slot.job));
-      await Promise.all(requested.map((slot) => recorder.giveBackRequested(slot.job, slot.sentAt)));
-      await Promise.all([loop, ...claims.pending(), ...remaining.map((slot) => slot.done)]);
+      const requested = remaining.filter((job) => job.requested);
+      await recorder.release(remaining.filter((job) => !job.requested).map((job) => job.job));
+      await Promise.all(requested.map((job) => recorder.giveBackRequested(job.job, job.sentAt)));
+      await Promise.all([loop, ...claims.pending(), ...outcomes]);
       loop = null;
-      machine.state = previous === 'paused' || previous === 'probing' ? 'paused' : 'idle';
+      lifecycle = 'idle';
+      pauses.stopped();
       await watch.stop();
       return { released: unsentJobs.length + remaining.length };
     },
@@ -324,7 +277,7 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
       for (let round = 0; round < maxRounds; round++) {
         const summary = await runOnce();
         for (const key of Object.keys(total) as Array<keyof RunSummary>) total[key] += summary[key];
-        if (summary.claimed === 0 || machine.state === 'paused') break;
+        if (summary.claimed === 0 || state() === 'paused') break;
       }
       return total;
     },
@@ -334,13 +287,13 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
 
     metrics: () =>
       readMetrics(outbox, now(), () => ({
-        state: machine.state,
-        pausedUntil: machine.pausedUntil,
-        inflight: held.slots.size,
+        state: state(),
+        pausedUntil: pauses.global.until,
+        inflight: held.size,
         outcomes: recorder.counters,
-        pauses: machine.pauses,
-        pausedAccounts: accounts.list(),
-        accountPauses: accounts.pauses,
+        pauses: pauses.begun.pauses,
+        pausedAccounts: pauses.accounts(),
+        accountPauses: pauses.begun.accountPauses,
       })),
   };
   return dispatcher;

@@ -4,22 +4,36 @@
  * both run only while something is held.
  */
 import type { EpochMs } from '../../policy.ts';
-import type { Outbox } from '../types.ts';
-import type { Emit } from './events.ts';
-import { abortSlot, type HeldJobs } from './slot.ts';
+import type { Job, Outbox } from '../types.ts';
 import { sleep } from './wake.ts';
 
 /** Longest pause between two sweeps for sends past `sendTimeoutMs` (shorter timeouts sweep 4 times as often). */
 const MAX_SWEEP_MS = 1_000;
 
+/** What the chores see of a held job (a `HeldJob`). */
+export interface Leased {
+  readonly job: Job;
+  readonly lost: boolean;
+  readonly leaseUntil: EpochMs;
+  /** The lease was renewed until `until`. */
+  renewed(until: EpochMs): void;
+  /** Another worker took the job. */
+  lose(): void;
+  /** Aborts its request if it has run for `timeoutMs` or longer. */
+  timeOut(timeoutMs: number): void;
+}
+
 /** What the heart-beat and the sweep need. */
 export interface LeaseContext {
-  outbox: Outbox;
+  /** Renews the leases (false: another worker took the job). */
+  outbox: Pick<Outbox, 'extendLease'>;
+  /** The jobs held now. */
+  held: Iterable<Leased>;
   now: () => EpochMs;
   leaseMs: number;
   sendTimeoutMs: number;
-  emit: Emit;
-  held: HeldJobs;
+  /** A renewal failed (the outbox could not answer): the heart-beat goes on. */
+  onError(error: unknown): void;
 }
 
 /** The running chores; see {@link createLeaseKeeper}. */
@@ -32,9 +46,6 @@ export interface LeaseKeeper {
   stop(): void;
 }
 
-/** The reason a request past `sendTimeoutMs` is aborted with: read as a timeout. */
-const sendTimedOut = () => Object.assign(new Error('send timed out'), { name: 'TimeoutError' });
-
 /**
  * Creates the heart-beat and the sweep, both stopped. Every third of the lease the heart-beat renews each
  * lease with two thirds or less left; a refused renewal means another worker took the job, so its send is
@@ -42,38 +53,27 @@ const sendTimedOut = () => Object.assign(new Error('send timed out'), { name: 'T
  * `sendTimeoutMs`, at most a quarter of it (and {@link MAX_SWEEP_MS}) late.
  */
 export function createLeaseKeeper(ctx: LeaseContext): LeaseKeeper {
-  const { outbox, leaseMs, held } = ctx;
+  const { leaseMs, held } = ctx;
   let heartbeat: AbortController | null = null;
   let sweepTimer: ReturnType<typeof setInterval> | null = null;
 
   const renewLeases = async () => {
     const at = ctx.now();
-    const due = [...held.slots.values()].filter(
-      (slot) => !slot.lost && slot.leaseUntil - at <= (leaseMs * 2) / 3,
-    );
+    const due = [...held].filter((job) => !job.lost && job.leaseUntil - at <= (leaseMs * 2) / 3);
     await Promise.all(
-      due.map(async (slot) => {
+      due.map(async (job) => {
         try {
-          if (await outbox.extendLease(slot.job, { now: at, leaseMs })) {
-            slot.leaseUntil = at + leaseMs;
-          } else {
-            slot.lost = true;
-            abortSlot(slot, new Error('lease lost'));
-          }
+          if (await ctx.outbox.extendLease(job.job, { now: at, leaseMs })) job.renewed(at + leaseMs);
+          else job.lose();
         } catch (error) {
-          ctx.emit('error', { error, during: 'heartbeat' });
+          ctx.onError(error);
         }
       }),
     );
   };
 
   const sweepTimedOut = () => {
-    const at = performance.now();
-    for (const slot of held.slots.values()) {
-      if (slot.request !== null && at - slot.requestStartedAt >= ctx.sendTimeoutMs) {
-        slot.request.abort(sendTimedOut());
-      }
-    }
+    for (const job of held) job.timeOut(ctx.sendTimeoutMs);
   };
 
   return {

@@ -5,8 +5,8 @@
 import type { EpochMs } from '../../policy.ts';
 import { type AccountPause, DEFAULT_AT_RISK_WITHIN_MS } from '../operator-types.ts';
 import type { Outbox, OutboxStats, StateCounts } from '../types.ts';
+import type { DispatcherState } from './pauses.ts';
 import type { OutcomeCounters } from './record.ts';
-import type { DispatcherState } from './state.ts';
 
 /** A snapshot for dashboards and `postback status`. */
 export interface DispatcherMetrics {

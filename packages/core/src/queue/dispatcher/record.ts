@@ -7,22 +7,19 @@ import type { EpochMs } from '../../policy.ts';
 import { backoffDelay, nextAttemptTime } from '../backoff.ts';
 import type { AttemptOutcome, AttemptRecord } from '../operator-types.ts';
 import type { Job, Outbox } from '../types.ts';
-import type { AccountPauses } from './account-pauses.ts';
 import type { Emit } from './events.ts';
+import type { JobOutcome } from './held-jobs.ts';
 import type { ResolvedDispatcherOptions } from './options.ts';
+import { ALL_ACCOUNTS, type PauseTable } from './pauses.ts';
 import type { SendResult } from './send.ts';
-import type { JobOutcome } from './slot.ts';
-import type { DispatcherStateMachine } from './state.ts';
 
 /** What recording needs. */
 export interface RecordContext {
-  outbox: Outbox;
+  outbox: Pick<Outbox, 'complete' | 'retry' | 'fail' | 'release'>;
   now: () => EpochMs;
   emit: Emit;
-  /** Paused by a 401/403, resumed by any other answer of the service. */
-  machine: DispatcherStateMachine;
-  /** Paused accounts (with `apiKeyFor`: a 401/403 or no key pauses the job's account only). */
-  accounts: AccountPauses;
+  /** Paused by a 401/403 (with per-account keys, the job's account only), ended by any other answer. */
+  pauses: Pick<PauseTable, 'pause' | 'answered'>;
   /** Whether keys are per account (`apiKeyFor` given). */
   perAccountKeys: boolean;
   backoff: ResolvedDispatcherOptions['backoff'];
@@ -43,10 +40,11 @@ export interface Recorder {
   readonly counters: Readonly<OutcomeCounters>;
   /** Records what a send came to, at `at` (when the send ended). */
   settle(job: Job, result: SendResult, at: EpochMs): Promise<JobOutcome>;
-  /** Gives back, untried and its attempt not counted, a job claimed before delivery was paused. */
-  deferPaused(job: Job): Promise<JobOutcome>;
-  /** The same for a job of a paused account (or one waiting for its account's probe). */
-  deferAccount(job: Job): Promise<JobOutcome>;
+  /**
+   * Gives back, untried and its attempt not counted, a job held back by a pause (claimed before it began,
+   * or waiting for its probe), due again at `until`.
+   */
+  defer(job: Job, pause: { until: EpochMs; reason: string }): Promise<JobOutcome>;
   /**
    * Gives back, due now, a job whose request was under way at `stop()` (begun at `sentAt`): it may have
    * been applied.
@@ -71,18 +69,9 @@ function attemptOf(
 
 /** Creates a recorder with its counters at zero. */
 export function createRecorder(ctx: RecordContext): Recorder {
-  const { outbox, emit, machine, accounts } = ctx;
+  const { outbox, emit, pauses } = ctx;
   /** Any answer of the service but 401/403 proves the key and the address work again. */
-  const proven = (job: Job) => {
-    machine.resume();
-    accounts.resume(job.account);
-  };
-  const defer = async (job: Job, until: EpochMs, error: string): Promise<JobOutcome> => {
-    const at = ctx.now();
-    const nextAttemptAt = Math.min(Math.max(at, until), job.deadline ?? Number.POSITIVE_INFINITY);
-    const ok = await outbox.retry(job, { now: at, nextAttemptAt, error, countAttempt: false });
-    return ok ? 'deferred' : 'lost';
-  };
+  const proven = (job: Job) => pauses.answered(job.account);
   const counters: OutcomeCounters = { delivered: 0, retried: 0, dead: 0, expired: 0, failed: 0 };
 
   const expire = async (
@@ -132,10 +121,9 @@ export function createRecorder(ctx: RecordContext): Recorder {
     const { failure } = result;
     const { maybeApplied } = failure;
     if (failure.class === 'auth' || failure.class === 'misconfigured') {
+      // A refused key pauses its account when keys are per account; anything else pauses all delivery.
       const ofAccount = failure.class === 'auth' && ctx.perAccountKeys;
-      if (ofAccount) accounts.pause(job.account, failure);
-      else machine.pause(failure);
-      const until = (ofAccount ? accounts.dueAgain(job.account) : machine.pausedUntil) ?? at;
+      const until = pauses.pause(ofAccount ? job.account : ALL_ACCOUNTS, 'auth', failure);
       const nextAttemptAt = job.deadline === null ? until : Math.min(until, job.deadline);
       const ok = await outbox.retry(job, {
         now: at,
@@ -187,8 +175,12 @@ export function createRecorder(ctx: RecordContext): Recorder {
     counters,
     settle,
 
-    deferPaused: (job) => defer(job, machine.pausedUntil ?? ctx.now(), 'delivery paused'),
-    deferAccount: (job) => defer(job, accounts.dueAgain(job.account), 'delivery paused for this account'),
+    async defer(job, { until, reason }) {
+      const at = ctx.now();
+      const nextAttemptAt = Math.min(Math.max(at, until), job.deadline ?? Number.POSITIVE_INFINITY);
+      const ok = await outbox.retry(job, { now: at, nextAttemptAt, error: reason, countAttempt: false });
+      return ok ? 'deferred' : 'lost';
+    },
 
     async giveBackRequested(job, sentAt) {
       try {

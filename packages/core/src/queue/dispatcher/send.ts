@@ -8,8 +8,8 @@ import type { EpochMs } from '../../policy.ts';
 import { describeAccount } from '../accounts.ts';
 import { CAMPAIGN_ID_PATTERN } from '../validation.ts';
 import { classifyFailure, type Failure, redactSecrets } from './classify.ts';
+import type { HeldJob } from './held-jobs.ts';
 import type { ApiKeyResolver, ConversionsClient, ResolvedDispatcherOptions, SendOptions } from './options.ts';
-import type { Slot } from './slot.ts';
 
 /** When a send's first request began and the status of its last answer; null when nothing was sent. */
 export type SentRequest = { startedAt: EpochMs; status: number | null } | null;
@@ -28,15 +28,13 @@ export interface SendContext {
   windowClosedPattern: RegExp;
   /** The key of each job's account (see `DispatcherOptions.apiKeyFor`), or undefined: the client's own key. */
   apiKeyFor: ApiKeyResolver | undefined;
-  /** Called as each request starts (the send-timeout sweep watches it from then on). */
-  onRequest: () => void;
 }
 
 /** Removes the secrets the Dispatcher knows of (the client's key, the job's account key) from a text. */
 type Redact = (text: string) => string;
 
-/** Sends the job of a slot; see {@link sendJob}. */
-export type Send = (slot: Slot) => Promise<SendResult>;
+/** Sends a held job; see {@link sendJob}. */
+export type Send = (held: HeldJob) => Promise<SendResult>;
 
 /**
  * Creates the send of a Dispatcher. Its failures are classified with `windowClosedPattern`, and their
@@ -46,20 +44,20 @@ export function createSender(ctx: SendContext): Send {
   const clientRedact = ctx.client.redact;
   const redact: Redact = clientRedact === undefined ? (text) => text : (text) => clientRedact(text) ?? text;
   const { apiKeyFor } = ctx;
-  if (apiKeyFor === undefined) return (slot) => sendJob(slot, ctx, redact, undefined);
-  return async (slot) => {
-    const { job } = slot;
+  if (apiKeyFor === undefined) return (held) => sendJob(held, ctx, redact, undefined);
+  return async (held) => {
+    const { job } = held;
     // A job that cannot be sent anyway (past its deadline, or not sendable yet) ends as it would without
     // keys: it must not wait on a missing key past its deadline.
     const unsendable =
       job.deadline === null || ctx.now() > job.deadline || (job.kind === 'refund' && job.campaignId === null);
-    if (unsendable) return sendJob(slot, ctx, redact, undefined);
+    if (unsendable) return sendJob(held, ctx, redact, undefined);
     const key = await resolveKey(apiKeyFor, job.account);
     if (typeof key !== 'string') return notSent({ class: 'auth', reason: key.reason });
     // The client scrubs a per-request key from what it throws; the reason is scrubbed here as well, so a
     // client that does not leaves no key in the outbox either.
     const withKey: Redact = (text) => redact(text).split(key).join('[redacted]');
-    return sendJob(slot, ctx, withKey, key);
+    return sendJob(held, ctx, withKey, key);
   };
 }
 
@@ -103,17 +101,17 @@ const notSent = (failure: Pick<Failure, 'class' | 'reason'>): SendResult => ({
 });
 
 /**
- * Sends the job of `slot`, quick retries included. Every request is preceded by a deadline check, has
- * its own `AbortController` (kept on the slot for `stop()`, a lost lease and the send-timeout sweep),
+ * Sends a held job, quick retries included. Every request is preceded by a deadline check, has its own
+ * signal (aborted with the held job by `stop()` or a lost lease, or by the send-timeout sweep),
  * and counts towards "maybe applied" when its failure says it may have reached the service.
  */
 async function sendJob(
-  slot: Slot,
+  held: HeldJob,
   ctx: SendContext,
   redact: Redact,
   apiKey: string | undefined,
 ): Promise<SendResult> {
-  const { job } = slot;
+  const { job } = held;
   const classify = (error: unknown) =>
     classifyFailure(error, { windowClosedPattern: ctx.windowClosedPattern, redact });
   if (job.deadline === null) {
@@ -134,22 +132,15 @@ async function sendJob(
   /** The classified failure of the last request, if one failed. */
   let last: Failure | undefined;
   const sent = (status: number | null): SentRequest =>
-    slot.sentAt === null ? null : { startedAt: slot.sentAt, status };
+    held.sentAt === null ? null : { startedAt: held.sentAt, status };
 
   const attempt = async (): Promise<unknown> => {
     // Checked before every HTTP request, quick retries included: nothing is sent after a deadline.
     if (ctx.now() > deadline) throw new AbortError(new DeadlinePassed());
-    if (slot.abortReason !== undefined) throw new AbortError(new Error('send aborted'));
-    // One controller per request: aborted with the slot (stop, lost lease) or by the send-timeout sweep.
-    const request = new AbortController();
-    slot.request = request;
-    slot.requested = true;
-    slot.sentAt ??= ctx.now();
-    slot.requestStartedAt = performance.now();
-    ctx.onRequest();
+    if (held.abortReason !== undefined) throw new AbortError(new Error('send aborted'));
+    const signal = held.startRequest(ctx.now());
     try {
-      const options: SendOptions =
-        apiKey === undefined ? { signal: request.signal } : { signal: request.signal, apiKey };
+      const options: SendOptions = apiKey === undefined ? { signal } : { signal, apiKey };
       if (job.kind === 'confirm') {
         const body = { click_token: job.clickToken, order_id: job.orderId, value_micros: job.valueMicros };
         return await ctx.client.conversions.confirm(body, options);
@@ -162,7 +153,7 @@ async function sendJob(
       thrown = error;
       throw error;
     } finally {
-      slot.request = null;
+      held.endRequest();
     }
   };
 
@@ -178,7 +169,7 @@ async function sendJob(
         maybeApplied ||= last.maybeApplied;
         lastError = last.reason;
       },
-      shouldRetry: () => slot.abortReason === undefined && last?.blip === true,
+      shouldRetry: () => held.abortReason === undefined && last?.blip === true,
     });
     return {
       kind: 'delivered',

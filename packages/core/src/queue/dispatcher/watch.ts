@@ -8,9 +8,8 @@
 import type { EpochMs } from '../../policy.ts';
 import { DEFAULT_AT_RISK_WITHIN_MS, type WorkerBeat } from '../operator-types.ts';
 import type { Outbox } from '../types.ts';
-import type { AccountPauses } from './account-pauses.ts';
 import type { Emit } from './events.ts';
-import type { DispatcherStateMachine } from './state.ts';
+import type { ResolvedDispatcherOptions } from './options.ts';
 import { sleep } from './wake.ts';
 
 /** Most at-risk jobs looked at in one round (the most urgent first); the rest are warned of later. */
@@ -18,13 +17,34 @@ const AT_RISK_PAGE = 1_000;
 
 /** What the watch needs. */
 export interface WatchContext {
-  outbox: Outbox;
+  outbox: Pick<Outbox, 'beat' | 'listJobs' | 'features'>;
   now: () => EpochMs;
+  /** Emits `at-risk`, and `error` when the outbox fails. */
   emit: Emit;
-  machine: DispatcherStateMachine;
-  accounts: AccountPauses;
+  /** What a beat says of delivery now: the state, the pause of all delivery, the paused accounts. */
+  delivery(): Pick<WorkerBeat, 'state' | 'pausedUntil' | 'pauseReason' | 'pausedAccounts'>;
   watchIntervalMs: number;
-  worker: { id: string; version: string; host: string | null; pid: number | null };
+  /** How this worker names itself, as given (the rest is filled in from the runtime). */
+  worker: ResolvedDispatcherOptions['worker'];
+}
+
+/** Reads the host name where the runtime lets us (Deno without `--allow-env` throws): else null. */
+function runtimeHost(): string | null {
+  try {
+    const env = (globalThis as { process?: { env?: Record<string, string | undefined> } }).process?.env;
+    return env?.HOSTNAME ?? null;
+  } catch {
+    return null;
+  }
+}
+
+/** The worker's name in heart-beats: what was given, else a random id and the runtime's host and pid. */
+function describeWorker(given: ResolvedDispatcherOptions['worker']) {
+  const proc = (globalThis as { process?: { pid?: unknown } }).process;
+  const pid = given.pid ?? (typeof proc?.pid === 'number' ? proc.pid : null);
+  const host = given.host ?? runtimeHost();
+  const id = given.id ?? `${host ?? 'worker'}:${pid ?? '-'}:${crypto.randomUUID().slice(0, 8)}`;
+  return { id, version: given.version, host, pid };
 }
 
 /** The watch loop; see {@link createWatch}. */
@@ -43,24 +63,26 @@ export interface Watch {
 
 /** Creates the watch, stopped. */
 export function createWatch(ctx: WatchContext): Watch {
-  const { outbox, emit, machine } = ctx;
+  const { outbox, emit } = ctx;
+  const worker = describeWorker(ctx.worker);
   /** Jobs already warned of and still at risk: each is warned of once. */
   let warned = new Set<string>();
   let running: AbortController | null = null;
   let loop: Promise<void> | null = null;
 
-  const beat = async (state: string) => {
+  const beat = async (stopped?: 'stopped') => {
     if (outbox.features?.heartbeats !== true) return;
+    const delivery = ctx.delivery();
     const record: WorkerBeat = {
-      workerId: ctx.worker.id,
+      workerId: worker.id,
       at: ctx.now(),
-      state,
-      pausedUntil: machine.pausedUntil,
-      pauseReason: machine.pauseReason,
-      version: ctx.worker.version,
-      host: ctx.worker.host,
-      pid: ctx.worker.pid,
-      pausedAccounts: ctx.accounts.list(),
+      state: stopped ?? delivery.state,
+      pausedUntil: delivery.pausedUntil,
+      pauseReason: delivery.pauseReason,
+      version: worker.version,
+      host: worker.host,
+      pid: worker.pid,
+      pausedAccounts: delivery.pausedAccounts,
     };
     try {
       await outbox.beat(record);
@@ -92,14 +114,14 @@ export function createWatch(ctx: WatchContext): Watch {
   };
 
   const round = async () => {
-    await beat(machine.state);
+    await beat();
     await checkAtRisk();
   };
 
   return {
     round,
     async beatNow() {
-      if (running !== null) await beat(machine.state);
+      if (running !== null) await beat();
     },
     start() {
       if (running !== null) return;

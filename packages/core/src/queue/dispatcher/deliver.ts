@@ -1,0 +1,76 @@
+/**
+ * One held job from its turn to send until its outcome is recorded: the pauses admit it (or it is given
+ * back untried), it is sent (`send.ts`), and what the send came to is recorded (`record.ts`) unless the
+ * job was lost to another worker or given back by `stop()` meanwhile.
+ */
+import type { EpochMs } from '../../policy.ts';
+import type { HeldJob, HeldJobs, JobOutcome } from './held-jobs.ts';
+import type { PauseTable } from './pauses.ts';
+import type { Recorder } from './record.ts';
+import type { Send } from './send.ts';
+
+/** What delivering a job needs. */
+export interface DeliverContext {
+  held: Pick<HeldJobs, 'start' | 'sent' | 'drop'>;
+  pauses: Pick<PauseTable, 'admit' | 'probeEnded'>;
+  send: Send;
+  recorder: Pick<Recorder, 'defer' | 'settle'>;
+  now: () => EpochMs;
+  /** Recording failed (the outbox could not answer): the lease runs out and another claim retakes the job. */
+  onError(error: unknown): void;
+  /** A send ended, before its outcome is recorded: its sending slot is free for the next job. */
+  onSendEnded(): void;
+  /** A held job was let go (its outcome recorded, or it was lost while it waited). */
+  onLetGo(): void;
+}
+
+/**
+ * Creates the delivery of held jobs: `deliver(job)` sends it and records its outcome, resolving with how
+ * it ended once that is recorded.
+ */
+export function createDelivery(ctx: DeliverContext): (job: HeldJob) => Promise<JobOutcome> {
+  const { held, pauses, recorder } = ctx;
+
+  const deliver = async (job: HeldJob, sent: () => void): Promise<JobOutcome> => {
+    let probe = false;
+    try {
+      // Held back by a pause (claimed before it began, or another job is probing): given back untried.
+      // The first job to come once a pause is up probes the key.
+      const admitted = pauses.admit(job.job.account);
+      if (admitted.verdict === 'defer') return await recorder.defer(job.job, admitted);
+      probe = admitted.verdict === 'probe';
+      const result = await ctx.send(job);
+      const at = ctx.now();
+      sent();
+      if (job.abandoned) return 'released';
+      if (job.lost) return 'lost';
+      return await recorder.settle(job.job, result, at);
+    } catch (error) {
+      ctx.onError(error);
+      return 'lost';
+    } finally {
+      if (probe) pauses.probeEnded(job.job.account);
+    }
+  };
+
+  return (job) => {
+    // Another worker took it while it waited: nothing was sent, nothing is recorded.
+    if (job.lost) {
+      held.drop(job);
+      ctx.onLetGo();
+      return Promise.resolve('lost');
+    }
+    const sent = () => {
+      if (held.sent(job)) ctx.onSendEnded();
+    };
+    return held.start(job, async () => {
+      try {
+        return await deliver(job, sent);
+      } finally {
+        sent();
+        held.drop(job);
+        ctx.onLetGo();
+      }
+    });
+  };
+}
