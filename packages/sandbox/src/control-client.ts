@@ -57,6 +57,25 @@ export interface SandboxConversionReport {
   counts: { requests: number; duplicates: number; rejections: number; late: number };
 }
 
+/**
+ * A campaign as the control API answers it (the sandbox's own shape, the same as its `/v1/campaigns`
+ * records); only the fields tests usually read are typed, the rest are kept.
+ * @example
+ * ```ts
+ * const campaign = await control.setConversionSource('cmp_abc', 'pixel');
+ * campaign.conversion_source; // 'pixel'
+ * ```
+ */
+export interface SandboxCampaign {
+  id: string;
+  status: string;
+  pricing_model: string;
+  conversion_source: 's2s' | 'pixel';
+  bid_micros: number;
+  spend_micros: number;
+  [field: string]: unknown;
+}
+
 export interface SandboxFaults {
   error_rate?: number;
   error_status?: number;
@@ -133,7 +152,13 @@ export interface SandboxControl {
     reason: string,
     amountMicros?: number,
   ): Promise<{ id: string; campaign_id: string; reason: string; amount_micros: number; created_at: string }>;
-  setCampaignStatus(campaignId: string, status: string): Promise<unknown>;
+  /** Sets a campaign's status (`review`, `active`, `paused`, `rejected`, `completed`). */
+  setCampaignStatus(campaignId: string, status: string): Promise<SandboxCampaign>;
+  /**
+   * Switches a campaign's conversion source: on `pixel`, s2s confirmations and reversals of the campaign
+   * answer 422 (`campaign cmp_… is not on s2s: …`); back on `s2s`, they are accepted again.
+   */
+  setConversionSource(campaignId: string, source: 's2s' | 'pixel'): Promise<SandboxCampaign>;
   firePixel(body: {
     click_token: string;
     order_id: string;
@@ -194,6 +219,10 @@ export function createSandboxControl(baseUrl: string, fetchImpl: typeof fetch = 
       call('POST', 'refunds', { campaign_id: campaignId, reason, amount_micros: amountMicros }),
     setCampaignStatus: (campaignId, status) =>
       call('POST', `campaigns/${encodeURIComponent(campaignId)}/status`, { status }),
+    setConversionSource: (campaignId, source) =>
+      call('POST', `campaigns/${encodeURIComponent(campaignId)}/conversion-source`, {
+        conversion_source: source,
+      }),
     firePixel: (body) => call('POST', 'pixel', body),
   };
 }

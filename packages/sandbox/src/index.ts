@@ -6,6 +6,7 @@
 export { DEFAULT_ACCOUNT_BALANCE_MICROS } from './control/routes.ts';
 export type {
   SandboxAccount,
+  SandboxCampaign,
   SandboxClick,
   SandboxControl,
   SandboxConversion,

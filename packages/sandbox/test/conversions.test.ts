@@ -49,7 +49,10 @@ describe('POST /v1/conversions/s2s', () => {
       .confirm({ click_token: clickToken, order_id: 'ord-1', value_micros: 1 })
       .catch((e: unknown) => e);
     expect(err).toBeInstanceOf(WireError);
-    expect(err).toMatchObject({ status: 422, detail: expect.stringContaining('conversion source pixel') });
+    expect(err).toMatchObject({
+      status: 422,
+      detail: expect.stringContaining('is not on s2s: its conversion source is pixel'),
+    });
     expect((await sandbox.control.conversions(acct.accountId)).conversions).toEqual([]);
   });
 

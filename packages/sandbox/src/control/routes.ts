@@ -8,10 +8,10 @@ import { NO_FAULTS, parseFaultConfig } from '../faults.ts';
 import { iso, newApiKey, newClickToken, newId } from '../ids.ts';
 import { badField, HttpProblem, notFound } from '../problem.ts';
 import type { Account, Campaign, ConversionCounts, Scope } from '../state.ts';
-import { ALL_SCOPES, CAMPAIGN_STATUSES, VERIFICATION_METHODS } from '../state.ts';
+import { ALL_SCOPES, CAMPAIGN_STATUSES, CONVERSION_SOURCES, VERIFICATION_METHODS } from '../state.ts';
 import { listedSegments } from '../traffic.ts';
 import { normalizeDomain } from '../v1/sites.ts';
-import { readEnum, readMicros, readString } from '../validate.ts';
+import { onlyFields, readEnum, readMicros, readString } from '../validate.ts';
 import { SANDBOX_VARIANTS, type SandboxVariant, variantListProblem } from '../variants.ts';
 
 /**
@@ -257,6 +257,19 @@ function setCampaignStatus(ctx: RequestContext): Answer {
 }
 
 /**
+ * Switches a campaign's conversion source (`s2s` or `pixel`): what an advertiser does in the dashboard
+ * (the spec does not show how the source is set). From then on the s2s endpoints refuse the campaign with
+ * 422 while it is on `pixel`, and accept it again once it is back on `s2s`; what was applied stays.
+ */
+function setConversionSource(ctx: RequestContext): Answer {
+  const campaign = campaignById(ctx, ctx.params[0] ?? '');
+  const source = readEnum(ctx.body, 'conversion_source', CONVERSION_SOURCES);
+  onlyFields(ctx.body, ['conversion_source']);
+  campaign.wire.conversion_source = source;
+  return { status: 200, body: campaign.wire };
+}
+
+/**
  * A pixel fire for a click: bills pixel campaigns (cpa, affiliate, cross_promo: their bid, once per
  * `order_id`) and never s2s campaigns, whose pixel billing is off (spec, rule 1).
  */
@@ -316,5 +329,10 @@ export const CONTROL_ROUTES: readonly ControlRoute[] = [
   { method: 'POST', path: '/_sandbox/domain-proofs', handler: recordDomainProof },
   { method: 'POST', path: '/_sandbox/refunds', handler: recordRefund },
   { method: 'POST', path: '/_sandbox/campaigns/{campaign_id}/status', handler: setCampaignStatus },
+  {
+    method: 'POST',
+    path: '/_sandbox/campaigns/{campaign_id}/conversion-source',
+    handler: setConversionSource,
+  },
   { method: 'POST', path: '/_sandbox/pixel', handler: firePixel },
 ];

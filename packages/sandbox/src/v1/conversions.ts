@@ -14,13 +14,19 @@ import { parseConfirmBody } from './confirm-body.ts';
 /** Models whose conversions are billed (their bid is a price per conversion); others record them free. */
 const BILLS_CONVERSIONS = new Set(['cpa', 'affiliate', 'cross_promo']);
 
+/**
+ * The 422 detail for a campaign not on s2s (spec, rule 1). The real service's wording is not shown; this
+ * one is documented in the README and always names the campaign (`cmp_…`) and says "not on s2s", so a
+ * client can hold every order of that campaign until it is switched. It says nothing a window-closed
+ * pattern would read as a closed window.
+ */
+export function notOnS2sDetail(campaignId: string, source: string): string {
+  return `campaign ${campaignId} is not on s2s: its conversion source is ${source}, and the s2s endpoints apply only to campaigns whose conversion source is s2s`;
+}
+
 function requireS2s(campaign: Campaign): void {
-  if (campaign.wire.conversion_source !== 's2s') {
-    throw new HttpProblem(
-      422,
-      `campaign ${campaign.wire.id} has conversion source pixel; the s2s endpoints apply only to s2s campaigns`,
-    );
-  }
+  const source = campaign.wire.conversion_source;
+  if (source !== 's2s') throw new HttpProblem(422, notOnS2sDetail(campaign.wire.id, source));
 }
 
 /** Charges the campaign for one conversion: its bid, capped by what is left of its budget (or credit). */
@@ -162,13 +168,15 @@ export function reverseConversion(ctx: V1Context): Answer {
   onlyFields(ctx.body, ['campaign_id', 'order_id']);
   const campaign = ctx.core.state.campaigns.get(campaignId);
   if (campaign === undefined || campaign.accountId !== account.id) throw notFound('campaign', campaignId);
+  const found = account.orders.get(orderId);
+  const conversion = found !== undefined && found.campaign === campaign ? found : undefined;
+  // A repeat gets the original answer, even once the campaign left s2s: it is the same result.
+  if (conversion !== undefined && conversion.reversedAt !== null)
+    return { status: 200, body: reverseAnswer(conversion, conversion.reversedAt, true) };
   requireS2s(campaign);
-  const conversion = account.orders.get(orderId);
-  if (conversion === undefined || conversion.campaign !== campaign) {
+  if (conversion === undefined) {
     throw new HttpProblem(404, `no confirmed order ${orderId} for campaign ${campaignId}`);
   }
-  if (conversion.reversedAt !== null)
-    return { status: 200, body: reverseAnswer(conversion, conversion.reversedAt, true) };
   const windowMs = ctx.core.options.returnWindowDays * DAY_MS;
   if (ctx.now - conversion.confirmedAt > windowMs) {
     throw new HttpProblem(
