@@ -10,6 +10,7 @@ import type { SandboxControl } from './control-client.ts';
 import { createSandboxControl } from './control-client.ts';
 import { FaultInjector } from './faults.ts';
 import { createRequestListener } from './http/handler.ts';
+import { answerMalformedRequests } from './http/malformed.ts';
 import type { ResolvedSandboxOptions, SandboxOptions } from './options.ts';
 import { resolveSandboxOptions } from './options.ts';
 import { SandboxState } from './state.ts';
@@ -67,7 +68,9 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Runnin
     variants: new VariantSet(resolved.variants),
     options: resolved,
   };
-  const server = createServer({ keepAlive: true }, createRequestListener(core));
+  // The handler answers a request without Host itself (a JSON 400, like every other refusal).
+  const server = createServer({ keepAlive: true, requireHostHeader: false }, createRequestListener(core));
+  answerMalformedRequests(server, core.clock);
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(resolved.port, resolved.host, () => {

@@ -13,6 +13,7 @@ import type { Account, Scope } from '../state.ts';
 import type { V1Route } from '../v1/routes.ts';
 import { routeMatcher, V1_ROUTES } from '../v1/routes.ts';
 import type { Body } from '../validate.ts';
+import { httpDate } from './date.ts';
 import { readJsonBody, sendJson, sendProblem, sendWire } from './io.ts';
 
 const matchV1 = routeMatcher<V1Route>(V1_ROUTES);
@@ -80,8 +81,12 @@ function fail(res: ServerResponse, err: unknown, core?: SandboxCore, req?: Incom
  */
 function handleV1(core: SandboxCore, req: IncomingMessage, res: ServerResponse, url: string): void {
   const fault = core.faults.decide();
-  if (fault.latencyMs > 0) setTimeout(() => serveV1(core, req, res, url, fault), fault.latencyMs);
-  else serveV1(core, req, res, url, fault);
+  if (fault.latencyMs > 0) {
+    setTimeout(() => {
+      res.setHeader('date', httpDate(core.clock.now()));
+      serveV1(core, req, res, url, fault);
+    }, fault.latencyMs);
+  } else serveV1(core, req, res, url, fault);
 }
 
 function serveV1(
@@ -183,7 +188,10 @@ export function createRequestListener(
 ): (req: IncomingMessage, res: ServerResponse) => void {
   return (req, res) => {
     const url = req.url ?? '/';
+    res.setHeader('date', httpDate(core.clock.now()));
     try {
+      if (req.headers.host === undefined && req.httpVersion === '1.1')
+        throw new HttpProblem(400, 'the Host header is missing (required in HTTP/1.1)');
       if (url.startsWith('/v1/')) handleV1(core, req, res, url);
       else if (url.startsWith('/_sandbox/')) handleControl(core, req, res, url);
       else throw new HttpProblem(404, `no such endpoint: ${req.method} ${url.split('?')[0]}`);

@@ -1,7 +1,9 @@
 /**
  * Reading JSON request bodies and writing JSON answers on plain `node:http`, with the sandbox's limits:
- * bodies up to 1 MiB (413 beyond), invalid JSON is a 400, an empty body is an empty object.
+ * bodies up to 1 MiB (413 beyond), bytes that are not UTF-8 and invalid JSON are a 400, an empty body is an
+ * empty object.
  */
+import { isUtf8 } from 'node:buffer';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { HttpProblem } from '../problem.ts';
 import type { Body } from '../validate.ts';
@@ -33,8 +35,11 @@ export function readJsonBody(req: IncomingMessage, done: (error: unknown, body?:
   });
   req.on('end', () => {
     if (size === 0) return finish(null, {});
-    const text =
-      chunks.length === 1 ? (chunks[0] as Buffer).toString('utf8') : Buffer.concat(chunks).toString('utf8');
+    const bytes = chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks);
+    // JSON is UTF-8 (RFC 8259): decoding other bytes would turn them into U+FFFD, and two different
+    // order ids into one.
+    if (!isUtf8(bytes)) return finish(new HttpProblem(400, 'body: is not valid UTF-8'));
+    const text = bytes.toString('utf8');
     let value: unknown;
     try {
       value = JSON.parse(text);
@@ -46,7 +51,8 @@ export function readJsonBody(req: IncomingMessage, done: (error: unknown, body?:
     }
     finish(null, value as Body);
   });
-  req.on('error', (error) => finish(error));
+  // The client went away or sent a body the parser refused (answered by the server's clientError handler).
+  req.on('error', () => finish(new HttpProblem(400, 'body: the request body was cut off')));
 }
 
 /** Writes a JSON answer with an exact `content-length` (keeps keep-alive connections cheap). */
