@@ -5,6 +5,7 @@
 import type { SandboxClock } from './clock.ts';
 import type { FaultInjector } from './faults.ts';
 import type { ResolvedSandboxOptions } from './options.ts';
+import type { RequestLog } from './request-log.ts';
 import type { Account, SandboxState, Scope } from './state.ts';
 import type { Body } from './validate.ts';
 import type { VariantSet } from './variants.ts';
@@ -16,6 +17,8 @@ export interface SandboxCore {
   faults: FaultInjector;
   /** The response variants in effect. */
   variants: VariantSet;
+  /** Every `/v1` request and the status it got (the last `requestLogSize`). */
+  requests: RequestLog;
   options: ResolvedSandboxOptions;
 }
 

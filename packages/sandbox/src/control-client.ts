@@ -76,6 +76,14 @@ export interface SandboxCampaign {
   [field: string]: unknown;
 }
 
+/**
+ * A fault configuration to set (`POST /_sandbox/faults`); omitted settings are off. See the README's
+ * "Faults" for each.
+ * @example
+ * ```ts
+ * await control.setFaults({ rate_limit_per_s: 5 }); // 5 requests per second per key, then 429
+ * ```
+ */
 export interface SandboxFaults {
   error_rate?: number;
   error_status?: number;
@@ -84,6 +92,71 @@ export interface SandboxFaults {
   latency_ms?: number;
   retry_after_s?: number;
   fail_next?: number;
+  /** At most this many `/v1` requests per second per API key; more get 429 with `Retry-After`. */
+  rate_limit_per_s?: number;
+}
+
+/** The fault configuration in effect, every setting filled in (`null`: off). */
+export interface SandboxFaultConfig {
+  error_rate: number;
+  error_status: number;
+  reset_rate: number;
+  reset_after_rate: number;
+  latency_ms: number;
+  retry_after_s: number | null;
+  fail_next: number;
+  rate_limit_per_s: number | null;
+}
+
+/** A key of a sandbox account, named by its scope (`all`: every scope); the key itself is a secret. */
+export type SandboxKeyName = 'read' | 'write' | 'conversions' | 'all';
+
+/** One request outside `/_sandbox/` as the request log keeps it. */
+export interface SandboxRequestRecord {
+  /** Arrival on the sandbox clock (ISO-8601). */
+  at: string;
+  /** The key's account and name; `null` for a missing or unknown key. */
+  account_id: string | null;
+  key: SandboxKeyName | null;
+  method: string;
+  /** Without the query string. */
+  path: string;
+  /** The status answered; `null` when the connection was closed instead (a reset fault). */
+  status: number | null;
+}
+
+/** What one key's requests got, counted since the start (or the last `clearRequests`), never dropped. */
+export interface SandboxKeyReport {
+  account_id: string;
+  key: SandboxKeyName;
+  requests: number;
+  /** Answered 429 by the rate-limit fault (`rate_limit_per_s`). */
+  rate_limited: number;
+  /** Answers by status (`"200"`, `"429"`, ...; `"reset"` for connections closed without one). */
+  statuses: Record<string, number>;
+}
+
+/**
+ * `GET /_sandbox/requests`: the logged requests (oldest first, the last `requestLogSize`), the per-key
+ * counters, and how many records the log dropped.
+ * @example
+ * ```ts
+ * const { keys } = await control.requests({ accountId, key: 'conversions' });
+ * keys[0]?.statuses['429']; // how many 429s that key got
+ * ```
+ */
+export interface SandboxRequestReport {
+  requests: SandboxRequestRecord[];
+  keys: SandboxKeyReport[];
+  dropped: number;
+}
+
+/** Which requests {@link SandboxControl.requests} reports; every given field must match. */
+export interface SandboxRequestFilter {
+  accountId?: string;
+  key?: SandboxKeyName;
+  /** A status, or `'reset'` for requests answered by closing the connection. */
+  status?: number | 'reset';
 }
 
 /**
@@ -138,8 +211,19 @@ export interface SandboxControl {
   ): Promise<{ variants: SandboxVariant[]; available: SandboxVariant[] }>;
   /** Turns every response variant off. */
   clearVariants(): Promise<{ variants: SandboxVariant[]; available: SandboxVariant[] }>;
-  setFaults(faults: SandboxFaults): Promise<Required<SandboxFaults>>;
-  clearFaults(): Promise<unknown>;
+  /** Replaces the fault configuration (omitted settings are off); resolves to the one in effect. */
+  setFaults(faults: SandboxFaults): Promise<SandboxFaultConfig>;
+  /** The fault configuration in effect. */
+  faults(): Promise<SandboxFaultConfig>;
+  /** Turns every fault off. */
+  clearFaults(): Promise<SandboxFaultConfig>;
+  /**
+   * The request log and per-key counters (`GET /_sandbox/requests`), filtered by account, key name and
+   * status: e.g. the 429s a key got, or the times of its requests after a `Retry-After`.
+   */
+  requests(filter?: SandboxRequestFilter): Promise<SandboxRequestReport>;
+  /** Empties the request log and zeroes every key's counters (`DELETE /_sandbox/requests`). */
+  clearRequests(): Promise<SandboxRequestReport>;
   reset(): Promise<unknown>;
   recordPageviews(
     label: string,
@@ -209,7 +293,17 @@ export function createSandboxControl(baseUrl: string, fetchImpl: typeof fetch = 
     setVariants: (variants) => call('POST', 'variants', { variants }),
     clearVariants: () => call('DELETE', 'variants'),
     setFaults: (faults) => call('POST', 'faults', faults),
+    faults: () => call('GET', 'faults'),
     clearFaults: () => call('DELETE', 'faults'),
+    requests: (filter = {}) => {
+      const query = new URLSearchParams();
+      if (filter.accountId !== undefined) query.set('account_id', filter.accountId);
+      if (filter.key !== undefined) query.set('key', filter.key);
+      if (filter.status !== undefined) query.set('status', String(filter.status));
+      const search = query.size === 0 ? '' : `?${query}`;
+      return call('GET', `requests${search}`);
+    },
+    clearRequests: () => call('DELETE', 'requests'),
     reset: () => call('POST', 'reset', {}),
     recordPageviews: (label, count = 1) => call('POST', 'pageviews', { label, count }),
     recordPlacementRequest: (placementId) =>

@@ -1,9 +1,11 @@
 /**
  * Fault injection for `/v1` requests: error statuses (incl. 429 with `Retry-After`), latency, connection
  * resets before the request is processed, resets after it was applied (the answer is lost: the test of
- * exactly-once delivery), and "fail the next N". Configured through `POST /_sandbox/faults`.
+ * exactly-once delivery), "fail the next N", and a rate limit per API key. Configured through
+ * `POST /_sandbox/faults` (or the `faults` option of `startSandbox`).
  */
 import { badField, HttpProblem } from './problem.ts';
+import { RateLimiter } from './rate-limit.ts';
 import type { Body } from './validate.ts';
 
 /**
@@ -28,6 +30,11 @@ export interface FaultConfig {
   retry_after_s: number | null;
   /** The next N `/v1` requests fail with `error_status`, before any rate applies. */
   fail_next: number;
+  /**
+   * At most this many `/v1` requests per second per API key (any sliding second of the sandbox clock);
+   * more are answered 429 with `Retry-After`, after authentication, and not applied. `null`: no limit.
+   */
+  rate_limit_per_s: number | null;
 }
 
 /**
@@ -45,6 +52,7 @@ export const NO_FAULTS: Readonly<FaultConfig> = Object.freeze({
   latency_ms: 0,
   retry_after_s: null,
   fail_next: 0,
+  rate_limit_per_s: null,
 });
 
 /** What to do with one request. */
@@ -58,7 +66,8 @@ export interface FaultDecision {
   resetAfter: boolean;
 }
 
-const NONE: FaultDecision = Object.freeze({
+/** No fault: what {@link FaultInjector.decide} answers when none is configured. */
+export const NO_FAULT: FaultDecision = Object.freeze({
   latencyMs: 0,
   resetBefore: false,
   error: null,
@@ -81,6 +90,9 @@ function int(body: Body, field: keyof FaultConfig, min: number, max: number): nu
   return v;
 }
 
+/** Highest `rate_limit_per_s` accepted (one window of this many times is kept per key). */
+export const MAX_RATE_LIMIT_PER_S = 100_000;
+
 /** Parses a `POST /_sandbox/faults` body. Unknown keys are refused (a typo would silently inject nothing). */
 export function parseFaultConfig(body: Body): FaultConfig {
   for (const key of Object.keys(body)) {
@@ -94,6 +106,7 @@ export function parseFaultConfig(body: Body): FaultConfig {
     latency_ms: int(body, 'latency_ms', 0, 60_000) ?? 0,
     retry_after_s: int(body, 'retry_after_s', 0, 86_400) ?? null,
     fail_next: int(body, 'fail_next', 0, 1_000_000) ?? 0,
+    rate_limit_per_s: int(body, 'rate_limit_per_s', 1, MAX_RATE_LIMIT_PER_S) ?? null,
   };
 }
 
@@ -111,6 +124,7 @@ export class FaultInjector {
   #random: () => number;
   #config: FaultConfig = { ...NO_FAULTS };
   #active = false;
+  #limiter: RateLimiter | null = null;
   constructor(random: () => number) {
     this.#random = random;
   }
@@ -119,9 +133,22 @@ export class FaultInjector {
     return { ...this.#config };
   }
 
+  /** Replaces the configuration; the rate limit starts over with empty windows. */
   set(config: FaultConfig): void {
     this.#config = { ...config };
+    this.#limiter =
+      config.rate_limit_per_s === null
+        ? null
+        : new RateLimiter(config.rate_limit_per_s, config.retry_after_s);
     this.#refresh();
+  }
+
+  /**
+   * The rate-limit fault, for an authenticated request of `apiKey` at `now`: `null` when it is admitted
+   * (or there is no limit), else the 429 to answer.
+   */
+  admit(apiKey: string, now: number): HttpProblem | null {
+    return this.#limiter === null ? null : this.#limiter.admit(apiKey, now);
   }
 
   clear(): void {
@@ -145,7 +172,7 @@ export class FaultInjector {
 
   /** The fault for the next `/v1` request. Cheap when no fault is configured (the benchmark path). */
   decide(): FaultDecision {
-    if (!this.#active) return NONE;
+    if (!this.#active) return NO_FAULT;
     const c = this.#config;
     const decision: FaultDecision = {
       latencyMs: c.latency_ms,

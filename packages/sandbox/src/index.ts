@@ -11,17 +11,24 @@ export type {
   SandboxControl,
   SandboxConversion,
   SandboxConversionReport,
+  SandboxFaultConfig,
   SandboxFaults,
+  SandboxKeyName,
+  SandboxKeyReport,
   SandboxKeys,
+  SandboxRequestFilter,
+  SandboxRequestRecord,
+  SandboxRequestReport,
 } from './control-client.ts';
 export { createSandboxControl, SandboxControlError } from './control-client.ts';
 export type { FaultConfig } from './faults.ts';
-export { NO_FAULTS } from './faults.ts';
+export { MAX_RATE_LIMIT_PER_S, NO_FAULTS } from './faults.ts';
 export type { ResolvedSandboxOptions, SandboxOptions } from './options.ts';
 export {
   DEFAULT_CLICK_PARAM,
   DEFAULT_HOST,
   DEFAULT_PORT,
+  DEFAULT_REQUEST_LOG_SIZE,
   DEFAULT_RETURN_WINDOW_DAYS,
   resolveSandboxOptions,
   SandboxOptionsError,

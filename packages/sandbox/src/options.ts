@@ -3,6 +3,8 @@
  * defaults and validation. Hand-written (not zod) so the package stays light and the errors name the field.
  */
 
+import { type FaultConfig, parseFaultConfig } from './faults.ts';
+import { HttpProblem } from './problem.ts';
 import { type SandboxVariant, variantListProblem } from './variants.ts';
 
 /**
@@ -47,6 +49,17 @@ export const DEFAULT_CLICK_PARAM = 'click_token';
 export const DEFAULT_RETURN_WINDOW_DAYS = 30;
 
 /**
+ * How many `/v1` requests the request log keeps (`GET /_sandbox/requests`); older ones are dropped and
+ * counted. The per-key counters beside it are never dropped.
+ * @defaultValue 10_000
+ * @example
+ * ```ts
+ * startSandbox({ requestLogSize: DEFAULT_REQUEST_LOG_SIZE * 10 }); // a long benchmark
+ * ```
+ */
+export const DEFAULT_REQUEST_LOG_SIZE = 10_000;
+
+/**
  * Options of {@link startSandbox}.
  * @example
  * ```ts
@@ -78,6 +91,14 @@ export interface SandboxOptions {
    * @defaultValue `[]` (the default answers)
    */
   variants?: readonly SandboxVariant[];
+  /**
+   * Faults on from the start, as the body of `POST /_sandbox/faults` (e.g. `{ rate_limit_per_s: 5 }`);
+   * `POST /_sandbox/faults` replaces them at run time and `POST /_sandbox/reset` brings these back.
+   * @defaultValue `{}` (no faults)
+   */
+  faults?: Readonly<Partial<FaultConfig>>;
+  /** @defaultValue {@link DEFAULT_REQUEST_LOG_SIZE} */
+  requestLogSize?: number;
 }
 
 /** {@link SandboxOptions} with every default filled in. */
@@ -115,6 +136,20 @@ const isDays: Check = (v) =>
     : 'must be a number of days in (0, 3650]';
 const isFunction: Check = (v) => (typeof v === 'function' ? null : 'must be a function');
 const isVariantList: Check = variantListProblem;
+const isFaults: Check = (v) => {
+  if (v === null || typeof v !== 'object' || Array.isArray(v)) return 'must be an object';
+  try {
+    parseFaultConfig(v as Record<string, unknown>);
+    return null;
+  } catch (error) {
+    if (error instanceof HttpProblem) return error.detail;
+    throw error;
+  }
+};
+const isLogSize: Check = (v) =>
+  Number.isInteger(v) && (v as number) >= 0 && (v as number) <= 1_000_000
+    ? null
+    : 'must be an integer 0..1000000';
 
 /** The schema: every option with its check and default. Adding an option means adding one row here. */
 const schema: { [K in keyof SandboxOptions]-?: { check: Check; default: ResolvedSandboxOptions[K] } } = {
@@ -125,6 +160,8 @@ const schema: { [K in keyof SandboxOptions]-?: { check: Check; default: Resolved
   now: { check: isFunction, default: Date.now },
   random: { check: isFunction, default: Math.random },
   variants: { check: isVariantList, default: [] },
+  faults: { check: isFaults, default: {} },
+  requestLogSize: { check: isLogSize, default: DEFAULT_REQUEST_LOG_SIZE },
 };
 
 /**

@@ -8,11 +8,12 @@ import { SandboxClock } from './clock.ts';
 import type { SandboxCore } from './context.ts';
 import type { SandboxControl } from './control-client.ts';
 import { createSandboxControl } from './control-client.ts';
-import { FaultInjector } from './faults.ts';
+import { FaultInjector, parseFaultConfig } from './faults.ts';
 import { createRequestListener } from './http/handler.ts';
 import { answerMalformedRequests } from './http/malformed.ts';
 import type { ResolvedSandboxOptions, SandboxOptions } from './options.ts';
 import { resolveSandboxOptions } from './options.ts';
+import { RequestLog } from './request-log.ts';
 import { SandboxState } from './state.ts';
 import { VariantSet } from './variants.ts';
 
@@ -66,8 +67,10 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Runnin
     clock: new SandboxClock(resolved.now),
     faults: new FaultInjector(resolved.random),
     variants: new VariantSet(resolved.variants),
+    requests: new RequestLog(resolved.requestLogSize),
     options: resolved,
   };
+  core.faults.set(parseFaultConfig(resolved.faults));
   // The handler answers a request without Host itself (a JSON 400, like every other refusal).
   const server = createServer({ keepAlive: true, requireHostHeader: false }, createRequestListener(core));
   answerMalformedRequests(server, core.clock);

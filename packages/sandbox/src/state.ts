@@ -16,6 +16,32 @@ export type Scope = 'read' | 'write' | 'conversions';
 /** Every scope, in the order `/v1/me` lists them. */
 export const ALL_SCOPES: readonly Scope[] = ['read', 'write', 'conversions'];
 
+/**
+ * The four keys of an account, named after their scopes (`all` has every scope). Records name a key this
+ * way (with its account), never by the key itself, which is a secret.
+ * @example
+ * ```ts
+ * const key: KeyName = 'conversions';
+ * ```
+ */
+export type KeyName = 'read' | 'write' | 'conversions' | 'all';
+
+/** Every key name, in the order `POST /_sandbox/accounts` lists them. */
+export const KEY_NAMES: readonly KeyName[] = ['read', 'write', 'conversions', 'all'];
+
+/** An API key: its account, scopes and name, and what its `/v1` requests got (for the request report). */
+export interface ApiKey {
+  accountId: string;
+  scopes: readonly Scope[];
+  name: KeyName;
+  /** `/v1` requests made with the key, whatever their answer. */
+  requests: number;
+  /** Of those, refused by the rate-limit fault. */
+  rateLimited: number;
+  /** Answers by status; `null` for a connection closed without an answer (a reset fault). */
+  statuses: Map<number | null, number>;
+}
+
 /** Pricing models of the spec. */
 export const PRICING_MODELS = ['cpc', 'cpm', 'cpa', 'affiliate', 'guaranteed', 'cross_promo'] as const;
 export type PricingModel = (typeof PRICING_MODELS)[number];
@@ -179,7 +205,7 @@ export interface Refund {
 export class SandboxState {
   accounts = new Map<string, Account>();
   /** API key → owner and scopes. */
-  keys = new Map<string, { accountId: string; scopes: readonly Scope[] }>();
+  keys = new Map<string, ApiKey>();
   campaigns = new Map<string, Campaign>();
   clicks = new Map<string, Click>();
   sites = new Map<string, Site>();

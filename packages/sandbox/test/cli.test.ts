@@ -67,12 +67,38 @@ describe('postback sandbox', () => {
     await expect(fetch(`${url}/_sandbox/clock`)).rejects.toThrow();
   });
 
+  test('--rate-limit N limits each key to N /v1 requests per second', async () => {
+    const { io, controller, out } = fakeIo();
+    const exit = main(['sandbox', '--port', '0', '--rate-limit', '2'], io);
+    const url = await waitFor(() => /listening on (http:\/\/\S+)/.exec(out())?.[1]);
+    expect(out()).toContain('rate limit: 2 requests per second per API key');
+    const { keys } = (await (
+      await fetch(`${url}/_sandbox/accounts`, { method: 'POST', body: '{}' })
+    ).json()) as {
+      keys: { read: string };
+    };
+    // The flag reached the sandbox's faults (the window itself is tested with an injected clock).
+    const faults = (await (await fetch(`${url}/_sandbox/faults`)).json()) as { rate_limit_per_s: number };
+    expect(faults.rate_limit_per_s).toBe(2);
+    let limited: Response | undefined;
+    for (let i = 0; i < 50 && limited === undefined; i++) {
+      const res = await fetch(`${url}/v1/me`, { headers: { authorization: `Bearer ${keys.read}` } });
+      if (res.status === 429) limited = res;
+      else expect(res.status).toBe(200);
+    }
+    expect(limited?.headers.get('retry-after')).toBe('1');
+    controller.abort();
+    expect(await exit).toBe(0);
+  });
+
   test.each([
     [['--port', 'abc'], '--port'],
     [['--port', '70000'], '--port'],
     [['--bogus'], "'--bogus'"],
     [['--click-param', 'has space'], '--click-param'],
     [['--return-window-days', '0'], '--return-window-days'],
+    [['--rate-limit', '0'], '--rate-limit'],
+    [['--rate-limit', 'fast'], '--rate-limit'],
     [['stray'], 'stray'],
   ])('%j is a usage error (exit 2) naming %s', async (args, named) => {
     const { io, err } = fakeIo();

@@ -22,11 +22,31 @@ describe('parseFaultConfig', () => {
             latency_ms: fc.integer({ min: 0, max: 60_000 }),
             retry_after_s: fc.integer({ min: 0, max: 86_400 }),
             fail_next: fc.integer({ min: 0, max: 1_000_000 }),
+            rate_limit_per_s: fc.integer({ min: 1, max: 100_000 }),
           },
           { requiredKeys: [] },
         ),
         (body) => {
           expect(parseFaultConfig(body)).toEqual({ ...NO_FAULTS, ...body });
+        },
+      ),
+    );
+  });
+
+  test('refuses a rate limit that is not an integer from 1 to 100000 with a 400 naming the field', () => {
+    fc.assert(
+      fc.property(
+        fc.oneof(
+          fc.integer({ max: 0 }),
+          fc.integer({ min: 100_001 }),
+          fc.double({ noInteger: true }),
+          fc.string(),
+          fc.constant(null),
+        ),
+        (value) => {
+          expect(() => parseFaultConfig({ rate_limit_per_s: value })).toThrow(
+            expect.objectContaining({ status: 400, detail: expect.stringMatching(/^rate_limit_per_s: /) }),
+          );
         },
       ),
     );

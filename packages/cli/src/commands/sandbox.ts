@@ -48,6 +48,7 @@ export const command: Command = defineCommand(sandboxSpec, async ({ values }, io
   if (values['return-window-days'] !== undefined)
     options.returnWindowDays = days(values['return-window-days']);
   if (values.variant !== undefined) options.variants = variants(values.variant);
+  if (values['rate-limit'] !== undefined) options.faults = { rate_limit_per_s: values['rate-limit'] };
   let sandbox: RunningSandbox;
   try {
     sandbox = await startSandbox(options);
@@ -58,6 +59,7 @@ export const command: Command = defineCommand(sandboxSpec, async ({ values }, io
           clickParam: '--click-param',
           returnWindowDays: '--return-window-days',
           variants: '--variant',
+          faults: '--rate-limit',
         }[error.field] ?? `--${error.field}`;
       throw new UsageError(`${flag} ${error.message.replace(/^Invalid sandbox option '[^']*': /, '')}`);
     }
@@ -66,6 +68,8 @@ export const command: Command = defineCommand(sandboxSpec, async ({ values }, io
   io.stdout(`postback sandbox listening on ${sandbox.url}\ncontrol API: ${sandbox.url}/_sandbox/\n`);
   const on = sandbox.options.variants;
   if (on.length > 0) io.stdout(`response variants: ${on.join(', ')}\n`);
+  const limit = sandbox.options.faults.rate_limit_per_s;
+  if (typeof limit === 'number') io.stdout(`rate limit: ${limit} requests per second per API key\n`);
   await new Promise<void>((resolve) => {
     if (io.signal.aborted) resolve();
     else io.signal.addEventListener('abort', () => resolve(), { once: true });

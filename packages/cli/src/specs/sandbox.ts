@@ -1,5 +1,5 @@
 /** The table of `postback sandbox`. */
-import { SANDBOX_VARIANTS } from '@postback/sandbox';
+import { MAX_RATE_LIMIT_PER_S, SANDBOX_VARIANTS } from '@postback/sandbox';
 import type { CommandSpec } from '../spec.ts';
 
 /**
@@ -13,7 +13,7 @@ export const sandboxSpec = {
   summary: 'Run the local sandbox of the ad service',
   usage: [
     'postback sandbox [--port N] [--host HOST] [--click-param NAME] [--return-window-days N]',
-    '                 [--variant NAME[,NAME...]]...',
+    '                 [--rate-limit N] [--variant NAME[,NAME...]]...',
   ],
   description:
     'Runs a local emulator of the ad service: every /v1 endpoint and rule, a controllable clock, fault\n' +
@@ -37,6 +37,15 @@ export const sandboxSpec = {
       type: 'string',
       value: 'N',
       help: 'days a confirmed order may be reversed, a positive number (default 30)',
+    },
+    'rate-limit': {
+      type: 'integer',
+      value: 'N',
+      help:
+        'at most N /v1 requests per second per API key; more answer 429 with Retry-After\n' +
+        '(change at run time with POST /_sandbox/faults {"rate_limit_per_s": N})',
+      min: 1,
+      max: MAX_RATE_LIMIT_PER_S,
     },
     variant: {
       type: 'string',

@@ -7,12 +7,13 @@ import type { Answer, RequestContext } from '../context.ts';
 import { NO_FAULTS, parseFaultConfig } from '../faults.ts';
 import { iso, newApiKey, newClickToken, newId } from '../ids.ts';
 import { badField, HttpProblem, notFound } from '../problem.ts';
-import type { Account, Campaign, ConversionCounts, Scope } from '../state.ts';
+import type { Account, Campaign, ConversionCounts, KeyName, Scope } from '../state.ts';
 import { ALL_SCOPES, CAMPAIGN_STATUSES, CONVERSION_SOURCES, VERIFICATION_METHODS } from '../state.ts';
 import { listedSegments } from '../traffic.ts';
 import { normalizeDomain } from '../v1/sites.ts';
 import { onlyFields, readEnum, readMicros, readString } from '../validate.ts';
 import { SANDBOX_VARIANTS, type SandboxVariant, variantListProblem } from '../variants.ts';
+import { clearRequests, listRequests } from './requests.ts';
 
 /**
  * Prepaid balance of a new sandbox account when `balance_micros` is not given (1,000 USD).
@@ -65,16 +66,23 @@ function createAccount(ctx: RequestContext): Answer {
   };
   const state = ctx.core.state;
   state.accounts.set(account.id, account);
-  const issue = (scopes: readonly Scope[]): string => {
+  const issue = (name: KeyName, scopes: readonly Scope[]): string => {
     const key = newApiKey();
-    state.keys.set(key, { accountId: account.id, scopes });
+    state.keys.set(key, {
+      accountId: account.id,
+      scopes,
+      name,
+      requests: 0,
+      rateLimited: 0,
+      statuses: new Map(),
+    });
     return key;
   };
   const keys = {
-    read: issue(['read']),
-    write: issue(['write']),
-    conversions: issue(['conversions']),
-    all: issue(ALL_SCOPES),
+    read: issue('read', ['read']),
+    write: issue('write', ['write']),
+    conversions: issue('conversions', ['conversions']),
+    all: issue('all', ALL_SCOPES),
   };
   return { status: 201, body: { account_id: account.id, keys } };
 }
@@ -205,7 +213,8 @@ function clearVariants(ctx: RequestContext): Answer {
 
 function reset(ctx: RequestContext): Answer {
   ctx.core.state.reset();
-  ctx.core.faults.clear();
+  ctx.core.requests.clear();
+  ctx.core.faults.set(parseFaultConfig(ctx.core.options.faults));
   ctx.core.variants.reset();
   ctx.core.clock.reset();
   return { status: 200, body: { reset: true, now: iso(ctx.core.clock.now()) } };
@@ -320,6 +329,8 @@ export const CONTROL_ROUTES: readonly ControlRoute[] = [
   { method: 'GET', path: '/_sandbox/faults', handler: getFaults },
   { method: 'POST', path: '/_sandbox/faults', handler: setFaults },
   { method: 'DELETE', path: '/_sandbox/faults', handler: clearFaults },
+  { method: 'GET', path: '/_sandbox/requests', handler: listRequests },
+  { method: 'DELETE', path: '/_sandbox/requests', handler: clearRequests },
   { method: 'GET', path: '/_sandbox/variants', handler: variantsAnswer },
   { method: 'POST', path: '/_sandbox/variants', handler: setVariants },
   { method: 'DELETE', path: '/_sandbox/variants', handler: clearVariants },

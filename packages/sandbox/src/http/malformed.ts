@@ -57,14 +57,14 @@ export function answerMalformedRequests(server: Server, clock: SandboxClock): vo
     const inFlight = (socket as Duplex & { _httpMessage?: ServerResponse | null })._httpMessage;
     if (inFlight !== undefined && inFlight !== null) {
       if (inFlight.headersSent) socket.destroy();
-      else sendJson(inFlight, status, { detail }, { connection: 'close' });
+      else sendJson(inFlight, status, { detail }, httpDate(clock.now()), { connection: 'close' });
       return;
     }
     socket.end(rawAnswer(status, detail, httpDate(clock.now())));
   });
   server.on('checkExpectation', (req: IncomingMessage, res: ServerResponse) => {
-    res.setHeader('date', httpDate(clock.now()));
-    sendJson(res, 417, { detail: 'Expect: only 100-continue is supported' }, { connection: 'close' });
+    const detail = 'Expect: only 100-continue is supported';
+    sendJson(res, 417, { detail }, httpDate(clock.now()), { connection: 'close' });
     req.resume();
   });
   server.on('connect', (_req: IncomingMessage, socket: Duplex) => {
