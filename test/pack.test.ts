@@ -197,6 +197,14 @@ describe('every published package', () => {
     },
   );
 
+  it('@postback/sandbox ships its test entries, ./testing and ./shop-testing, built with their types', () => {
+    const files = packed.get('@postback/sandbox') ?? [];
+    for (const entry of ['testing', 'shop-testing']) {
+      expect(files).toContain(`dist/${entry}/index.js`);
+      expect(files).toContain(`dist/${entry}/index.d.ts`);
+    }
+  });
+
   it.each(published.map((p) => [p.manifest.name, p] as const))(
     '%s: MIT, repository, homepage, bugs',
     (_, p) => {

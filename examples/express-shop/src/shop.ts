@@ -12,6 +12,7 @@ import {
   refundOrder,
   renderLandingPage,
   type ShopBackend,
+  type ShopBackendOptions,
 } from '@postback/example-shop-kit';
 import { confirmOrder, postback } from '@postback/express';
 import express from 'express';
@@ -25,7 +26,8 @@ export interface Shop {
 }
 
 /**
- * Starts the shop configured by `env` (see the README for the variables).
+ * Starts the shop configured by `env` (see the README for the variables); `options.now` is the clock of
+ * click capture, the outbox and the Dispatcher (a test gives the sandbox's).
  *
  * @example
  * ```ts
@@ -34,12 +36,16 @@ export interface Shop {
  * await shop.close();
  * ```
  */
-export async function createShop(env: Record<string, string | undefined>): Promise<Shop> {
+export async function createShop(
+  env: Record<string, string | undefined>,
+  options: ShopBackendOptions = {},
+): Promise<Shop> {
   const config = readShopConfig(env);
-  const backend = openShopBackend(config);
+  const backend = openShopBackend(config, options);
+  const now = options.now ?? Date.now;
   const app = express();
   app.disable('x-powered-by');
-  app.use(postback({ secrets: [config.secret], param: config.clickParam, secure: config.secureCookie }));
+  app.use(postback({ secrets: [config.secret], param: config.clickParam, secure: config.secureCookie, now }));
 
   const reply = (res: express.Response, answer: Answer) => res.status(answer.status).json(answer.body);
 

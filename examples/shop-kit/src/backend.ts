@@ -16,6 +16,15 @@ export interface ShopBackend {
   close(): Promise<void>;
 }
 
+/** What a shop's tests may set besides the environment. */
+export interface ShopBackendOptions {
+  /**
+   * The clock of the outbox and the Dispatcher (and, in the shops, of click capture): a test gives the
+   * sandbox's, so moving the sandbox clock moves the shop's windows too. @defaultValue `Date.now`
+   */
+  now?: () => number;
+}
+
 /**
  * Opens the outbox and starts the worker.
  *
@@ -25,11 +34,12 @@ export interface ShopBackend {
  * await backend.close();
  * ```
  */
-export function openShopBackend(config: ShopConfig): ShopBackend {
-  const outbox = createSqliteOutbox({ filename: config.dbFile });
+export function openShopBackend(config: ShopConfig, options: ShopBackendOptions = {}): ShopBackend {
+  const now = options.now ?? Date.now;
+  const outbox = createSqliteOutbox({ filename: config.dbFile, now });
   if (!config.worker) return { outbox, dispatcher: null, enqueued() {}, close: () => outbox.close() };
   const client = createClient({ baseUrl: config.apiUrl, apiKey: config.apiKey });
-  const dispatcher = createDispatcher({ outbox, client });
+  const dispatcher = createDispatcher({ outbox, client, now });
   dispatcher.on('dead', ({ job, reason }) =>
     console.warn(`postback dead: ${job.kind} ${job.orderId}: ${reason}`),
   );

@@ -4,7 +4,7 @@
  * Each shop only routes requests to these functions, so the two stay small and cannot drift apart.
  */
 
-export { openShopBackend, type ShopBackend } from './backend.ts';
+export { openShopBackend, type ShopBackend, type ShopBackendOptions } from './backend.ts';
 export { readShopConfig, type ShopConfig, ShopConfigError } from './config.ts';
 export { type Answer, placeOrder, readJsonBody, refundOrder } from './orders.ts';
 export { renderLandingPage } from './page.ts';
