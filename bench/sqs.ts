@@ -10,9 +10,8 @@
  * real AWS SDK, so every receive and delete is serialised, signed
  * and parsed as against AWS. Its latency is far below a real region's (~10–30 ms per call), which this
  * ratio does not model: it measures our per-message overhead. Messages are enqueued (confirmMany,
- * untimed) before each measured run. The worker runs with `prefetch` = the concurrency (receives ahead
- * of claims, as a production worker should); a third contender, the same Dispatcher on core's in-memory
- * outbox, separates the Dispatcher's own cost from what SQS adds.
+ * untimed) before each measured run. A third contender, the same Dispatcher on core's in-memory outbox,
+ * separates the Dispatcher's own cost from what SQS adds.
  *
  *   node --conditions=@postback/source bench/sqs.ts [--jobs 2000] [--concurrency 50] [--rounds 3]
  */
@@ -89,7 +88,6 @@ async function sqsRun(jobs = JOBS): Promise<number> {
       deadLetterQueueUrl,
       client: sqsClient,
       waitTimeSeconds: 1,
-      prefetch: Math.min(100, CONCURRENCY),
     });
     const client = createClient({ baseUrl: world.url, apiKey: world.conversionsKey });
     try {

@@ -41,8 +41,6 @@ export async function startWorker(
     queueUrl: config.queueUrl,
     deadLetterQueueUrl: config.deadLetterQueueUrl,
     onWarning: (message) => log(`warning: ${message}`),
-    // Receive ahead of claims, so a free slot is filled without a round trip to SQS.
-    prefetch: Math.min(100, config.concurrency),
     ...outboxOptions,
   });
   // Reads the queues' attributes: fails fast on a wrong URL or missing permissions, warns on risky settings.

@@ -17,14 +17,6 @@ import type { OrderLedger } from './order-ledger.ts';
 export const DEFAULT_WAIT_TIME_SECONDS = 20;
 
 /**
- * Jobs a worker receives ahead of its claims, so a claim is served from memory instead of waiting a round
- * trip to SQS. Each waits at most a quarter of the lease before it is given back to the queue. 0 turns
- * prefetching off (every claim receives directly).
- * @defaultValue 0
- */
-export const DEFAULT_PREFETCH = 0;
-
-/**
  * How long `complete()` waits for more completions to share one `DeleteMessageBatch` (up to 10 entries).
  * Short, because the worker's slot stays taken until the delete is done; under load the batches fill up
  * within it anyway (measured in bench/sqs.ts: 1 ms and 5 ms both gave ~9 deletes per request).
@@ -128,8 +120,6 @@ export const sqsOutboxOptionsSchema = z
     fifo: z.boolean().optional(),
     /** @defaultValue {@link DEFAULT_WAIT_TIME_SECONDS} */
     waitTimeSeconds: z.number().int().min(0).max(20).default(DEFAULT_WAIT_TIME_SECONDS),
-    /** @defaultValue {@link DEFAULT_PREFETCH} */
-    prefetch: z.number().int().min(0).max(100).default(DEFAULT_PREFETCH),
     /** @defaultValue {@link DEFAULT_DELETE_BATCH_WINDOW_MS} */
     deleteBatchWindowMs: z.number().int().min(0).max(1_000).default(DEFAULT_DELETE_BATCH_WINDOW_MS),
     /** @defaultValue {@link DEFAULT_MAX_BATCH_BYTES} */

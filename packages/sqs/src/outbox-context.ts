@@ -1,7 +1,7 @@
 /**
  * What every part of the SQS outbox shares: the client and its queues, the parsed options, the order
  * ledger, and the receipt handles this outbox holds (with when each was received). `createSqsOutbox`
- * builds it once; the receive, prefetch, refund and dead-letter modules take it as their first argument.
+ * builds it once; the claim, receive, refund and dead-letter modules take it as their first argument.
  */
 import { ChangeMessageVisibilityCommand, type MessageAttributeValue, SQSClient } from '@aws-sdk/client-sqs';
 import {

@@ -20,14 +20,13 @@ import { leaseVisibilitySeconds, remainingVisibilitySeconds } from './visibility
 export const MAX_PARALLEL_RECEIVES = 5;
 
 /**
- * What one round of receives gave: the jobs admitted, how many messages SQS returned, how many of them
- * were parked (their account excluded), and when.
+ * What one round of receives gave: the jobs admitted, how many messages SQS returned, and how many of them
+ * were parked (their account excluded).
  */
 export interface ReceivedJobs {
   jobs: Job[];
   received: number;
   parked: number;
-  at: EpochMs;
 }
 
 /**
@@ -219,8 +218,7 @@ async function admit(
  * Receives up to `want` messages with up to five concurrent `ReceiveMessage` calls (SQS gives at most ten
  * per call), admits them as jobs, and hands back a second message of an order received together with
  * the first. Jobs of accounts in `exclude` (account keys) are parked ({@link parkJobs}). `received` counts
- * every message SQS returned. A background receive passes `receivedAtClock`: it may answer well after it
- * was asked, and its leases count from the answer.
+ * every message SQS returned.
  *
  * @example
  * ```ts
@@ -231,10 +229,9 @@ export async function receiveJobs(
   context: SqsOutboxContext,
   want: number,
   wait: number,
-  requestedAt: EpochMs,
+  at: EpochMs,
   leaseMs: number,
   signal: AbortSignal,
-  receivedAtClock?: () => EpochMs,
   exclude: ReadonlySet<string> = new Set(),
 ): Promise<ReceivedJobs> {
   const sizes = Array.from({ length: Math.ceil(want / 10) }, (_, i) => Math.min(10, want - i * 10));
@@ -245,7 +242,7 @@ export async function receiveJobs(
           new ReceiveMessageCommand({
             QueueUrl: context.queueUrl,
             MaxNumberOfMessages: size,
-            VisibilityTimeout: leaseVisibilitySeconds(leaseMs, requestedAt, requestedAt),
+            VisibilityTimeout: leaseVisibilitySeconds(leaseMs, at, at),
             WaitTimeSeconds: wait,
             // The body holds the whole job; the attributes are for people reading the console.
             MessageSystemAttributeNames: ['ApproximateReceiveCount'],
@@ -264,15 +261,14 @@ export async function receiveJobs(
   const seenOrders = new Set<string>();
   const handBack: string[] = [];
   let received = 0;
-  const admittedAt = receivedAtClock?.() ?? requestedAt;
   for (const message of batches.flat()) {
     received += 1;
-    const job = await admit(context, message, admittedAt, leaseMs, seenOrders);
+    const job = await admit(context, message, at, leaseMs, seenOrders);
     if (job === 'later') handBack.push(message.ReceiptHandle ?? '');
     else if (job !== null && exclude.has(accountKey(job.account))) excluded.push(job);
     else if (job !== null) jobs.push(job);
   }
   if (handBack.length > 0) await changeVisibility(context.client, context.queueUrl, handBack, 0);
-  await parkJobs(context, excluded, admittedAt);
-  return { jobs, received, parked: excluded.length, at: admittedAt };
+  await parkJobs(context, excluded, at);
+  return { jobs, received, parked: excluded.length };
 }

@@ -22,8 +22,8 @@
  * campaign, `getByOrder`, `maybeAppliedAt` between receives) needs the optional order ledger
  * (`order-ledger.ts`).
  *
- * This file wires the Outbox methods; the work is in `confirmations.ts`, `refunds.ts`, `claims.ts` (receive
- * and prefetch, over `receive.ts`) and `dead-letter-queue.ts`, on the state shared in `outbox-context.ts`.
+ * This file wires the Outbox methods; the work is in `confirmations.ts`, `refunds.ts`, `claims.ts` (claims
+ * and their interruption, over `receive.ts`) and `dead-letter-queue.ts`, on the state shared in `outbox-context.ts`.
  */
 import { GetQueueAttributesCommand } from '@aws-sdk/client-sqs';
 import {

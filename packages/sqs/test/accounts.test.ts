@@ -253,17 +253,6 @@ describe('excluded accounts', () => {
     expect(received).toHaveLength(10);
   });
 
-  test('a prefetched job of an account a claim excludes is parked, not handed out', async () => {
-    h = startHarness();
-    const outbox = h.outbox({ prefetch: 10 });
-    await outbox.confirm(input('A-1', 'shop-b'));
-    await outbox.confirm(input('A-2', 'shop-a'));
-    expect((await claim(outbox, undefined, 1)).map((j) => j.orderId)).toEqual(['A-1']);
-    expect(await claim(outbox, ['shop-a'])).toEqual([]);
-    expect(messageOf('A-2', 'shop-a')?.visibleAt).toBe(h.sqs.now() + 60_000);
-    expect(await claim(outbox)).toMatchObject([{ orderId: 'A-2', account: 'shop-a', attempts: 1 }]);
-  });
-
   test('excludedAccountDelaySeconds is 1–900', () => {
     h = startHarness();
     for (const bad of [0, 901, 1.5]) {

@@ -16,16 +16,6 @@ afterEach(async () => h?.close());
 
 const HOUR = 3_600_000;
 
-/** Waits (bounded) until `condition` holds: for work the outbox does in the background. */
-async function until(condition: () => boolean, what: string, timeoutMs = 5_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!condition()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 5));
-  }
-}
-const inFlight = (url: string) =>
-  h.sqs.messages(url).filter((m) => m.receiptHandle !== null && m.visibleAt > h.sqs.now()).length;
 const confirmInput = (orderId: string, at: number) => ({
   orderId,
   valueMicros: 1_000,
@@ -316,45 +306,6 @@ test('interruptClaims() cuts a waiting long poll short, and the next claim polls
   const next = outbox.claim({ now: h.sqs.now(), limit: 1, leaseMs: 30_000 });
   await outbox.confirm(confirmInput('A-1', h.sqs.now()));
   expect((await next).map((j) => j.orderId)).toEqual(['A-1']);
-});
-
-describe('prefetch', () => {
-  test('a claim is served from jobs received ahead, without waiting for a request to SQS', async () => {
-    h = startHarness();
-    const outbox = h.outbox({ prefetch: 10 });
-    await outbox.confirmMany(Array.from({ length: 6 }, (_, i) => confirmInput(`A-${i}`, h.sqs.now())));
-    expect(await outbox.claim({ now: h.sqs.now(), limit: 2, leaseMs: 60_000 })).toHaveLength(2);
-    await until(() => inFlight(h.queueUrl) === 6, 'the background refill');
-    const receivesWithRefill = h.sqs.count('ReceiveMessage');
-    const second = await outbox.claim({ now: h.sqs.now(), limit: 4, leaseMs: 60_000 });
-    expect(second.map((j) => j.orderId).sort()).toEqual(['A-2', 'A-3', 'A-4', 'A-5']);
-    expect(h.sqs.count('ReceiveMessage')).toBe(receivesWithRefill); // served from the buffer
-  });
-
-  test('a prefetched job that waited more than a quarter of its lease is given back, and close() gives back the rest', async () => {
-    h = startHarness();
-    const outbox = h.outbox({ prefetch: 10 });
-    await outbox.confirmMany([
-      confirmInput('A-1', h.sqs.now()),
-      confirmInput('A-2', h.sqs.now()),
-      confirmInput('A-3', h.sqs.now()),
-    ]);
-    const [first] = await outbox.claim({ now: h.sqs.now(), limit: 1, leaseMs: 40_000 });
-    await until(() => inFlight(h.queueUrl) === 3, 'the background refill');
-    h.sqs.advance(10_001); // a quarter of the lease, and a bit
-    const [second] = await outbox.claim({ now: h.sqs.now(), limit: 1, leaseMs: 40_000 });
-    // The buffered A-2 and A-3 were given back and received afresh: a full lease from now.
-    expect(second?.lease?.expiresAt).toBe(h.sqs.now() + 40_000);
-    expect(second?.orderId).not.toBe(first?.orderId);
-    await outbox.close();
-    // Only the two jobs handed out stay hidden; nothing is left held in the closed outbox's buffer.
-    const claimed = new Set([first?.lease?.token, second?.lease?.token]);
-    const held = h.sqs
-      .messages(h.queueUrl)
-      .filter((m) => m.visibleAt > h.sqs.now() && !claimed.has(m.receiptHandle ?? ''));
-    expect(held).toEqual([]);
-    expect(h.sqs.messages(h.queueUrl)).toHaveLength(3);
-  });
 });
 
 test('a job dead-lettered, replayed and dead-lettered again within five minutes keeps both dead-letter records', async () => {
