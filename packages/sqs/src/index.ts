@@ -39,6 +39,7 @@ export {
   DEFAULT_RETENTION_MARGIN_MS,
   DEFAULT_SEND_ATTEMPTS,
   DEFAULT_WAIT_TIME_SECONDS,
+  FOLLOW_UP_WAIT_SECONDS,
   MAX_PARKED_JOBS,
   parseSqsOutboxOptions,
   type ResolvedSqsOutboxOptions,

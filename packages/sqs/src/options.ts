@@ -11,10 +11,19 @@ import type { OrderLedger } from './order-ledger.ts';
 
 /**
  * Long-poll wait of a claim's `ReceiveMessage` (SQS allows 0–20). A claim on an empty queue blocks this
- * long; `close()` aborts it.
+ * long (after a claim that received something, {@link FOLLOW_UP_WAIT_SECONDS} at most); `close()` and
+ * `interruptClaims()` cut it short.
  * @defaultValue 20
  */
 export const DEFAULT_WAIT_TIME_SECONDS = 20;
+
+/**
+ * How long the long poll of a claim waits at most when the claim before it received something (capped
+ * by `waitTimeSeconds`). A long poll of a second or more asks every SQS server (a short poll samples only
+ * some, and may answer empty while messages wait), so its empty answer still means the queue is empty:
+ * a `drain` ends a second after its last job instead of a whole `waitTimeSeconds` later.
+ */
+export const FOLLOW_UP_WAIT_SECONDS = 1;
 
 /**
  * How long `complete()` waits for more completions to share one `DeleteMessageBatch` (up to 10 entries).

@@ -16,7 +16,10 @@ import { followConfirm } from './refunds.ts';
 import { changeVisibility } from './sqs-calls.ts';
 import { leaseVisibilitySeconds, remainingVisibilitySeconds } from './visibility.ts';
 
-/** Most `ReceiveMessage` calls one claim makes at once (each returns at most ten messages). */
+/** Most messages one `ReceiveMessage` returns (SQS's limit). */
+export const MAX_RECEIVE_SIZE = 10;
+
+/** Most short-poll `ReceiveMessage` calls one claim makes at once. */
 export const MAX_PARALLEL_RECEIVES = 5;
 
 /**
@@ -215,8 +218,8 @@ async function admit(
 }
 
 /**
- * Receives up to `want` messages with up to five concurrent `ReceiveMessage` calls (SQS gives at most ten
- * per call), admits them as jobs, and hands back a second message of an order received together with
+ * Receives up to `want` messages with `ReceiveMessage` calls side by side (SQS gives at most ten per
+ * call; the claim asks for more than ten only with short polls), admits them as jobs, and hands back a second message of an order received together with
  * the first. Jobs of accounts in `exclude` (account keys) are parked ({@link parkJobs}). `received` counts
  * every message SQS returned.
  *
@@ -234,7 +237,9 @@ export async function receiveJobs(
   signal: AbortSignal,
   exclude: ReadonlySet<string> = new Set(),
 ): Promise<ReceivedJobs> {
-  const sizes = Array.from({ length: Math.ceil(want / 10) }, (_, i) => Math.min(10, want - i * 10));
+  const sizes = Array.from({ length: Math.ceil(want / MAX_RECEIVE_SIZE) }, (_, i) =>
+    Math.min(MAX_RECEIVE_SIZE, want - i * MAX_RECEIVE_SIZE),
+  );
   const batches = await Promise.all(
     sizes.map(async (size) => {
       try {

@@ -172,6 +172,32 @@ describe('receiving', () => {
     expect(h.sqs.messages(h.queueUrl)[0]?.visibleAt).toBeGreaterThan(h.sqs.now());
   });
 
+  /** Each ReceiveMessage's size and wait, in order (the emulator keeps every request). */
+  const receives = () =>
+    h.sqs.calls
+      .filter((c) => c.operation === 'ReceiveMessage')
+      .map((c) => `${c.input.MaxNumberOfMessages}/${c.input.WaitTimeSeconds}s`);
+
+  test('a claim long-polls with one receive; only after a full answer do receives go side by side, short-polled', async () => {
+    h = startHarness({ standard: true });
+    const outbox = h.outbox({ waitTimeSeconds: 20 });
+    await outbox.confirmMany(Array.from({ length: 25 }, (_, i) => confirmInput(`A-${i}`, h.sqs.now())));
+    expect(await outbox.claim({ now: h.sqs.now(), limit: 40, leaseMs: 30_000 })).toHaveLength(25);
+    // A receive beside the long poll could wait out the poll on an empty queue, holding these jobs.
+    expect(receives()).toEqual(['10/20s', '10/0s', '10/0s', '10/0s']);
+  });
+
+  test('a claim after one that received something waits a second at most; after an empty one, waitTimeSeconds', async () => {
+    h = startHarness();
+    const outbox = h.outbox({ waitTimeSeconds: 20 });
+    await outbox.confirmMany([confirmInput('A-1', h.sqs.now()), confirmInput('A-2', h.sqs.now())]);
+    const claim = () => outbox.claim({ now: h.sqs.now(), limit: 16, leaseMs: 30_000 });
+    expect(await claim()).toHaveLength(2);
+    expect(await claim()).toEqual([]); // what ends a drain: one second of an empty long poll
+    expect(await claim()).toEqual([]);
+    expect(receives()).toEqual(['10/20s', '10/1s', '10/20s']);
+  });
+
   test('close() ends a claim waiting in a long poll', async () => {
     h = startHarness({ emulator: { maxLongPollMs: 20_000 } });
     const outbox = h.outbox({ waitTimeSeconds: 20 });
