@@ -51,12 +51,14 @@ export function backendFlags(values: {
   pg?: string | undefined;
   sqs?: string | undefined;
   schema?: string | undefined;
+  'sqs-wait-seconds'?: number | undefined;
 }): BackendFlags {
   const flags: BackendFlags = {};
   if (values.db !== undefined) flags.db = values.db;
   if (values.pg !== undefined) flags.pg = values.pg;
   if (values.sqs !== undefined) flags.sqs = values.sqs;
   if (values.schema !== undefined) flags.schema = values.schema;
+  if (values['sqs-wait-seconds'] !== undefined) flags.sqsWaitSeconds = values['sqs-wait-seconds'];
   return flags;
 }
 

@@ -119,7 +119,11 @@ export const sqsOutboxOptionsSchema = z
         },
       )
       .optional(),
-    /** Configuration of the `SQSClient` built when `client` is not given (region, endpoint, credentials…). */
+    /**
+     * Configuration of the `SQSClient` built when `client` is not given (region, endpoint, credentials…).
+     * Without an `endpoint`, one set in the environment (`AWS_ENDPOINT_URL_SQS`, else `AWS_ENDPOINT_URL`)
+     * is used for every request, whatever host the queue URL names.
+     */
     clientConfig: z
       .custom<SQSClientConfig>((v) => typeof v === 'object' && v !== null && !Array.isArray(v), {
         message: 'expected an SQSClientConfig object',

@@ -12,6 +12,7 @@ import {
   resolvePolicy,
   type WindowPolicy,
 } from '@postback/core';
+import { sqsClientConfig } from './client-config.ts';
 import { SqsOutboxError } from './errors.ts';
 import {
   DEADLINE_ATTRIBUTE,
@@ -70,7 +71,7 @@ export function createSqsOutboxContext(input: SqsOutboxOptions): SqsOutboxContex
   const queueUrl = options.queueUrl;
   const dlqUrl = options.deadLetterQueueUrl;
   return {
-    client: options.client ?? new SQSClient(options.clientConfig ?? {}),
+    client: options.client ?? new SQSClient(sqsClientConfig(options.clientConfig ?? {}, process.env)),
     ownsClient: options.client === undefined,
     queueUrl,
     fifo: options.fifo ?? queueUrl.endsWith('.fifo'),

@@ -84,3 +84,40 @@ test('postback dlq list and dlq replay --id work on SQS: the dead job goes back 
   const [back] = await outbox.claim({ now: h.sqs.now(), limit: 1, leaseMs: 30_000 });
   expect(back).toMatchObject({ id: claimed!.id, orderId: 'A-1', attempts: 1 });
 });
+
+test('postback worker --sqs takes the long-poll wait from --sqs-wait-seconds or POSTBACK_SQS_WAIT_SECONDS, 0..20', async () => {
+  h = startHarness();
+  const waits = () =>
+    h.sqs.calls.filter((c) => c.operation === 'ReceiveMessage').map((c) => c.input.WaitTimeSeconds);
+  const env = { POSTBACK_SQS_DLQ_URL: h.dlqUrl, POSTBACK_API_KEY: 'pbk_test_key_not_used' };
+  const worker = (args: string[], extra: Record<string, string> = {}) => {
+    const io = captureIo({ ...env, ...extra });
+    const base = [
+      'worker',
+      '--sqs',
+      h.queueUrl,
+      '--base-url',
+      'http://127.0.0.1:9',
+      '--drain',
+      '--prune-every',
+      'off',
+    ];
+    return main([...base, ...args], io).then((code) => ({ code, err: io.err.join('') }));
+  };
+  // An empty queue: the drain's one claim long-polls (the emulator cuts it short) and the worker exits.
+  expect((await worker(['--sqs-wait-seconds', '7'])).code).toBe(0);
+  expect((await worker([], { POSTBACK_SQS_WAIT_SECONDS: '0' })).code).toBe(0);
+  // 7: one long poll; 0: short polls, which go side by side (10 + 6 for the default batch of 16).
+  expect(waits()).toEqual([7, 0, 0]);
+  for (const [args, extra] of [
+    [['--sqs-wait-seconds', '21'], {}],
+    [[], { POSTBACK_SQS_WAIT_SECONDS: 'soon' }],
+  ] as const) {
+    const refused = await worker([...args], extra);
+    expect(refused.code).toBe(2);
+    expect(refused.err).toMatch(
+      /(POSTBACK_SQS_WAIT_SECONDS \()?--sqs-wait-seconds\)? must be an integer 0\.\.20/,
+    );
+  }
+  expect(waits()).toHaveLength(3);
+});

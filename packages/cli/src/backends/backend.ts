@@ -12,6 +12,8 @@ export interface BackendFlags {
   sqs?: string;
   /** `--pg`: the schema (`--schema`, or `POSTBACK_PG_SCHEMA` through the flag's fallback); ignored otherwise. */
   schema?: string;
+  /** `--sqs`: the long-poll wait of a claim (`worker --sqs-wait-seconds`); ignored otherwise. */
+  sqsWaitSeconds?: number;
   /** `false`: open only an outbox that exists and is current; never create or migrate (reading commands). */
   create?: boolean;
 }

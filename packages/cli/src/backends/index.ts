@@ -84,5 +84,6 @@ export async function openBackend(
     const pgEnv = flags.schema === undefined ? env : { ...env, POSTBACK_PG_SCHEMA: flags.schema };
     return (await load('PostgreSQL', loaders.postgres, '--pg')).open(flags.pg, pgEnv);
   }
-  return (await load('SQS', loaders.sqs, '--sqs')).open(flags.sqs as string, env);
+  const sqsOptions = flags.sqsWaitSeconds === undefined ? {} : { waitTimeSeconds: flags.sqsWaitSeconds };
+  return (await load('SQS', loaders.sqs, '--sqs')).open(flags.sqs as string, env, sqsOptions);
 }

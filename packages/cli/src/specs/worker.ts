@@ -121,6 +121,15 @@ export const workerSpec = {
       help: 'how long a graceful stop waits for in-flight sends',
       default: DEFAULT_SHUTDOWN_TIMEOUT_MS,
     },
+    'sqs-wait-seconds': {
+      type: 'integer',
+      value: 'N',
+      min: 0,
+      max: 20,
+      help:
+        '--sqs: long-poll wait of a claim on an empty queue, 0..20 seconds (default: the\n' +
+        "SQS outbox's waitTimeSeconds; 1 at most after a claim that received jobs)",
+    },
     drain: {
       type: 'boolean',
       help: 'exit once no job is due (or delivery is paused), instead of waiting\nfor a signal',
