@@ -1,51 +1,68 @@
 /**
- * Benchmark: confirmations consumed from SQS and delivered per second by one worker (the core Dispatcher
- * on the SQS outbox: long-poll ReceiveMessage, visibility leases, batched DeleteMessageBatch) to the
- * sandbox of the ad service, side by side in one run with a bare loop doing the same number of POSTs with
- * the same client and the same concurrency (no queue at all). Target ratio worker / bare >= 0.8.
+ * Benchmark: one worker (the core Dispatcher on the SQS outbox: long-poll ReceiveMessage, visibility
+ * leases, batched DeleteMessageBatch) delivering to the sandbox of the ad service, on two SQS servers,
+ * each served over real HTTP on 127.0.0.1 from a worker thread and spoken to by the real AWS SDK:
  *
- * SQS is the in-memory emulator of `packages/sqs/test`, served here on a real HTTP server on 127.0.0.1
- * in a worker thread (SQS runs elsewhere in real life; the tests put it behind nock instead, whose
- * interception costs milliseconds of CPU per request — more than what is measured) and spoken to by the
- * real AWS SDK, so every receive and delete is serialised, signed
- * and parsed as against AWS. Its latency is far below a real region's (~10–30 ms per call), which this
- * ratio does not model: it measures our per-message overhead. Messages are enqueued (confirmMany,
- * untimed) before each measured run. A third contender, the same Dispatcher on core's in-memory outbox,
- * separates the Dispatcher's own cost from what SQS adds.
+ * - `emulator`: our in-memory emulator (`packages/sqs/test`), which caps a long poll at 20 ms here;
+ * - `fauxqs`: an SQS emulator from npm whose long poll waits as AWS's does.
  *
- *   node --conditions=@postback/source bench/sqs.ts [--jobs 2000] [--concurrency 50] [--rounds 3]
+ * Three figures per server:
+ * 1. throughput: jobs/s of the worker on a backlog, side by side in ABBA rounds with a bare loop doing the
+ *    same POSTs with the same client and concurrency (no queue), and with the same Dispatcher on core's
+ *    memory outbox (what SQS adds). Target worker / bare >= 0.8.
+ * 2. receive → send: a running worker (default batch 16, `waitTimeSeconds` 20) while pairs of jobs trickle
+ *    in every 100 ms: per job, from the ReceiveMessage answer that brought it to the start of its POST.
+ *    Target p99 < 100 ms (a claim that waited on an empty second receive kept received jobs 20 s).
+ * 3. drain: `dispatcher.drain()` of 2 jobs with `waitTimeSeconds` 20. Target < 2 s (it was 40 s).
+ *
+ * Local servers answer in a millisecond or two, far below a real region's ~10–30 ms per call, which the
+ * throughput ratio does not model: it measures our per-message overhead.
+ *
+ *   node --conditions=@postback/source bench/sqs.ts [--jobs 2000] [--concurrency 50] [--rounds 4]
  */
 import { parseArgs } from 'node:util';
 import { Worker } from 'node:worker_threads';
-import { SQSClient } from '@aws-sdk/client-sqs';
+import { type ReceiveMessageCommandOutput, SQSClient } from '@aws-sdk/client-sqs';
 import { createClient } from '@postback/client';
 import { createDispatcher, createMemoryOutbox, type Outbox } from '@postback/core';
-import { startSandboxWorld } from '@postback/sandbox/testing';
-import { createSqsOutbox } from '@postback/sqs';
+import { type SandboxWorld, startSandboxWorld } from '@postback/sandbox/testing';
+import { createSqsOutbox, decodeJobBody, type SqsOutbox, type SqsOutboxOptions } from '@postback/sqs';
 import { withinLimit, withWorld } from './run-world.ts';
 
 const { values } = parseArgs({
   options: {
     jobs: { type: 'string', default: '2000' },
     concurrency: { type: 'string', default: '50' },
-    rounds: { type: 'string', default: '3' },
+    rounds: { type: 'string', default: '4' },
   },
 });
 const JOBS = Number(values.jobs);
 const ROUNDS = Number(values.rounds);
 const CONCURRENCY = Number(values.concurrency);
 /** Each measured run must finish within this. */
-const RUN_LIMIT_MS = 25_000;
-/** The whole benchmark stops starting rounds after this. */
-const BENCH_LIMIT_MS = 60_000;
+const RUN_LIMIT_MS = 30_000;
+/** The throughput rounds stop starting after this. */
+const ROUNDS_LIMIT_MS = 150_000;
+/** The trickle: this many pairs of jobs, one pair every TRICKLE_EVERY_MS. */
+const TRICKLE_PAIRS = 25;
+const TRICKLE_EVERY_MS = 100;
+/** AWS's longest long poll and the outbox's default. */
+const LONG_POLL_SECONDS = 20;
 
-/** The emulator in its worker thread, and a request/response channel to it. */
-async function startEmulatorThread(): Promise<{
+const SERVERS = {
+  emulator: '../packages/sqs/test/emulator-thread.ts',
+  fauxqs: '../packages/sqs/test/fauxqs-thread.ts',
+} as const;
+type ServerKind = keyof typeof SERVERS;
+const KINDS = Object.keys(SERVERS) as ServerKind[];
+
+/** An SQS server in its worker thread, and a request/response channel to it. */
+async function startServer(kind: ServerKind): Promise<{
   endpoint: string;
   call(op: string, arg?: object): Promise<unknown>;
   close(): Promise<void>;
 }> {
-  const thread = new Worker(new URL('../packages/sqs/test/emulator-thread.ts', import.meta.url), {
+  const thread = new Worker(new URL(SERVERS[kind], import.meta.url), {
     execArgv: ['--conditions=@postback/source'],
   });
   const pending = new Map<number, (value: unknown) => void>();
@@ -72,10 +89,23 @@ async function startEmulatorThread(): Promise<{
   };
 }
 
-/** Jobs per second of the worker on SQS. */
-async function sqsRun(jobs = JOBS): Promise<number> {
+/** What a run on SQS gets: a sandbox world, its click tokens, an outbox on fresh queues, and the SDK client. */
+interface SqsRun {
+  world: SandboxWorld;
+  tokens: string[];
+  outbox: SqsOutbox;
+  sqsClient: SQSClient;
+  left(): Promise<number>;
+}
+
+/** Starts `kind` and a sandbox world, opens FIFO queues and an outbox on them, runs `body`, closes all. */
+async function onSqs<T>(
+  kind: ServerKind,
+  options: Partial<SqsOutboxOptions>,
+  body: (run: SqsRun) => Promise<T>,
+): Promise<T> {
   return withWorld(startSandboxWorld, async (world, tokens) => {
-    const sqs = await startEmulatorThread();
+    const sqs = await startServer(kind);
     const deadLetterQueueUrl = (await sqs.call('createQueue', { name: 'bench-dlq.fifo' })) as string;
     const queueUrl = (await sqs.call('createQueue', { name: 'bench.fifo' })) as string;
     const sqsClient = new SQSClient({
@@ -83,22 +113,45 @@ async function sqsRun(jobs = JOBS): Promise<number> {
       endpoint: sqs.endpoint,
       credentials: { accessKeyId: 'AKIAEXAMPLEBENCH', secretAccessKey: 'bench-secret' },
     });
-    const outbox = createSqsOutbox({
-      queueUrl,
-      deadLetterQueueUrl,
-      client: sqsClient,
-      waitTimeSeconds: 1,
+    const outbox = createSqsOutbox({ queueUrl, deadLetterQueueUrl, client: sqsClient, ...options });
+    try {
+      const left = async () => (await sqs.call('count', { url: queueUrl })) as number;
+      return await body({ world, tokens, outbox, sqsClient, left });
+    } finally {
+      await outbox.close();
+      sqsClient.destroy();
+      await sqs.close();
+    }
+  });
+}
+
+/** Confirmations of `n` orders named `prefix-i`, clicked now. */
+function inputs(prefix: string, n: number, tokens: string[], from = 0) {
+  return Array.from({ length: n }, (_, i) => ({
+    orderId: `${prefix}-${from + i}`,
+    valueMicros: 1_000,
+    click: { token: tokens[(from + i) % tokens.length] as string, clickedAt: Date.now() },
+  }));
+}
+
+/** Resolves once `dispatcher` delivered `jobs` jobs. */
+function deliveredAll(dispatcher: ReturnType<typeof createDispatcher>, jobs: number): Promise<void> {
+  let count = 0;
+  return new Promise((resolve) => {
+    dispatcher.on('delivered', () => {
+      count += 1;
+      if (count === jobs) resolve();
     });
+  });
+}
+
+/** Jobs per second of the worker on SQS, on a backlog of `jobs`. */
+async function sqsRun(kind: ServerKind, jobs = JOBS): Promise<number> {
+  return onSqs(kind, { waitTimeSeconds: 1 }, async ({ world, tokens, outbox, left }) => {
+    if (!(await outbox.confirmMany(inputs('s', jobs, tokens))).every((r) => r.ok))
+      throw new Error('enqueue failed');
     const client = createClient({ baseUrl: world.url, apiKey: world.conversionsKey });
     try {
-      const now = Date.now();
-      const inputs = Array.from({ length: jobs }, (_, i) => ({
-        orderId: `s-${i}`,
-        valueMicros: 1_000,
-        click: { token: tokens[i % tokens.length] as string, clickedAt: now },
-      }));
-      const sent = await outbox.confirmMany(inputs);
-      if (!sent.every((r) => r.ok)) throw new Error('enqueue failed');
       const dispatcher = createDispatcher({
         outbox,
         client,
@@ -107,36 +160,16 @@ async function sqsRun(jobs = JOBS): Promise<number> {
         pollIntervalMs: 1,
         wake: () => () => outbox.interruptClaims(),
       });
-      let count = 0;
-      const done = new Promise<void>((resolve) => {
-        dispatcher.on('delivered', () => {
-          count += 1;
-          if (count === jobs) resolve();
-        });
-      });
+      const done = deliveredAll(dispatcher, jobs);
       const t0 = performance.now();
       dispatcher.start();
-      await withinLimit(done, 'SQS worker', RUN_LIMIT_MS);
+      await withinLimit(done, `worker on ${kind}`, RUN_LIMIT_MS);
       const seconds = (performance.now() - t0) / 1000;
       await dispatcher.stop({ timeoutMs: 5_000 });
-      if ((await sqs.call('count', { url: queueUrl })) !== 0)
-        throw new Error('messages left in the queue after delivery');
-      if (process.env.SQS_BENCH_CALLS) {
-        const calls = await Promise.all(
-          ['ReceiveMessage', 'DeleteMessageBatch', 'ChangeMessageVisibility'].map((name) =>
-            sqs.call('calls', { name }),
-          ),
-        );
-        console.log(
-          `  (SQS requests for ${jobs} jobs: receive ${calls[0]}, delete batch ${calls[1]}, visibility ${calls[2]})`,
-        );
-      }
-      return count / seconds;
+      if ((await left()) !== 0) throw new Error(`messages left in the ${kind} queue after delivery`);
+      return jobs / seconds;
     } finally {
       await client.close();
-      await outbox.close();
-      sqsClient.destroy();
-      await sqs.close();
     }
   });
 }
@@ -147,14 +180,7 @@ async function memoryRun(jobs = JOBS): Promise<number> {
     const outbox: Outbox = createMemoryOutbox();
     const client = createClient({ baseUrl: world.url, apiKey: world.conversionsKey });
     try {
-      const now = Date.now();
-      for (let i = 0; i < jobs; i++) {
-        await outbox.confirm({
-          orderId: `m-${i}`,
-          valueMicros: 1_000,
-          click: { token: tokens[i % tokens.length] as string, clickedAt: now },
-        });
-      }
+      for (const input of inputs('m', jobs, tokens)) await outbox.confirm(input);
       const dispatcher = createDispatcher({
         outbox,
         client,
@@ -162,19 +188,13 @@ async function memoryRun(jobs = JOBS): Promise<number> {
         batchSize: CONCURRENCY,
         pollIntervalMs: 1,
       });
-      let count = 0;
-      const done = new Promise<void>((resolve) => {
-        dispatcher.on('delivered', () => {
-          count += 1;
-          if (count === jobs) resolve();
-        });
-      });
+      const done = deliveredAll(dispatcher, jobs);
       const t0 = performance.now();
       dispatcher.start();
       await withinLimit(done, 'memory worker', RUN_LIMIT_MS);
       const seconds = (performance.now() - t0) / 1000;
       await dispatcher.stop({ timeoutMs: 5_000 });
-      return count / seconds;
+      return jobs / seconds;
     } finally {
       await client.close();
       await outbox.close();
@@ -188,7 +208,6 @@ async function bareRun(jobs = JOBS): Promise<number> {
     const client = createClient({ baseUrl: world.url, apiKey: world.conversionsKey });
     try {
       let next = 0;
-      let delivered = 0;
       const t0 = performance.now();
       const loop = async () => {
         while (next < jobs) {
@@ -198,48 +217,138 @@ async function bareRun(jobs = JOBS): Promise<number> {
             order_id: `b-${i}`,
             value_micros: 1_000,
           });
-          delivered += 1;
         }
       };
       await withinLimit(Promise.all(Array.from({ length: CONCURRENCY }, loop)), 'bare loop', RUN_LIMIT_MS);
-      return delivered / ((performance.now() - t0) / 1000);
+      return jobs / ((performance.now() - t0) / 1000);
     } finally {
       await client.close();
     }
   });
 }
 
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] as number;
+/**
+ * Milliseconds from the ReceiveMessage answer that brought each job to the start of its POST, for a
+ * running worker with the defaults a user gets (batch 16, concurrency 4, a 20 s long poll) while pairs of
+ * jobs trickle in.
+ */
+async function receiveToSendRun(kind: ServerKind): Promise<number[]> {
+  return onSqs(kind, { waitTimeSeconds: LONG_POLL_SECONDS }, async ({ world, tokens, outbox, sqsClient }) => {
+    const receivedAt = new Map<string, number>();
+    sqsClient.middlewareStack.add(
+      (next, context) => async (args) => {
+        const result = await next(args);
+        if (context.commandName === 'ReceiveMessageCommand') {
+          const at = Date.now();
+          for (const m of (result.output as ReceiveMessageCommandOutput).Messages ?? [])
+            receivedAt.set(decodeJobBody(m.Body ?? '').orderId, at);
+        }
+        return result;
+      },
+      { step: 'initialize', name: 'benchReceivedAt' },
+    );
+    const client = createClient({ baseUrl: world.url, apiKey: world.conversionsKey });
+    try {
+      const dispatcher = createDispatcher({
+        outbox,
+        client,
+        pollIntervalMs: 10,
+        wake: () => () => outbox.interruptClaims(),
+      });
+      const waits: number[] = [];
+      dispatcher.on('attempt', ({ job, attempt }) => {
+        const at = receivedAt.get(job.orderId);
+        if (at !== undefined) waits.push(attempt.startedAt - at);
+      });
+      const done = deliveredAll(dispatcher, TRICKLE_PAIRS * 2);
+      dispatcher.start();
+      for (let pair = 0; pair < TRICKLE_PAIRS; pair++) {
+        await outbox.confirmMany(inputs('t', 2, tokens, pair * 2));
+        await new Promise((resolve) => setTimeout(resolve, TRICKLE_EVERY_MS));
+      }
+      await withinLimit(done, `trickle on ${kind}`, RUN_LIMIT_MS);
+      await dispatcher.stop({ timeoutMs: 5_000 });
+      return waits;
+    } finally {
+      await client.close();
+    }
+  });
+}
 
-// The machine is shared: contenders run in alternating rounds so noise hits both alike; medians compared.
-const rates = { sqs: [] as number[], memory: [] as number[], bare: [] as number[] };
+/** Milliseconds `dispatcher.drain()` takes for 2 jobs, with a 20 s long poll. */
+async function drainRun(kind: ServerKind): Promise<number> {
+  return onSqs(kind, { waitTimeSeconds: LONG_POLL_SECONDS }, async ({ world, tokens, outbox, left }) => {
+    await outbox.confirmMany(inputs('d', 2, tokens));
+    const client = createClient({ baseUrl: world.url, apiKey: world.conversionsKey });
+    try {
+      const dispatcher = createDispatcher({ outbox, client });
+      const t0 = performance.now();
+      const summary = await withinLimit(dispatcher.drain(), `drain on ${kind}`, RUN_LIMIT_MS);
+      const ms = performance.now() - t0;
+      if (summary.delivered !== 2 || (await left()) !== 0) throw new Error(`drain on ${kind} left jobs`);
+      return ms;
+    } finally {
+      await client.close();
+    }
+  });
+}
+
+const sorted = (xs: number[]) => [...xs].sort((a, b) => a - b);
+const median = (xs: number[]) => sorted(xs)[Math.floor(xs.length / 2)] as number;
+const quantile = (xs: number[], q: number) =>
+  sorted(xs)[Math.min(xs.length - 1, Math.ceil(q * xs.length) - 1)] as number;
+const spread = (xs: number[]) => `${sorted(xs)[0]?.toFixed(0)}–${sorted(xs).at(-1)?.toFixed(0)}`;
+const verdict = (ok: boolean) => (ok ? 'OK' : 'MISSED');
+
 // One small untimed round each first: the AWS SDK loads most of its code on the first request, and the
 // JIT warms up; neither belongs in the comparison.
-await sqsRun(Math.ceil(JOBS / 5));
+for (const kind of KINDS) await sqsRun(kind, Math.ceil(JOBS / 5));
 await memoryRun(Math.ceil(JOBS / 5));
 await bareRun(Math.ceil(JOBS / 5));
+
+// 1. Throughput: the contenders in ABBA order (forward, then backward), so noise hits them alike.
+type Contender = ServerKind | 'memory' | 'bare';
+const contenders: Contender[] = [...KINDS, 'memory', 'bare'];
+const rates = Object.fromEntries(contenders.map((c) => [c, [] as number[]])) as Record<Contender, number[]>;
 const started = Date.now();
-for (let round = 0; round < ROUNDS && Date.now() - started < BENCH_LIMIT_MS; round++) {
-  rates.sqs.push(await sqsRun());
-  rates.memory.push(await memoryRun());
-  rates.bare.push(await bareRun());
+for (let round = 0; round < ROUNDS && Date.now() - started < ROUNDS_LIMIT_MS; round++) {
+  for (const c of round % 2 === 0 ? contenders : [...contenders].reverse())
+    rates[c].push(await (c === 'memory' ? memoryRun() : c === 'bare' ? bareRun() : sqsRun(c)));
 }
-const ratio = median(rates.sqs) / median(rates.bare);
 console.log(
-  `sqs: ${JOBS} confirmations per run, concurrency ${CONCURRENCY}, ${rates.sqs.length} alternating rounds (median)`,
+  `sqs: ${JOBS} confirmations per run, concurrency ${CONCURRENCY}, ${rates.bare.length} ABBA rounds (median, spread)`,
 );
+const label: Record<Contender, string> = {
+  emulator: 'worker on SQS (our emulator)  ',
+  fauxqs: 'worker on SQS (fauxqs)        ',
+  memory: 'same Dispatcher, memory outbox',
+  bare: 'bare loop (same client)       ',
+};
+for (const c of contenders)
+  console.log(`  ${label[c]} ${median(rates[c]).toFixed(0).padStart(6)} jobs/s  (${spread(rates[c])})`);
+for (const kind of KINDS) {
+  const ratio = median(rates[kind]) / median(rates.bare);
+  console.log(
+    `  ratio worker on ${kind} / bare loop: ${ratio.toFixed(2)} (target >= 0.8) ${verdict(ratio >= 0.8)}`,
+  );
+}
+
+// 2 and 3. Latency figures, servers alternating.
+const waits: Record<ServerKind, number[]> = { emulator: [], fauxqs: [] };
+const drains: Record<ServerKind, number[]> = { emulator: [], fauxqs: [] };
+for (let round = 0; round < 2; round++) {
+  for (const kind of round % 2 === 0 ? KINDS : [...KINDS].reverse()) {
+    waits[kind].push(...(await receiveToSendRun(kind)));
+    drains[kind].push(await drainRun(kind), await drainRun(kind));
+  }
+}
 console.log(
-  `  worker on SQS (emulator via AWS SDK) ${median(rates.sqs).toFixed(0).padStart(6)} jobs/s  (rounds: ${rates.sqs.map((r) => r.toFixed(0)).join(', ')})`,
+  `receive → send (${TRICKLE_PAIRS} pairs every ${TRICKLE_EVERY_MS} ms, twice; batch 16, ${LONG_POLL_SECONDS} s long poll), and drain of 2 jobs (4 runs):`,
 );
-console.log(
-  `  same Dispatcher, memory outbox       ${median(rates.memory).toFixed(0).padStart(6)} jobs/s  (rounds: ${rates.memory.map((r) => r.toFixed(0)).join(', ')})`,
-);
-console.log(
-  `  bare loop (same client)              ${median(rates.bare).toFixed(0).padStart(6)} jobs/s  (rounds: ${rates.bare.map((r) => r.toFixed(0)).join(', ')})`,
-);
-console.log(
-  `  ratio worker on SQS / bare loop: ${ratio.toFixed(2)} (target >= 0.8) ${ratio >= 0.8 ? 'OK' : 'MISSED'}`,
-);
-console.log(
-  `  for context, memory-outbox Dispatcher / bare loop: ${(median(rates.memory) / median(rates.bare)).toFixed(2)}; worker on SQS / memory-outbox Dispatcher: ${(median(rates.sqs) / median(rates.memory)).toFixed(2)}`,
-);
+for (const kind of KINDS) {
+  const p99 = quantile(waits[kind], 0.99);
+  const drain = Math.max(...drains[kind]);
+  console.log(
+    `  ${kind.padEnd(8)} receive → send p50 ${quantile(waits[kind], 0.5).toFixed(0)} ms, p99 ${p99.toFixed(0)} ms, max ${Math.max(...waits[kind]).toFixed(0)} ms (target p99 < 100) ${verdict(p99 < 100)}; drain of 2 jobs ${spread(drains[kind])} ms (target < 2000) ${verdict(drain < 2000)}`,
+  );
+}
