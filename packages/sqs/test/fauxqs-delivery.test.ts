@@ -4,7 +4,7 @@
  * delivers from the SQS outbox, through the real client, to the sandbox of the ad service. Real time
  * throughout; the sandbox's records say what was charged, fauxqs's counts what is left.
  */
-import { GetQueueAttributesCommand } from '@aws-sdk/client-sqs';
+import { GetQueueAttributesCommand, ReceiveMessageCommand } from '@aws-sdk/client-sqs';
 import { type AdServiceClient, createClient } from '@postback/client';
 import { createDispatcher, type RunSummary } from '@postback/core';
 import { type SandboxWorld, startSandboxWorld } from '@postback/sandbox/testing';
@@ -71,6 +71,17 @@ async function drainWithin(limitMs: number): Promise<RunSummary | 'late'> {
   }
   return outcome;
 }
+
+test('fauxqs long-polls as AWS does: a receive on an empty queue answers after its WaitTimeSeconds, not at once', async () => {
+  // What the drain test below relies on: were fauxqs to answer an empty long poll at once, as our own
+  // emulator nearly does, that test could not fail.
+  const started = performance.now();
+  const { Messages } = await sqs.client.send(
+    new ReceiveMessageCommand({ QueueUrl: outbox.queueUrl, WaitTimeSeconds: 1, MaxNumberOfMessages: 10 }),
+  );
+  expect(Messages ?? []).toEqual([]);
+  expect(performance.now() - started).toBeGreaterThanOrEqual(900);
+});
 
 test('a drain of two jobs ends long before one long-poll wait: no received job waits on an empty receive, and the last claim proves the queue empty quickly', async () => {
   const [a, b] = await world.clicks(2);
