@@ -9,7 +9,9 @@
  * Three figures per server:
  * 1. throughput: jobs/s of the worker on a backlog, side by side in ABBA rounds with a bare loop doing the
  *    same POSTs with the same client and concurrency (no queue), and with the same Dispatcher on core's
- *    memory outbox (what SQS adds). Target worker / bare >= 0.8.
+ *    memory outbox (what SQS adds). Target worker / bare >= 0.8. Also printed: the CPU per job of the
+ *    thread that runs the worker (and the in-process sandbox), steadier than throughput on a busy machine;
+ *    the SQS server's thread is not counted.
  * 2. receive → send: a running worker (default batch 16, `waitTimeSeconds` 20) while pairs of jobs trickle
  *    in every 100 ms: per job, from the ReceiveMessage answer that brought it to the start of its POST.
  *    Target p99 < 100 ms (a claim that waited on an empty second receive kept received jobs 20 s).
@@ -134,6 +136,22 @@ function inputs(prefix: string, n: number, tokens: string[], from = 0) {
   }));
 }
 
+/** Jobs per second, and this thread's CPU per job (µs): the server threads' work is not counted. */
+interface Rate {
+  jobsPerSecond: number;
+  cpuUsPerJob: number;
+}
+
+/** Times `run` (which delivers `jobs` jobs) by the clock and by this thread's CPU. */
+async function timed(jobs: number, run: () => Promise<void>): Promise<Rate> {
+  const cpu0 = process.threadCpuUsage();
+  const t0 = performance.now();
+  await run();
+  const seconds = (performance.now() - t0) / 1000;
+  const cpu = process.threadCpuUsage(cpu0);
+  return { jobsPerSecond: jobs / seconds, cpuUsPerJob: (cpu.user + cpu.system) / jobs };
+}
+
 /** Resolves once `dispatcher` delivered `jobs` jobs. */
 function deliveredAll(dispatcher: ReturnType<typeof createDispatcher>, jobs: number): Promise<void> {
   let count = 0;
@@ -146,7 +164,7 @@ function deliveredAll(dispatcher: ReturnType<typeof createDispatcher>, jobs: num
 }
 
 /** Jobs per second of the worker on SQS, on a backlog of `jobs`. */
-async function sqsRun(kind: ServerKind, jobs = JOBS): Promise<number> {
+async function sqsRun(kind: ServerKind, jobs = JOBS): Promise<Rate> {
   return onSqs(kind, { waitTimeSeconds: 1 }, async ({ world, tokens, outbox, left }) => {
     if (!(await outbox.confirmMany(inputs('s', jobs, tokens))).every((r) => r.ok))
       throw new Error('enqueue failed');
@@ -161,13 +179,13 @@ async function sqsRun(kind: ServerKind, jobs = JOBS): Promise<number> {
         wake: () => () => outbox.interruptClaims(),
       });
       const done = deliveredAll(dispatcher, jobs);
-      const t0 = performance.now();
-      dispatcher.start();
-      await withinLimit(done, `worker on ${kind}`, RUN_LIMIT_MS);
-      const seconds = (performance.now() - t0) / 1000;
+      const rate = await timed(jobs, async () => {
+        dispatcher.start();
+        await withinLimit(done, `worker on ${kind}`, RUN_LIMIT_MS);
+      });
       await dispatcher.stop({ timeoutMs: 5_000 });
       if ((await left()) !== 0) throw new Error(`messages left in the ${kind} queue after delivery`);
-      return jobs / seconds;
+      return rate;
     } finally {
       await client.close();
     }
@@ -175,7 +193,7 @@ async function sqsRun(kind: ServerKind, jobs = JOBS): Promise<number> {
 }
 
 /** Jobs per second of the same Dispatcher on core's in-memory outbox: what the worker costs without SQS. */
-async function memoryRun(jobs = JOBS): Promise<number> {
+async function memoryRun(jobs = JOBS): Promise<Rate> {
   return withWorld(startSandboxWorld, async (world, tokens) => {
     const outbox: Outbox = createMemoryOutbox();
     const client = createClient({ baseUrl: world.url, apiKey: world.conversionsKey });
@@ -189,12 +207,12 @@ async function memoryRun(jobs = JOBS): Promise<number> {
         pollIntervalMs: 1,
       });
       const done = deliveredAll(dispatcher, jobs);
-      const t0 = performance.now();
-      dispatcher.start();
-      await withinLimit(done, 'memory worker', RUN_LIMIT_MS);
-      const seconds = (performance.now() - t0) / 1000;
+      const rate = await timed(jobs, async () => {
+        dispatcher.start();
+        await withinLimit(done, 'memory worker', RUN_LIMIT_MS);
+      });
       await dispatcher.stop({ timeoutMs: 5_000 });
-      return jobs / seconds;
+      return rate;
     } finally {
       await client.close();
       await outbox.close();
@@ -203,12 +221,11 @@ async function memoryRun(jobs = JOBS): Promise<number> {
 }
 
 /** Jobs per second of a bare loop: the same POSTs, same client, same concurrency, no queue. */
-async function bareRun(jobs = JOBS): Promise<number> {
+async function bareRun(jobs = JOBS): Promise<Rate> {
   return withWorld(startSandboxWorld, async (world, tokens) => {
     const client = createClient({ baseUrl: world.url, apiKey: world.conversionsKey });
     try {
       let next = 0;
-      const t0 = performance.now();
       const loop = async () => {
         while (next < jobs) {
           const i = next++;
@@ -219,8 +236,9 @@ async function bareRun(jobs = JOBS): Promise<number> {
           });
         }
       };
-      await withinLimit(Promise.all(Array.from({ length: CONCURRENCY }, loop)), 'bare loop', RUN_LIMIT_MS);
-      return jobs / ((performance.now() - t0) / 1000);
+      return await timed(jobs, async () => {
+        await withinLimit(Promise.all(Array.from({ length: CONCURRENCY }, loop)), 'bare loop', RUN_LIMIT_MS);
+      });
     } finally {
       await client.close();
     }
@@ -309,7 +327,7 @@ await bareRun(Math.ceil(JOBS / 5));
 // 1. Throughput: the contenders in ABBA order (forward, then backward), so noise hits them alike.
 type Contender = ServerKind | 'memory' | 'bare';
 const contenders: Contender[] = [...KINDS, 'memory', 'bare'];
-const rates = Object.fromEntries(contenders.map((c) => [c, [] as number[]])) as Record<Contender, number[]>;
+const rates = Object.fromEntries(contenders.map((c) => [c, [] as Rate[]])) as Record<Contender, Rate[]>;
 const started = Date.now();
 for (let round = 0; round < ROUNDS && Date.now() - started < ROUNDS_LIMIT_MS; round++) {
   for (const c of round % 2 === 0 ? contenders : [...contenders].reverse())
@@ -324,10 +342,14 @@ const label: Record<Contender, string> = {
   memory: 'same Dispatcher, memory outbox',
   bare: 'bare loop (same client)       ',
 };
+const perSecond = (c: Contender) => rates[c].map((r) => r.jobsPerSecond);
+const cpuPerJob = (c: Contender) => rates[c].map((r) => r.cpuUsPerJob);
 for (const c of contenders)
-  console.log(`  ${label[c]} ${median(rates[c]).toFixed(0).padStart(6)} jobs/s  (${spread(rates[c])})`);
+  console.log(
+    `  ${label[c]} ${median(perSecond(c)).toFixed(0).padStart(6)} jobs/s  (${spread(perSecond(c))}); this thread's CPU ${median(cpuPerJob(c)).toFixed(0).padStart(4)} µs/job (${spread(cpuPerJob(c))})`,
+  );
 for (const kind of KINDS) {
-  const ratio = median(rates[kind]) / median(rates.bare);
+  const ratio = median(perSecond(kind)) / median(perSecond('bare'));
   console.log(
     `  ratio worker on ${kind} / bare loop: ${ratio.toFixed(2)} (target >= 0.8) ${verdict(ratio >= 0.8)}`,
   );
