@@ -4,6 +4,7 @@
  */
 import { DEFAULT_AT_RISK_WITHIN_MS, type Outbox, parseOptions } from '@postback/core';
 import { z } from 'zod';
+import { type DashboardRequestError, logRequestError } from './request-log.ts';
 
 /**
  * Upper bounds of the deadline chart's bars (time left to an open job's deadline): <1h, <6h, <24h, <3d,
@@ -30,6 +31,31 @@ export const MIN_TOKEN_LENGTH = 16;
  */
 export const DEFAULT_MAX_GROUPED_DEAD = 1_000;
 
+/**
+ * Wrong tokens one client address may send before it is locked out.
+ * @defaultValue 10
+ */
+export const DEFAULT_MAX_TOKEN_FAILURES = 10;
+
+/**
+ * First lock-out of an address that sent too many wrong tokens; each lock-out in a row doubles it.
+ * @defaultValue 60_000 (1 min)
+ */
+export const DEFAULT_TOKEN_LOCKOUT_MS = 60_000;
+
+/**
+ * How often the page redraws itself (0: never; the operator can pause it).
+ * @defaultValue 5_000 (5 s)
+ */
+export const DEFAULT_REFRESH_MS = 5_000;
+
+/**
+ * A worker whose last heart-beat is older than this is not counted as delivering (a worker beats every
+ * 30 s by default; `postback status --worker-seen-within` uses the same default).
+ * @defaultValue 120_000 (2 min)
+ */
+export const DEFAULT_WORKER_SEEN_WITHIN_MS = 120_000;
+
 /** One README row per option, in the schema's key order. */
 interface OptionRow {
   type: string;
@@ -48,7 +74,41 @@ const ROWS: Record<keyof DashboardOptions, OptionRow> = {
     default: '—',
     description: `Enables replay and purge for requests carrying \`Authorization: Bearer <token>\` (at least ${MIN_TOKEN_LENGTH} characters). Without it the dashboard is read-only.`,
   },
+  tokenForReads: {
+    type: 'boolean',
+    default: '`false`',
+    description:
+      'Every `api/` read needs the token too (401 without it); the page asks for it first. Needs `token`. For a dashboard reachable beyond loopback without a login of your own in front.',
+  },
+  allowedHosts: {
+    type: 'string[]',
+    default: '`[]`',
+    description:
+      'Host names (without port) this dashboard answers to besides `localhost` and loopback addresses. Reached on a loopback address, it answers only to those (421 otherwise: a DNS rebinding guard); given, the rule holds on every address. List the names a reverse proxy on this machine forwards.',
+  },
+  maxTokenFailures: {
+    type: 'number',
+    default: `\`${DEFAULT_MAX_TOKEN_FAILURES}\``,
+    description:
+      'Wrong tokens one client address may send before it is locked out (429, the right token refused too).',
+  },
+  tokenLockoutMs: {
+    type: 'number',
+    default: '`60_000` (1 min)',
+    description: 'First lock-out of such an address; each lock-out in a row doubles it (up to 64 times).',
+  },
   now: { type: '() => number', default: '`Date.now`', description: 'The clock (epoch milliseconds).' },
+  refreshMs: {
+    type: 'number',
+    default: '`5_000` (5 s)',
+    description: 'How often the page redraws itself; 0 turns live refresh off. The operator can pause it.',
+  },
+  workerSeenWithinMs: {
+    type: 'number',
+    default: '`120_000` (2 min)',
+    description:
+      'Open jobs and no worker whose heart-beat is this recent: the overview warns that nothing delivers them.',
+  },
   atRiskWithinMs: {
     type: 'number',
     default: '`86_400_000` (24 h)',
@@ -64,7 +124,24 @@ const ROWS: Record<keyof DashboardOptions, OptionRow> = {
     default: '`1_000`',
     description: 'How many dead jobs the reason groups are built from.',
   },
+  onRequestError: {
+    type: '(error: DashboardRequestError) => void',
+    default: 'logs to the console',
+    description:
+      "Told of each refused request (`kind: 'client'`, a 4xx: one `console.warn` line, no stack) and each store failure (`kind: 'store'`, a 500: `console.error` with the error).",
+  },
 };
+
+/** A host name as `allowedHosts` takes it: a DNS name or an address, no port. */
+const hostName = z
+  .string()
+  .transform((v) => v.toLowerCase().replace(/\.$/, ''))
+  .refine(
+    (v) => /^[a-z0-9](?:[a-z0-9.-]{0,251}[a-z0-9])?$/.test(v) || /^\[[0-9a-f:.]+\]$/.test(v),
+    'must be host names without a port (e.g. "ops.example.com")',
+  );
+
+const positiveMs = () => z.number().int().positive();
 
 /**
  * The schema of {@link DashboardOptions}.
@@ -74,26 +151,44 @@ const ROWS: Record<keyof DashboardOptions, OptionRow> = {
  * const resolved = dashboardOptionsSchema.parse({ outbox });
  * ```
  */
-export const dashboardOptionsSchema = z.strictObject({
-  outbox: z.custom<Outbox>(
-    (v) =>
-      typeof v === 'object' &&
-      v !== null &&
-      ['stats', 'listJobs', 'history', 'get', 'replay', 'purgeDead'].every(
-        (m) => typeof (v as Record<string, unknown>)[m] === 'function',
-      ),
-    'must implement the Outbox interface',
-  ),
-  token: z.string().min(MIN_TOKEN_LENGTH, `must be at least ${MIN_TOKEN_LENGTH} characters`).optional(),
-  now: z.custom<() => number>((v) => typeof v === 'function', 'must be a function').optional(),
-  atRiskWithinMs: z.number().int().positive().default(DEFAULT_AT_RISK_WITHIN_MS),
-  deadlineBucketsMs: z
-    .array(z.number().int().positive())
-    .min(1)
-    .refine((a) => a.every((v, i) => i === 0 || v > (a[i - 1] ?? 0)), 'must be ascending')
-    .default([...DEFAULT_DEADLINE_BUCKETS_MS]),
-  maxGroupedDead: z.number().int().min(1).max(100_000).default(DEFAULT_MAX_GROUPED_DEAD),
-});
+export const dashboardOptionsSchema = z
+  .strictObject({
+    outbox: z.custom<Outbox>(
+      (v) =>
+        typeof v === 'object' &&
+        v !== null &&
+        ['stats', 'listJobs', 'history', 'get', 'replay', 'purgeDead'].every(
+          (m) => typeof (v as Record<string, unknown>)[m] === 'function',
+        ),
+      'must implement the Outbox interface',
+    ),
+    token: z.string().min(MIN_TOKEN_LENGTH, `must be at least ${MIN_TOKEN_LENGTH} characters`).optional(),
+    tokenForReads: z.boolean().default(false),
+    allowedHosts: z.array(hostName).max(100).default([]),
+    maxTokenFailures: z.number().int().min(1).max(1_000).default(DEFAULT_MAX_TOKEN_FAILURES),
+    tokenLockoutMs: positiveMs().default(DEFAULT_TOKEN_LOCKOUT_MS),
+    now: z.custom<() => number>((v) => typeof v === 'function', 'must be a function').optional(),
+    refreshMs: z
+      .number()
+      .int()
+      .refine((v) => v === 0 || (v >= 250 && v <= 3_600_000), 'must be 0 (off) or from 250 to 3_600_000')
+      .default(DEFAULT_REFRESH_MS),
+    workerSeenWithinMs: positiveMs().default(DEFAULT_WORKER_SEEN_WITHIN_MS),
+    atRiskWithinMs: positiveMs().default(DEFAULT_AT_RISK_WITHIN_MS),
+    deadlineBucketsMs: z
+      .array(z.number().int().positive())
+      .min(1)
+      .refine((a) => a.every((v, i) => i === 0 || v > (a[i - 1] ?? 0)), 'must be ascending')
+      .default([...DEFAULT_DEADLINE_BUCKETS_MS]),
+    maxGroupedDead: z.number().int().min(1).max(100_000).default(DEFAULT_MAX_GROUPED_DEAD),
+    onRequestError: z
+      .custom<(error: DashboardRequestError) => void>((v) => typeof v === 'function', 'must be a function')
+      .default(() => logRequestError),
+  })
+  .refine((o) => !o.tokenForReads || o.token !== undefined, {
+    path: ['tokenForReads'],
+    message: 'needs a token (the reads would be locked for everyone)',
+  });
 
 /** Options of `createDashboard`. */
 export type DashboardOptions = z.input<typeof dashboardOptionsSchema>;

@@ -3,15 +3,8 @@
  * shortened, no lease token), dead jobs grouped by their normalised reason, and the overview of counts
  * and deadlines. Pure reads over the `Outbox` interface, so every store gets the same pages.
  */
-import {
-  type AccountPause,
-  JOB_STATES,
-  type Job,
-  type JobFilter,
-  type Outbox,
-  validateAccount,
-  type WorkerBeat,
-} from '@postback/core';
+import { type AccountPause, JOB_STATES, type Job, type Outbox, type WorkerBeat } from '@postback/core';
+import type { Activity } from './activity.ts';
 import type { ResolvedDashboardOptions } from './options.ts';
 
 /** A job as the dashboard shows it. */
@@ -214,23 +207,35 @@ export function pausedAccounts(beats: readonly WorkerBeat[]): PausedAccountView[
     .map(({ seenAt: _, ...view }) => ({ ...view, workers: view.workers.sort() }));
 }
 
+/** How far back the overview lists workers (a stopped or silent worker stays listed this long). */
+const WORKERS_LISTED_WITHIN_MS = 10 * 60_000;
+
+/** Whether a heart-beat shows a worker delivering now: not stopped, and seen within `seenWithinMs`. */
+export const isLive = (beat: Pick<WorkerBeat, 'state' | 'at'>, now: number, seenWithinMs: number): boolean =>
+  beat.state !== 'stopped' && beat.at >= now - seenWithinMs;
+
 /**
- * Everything the overview page shows.
+ * Everything the overview page shows; the counts read are also recorded in `activity`.
  *
  * @example
  * ```ts
- * const view = await overview(outbox, options, Date.now());
+ * const view = await overview(outbox, options, activity, Date.now());
  * ```
  */
 export async function overview(
   outbox: Outbox,
-  o: Pick<ResolvedDashboardOptions, 'atRiskWithinMs' | 'deadlineBucketsMs' | 'maxGroupedDead'>,
+  o: Pick<
+    ResolvedDashboardOptions,
+    'atRiskWithinMs' | 'deadlineBucketsMs' | 'maxGroupedDead' | 'workerSeenWithinMs'
+  >,
+  activity: Activity,
   now: number,
 ) {
   const stats = await outbox.stats(now, {
     atRiskWithinMs: o.atRiskWithinMs,
     deadlineBucketsMs: o.deadlineBucketsMs,
   });
+  activity.record(now, stats.counts);
   const open = stats.counts.pending + stats.counts.inflight;
   let below = 0;
   const bars: DeadlineBar[] = stats.deadlineBuckets.map((b) => {
@@ -241,9 +246,12 @@ export async function overview(
   bars.push({ withinMs: null, count: Math.max(0, open - below), atRisk: false });
   const dead =
     stats.counts.dead > 0 ? await deadGroups(outbox, o.maxGroupedDead) : { groups: [], scanned: 0 };
-  const workers = outbox.features.heartbeats
-    ? await outbox.workers({ now, sinceMs: 10 * 60_000 }).catch(() => [])
-    : [];
+  const sinceMs = Math.max(WORKERS_LISTED_WITHIN_MS, o.workerSeenWithinMs);
+  // A failed read of the heart-beats is "unknown", never "no worker".
+  const beats = outbox.features.heartbeats ? await outbox.workers({ now, sinceMs }).catch(() => null) : null;
+  const heartbeats = beats !== null;
+  const workers = beats ?? [];
+  const live = workers.filter((w) => isLive(w, now, o.workerSeenWithinMs)).length;
   return {
     now,
     counts: stats.counts,
@@ -258,72 +266,21 @@ export async function overview(
       at: w.at,
       state: w.state,
       version: w.version,
+      live: isLive(w, now, o.workerSeenWithinMs),
       pausedAccounts: w.pausedAccounts ?? [],
     })),
     pausedAccounts: pausedAccounts(workers),
+    /**
+     * Is anyone delivering? `noWorker`: open jobs wait and no live worker beat within `seenWithinMs`
+     * (`heartbeats` false: the store keeps none, or they could not be read, so nobody can tell).
+     */
+    delivery: {
+      heartbeats,
+      liveWorkers: live,
+      seenWithinMs: o.workerSeenWithinMs,
+      noWorker: heartbeats && open > 0 && live === 0,
+    },
+    activity: activity.series(now),
     features: outbox.features,
   };
-}
-
-/** A bad query parameter (answered with 400). */
-export class QueryError extends Error {
-  override name = 'QueryError';
-}
-
-const integer = (name: string, value: string | null, min: number, max: number): number | undefined => {
-  if (value === null || value === '') return undefined;
-  const n = Number(value);
-  if (!Number.isInteger(n) || n < min || n > max)
-    throw new QueryError(`${name} must be an integer from ${min} to ${max}`);
-  return n;
-};
-
-/** A user's text as a literal, case-insensitive pattern (operators type words, not regular expressions). */
-const literal = (text: string) => new RegExp(text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'), 'i');
-
-/**
- * The job filter of a `GET api/jobs` query: `state` (repeatable), `kind`, `orderId`, `account` (exactly
- * that account) or `noAccount=1` (only jobs without one), `reason` (text contained in the reason),
- * `status`, `deadlineWithinMs`, `olderThanMs`, `limit`, `offset`.
- *
- * @throws {QueryError} on a bad value.
- * @example
- * ```ts
- * jobFilter(new URLSearchParams('state=dead&status=404'), Date.now());
- * ```
- */
-export function jobFilter(query: URLSearchParams, now: number): JobFilter {
-  const filter: JobFilter = {};
-  const states = query.getAll('state').filter((s) => s !== '');
-  for (const s of states)
-    if (!(JOB_STATES as readonly string[]).includes(s)) throw new QueryError(`unknown state '${s}'`);
-  if (states.length > 0) filter.states = states as JobFilter['states'];
-  const kind = query.get('kind');
-  if (kind === 'confirm' || kind === 'refund') filter.kind = kind;
-  else if (kind !== null && kind !== '') throw new QueryError('kind must be confirm or refund');
-  const orderId = query.get('orderId');
-  if (orderId !== null && orderId !== '') filter.orderId = orderId;
-  const account = query.get('account');
-  const noAccount = query.get('noAccount');
-  if (noAccount !== null && noAccount !== '' && noAccount !== '0' && noAccount !== 'false') {
-    if (account !== null && account !== '') throw new QueryError('give account or noAccount, not both');
-    filter.account = null;
-  } else if (account !== null && account !== '') {
-    try {
-      filter.account = validateAccount(account);
-    } catch (error) {
-      throw new QueryError(error instanceof Error ? error.message : 'invalid account');
-    }
-  }
-  const reason = query.get('reason');
-  if (reason !== null && reason !== '') filter.reason = literal(reason.slice(0, 200));
-  const status = integer('status', query.get('status'), 100, 599);
-  if (status !== undefined) filter.status = status;
-  const within = integer('deadlineWithinMs', query.get('deadlineWithinMs'), 0, 10 * 365 * 86_400_000);
-  if (within !== undefined) filter.deadlineBefore = now + within;
-  const older = integer('olderThanMs', query.get('olderThanMs'), 0, 10 * 365 * 86_400_000);
-  if (older !== undefined) filter.updatedBefore = now - older;
-  filter.limit = integer('limit', query.get('limit'), 1, 1_000) ?? 50;
-  filter.offset = integer('offset', query.get('offset'), 0, 1_000_000_000) ?? 0;
-  return filter;
 }

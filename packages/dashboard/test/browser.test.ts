@@ -17,6 +17,7 @@ import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { launchBrowser } from '../../../test/e2e/helpers/browser.ts';
 import { DAY, HOUR, serveDashboard, TOKEN, tempOutbox } from './fixtures.ts';
+import { axeViolations, severe, sidewaysScroll } from './page-checks.ts';
 
 let world: SandboxWorld;
 let db: ReturnType<typeof tempOutbox>;
@@ -259,6 +260,10 @@ describe('the dashboard in a browser', () => {
     expect(cells[4]).toMatch(/^in (59m|60m|1h)/); // the next probe, an hour after the pause
     expect(await page.textContent('#workers')).toContain('worker-accounts — running, 1 account paused');
     expect(await page.content()).not.toContain(revokedKey);
+    expect(severe(await axeViolations(page))).toEqual([]);
+    await page.setViewportSize({ width: 390, height: 800 });
+    expect(await sidewaysScroll(page)).toBe(0);
+    await page.setViewportSize({ width: 1200, height: 1000 });
 
     // The paused account's link lists its waiting jobs.
     await row.locator('a').click();

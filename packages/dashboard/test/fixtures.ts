@@ -90,14 +90,76 @@ export async function fillQueue(outbox: Outbox, now: number): Promise<void> {
   await confirm('ord-at-risk', now - 7 * DAY + 5 * HOUR);
 }
 
-/** A dashboard served by `http.createServer` on 127.0.0.1. */
+/**
+ * Confirms one job per order (in `account`, when given) and makes them dead after a 404 with `reason`,
+ * as a Dispatcher would; other due jobs are left pending.
+ */
+export async function deadJobs(
+  outbox: Outbox,
+  orders: { orderId: string; account?: string }[],
+  reason: string,
+  now: number,
+): Promise<void> {
+  for (const [n, { orderId, account }] of orders.entries()) {
+    const click = { token: `ct_dead_${orderId}_${n}_0123456789`, clickedAt: now - HOUR };
+    await outbox.confirm({
+      orderId,
+      valueMicros: 1_000,
+      click,
+      ...(account === undefined ? {} : { account }),
+    });
+  }
+  const wanted = new Set(orders.map((o) => `${o.account ?? ''}/${o.orderId}`));
+  // A claim takes a few jobs per account at a time: claim until every wanted job is dead, holding the
+  // others until the end (a released job would come first again).
+  const others: Job[] = [];
+  for (let round = 0; wanted.size > 0 && round < 100; round++) {
+    // Jobs confirmed on the real clock are due from their confirm, a little after `now`.
+    const claimed = await outbox.claim({ now: Math.max(now, Date.now()), limit: 1_000, leaseMs: 60_000 });
+    if (claimed.length === 0) break;
+    for (const job of claimed) {
+      const key = `${job.account ?? ''}/${job.orderId}`;
+      if (!wanted.delete(key)) {
+        others.push(job);
+        continue;
+      }
+      const attempt = { startedAt: now, durationMs: 8, outcome: 'permanent', status: 404, detail: reason };
+      await outbox.fail(job, { now, state: 'dead', reason, attempt });
+    }
+  }
+  await outbox.release(others, now);
+  if (wanted.size > 0) throw new Error(`could not claim ${[...wanted].join(', ')}`);
+}
+
+/**
+ * A dashboard on 127.0.0.1: `http.createServer(dashboard.node)` at the root, Express or Koa under `/ops`,
+ * or `dashboard.fetch` served by `@hono/node-server` at the root.
+ */
 export async function serveDashboard(
   options: DashboardOptions,
-  mount: 'root' | 'express' | 'koa' = 'root',
+  mount: 'root' | 'express' | 'koa' | 'fetch' = 'root',
 ): Promise<{ url: string; close(): Promise<void> }> {
   const dashboard = createDashboard(options);
   let server: Server;
   let base = '/';
+  if (mount === 'fetch') {
+    const { serve } = await import('@hono/node-server');
+    server = await new Promise<Server>((resolve) => {
+      const served = serve(
+        { fetch: (request) => dashboard.fetch(request), port: 0, hostname: '127.0.0.1' },
+        () => resolve(served as Server),
+      );
+    });
+    const { port } = server.address() as AddressInfo;
+    return {
+      url: `http://127.0.0.1:${port}/`,
+      close: () =>
+        new Promise<void>((resolve) => {
+          server.closeAllConnections();
+          server.close(() => resolve());
+        }),
+    };
+  }
   if (mount === 'express') {
     const { default: express } = await import('express');
     const app = express();
