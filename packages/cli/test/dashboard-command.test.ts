@@ -3,6 +3,7 @@
  * `--token-env` names a variable holding the token; the token never comes from a flag value. Real HTTP
  * on an ephemeral port, in process through `main(args, io)`.
  */
+import { request } from 'node:http';
 import { afterEach, describe, expect, it } from 'vitest';
 import { main } from '../src/main.ts';
 import { captureIo } from './capture-io.ts';
@@ -37,6 +38,27 @@ const replay = (url: string, ids: string[], auth?: string) =>
     headers: { 'content-type': 'application/json', ...(auth ? { authorization: `Bearer ${auth}` } : {}) },
     body: JSON.stringify({ ids }),
   });
+
+/** A GET naming its own `Host` (fetch cannot set one). */
+function getWithHost(url: string, host: string, token?: string): Promise<number> {
+  const u = new URL(url);
+  return new Promise((resolve, reject) => {
+    const req = request(
+      {
+        host: u.hostname,
+        port: u.port,
+        path: `${u.pathname}api/overview`,
+        headers: { host, ...(token === undefined ? {} : { authorization: `Bearer ${token}` }) },
+      },
+      (res) => {
+        res.resume();
+        res.on('end', () => resolve(res.statusCode ?? 0));
+      },
+    );
+    req.on('error', reject);
+    req.end();
+  });
+}
 
 describe('postback dashboard', () => {
   it('serves the page and the API on 127.0.0.1, read-only without --token-env, and stops on the signal', async () => {
@@ -77,6 +99,43 @@ describe('postback dashboard', () => {
     expect(await main(['dashboard', '--db', file, '--port', '0', '--token-env', 'OPS_TOKEN'], short)).toBe(2);
     expect(short.err()).toContain('at least 16 characters');
     expect(short.err() + short.out()).not.toContain('short-secret');
+  });
+
+  it('on loopback answers only to loopback Host names and --allow-host ones (421 for a rebound name)', async () => {
+    const { file } = await seeded();
+    const io = captureIo();
+    const exit = main(['dashboard', '--db', file, '--port', '0', '--allow-host', 'ops.internal'], io);
+    const url = await waitForUrl(io.out);
+    const port = new URL(url).port;
+    expect(io.out()).toContain('answers to Host: localhost, 127.0.0.1, [::1], ops.internal');
+    expect(await getWithHost(url, `rebind.attacker.example:${port}`)).toBe(421);
+    expect(await getWithHost(url, `localhost:${port}`)).toBe(200);
+    expect(await getWithHost(url, `ops.internal:${port}`)).toBe(200);
+    io.controller.abort();
+    expect(await exit).toBe(0);
+  });
+
+  it('beyond loopback needs --token-env (exit 2), and then every read needs the token', async () => {
+    const { file } = await seeded();
+    const none = captureIo();
+    expect(await main(['dashboard', '--db', file, '--port', '0', '--host', '0.0.0.0'], none)).toBe(2);
+    expect(none.err()).toContain('--token-env');
+    const io = captureIo({ env: { OPS_TOKEN: TOKEN } });
+    const exit = main(
+      ['dashboard', '--db', file, '--port', '0', '--host', '0.0.0.0', '--token-env', 'OPS_TOKEN'],
+      io,
+    );
+    const url = await waitForUrl(io.out);
+    expect(new URL(url).hostname).toBe('127.0.0.1');
+    expect(io.out()).toContain('every read needs the token');
+    expect((await fetch(new URL('api/jobs?state=dead', url))).status).toBe(401);
+    const listed = await fetch(new URL('api/jobs?state=dead', url), {
+      headers: { authorization: `Bearer ${TOKEN}` },
+    });
+    expect((await listed.json()).jobs).toHaveLength(2);
+    expect((await fetch(url)).status).toBe(200); // the page itself holds nothing
+    io.controller.abort();
+    expect(await exit).toBe(0);
   });
 
   it('refuses a database file that does not exist (exit 3) and is listed by --help', async () => {

@@ -1,12 +1,14 @@
 /**
  * `postback dashboard`: serves `@postback/dashboard` over the outbox named by `--db`, `--pg` or `--sqs`
  * until SIGINT or SIGTERM, on 127.0.0.1 unless `--host` says otherwise. The token that enables replay and
- * purge comes from the environment variable `--token-env` names, so it never shows in `ps`.
+ * purge comes from the environment variable `--token-env` names, so it never shows in `ps`. On loopback
+ * the dashboard answers only to loopback `Host` names and `--allow-host` ones (DNS rebinding); bound
+ * beyond loopback it needs the token, for reads too.
  */
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { OptionsError } from '@postback/core';
-import { createDashboard, MIN_TOKEN_LENGTH } from '@postback/dashboard';
+import { createDashboard, isLoopbackAddress, MIN_TOKEN_LENGTH } from '@postback/dashboard';
 import { backendFlags, EXIT, UsageError } from '../args.ts';
 import { type Command, defineCommand } from '../command.ts';
 import { type CommandContext, defaultContext, openFromFlags } from '../context.ts';
@@ -26,6 +28,10 @@ function tokenFrom(name: string | undefined, env: Record<string, string | undefi
   return token;
 }
 
+/** Whether `--host` binds only this machine's loopback interface. */
+const loopbackOnly = (host: string) =>
+  host.toLowerCase() === 'localhost' || isLoopbackAddress(host.replace(/^\[|\]$/g, ''));
+
 /**
  * Builds the `dashboard` command with its dependencies (tests inject an outbox).
  *
@@ -37,21 +43,28 @@ function tokenFrom(name: string | undefined, env: Record<string, string | undefi
 export function createDashboardCommand(ctx: CommandContext = defaultContext): Command {
   return defineCommand(dashboardSpec, async ({ values }, io) => {
     const token = tokenFrom(values['token-env'], io.env);
+    const beyondLoopback = !loopbackOnly(values.host);
+    if (beyondLoopback && token === undefined) {
+      throw new UsageError(
+        text`--host ${values.host} is beyond loopback: give --token-env NAME (the page shows order ids, accounts and values, so reads need the token there)`,
+      );
+    }
     const backend = await openFromFlags(ctx, backendFlags(values), io.env, { mustExist: true });
     try {
       let dashboard: ReturnType<typeof createDashboard>;
       try {
-        dashboard = createDashboard({ outbox: backend.outbox, now: ctx.now, ...(token ? { token } : {}) });
+        dashboard = createDashboard({
+          outbox: backend.outbox,
+          now: ctx.now,
+          allowedHosts: values['allow-host'] ?? [],
+          workerSeenWithinMs: values['worker-seen-within'],
+          ...(token === undefined ? {} : { token, tokenForReads: beyondLoopback }),
+        });
       } catch (error) {
         if (error instanceof OptionsError) throw new UsageError(error.message);
         throw error;
       }
-      const server = createServer((req, res) => {
-        dashboard.node(req, res).catch(() => {
-          if (!res.headersSent) res.writeHead(500);
-          res.end();
-        });
-      });
+      const server = createServer(dashboard.node); // its promise never rejects
       const listening = await new Promise<boolean>((resolve) => {
         server.once('error', (error) => {
           io.stderr(
@@ -63,12 +76,20 @@ export function createDashboardCommand(ctx: CommandContext = defaultContext): Co
       });
       if (!listening) return EXIT.failed;
       const { address, port } = server.address() as AddressInfo;
-      const host = address.includes(':') ? `[${address}]` : address;
+      // On every interface, the address to open here is loopback's (a browser names it in Host).
+      const local = address === '0.0.0.0' ? '127.0.0.1' : address === '::' ? '::1' : address;
+      const host = local.includes(':') ? `[${local}]` : local;
+      const names = ['localhost', '127.0.0.1', '[::1]', ...(values['allow-host'] ?? [])];
       io.stdout(
         text`postback dashboard on http://${host}:${port}/\nbackend: ${backend.describe}\n` +
           (token === undefined
             ? 'read-only (give --token-env NAME to enable replay and purge)\n'
-            : 'replay and purge: with the token\n'),
+            : beyondLoopback
+              ? 'reads, replay and purge: with the token\n'
+              : 'replay and purge: with the token\n') +
+          (beyondLoopback
+            ? text`listening on ${values.host}: every read needs the token\n`
+            : text`answers to Host: ${names.join(', ')} (--allow-host NAME for another)\n`),
       );
       await new Promise<void>((resolve) => {
         if (io.signal.aborted) resolve();

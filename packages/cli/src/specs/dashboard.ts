@@ -11,13 +11,23 @@ export const DEFAULT_DASHBOARD_PORT = 4020;
 export const dashboardSpec = {
   name: 'dashboard',
   summary: 'Serve the web dashboard: jobs by state, deadlines at risk, dead jobs, replay',
-  usage: [`postback dashboard ${BACKEND_USAGE} [--port N] [--host HOST] [--token-env NAME]`],
+  usage: [
+    `postback dashboard ${BACKEND_USAGE} [--port N] [--host HOST] [--token-env NAME]`,
+    '                   [--allow-host NAME]... [--worker-seen-within DURATION]',
+  ],
   description:
     'Serves the @postback/dashboard page over the outbox: jobs by state, open jobs by time left to their\n' +
-    'deadline, dead jobs grouped by reason, the job list and each job with its attempts. Read-only unless\n' +
-    '--token-env names a variable holding a token (at least 16 characters): the operator pastes it in the\n' +
-    'page to replay or purge dead jobs. The token is read from the environment, never from a flag, so it\n' +
-    'stays out of `ps`. Listens on 127.0.0.1 unless --host says otherwise. Stops on Ctrl-C.',
+    'deadline, delivered and failed jobs over the last hour, dead jobs grouped by reason, the job list and\n' +
+    'each job with its attempts; it redraws itself every few seconds, and warns when open jobs wait and no\n' +
+    'worker delivers them. Read-only unless --token-env names a variable holding a token (at least 16\n' +
+    'characters): the operator pastes it in the page to replay or purge the dead jobs shown. The token is\n' +
+    'read from the environment, never from a flag, so it stays out of `ps`; wrong tokens are throttled per\n' +
+    'client address.\n' +
+    '\n' +
+    'Listens on 127.0.0.1 unless --host says otherwise. On loopback it answers only to the Host names\n' +
+    'localhost, 127.0.0.1 and [::1] (and those given with --allow-host), so a web page cannot read it\n' +
+    'through DNS rebinding. Bound beyond loopback (--host 0.0.0.0), it needs --token-env, and every read\n' +
+    'needs the token too: the page asks for it before it shows any job. Stops on Ctrl-C.',
   env: BACKEND_ENV,
   flags: {
     ...EXISTING_BACKEND_FLAGS,
@@ -29,11 +39,28 @@ export const dashboardSpec = {
       min: 0,
       max: 65_535,
     },
-    host: { type: 'string', value: 'HOST', help: 'interface to bind', default: '127.0.0.1' },
+    host: {
+      type: 'string',
+      value: 'HOST',
+      help: 'interface to bind; beyond loopback, --token-env is required and reads\nneed the token',
+      default: '127.0.0.1',
+    },
     'token-env': {
       type: 'string',
       value: 'NAME',
       help: 'environment variable holding the token that enables replay and purge\n(none: read-only)',
+    },
+    'allow-host': {
+      type: 'string',
+      value: 'NAME',
+      multiple: true,
+      help: "a Host name the dashboard also answers to (a reverse proxy's name;\nrepeatable)",
+    },
+    'worker-seen-within': {
+      type: 'duration',
+      value: 'DURATION',
+      help: 'warn when open jobs wait and no worker beat this recently',
+      default: '2m',
     },
   },
   exitCodes: '0 stopped by a signal, 1 could not listen, 2 usage error, 3 backend unreachable.',
