@@ -63,7 +63,9 @@ async function start() {
     state.tokenForReads = o.tokenForReads === true;
     state.refreshMs = Number(o.refreshMs) || 0;
   } catch (error) {
-    if (error instanceof ApiError && error.status === 401) state.tokenForReads = true;
+    // Reads need the token, so the server has one: the access box asks for it.
+    if (error instanceof ApiError && error.status === 401)
+      Object.assign(state, { tokenForReads: true, writable: true });
   }
   renderAccess();
   window.addEventListener('hashchange', () => show(null));

@@ -1,8 +1,8 @@
 /**
  * Live refresh: the view redraws itself every `refreshMs` (the server's option), so a job is seen moving
  * without a reload. It waits while the operator is busy: paused with the button, an action's dialog or
- * request under way, focus in a field or control of the view (typing a filter, choosing rows), or the tab
- * hidden.
+ * request under way, focus in a field or control of the view (typing a filter, choosing rows), the tab
+ * hidden, or the page locked until the token is pasted.
  */
 
 import { isBusy } from './actions.js';
@@ -24,8 +24,11 @@ function schedule() {
   clearTimeout(timer);
   if (paused || state.refreshMs <= 0) return;
   timer = setTimeout(async () => {
-    if (!paused && !isBusy() && !document.hidden && !working())
+    // A locked page (reads need the token) waits for Unlock: a redraw would retype the token field.
+    const locked = document.body.dataset.view === 'locked';
+    if (!paused && !locked && !isBusy() && !document.hidden && !working()) {
       await state.redraw(undefined, { refresh: true });
+    }
     schedule();
   }, state.refreshMs);
 }

@@ -204,8 +204,15 @@ describe('the live dashboard', () => {
       await page.fill('#token', TOKEN);
       await page.click('#access button[type=submit]');
       await page.waitForSelector('body[data-view="/"] [data-state="delivered"]');
-      expect(await shown(page, 'delivered')).toBe('5');
+      expect(await shown(page, 'dead')).toBe(String((await db.outbox.stats(Date.now())).counts.dead));
       await page.waitForSelector('#refresh-toggle');
+      // Locked again: the view empties, and the refresh leaves the token field alone while it is typed in.
+      await page.click('#access button:text("Lock")');
+      await page.waitForSelector('body[data-view="locked"]');
+      await page.fill('#token', 'half-typed');
+      await page.waitForTimeout(4 * REFRESH_MS);
+      expect(await page.inputValue('#token')).toBe('half-typed');
+      expect(await page.locator('[data-state]').count()).toBe(0);
       await page.close();
     } finally {
       await locked.close();

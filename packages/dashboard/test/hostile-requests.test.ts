@@ -248,7 +248,10 @@ describe.each(MOUNTS)('the dashboard mounted in %s', (mount) => {
     expect(failures).toEqual([]);
     expect(host.child.exitCode).toBeNull();
     // The dashboard logged client errors only, never a store failure (Koa logs its own parse errors).
-    const lines = host.stderr().split('\n').filter((l) => l.startsWith('postback dashboard:'));
+    const lines = host
+      .stderr()
+      .split('\n')
+      .filter((l) => l.startsWith('postback dashboard:'));
     expect(lines.length).toBeGreaterThan(10);
     for (const line of lines) expect(line).toMatch(/^postback dashboard: refused a request \(4\d\d\): /);
   }, 120_000);
