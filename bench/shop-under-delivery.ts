@@ -1,231 +1,66 @@
 /**
  * Benchmark: what delivering a backlog costs the pages of the shop it runs in. The example Express shop
- * (its capture middleware and landing page, configured from an env-like object by the shop kit's
- * `readShopConfig`) runs in a child process with its in-process Dispatcher, its SQLite outbox and its
- * client, as `openShopBackend` sets them up (Dispatcher defaults). The sandbox runs in another child
- * process, as the ad service runs elsewhere in production; autocannon loads the pages from this process.
+ * runs in a child process with an in-process Dispatcher and its SQLite outbox (`shop-process.ts`); the
+ * sandbox runs in another child process, as the ad service runs elsewhere in production; autocannon loads
+ * the pages from this process.
  *
- * One run loads the pages for `--seconds`: a landing with a click token (`/?click_token=…`, the capture
- * path: cookie signed and set) and the plain page (`/`), in turn on each connection. A busy run does so
- * while the Dispatcher drains a backlog of `--jobs` confirmations enqueued just before it; an idle run is
- * the same shop with an empty outbox (its Dispatcher polling). Each outbox is fresh, so every run starts
- * alike. The machine is shared and drifts, so idle and busy run in pairs back to back (AB, then BA, …,
- * `--rounds` pairs), and each ratio is the median of the pairs' ratios:
+ * The page load (a landing with a click token, `/?click_token=…`, the capture path: cookie signed and set;
+ * and the plain page `/`, in turn on each connection) runs without a break through a segment of
+ * `--windows` windows of `--window` seconds, idle and busy in ABBA order (idle busy, busy idle, …): in a
+ * busy window a Dispatcher drains the backlog enqueued before the segment, in an idle one no Dispatcher
+ * runs. The machine is shared and its load moves from second to second, so each figure is taken per pair
+ * of adjacent windows (the responses of the first `SETTLE_MS` of a window are left out: their requests
+ * began in the window before), then the median over every pair of every round:
  *   page throughput busy / idle   target >= 0.85
  *   p99 page latency busy / idle  target <= 1.5  (each response's own time, to the µs: autocannon's
  *                                                 histogram keeps whole milliseconds)
- * both with the outbox's writer thread on (the default) and off (`thread: false`: SQLite writes on the
- * shop's event loop). It also prints how many jobs each busy run delivered, and says so when a backlog
- * drained before its run ended (then the run was partly idle: raise `--jobs`).
+ *   jobs/s delivered in the busy windows
+ * and, each round, the drain of `--jobs` jobs with no page load (full speed), timed to the last delivery.
+ * A setup is what the shop's backend is built with (`SETUPS` in `shop-process.ts`): add one to compare it
+ * side by side; each round runs the setups in ABBA order too.
  *
- *   node --conditions=@postback/source bench/shop-under-delivery.ts [--jobs 10000] [--seconds 5]
- *     [--rounds 4] [--connections 10] [--quick]
- *
- * Child mode (`--serve-shop`, used by this file): the shop on an ephemeral loopback port; it prints the port,
- * then answers one line per command on stdin (`fill <on|off> <jobs> <prefix>`, `start`, `end`); it exits
- * when stdin closes.
- */
-import { type ChildProcess, spawn } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+ *   node --conditions=@postback/source bench/shop-under-delivery.ts [--rounds 4] [--windows 8]
+ *     [--window 2] [--jobs 10000] [--connections 10] [--setups a,b] [--quick]
+/** The pages' side of one window: responses counted after the settle time, and their latencies. */
 import { createRequire } from 'node:module';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { createInterface } from 'node:readline';
 import { parseArgs } from 'node:util';
-import { createClient } from '@postback/client';
-import { createDispatcher, type Dispatcher } from '@postback/core';
-import { readShopConfig, renderLandingPage } from '@postback/example-shop-kit';
-import { postback } from '@postback/express';
-import { createSqliteOutbox, type SqliteOutbox } from '@postback/sqlite';
-import express from 'express';
-import type { LoadResult } from './capture-apps.ts';
-import { withinLimit, withWorld } from './run-world.ts';
+import { withWorld } from './run-world.ts';
 import { startChildSandboxWorld } from './sandbox-process.ts';
+import { SETUPS, type ShopChild, type Spent, startShopChild } from './shop-process.ts';
 
 const SECRET = 'bench-secret-0123456789-abcdefghijklmnop';
-/** Upper bound on the requests of one run, whatever the machine's speed. */
-const MAX_REQUESTS_PER_RUN = 2_000_000;
-/** Longest one command of the shop child (filling a backlog, stopping a Dispatcher) may take. */
-const COMMAND_LIMIT_MS = 60_000;
+/** Responses this long after a window began are counted in it; earlier ones began in the window before. */
+const SETTLE_MS = 250;
 /** The measured rounds stop after this, whatever `--rounds` says. */
-const MEASURE_LIMIT_MS = 150_000;
+const MEASURE_LIMIT_MS = 900_000;
 
-/**
- * autocannon with a mix of pages and each response's own time (it emits `response` with the latency in
- * fractional ms); `capture-apps.ts`'s typed slice has neither.
- */
-const loadPages = createRequire(import.meta.url)('autocannon') as (options: {
+/** autocannon with a mix of pages, each response's own time (fractional ms), stopped on demand. */
+const autocannon = createRequire(import.meta.url)('autocannon') as (options: {
   url: string;
   connections: number;
   duration: number;
-  maxOverallRequests: number;
   requests: Array<{ method: 'GET'; path: string }>;
-}) => Promise<LoadResult> & {
+}) => Promise<{ non2xx: number; errors: number }> & {
   on(event: 'response', listener: (client: unknown, status: number, bytes: number, ms: number) => void): void;
+  stop(): void;
 };
 
-// ---------------------------------------------------------------------------------------------------------
-// Child mode: the shop.
-
-/** One run's backend: a fresh outbox and, once started, the Dispatcher draining it. */
-interface RunBackend {
-  outbox: SqliteOutbox;
-  file: string;
-  jobs: number;
-  dispatcher: Dispatcher | null;
-  startedAt: number;
-  delivered: number;
-  dead: number;
-  paused: number;
-  /** ms from `start` until the whole backlog was delivered, if it was. */
-  drainedMs: number | null;
+interface Window {
+  busy: boolean;
+  from: number;
+  to: number;
+  latencies: number[];
+  /** The shop's side, as the child reported it when the window ended. */
+  shop?: Spent & { left: number };
 }
 
-async function serveShop(): Promise<void> {
-  const config = readShopConfig(process.env);
-  const tokens = (process.env.BENCH_CLICK_TOKENS ?? '').split(',');
-  const dir = mkdtempSync(join(tmpdir(), 'postback-shop-bench-'));
-  const client = createClient({ baseUrl: config.apiUrl, apiKey: config.apiKey });
-
-  // The example shop's page route (examples/express-shop/src/shop.ts), capture on every page.
-  const app = express();
-  app.disable('x-powered-by');
-  app.use(postback({ secrets: [config.secret], param: config.clickParam, secure: config.secureCookie }));
-  app.get('/', async (req, res) => {
-    const click = await req.postback.click();
-    res.type('html').send(renderLandingPage({ shop: 'Express', clicked: click !== null }));
-  });
-  const server = app.listen(config.port, config.host);
-  await new Promise((resolve) => server.once('listening', resolve));
-
-  let run: RunBackend | null = null;
-  const commands: Record<string, (args: string[]) => Promise<string>> = {
-    async fill([thread, jobs, prefix]) {
-      const file = join(dir, `${prefix}.db`);
-      const outbox = createSqliteOutbox({ filename: file, thread: thread === 'on' });
-      const count = Number(jobs);
-      const clickedAt = Date.now();
-      await Promise.all(
-        Array.from({ length: count }, (_, i) =>
-          outbox.confirm({
-            orderId: `${prefix}-${i}`,
-            valueMicros: 1_000,
-            click: { token: tokens[i % tokens.length] as string, clickedAt },
-          }),
-        ),
-      );
-      run = {
-        outbox,
-        file,
-        jobs: count,
-        dispatcher: null,
-        startedAt: 0,
-        delivered: 0,
-        dead: 0,
-        paused: 0,
-        drainedMs: null,
-      };
-      return 'ok';
-    },
-    async start() {
-      const current = run as RunBackend;
-      const dispatcher = createDispatcher({ outbox: current.outbox, client });
-      dispatcher.on('delivered', () => {
-        current.delivered += 1;
-        if (current.delivered === current.jobs) current.drainedMs = performance.now() - current.startedAt;
-      });
-      dispatcher.on('dead', () => {
-        current.dead += 1;
-      });
-      dispatcher.on('paused', () => {
-        current.paused += 1;
-      });
-      current.dispatcher = dispatcher;
-      current.startedAt = performance.now();
-      dispatcher.start();
-      return 'ok';
-    },
-    async end() {
-      const current = run as RunBackend;
-      const { delivered, dead, paused, drainedMs } = current;
-      await current.dispatcher?.stop({ timeoutMs: 5_000 });
-      await current.outbox.close();
-      rmSync(current.file, { force: true });
-      rmSync(`${current.file}-wal`, { force: true });
-      rmSync(`${current.file}-shm`, { force: true });
-      run = null;
-      return JSON.stringify({ delivered, dead, paused, drainedMs });
-    },
-  };
-
-  let queue = Promise.resolve();
-  createInterface({ input: process.stdin })
-    .on('line', (line) => {
-      const [name = '', ...args] = line.trim().split(' ');
-      queue = queue
-        .then(async () => {
-          const command = commands[name];
-          if (command === undefined) throw new Error(`unknown command: ${name}`);
-          process.stdout.write(`${await command(args)}\n`);
-        })
-        .catch((error: unknown) => {
-          console.error(error);
-          process.exit(1);
-        });
-    })
-    .on('close', () => {
-      server.closeAllConnections();
-      rmSync(dir, { recursive: true, force: true });
-      process.exit(0);
-    });
-  process.stdout.write(`${(server.address() as { port: number }).port}\n`);
-}
-
-// ---------------------------------------------------------------------------------------------------------
-// Main mode: the load and the report.
-
-interface ShopChild {
-  url: string;
-  /** Sends one command and resolves with the child's one-line answer. */
-  ask(command: string): Promise<string>;
-  close(): void;
-}
-
-function startShopChild(env: Record<string, string>): Promise<ShopChild> {
-  const child: ChildProcess = spawn(
-    process.execPath,
-    [...process.execArgv, new URL(import.meta.url).pathname, '--serve-shop'],
-    { stdio: ['pipe', 'pipe', 'inherit'], env: { ...process.env, ...env } },
-  );
-  const waiting: Array<(line: string) => void> = [];
-  createInterface({ input: child.stdout as NodeJS.ReadableStream }).on('line', (line) =>
-    waiting.shift()?.(line),
-  );
-  const nextLine = () => new Promise<string>((resolve) => waiting.push(resolve));
-  const exited = new Promise<never>((_, reject) =>
-    child.once('exit', (code) => reject(new Error(`the shop child exited with code ${code}`))),
-  );
-  exited.catch(() => {});
-  const ask = (command: string) => {
-    const answer = nextLine();
-    child.stdin?.write(`${command}\n`);
-    return withinLimit(Promise.race([answer, exited]), `shop child: ${command}`, COMMAND_LIMIT_MS);
-  };
-  return withinLimit(Promise.race([nextLine(), exited]), 'shop child start', COMMAND_LIMIT_MS).then(
-    (port) => ({ url: `http://127.0.0.1:${port}`, ask, close: () => child.stdin?.end() }),
-  );
-}
-
-interface Load {
-  rps: number;
-  p99Ms: number;
-}
-
-interface Delivery {
-  delivered: number;
-  dead: number;
-  paused: number;
-  drainedMs: number | null;
+/** One adjacent idle/busy pair of windows. */
+interface Pair {
+  rpsRatio: number;
+  p99Ratio: number;
+  busyJobsPerSecond: number;
+  /** The busy window ended with its backlog gone (partly idle: raise `--jobs`). */
+  ranOut: boolean;
 }
 
 /** The 99th percentile of `values` (nearest rank). */
@@ -242,22 +77,106 @@ function median(values: number[]): number {
     : ((sorted[mid - 1] as number) + (sorted[mid] as number)) / 2;
 }
 
+/** `median (min–max)` of `values`, with `digits` decimals. */
+function spread(values: number[], digits: number): string {
+  const [min, max] = [Math.min(...values), Math.max(...values)];
+  return `${median(values).toFixed(digits)} (${min.toFixed(digits)}–${max.toFixed(digits)})`;
+}
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/**
+ * One segment: the pages loaded without a break through `windows` idle and busy windows (ABBA) while the
+ * shop delivers, in the busy ones, a backlog of `backlog` jobs enqueued before; its adjacent pairs.
+ */
+async function segment(
+  shop: ShopChild,
+  pages: Array<{ method: 'GET'; path: string }>,
+  run: {
+    setup: string;
+    prefix: string;
+    backlog: number;
+    windows: number;
+    windowMs: number;
+    connections: number;
+  },
+): Promise<Pair[]> {
+  await shop.ask(`open ${run.setup} ${run.backlog} ${run.prefix}`);
+  const windows: Window[] = [];
+  let current: Window | null = null;
+  const load = autocannon({
+    url: shop.url,
+    connections: run.connections,
+    duration: (run.windows * run.windowMs) / 1000 + 60,
+    requests: pages,
+  });
+  load.on('response', (_client, _status, _bytes, ms) => {
+    const at = performance.now();
+    if (current !== null && at >= current.from) current.latencies.push(ms);
+  });
+  await sleep(SETTLE_MS); // connections open, JIT warm for this segment
+  for (let i = 0; i < run.windows; i++) {
+    const busy = i % 4 === 1 || i % 4 === 2; // idle busy busy idle …
+    const shop_ = await shop.ask<Spent & { left: number }>(`deliver ${busy ? 'on' : 'off'}`);
+    if (current !== null) {
+      current.to = performance.now();
+      current.shop = shop_;
+    }
+    current = { busy, from: performance.now() + SETTLE_MS, to: 0, latencies: [] };
+    windows.push(current);
+    await sleep(run.windowMs);
+  }
+  const last = await shop.ask<Spent & { left: number }>('deliver off');
+  (current as Window).to = performance.now();
+  (current as Window).shop = last;
+  current = null;
+  load.stop();
+  const result = await load;
+  await shop.ask('close');
+  if (result.non2xx > 0 || result.errors > 0) {
+    throw new Error(`pages: ${result.non2xx} non-2xx answers and ${result.errors} errors`);
+  }
+  const pairs: Pair[] = [];
+  for (let i = 0; i + 1 < windows.length; i += 2) {
+    const [a, b] = [windows[i] as Window, windows[i + 1] as Window];
+    const [idle, busy] = a.busy ? [b, a] : [a, b];
+    const rps = (w: Window) => w.latencies.length / ((w.to - w.from) / 1000);
+    const shopSide = busy.shop as Spent & { left: number };
+    pairs.push({
+      rpsRatio: rps(busy) / rps(idle),
+      p99Ratio: p99(busy.latencies) / p99(idle.latencies),
+      busyJobsPerSecond: shopSide.delivered / (shopSide.ms / 1000),
+      ranOut: shopSide.left === 0,
+    });
+  }
+  return pairs;
+}
+
 async function main(): Promise<void> {
   const { values } = parseArgs({
     options: {
-      jobs: { type: 'string' },
-      seconds: { type: 'string' },
       rounds: { type: 'string' },
+      windows: { type: 'string' },
+      window: { type: 'string' },
+      jobs: { type: 'string' },
       connections: { type: 'string' },
+      /** Comma-separated names of `SETUPS` to compare (all by default). */
+      setups: { type: 'string' },
       /** A tiny configuration for a smoke run. */
       quick: { type: 'boolean', default: false },
     },
   });
   const quick = values.quick;
-  const jobs = Number(values.jobs ?? (quick ? 300 : 10_000));
-  const seconds = Number(values.seconds ?? (quick ? 1 : 5));
   const rounds = Number(values.rounds ?? (quick ? 2 : 4));
+  const windows = Number(values.windows ?? (quick ? 4 : 8));
+  const windowMs = Number(values.window ?? (quick ? 1 : 2)) * 1000;
+  const jobs = Number(values.jobs ?? (quick ? 300 : 10_000));
   const connections = Number(values.connections ?? 10);
+  const setups = values.setups?.split(',') ?? Object.keys(SETUPS);
+  const unknown = setups.filter((name) => SETUPS[name] === undefined);
+  if (unknown.length > 0) throw new Error(`unknown setup(s) ${unknown}; known: ${Object.keys(SETUPS)}`);
+  /** Enough for every busy window at 3,000 jobs/s, so that no busy window runs out of work. */
+  const backlog = Math.ceil(((windows / 2) * (windowMs + 500) * 3_000) / 1000);
 
   await withWorld(startChildSandboxWorld, async (world, tokens) => {
     const shop = await startShopChild({
@@ -274,104 +193,68 @@ async function main(): Promise<void> {
         { method: 'GET', path: `/?click_token=${tokens[0]}` },
         { method: 'GET', path: '/' },
       ];
-      let runs = 0;
-      /** One run: a fresh outbox with `backlog` jobs, its Dispatcher started, the pages loaded. */
-      const measure = async (thread: 'on' | 'off', backlog: number, runSeconds: number) => {
-        runs += 1;
-        await shop.ask(`fill ${thread} ${backlog} r${runs}-${thread}`);
-        await shop.ask('start');
-        const latencies: number[] = [];
-        const started = performance.now();
-        const load = loadPages({
-          url: shop.url,
-          connections,
-          duration: runSeconds,
-          maxOverallRequests: MAX_REQUESTS_PER_RUN,
-          requests: pages,
-        });
-        load.on('response', (_client, _status, _bytes, ms) => void latencies.push(ms));
-        const result = await load;
-        const elapsed = (performance.now() - started) / 1000;
-        const delivery = JSON.parse(await shop.ask('end')) as Delivery;
-        if (result.non2xx > 0 || result.errors > 0) {
-          throw new Error(`pages: ${result.non2xx} non-2xx answers and ${result.errors} errors`);
-        }
-        if (delivery.dead > 0 || delivery.paused > 0) {
-          throw new Error(`delivery: ${delivery.dead} jobs dead, ${delivery.paused} pauses`);
-        }
-        return { load: { rps: result.requests.total / elapsed, p99Ms: p99(latencies) }, delivery };
-      };
-
       console.log(
         `shop under delivery: Express example shop in a child process, sandbox in another; ${connections} connections ` +
-          `on /?click_token=… and / in turn, ${seconds}s per run, backlog ${jobs} jobs per busy run, ` +
-          `${rounds} idle/busy pairs per writer-thread setting (AB/BA, median), Node ${process.version}`,
+          `on /?click_token=… and / in turn; per round and setup ${windows} windows of ${windowMs / 1000} s ` +
+          `(idle/busy ABBA, backlog ${backlog} jobs) and a drain of ${jobs} jobs; ${rounds} rounds, Node ${process.version}`,
       );
-      // Warm-up, untimed: JIT, the sandbox's first accounts of conversions, the outbox thread's start.
-      for (const thread of ['on', 'off'] as const) {
-        await measure(thread, 0, 1);
-        await measure(thread, Math.min(jobs, 1_000), 1);
-      }
-      type Pair = { idle: Load; busy: Load; delivery: Delivery };
-      const pairs: Record<'on' | 'off', Pair[]> = { on: [], off: [] };
+      let segments = 0;
+      const options = (setup: string, count: number) => ({
+        setup,
+        prefix: `s${++segments}`,
+        backlog: count,
+        connections,
+      });
+      // Warm-up, untimed: JIT, the sandbox's first accounts of conversions, an outbox thread's start.
+      for (const setup of setups)
+        await segment(shop, pages, { ...options(setup, 2_000), windows: 2, windowMs: 1_000 });
+      const pairs: Record<string, Pair[]> = Object.fromEntries(setups.map((setup) => [setup, []]));
+      const drains: Record<string, Spent[]> = Object.fromEntries(setups.map((setup) => [setup, []]));
       const began = Date.now();
       for (let round = 0; round < rounds && Date.now() - began < MEASURE_LIMIT_MS; round++) {
-        for (const thread of round % 2 === 0 ? (['on', 'off'] as const) : (['off', 'on'] as const)) {
-          if (round % 2 === 0) {
-            const idle = await measure(thread, 0, seconds);
-            const busy = await measure(thread, jobs, seconds);
-            pairs[thread].push({ idle: idle.load, busy: busy.load, delivery: busy.delivery });
-          } else {
-            const busy = await measure(thread, jobs, seconds);
-            const idle = await measure(thread, 0, seconds);
-            pairs[thread].push({ idle: idle.load, busy: busy.load, delivery: busy.delivery });
-          }
-        }
-      }
-
-      for (const thread of ['on', 'off'] as const) {
-        const list = pairs[thread];
-        const rpsRatio = median(list.map((p) => p.busy.rps / p.idle.rps));
-        const p99Ratio = median(list.map((p) => p.busy.p99Ms / p.idle.p99Ms));
-        const verdict = (ok: boolean) => (ok ? 'OK' : 'MISSED');
-        console.log(`  writer thread ${thread}${thread === 'on' ? ' (default)' : ''}, ${list.length} pairs:`);
-        console.log(
-          `    page throughput  idle ${median(list.map((p) => p.idle.rps))
-            .toFixed(0)
-            .padStart(6)} req/s, ` +
-            `busy ${median(list.map((p) => p.busy.rps))
-              .toFixed(0)
-              .padStart(6)} req/s, ratio ${rpsRatio.toFixed(2)} ` +
-            `(target >= 0.85) ${verdict(rpsRatio >= 0.85)}`,
-        );
-        console.log(
-          `    page p99         idle ${median(list.map((p) => p.idle.p99Ms))
-            .toFixed(2)
-            .padStart(6)} ms,    ` +
-            `busy ${median(list.map((p) => p.busy.p99Ms))
-              .toFixed(2)
-              .padStart(6)} ms,    ratio ${p99Ratio.toFixed(2)} ` +
-            `(target <= 1.5) ${verdict(p99Ratio <= 1.5)}`,
-        );
-        const delivered = list.map((p) => p.delivery.delivered);
-        console.log(
-          `    delivered during busy runs: ${delivered.join(', ')} of ${jobs} ` +
-            `(median ${(median(delivered) / seconds).toFixed(0)} jobs/s; pairs' ratios ` +
-            `${list.map((p) => (p.busy.rps / p.idle.rps).toFixed(2)).join(', ')})`,
-        );
-        const drained = list.flatMap((p) => (p.delivery.drainedMs === null ? [] : [p.delivery.drainedMs]));
-        if (drained.length > 0) {
-          console.log(
-            `    NOTE: the backlog drained before the run ended in ${drained.length} of ${list.length} busy runs ` +
-              `(after ${drained.map((ms) => (ms / 1000).toFixed(1)).join(', ')} s): those runs were partly idle; raise --jobs`,
+        for (const setup of round % 2 === 0 ? setups : [...setups].reverse()) {
+          pairs[setup]?.push(
+            ...(await segment(shop, pages, { ...options(setup, backlog), windows, windowMs })),
           );
+          await shop.ask(`open ${setup} ${jobs} s${++segments}`);
+          drains[setup]?.push(await shop.ask<Spent>('drain'));
+          await shop.ask('close');
         }
       }
+      for (const setup of setups) report(setup, pairs[setup] ?? [], drains[setup] ?? [], jobs);
     } finally {
       shop.close();
     }
   });
 }
 
-if (process.argv.includes('--serve-shop')) await serveShop();
-else await main();
+function report(setup: string, pairs: Pair[], drains: Spent[], jobs: number): void {
+  const verdict = (ok: boolean) => (ok ? 'OK' : 'MISSED');
+  const list = (values: number[], digits: number) => values.map((v) => v.toFixed(digits)).join(' ');
+  const rps = pairs.map((p) => p.rpsRatio);
+  const p99s = pairs.map((p) => p.p99Ratio);
+  const jobsPerSecond = pairs.map((p) => p.busyJobsPerSecond);
+  const drainS = drains.map((d) => d.ms / 1000);
+  const loopCpu = drains.map((d) => d.loopCpuUs / d.delivered);
+  const allCpu = drains.map((d) => d.processCpuUs / d.delivered);
+  console.log(`  ${setup}: ${SETUPS[setup]?.label}; ${pairs.length} idle/busy pairs, median (min–max)`);
+  console.log(
+    `    page throughput busy / idle  ${spread(rps, 2)}  (target >= 0.85) ${verdict(median(rps) >= 0.85)}`,
+  );
+  console.log(
+    `    page p99 busy / idle         ${spread(p99s, 2)}  (target <= 1.5) ${verdict(median(p99s) <= 1.5)}`,
+  );
+  console.log(`    jobs/s delivered while busy  ${spread(jobsPerSecond, 0)}`);
+  console.log(`    drain of ${jobs} jobs, shop idle  ${spread(drainS, 2)} s`);
+  console.log(
+    `    delivery CPU per job (drains): loop ${spread(loopCpu, 0)} µs, all threads ${spread(allCpu, 0)} µs`,
+  );
+  console.log(`    pairs' throughput ratios: ${list(rps, 2)}`);
+  console.log(`    pairs' p99 ratios:        ${list(p99s, 2)}`);
+  console.log(`    drains (s):               ${list(drainS, 2)}`);
+  const ranOut = pairs.filter((p) => p.ranOut).length;
+  if (ranOut > 0)
+    console.log(`    NOTE: ${ranOut} busy windows ran out of backlog (partly idle): raise the backlog`);
+}
+
+await main();
