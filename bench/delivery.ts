@@ -3,11 +3,9 @@
  * on the outbox's own thread as by default) to the sandbox, side by side in one run with
  *  - a bare loop doing the same POSTs with the same client and the same concurrency (no queue at all):
  *    target ratio Dispatcher / bare >= 0.8;
- *  - the same Dispatcher with SQLite `synchronous: 'full-async'` (as durable as `full`, the WAL fsynced off
- *    the event loop): the same two targets;
  *  - the same Dispatcher with SQLite `synchronous=normal` (informational: how much of the gap is fsync);
- *  - the same Dispatcher with the outbox's writes on the main thread (`thread: false`, with `full` and with
- *    `full-async`; informational: what the writer thread is worth);
+ *  - the same Dispatcher with the outbox's writes on the main thread (`thread: false`; informational: what
+ *    the writer thread is worth);
  *  - a BullMQ worker (Redis 127.0.0.1:6379, a unique queue name, obliterated after) doing the same POSTs
  *    with the same client and concurrency 50: target ratio Dispatcher / BullMQ > 1.
  * Every run delivers the same number of fresh orders to its own sandbox account, bounded by count and time.
@@ -23,7 +21,7 @@
  * benchmark's own event loop, where the bare loop pays for client and server alike.
  *
  *   node --conditions=@postback/source bench/delivery.ts [--jobs 2000] [--concurrency 50] [--rounds 5]
- *     [--warmup 1] [--only full,fullAsync,normal,local,localAsync,bare,bullmq] [--sandbox child|in-process]
+ *     [--warmup 1] [--only full,normal,local,bare,bullmq] [--sandbox child|in-process]
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -46,7 +44,7 @@ const { values } = parseArgs({
     rounds: { type: 'string', default: '5' },
     /** Untimed rounds first (JIT, SQLite page cache, the outbox thread's start), for every contender alike. */
     warmup: { type: 'string', default: '1' },
-    /** Comma-separated contenders to run (full, fullAsync, normal, local, localAsync, bare, bullmq). */
+    /** Comma-separated contenders to run (full, normal, local, bare, bullmq). */
     only: { type: 'string' },
     /** Where the sandbox runs: `child` (its own process, as a remote service would be) or `in-process`. */
     sandbox: { type: 'string', default: 'child' },
@@ -88,7 +86,7 @@ function cpuSince(start: { thread: number; process: number }): { cpuUs: number; 
   return { cpuUs: end.thread - start.thread, processCpuUs: end.process - start.process };
 }
 
-type Synchronous = 'full' | 'full-async' | 'normal';
+type Synchronous = 'full' | 'normal';
 
 async function dispatcherRun(synchronous: Synchronous, thread = true): Promise<Run> {
   return withWorld(startWorld, async (world, tokens) => {
@@ -224,16 +222,11 @@ const rate = (run: Run) => run.delivered / run.seconds;
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] as number;
 
 // The machine is shared: contenders run in alternating rounds so noise hits all of them alike.
-type Contender = 'full' | 'fullAsync' | 'normal' | 'local' | 'localAsync' | 'bare' | 'bullmq';
+type Contender = 'full' | 'normal' | 'local' | 'bare' | 'bullmq';
 const contenders: Record<Contender, { name: string; run: () => Promise<Run> }> = {
   full: { name: 'Dispatcher (SQLite, full)', run: () => dispatcherRun('full') },
-  fullAsync: { name: 'Dispatcher (SQLite, full-async)', run: () => dispatcherRun('full-async') },
   normal: { name: 'Dispatcher (SQLite, normal)', run: () => dispatcherRun('normal') },
   local: { name: 'Dispatcher (SQLite, full, no thread)', run: () => dispatcherRun('full', false) },
-  localAsync: {
-    name: 'Dispatcher (SQLite, full-async, no thread)',
-    run: () => dispatcherRun('full-async', false),
-  },
   bare: { name: 'bare loop (same client)', run: bareRun },
   bullmq: { name: 'BullMQ worker (Redis)', run: bullmqRun },
 };
@@ -278,24 +271,17 @@ const ratios = (a: number[], b: number[]) => median(a.map((x, i) => x / (b[i] as
 const report = (label: string, value: number, target: string, ok: boolean) =>
   console.log(`  ${label.padEnd(44)} ${value.toFixed(2)} (target ${target}) ${ok ? 'OK' : 'MISSED'}`);
 const ran = (key: Contender) => rates[key].length > 0;
-for (const key of ['full', 'fullAsync'] as const) {
-  if (!ran(key)) continue;
-  if (ran('bare')) {
-    const vsBare = ratios(rates[key], rates.bare);
-    report(`ratio ${contenders[key].name} / bare loop:`, vsBare, '>= 0.8', vsBare >= 0.8);
-  }
-  if (ran('bullmq')) {
-    const vsBull = ratios(rates[key], rates.bullmq);
-    report(`ratio ${contenders[key].name} / BullMQ:`, vsBull, '> 1', vsBull > 1);
-  }
+if (ran('full') && ran('bare')) {
+  const vsBare = ratios(rates.full, rates.bare);
+  report(`ratio ${contenders.full.name} / bare loop:`, vsBare, '>= 0.8', vsBare >= 0.8);
+}
+if (ran('full') && ran('bullmq')) {
+  const vsBull = ratios(rates.full, rates.bullmq);
+  report(`ratio ${contenders.full.name} / BullMQ:`, vsBull, '> 1', vsBull > 1);
 }
 /** Contenders without a target of their own, each reported against the bare loop for what it explains. */
 const informational: Array<[Contender, string]> = [
   ['normal', 'Dispatcher with synchronous=normal'],
-  [
-    'localAsync',
-    'Dispatcher with its SQLite writes on the main thread, fsync off it (full-async, thread: false)',
-  ],
   ['local', 'Dispatcher with its SQLite writes on the main thread (thread: false)'],
 ];
 for (const [key, label] of informational) {

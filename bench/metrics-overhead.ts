@@ -75,7 +75,7 @@ interface Run {
 function openStore(): { outbox: Outbox; cleanup(): void } {
   if (STORE === 'memory') return { outbox: createMemoryOutbox(), cleanup: () => {} };
   const dir = mkdtempSync(join(tmpdir(), 'postback-bench-metrics-'));
-  const outbox = createSqliteOutbox({ filename: join(dir, 'bench.db'), synchronous: 'full-async' });
+  const outbox = createSqliteOutbox({ filename: join(dir, 'bench.db') });
   return { outbox, cleanup: () => rmSync(dir, { recursive: true, force: true }) };
 }
 

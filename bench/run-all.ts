@@ -21,7 +21,6 @@ const BENCHMARKS = [
   'delivery', // Dispatcher vs bare loop (>= 0.8), vs BullMQ worker (ahead)
   'backlog', // worker peak RSS 1,000,000 vs 1,000 pending (< 1.5x)
   'sqlite-backlog', // the SQLite store alone under the same backlog
-  'sqlite-loop-delay', // event-loop delay of synchronous=full vs full-async
   'capture', // middleware cost in Express and Koa (>= 0.97 / 0.90 / 0.80)
   'capture-instructions', // the same landing cost in CPU instructions (callgrind), immune to machine noise
   'postgres', // enqueue and claim/complete vs pg-boss, 4 workers vs 1 (>= 1.6x)

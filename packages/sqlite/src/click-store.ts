@@ -14,7 +14,7 @@ import {
   parseOptions,
   validateClickToken,
 } from '@postback/core';
-import { openDatabase, openWalSync, type WalSync } from './database.ts';
+import { openDatabase } from './database.ts';
 import { createGroupCommit } from './group-commit.ts';
 import { type SqliteClickStoreOptions, sqliteClickStoreOptionsSchema } from './options.ts';
 import { migrate } from './schema.ts';
@@ -80,18 +80,13 @@ export function createSqliteClickStore(options: SqliteClickStoreOptions): Sqlite
   const windowMs = parsed.policy.confirmWindowMs;
   const owned = parsed.database === undefined;
   let db: DatabaseSync;
-  let wal: WalSync | null = null;
   if (parsed.database === undefined) {
     db = openDatabase(parsed.filename as string, parsed);
-    if (parsed.synchronous === 'full-async') wal = openWalSync(parsed.filename as string);
   } else {
     db = parsed.database;
     migrate(db);
   }
-  const writes = createGroupCommit(db, {
-    maxBatchSize: parsed.maxBatchSize,
-    ...(wal === null ? {} : { syncCommitted: wal.sync }),
-  });
+  const writes = createGroupCommit(db, { maxBatchSize: parsed.maxBatchSize });
   const upsert = db.prepare(
     'INSERT INTO clicks (key, token, clicked_at) VALUES (?, ?, ?) ' +
       // The same token seen again keeps its first time; another token replaces the click.
@@ -163,8 +158,7 @@ export function createSqliteClickStore(options: SqliteClickStoreOptions): Sqlite
     async close() {
       if (closed) return;
       closed = true;
-      await writes.drain();
-      wal?.close();
+      writes.flush();
       if (owned) db.close();
     },
   };

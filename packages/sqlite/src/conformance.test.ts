@@ -1,7 +1,7 @@
 /**
  * The core conformance suites, run against the SQLite outbox and click store on real temp files: the
  * same rules every backend keeps, with no capability declared unsupported. The outbox runs them with its
- * writes on its own thread (the default), on the calling thread, and with the WAL synced off the loop.
+ * writes on its own thread (the default) and on the calling thread.
  */
 import { describeClickStore, describeOutbox } from '@postback/core/testing';
 import { tempDatabase } from '../test/temp-files.ts';
@@ -18,15 +18,6 @@ describeOutbox('sqlite (thread: false)', ({ now, policy }) => {
   const temp = tempDatabase();
   return {
     outbox: createSqliteOutbox({ filename: temp.filename, now, policy, thread: false }),
-    cleanup: temp.cleanup,
-  };
-});
-
-// The same rules with the WAL synced off the event loop: resolution order differs, behaviour must not.
-describeOutbox('sqlite (synchronous: full-async)', ({ now, policy }) => {
-  const temp = tempDatabase();
-  return {
-    outbox: createSqliteOutbox({ filename: temp.filename, now, policy, synchronous: 'full-async' }),
     cleanup: temp.cleanup,
   };
 });

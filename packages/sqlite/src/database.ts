@@ -7,7 +7,7 @@
  * not ours (tables of its own, no postback schema) is never switched to WAL nor given our tables unless
  * the caller adopts it explicitly, and a caller that only reads never creates or migrates anything.
  */
-import { closeSync, existsSync, fdatasync, openSync, readSync, statSync } from 'node:fs';
+import { closeSync, existsSync, openSync, readSync, statSync } from 'node:fs';
 import { DatabaseSync } from 'node:sqlite';
 import { migrate, SCHEMA_VERSION, SchemaVersionError } from './schema.ts';
 
@@ -16,10 +16,10 @@ import { migrate, SCHEMA_VERSION, SchemaVersionError } from './schema.ts';
  *
  * @example
  * ```ts
- * const level: SynchronousOption = 'full-async';
+ * const level: SynchronousOption = 'extra';
  * ```
  */
-export type SynchronousOption = 'full' | 'extra' | 'normal' | 'full-async';
+export type SynchronousOption = 'full' | 'extra' | 'normal';
 
 /** How to open a file: see the options of `createSqliteOutbox`. */
 export interface OpenDatabaseOptions {
@@ -200,14 +200,6 @@ function checkFile(filename: string, options: OpenDatabaseOptions): void {
   }
 }
 
-/** `full-async` lets SQLite commit at NORMAL; the WAL is then synced by {@link openWalSync}. */
-const SQLITE_LEVEL: Record<SynchronousOption, string> = {
-  full: 'FULL',
-  extra: 'EXTRA',
-  normal: 'NORMAL',
-  'full-async': 'NORMAL',
-};
-
 /**
  * Opens (creating if needed) and migrates a database file, after checking read-only that it is ours, new,
  * or adopted on purpose (see {@link OpenDatabaseOptions}); else a {@link DatabaseFileError}, nothing written.
@@ -228,7 +220,7 @@ export function openDatabase(filename: string, options: OpenDatabaseOptions): Da
     if (mode !== 'wal' && !isMemoryFilename(filename)) {
       throw new Error(`could not switch ${filename} to WAL mode (journal_mode is ${mode})`);
     }
-    db.exec(`PRAGMA synchronous = ${SQLITE_LEVEL[options.synchronous]}`);
+    db.exec(`PRAGMA synchronous = ${options.synchronous.toUpperCase()}`);
     migrate(db);
     return db;
   } catch (error) {
@@ -249,7 +241,7 @@ export interface Durability {
   journalMode: string;
   /** SQLite's own `synchronous` level. */
   synchronous: 'off' | 'normal' | 'full' | 'extra';
-  /** Whether a resolved write is on disk (fsynced by SQLite at commit, or by us off the event loop). */
+  /** Whether a resolved write is on disk (fsynced by SQLite at every commit). */
   durableOnResolve: boolean;
 }
 
@@ -261,7 +253,7 @@ export interface Durability {
  * readDurability(db); // { journalMode: 'wal', synchronous: 'full' }
  * ```
  */
-export function readDurability(db: DatabaseSync, walSynced = false): Durability {
+export function readDurability(db: DatabaseSync): Durability {
   const { journal_mode } = db.prepare('PRAGMA journal_mode').get() as { journal_mode: string };
   const { synchronous } = db.prepare('PRAGMA synchronous').get() as { synchronous: number };
   const levels = ['off', 'normal', 'full', 'extra'] as const;
@@ -269,37 +261,6 @@ export function readDurability(db: DatabaseSync, walSynced = false): Durability 
   return {
     journalMode: journal_mode,
     synchronous: level,
-    durableOnResolve: journal_mode === 'wal' && (level === 'full' || level === 'extra' || walSynced),
-  };
-}
-
-/** An open handle on a database's WAL file that syncs it on libuv's thread pool. */
-export interface WalSync {
-  /** fdatasync of the WAL: every transaction committed before the call is on disk when it resolves. */
-  sync(): Promise<void>;
-  close(): void;
-}
-
-/**
- * Opens the WAL file of an open WAL-mode database for `full-async` durability. The file is never replaced
- * while a connection is open (SQLite deletes it only when the last connection closes, and restarts it in
- * place only after a checkpoint synced its frames into the database), so one descriptor serves for the
- * life of the connection. Returns null for an in-memory database (nothing to sync).
- *
- * @example
- * ```ts
- * const wal = openWalSync('postback.db');
- * await wal?.sync();
- * ```
- */
-export function openWalSync(filename: string): WalSync | null {
-  if (filename === ':memory:' || filename === '') return null;
-  const fd = openSync(`${filename}-wal`, 'r');
-  return {
-    sync: () =>
-      new Promise<void>((resolve, reject) => {
-        fdatasync(fd, (error) => (error === null ? resolve() : reject(error)));
-      }),
-    close: () => closeSync(fd),
+    durableOnResolve: journal_mode === 'wal' && (level === 'full' || level === 'extra'),
   };
 }

@@ -74,7 +74,7 @@ describe('a database of another application', () => {
     const error = refused(() => open(filename), 'foreign', filename);
     expect(error.message).toContain('orders');
     expect(error.message).toContain('adoptForeign');
-    refused(() => open(filename, { thread: false, synchronous: 'full-async' }), 'foreign', filename);
+    refused(() => open(filename, { thread: false, synchronous: 'extra' }), 'foreign', filename);
     refused(() => createSqliteClickStore({ filename }), 'foreign', filename);
     expect(readFileSync(filename).equals(before)).toBe(true);
     expect(readdirSync(temp?.dir as string)).toEqual(names); // no -wal, no -shm, no journal left behind

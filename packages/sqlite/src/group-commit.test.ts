@@ -2,8 +2,6 @@ import { DatabaseSync } from 'node:sqlite';
 import { JobValidationError } from '@postback/core';
 import { afterEach, describe, expect, it } from 'vitest';
 import { type TempDatabase, tempDatabase } from '../test/temp-files.ts';
-import { openDatabase } from './database.ts';
-import { createGroupCommit } from './group-commit.ts';
 import { createSqliteOutbox, type SqliteOutbox } from './outbox.ts';
 
 const T0 = Date.UTC(2026, 0, 15, 12, 0, 0);
@@ -140,65 +138,5 @@ describe('malformed calls never fail a shared batch', () => {
     expect(String((results[1] as PromiseRejectedResult).reason)).toMatch(/job/);
     expect(String((results[2] as PromiseRejectedResult).reason)).toMatch(/ids/);
     expect(await outbox.getByOrder('ord_ok')).toHaveLength(1);
-  });
-});
-
-describe('group commit with the WAL synced off the event loop (full-async)', () => {
-  function controlledSync() {
-    const pending: Array<{ resolve: () => void; reject: (e: Error) => void }> = [];
-    return {
-      pending,
-      sync: () => new Promise<void>((resolve, reject) => pending.push({ resolve, reject })),
-    };
-  }
-  const settled = async (promise: Promise<unknown>) => {
-    let state = 'pending';
-    promise.then(
-      () => (state = 'resolved'),
-      () => (state = 'rejected'),
-    );
-    await new Promise((resolve) => setImmediate(resolve));
-    return state;
-  };
-
-  it('resolves a committed call only after a sync that began after its commit has finished', async () => {
-    temp = tempDatabase();
-    const db = openDatabase(temp.filename, { synchronous: 'normal', busyTimeoutMs: 1000 });
-    const sync = controlledSync();
-    const writes = createGroupCommit(db, { maxBatchSize: 100, syncCommitted: sync.sync });
-    const first = writes.run(() => 'first');
-    await new Promise((resolve) => setImmediate(resolve)); // batch 1 commits, sync 1 starts
-    expect(sync.pending).toHaveLength(1);
-    const second = writes.run(() => 'second');
-    await new Promise((resolve) => setImmediate(resolve)); // batch 2 commits while sync 1 is in flight
-    expect(writes.commits).toBe(2);
-    expect(sync.pending).toHaveLength(1); // one sync at a time
-    expect(await settled(first)).toBe('pending');
-    sync.pending[0]?.resolve();
-    expect(await first).toBe('first');
-    await new Promise((resolve) => setImmediate(resolve));
-    // Sync 1 began before batch 2 committed: batch 2 needs sync 2.
-    expect(sync.pending).toHaveLength(2);
-    expect(await settled(second)).toBe('pending');
-    sync.pending[1]?.resolve();
-    expect(await second).toBe('second');
-    db.close();
-  });
-
-  it('rejects the calls a failed sync covered, and only those', async () => {
-    temp = tempDatabase();
-    const db = openDatabase(temp.filename, { synchronous: 'normal', busyTimeoutMs: 1000 });
-    const sync = controlledSync();
-    const writes = createGroupCommit(db, { maxBatchSize: 100, syncCommitted: sync.sync });
-    const doomed = writes.run(() => 1);
-    await new Promise((resolve) => setImmediate(resolve));
-    const later = writes.run(() => 2);
-    await new Promise((resolve) => setImmediate(resolve));
-    sync.pending[0]?.reject(new Error('EIO: fdatasync failed'));
-    await expect(doomed).rejects.toThrow('EIO');
-    await new Promise((resolve) => setImmediate(resolve));
-    sync.pending[1]?.resolve();
-    await expect(later).resolves.toBe(2);
-    db.close();
   });
 });

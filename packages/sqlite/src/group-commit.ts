@@ -9,13 +9,6 @@
  * {@link CallError} rejects only its own call (it must throw before it writes anything); any other error
  * — SQLITE_BUSY past the timeout, a full disk, a failed COMMIT — rolls the transaction back and rejects
  * every call in it.
- *
- * With `syncCommitted` (the `full-async` durability), SQLite commits without fsync and the calls of a
- * committed batch resolve only once a sync that *started after* their commit has finished. Syncs run one
- * at a time off the event loop; batches committed meanwhile wait for the next one, so fsyncs are grouped
- * too and the next batch commits while the previous one is being synced. If a sync fails, its calls are
- * rejected (their rows are committed but not known to be on disk; enqueue is idempotent, so a retry is
- * safe).
  */
 import type { DatabaseSync } from 'node:sqlite';
 import { inTransaction } from './transaction.ts';
@@ -41,10 +34,8 @@ export interface GroupCommit {
    * committed.
    */
   run<T>(apply: () => T): Promise<T>;
-  /** Commits everything queued now, synchronously. */
+  /** Commits everything queued now, synchronously (used by `close`). */
   flush(): void;
-  /** Commits everything queued and waits until every committed call has been settled (used by `close`). */
-  drain(): Promise<void>;
   /** Transactions committed so far (for tests and metrics). */
   readonly commits: number;
 }
@@ -53,22 +44,6 @@ export interface GroupCommit {
 export interface GroupCommitOptions {
   /** Most calls in one transaction. */
   maxBatchSize: number;
-  /** Makes what was committed durable (an fdatasync of the WAL off the event loop); see the module comment. */
-  syncCommitted?: () => Promise<void>;
-}
-
-interface CommittedBatch {
-  batch: QueuedCall[];
-  outcomes: Array<{ ok: boolean; value: unknown }>;
-}
-
-function settle({ batch, outcomes }: CommittedBatch): void {
-  for (let i = 0; i < batch.length; i++) {
-    const call = batch[i] as QueuedCall;
-    const outcome = outcomes[i] as { ok: boolean; value: unknown };
-    if (outcome.ok) call.resolve(outcome.value);
-    else call.reject(outcome.value);
-  }
 }
 
 /**
@@ -81,32 +56,10 @@ function settle({ batch, outcomes }: CommittedBatch): void {
  * ```
  */
 export function createGroupCommit(db: DatabaseSync, options: GroupCommitOptions): GroupCommit {
-  const { maxBatchSize, syncCommitted } = options;
+  const { maxBatchSize } = options;
   let queue: QueuedCall[] = [];
   let scheduled: ReturnType<typeof setImmediate> | null = null;
   let commits = 0;
-  /** Committed batches waiting for a sync that starts after their commit. */
-  let unsynced: CommittedBatch[] = [];
-  let syncing: Promise<void> | null = null;
-
-  function startSync(sync: () => Promise<void>): void {
-    if (syncing !== null || unsynced.length === 0) return;
-    const covered = unsynced;
-    unsynced = [];
-    syncing = sync()
-      .then(
-        () => {
-          for (const committed of covered) settle(committed);
-        },
-        (error: unknown) => {
-          for (const committed of covered) for (const call of committed.batch) call.reject(error);
-        },
-      )
-      .finally(() => {
-        syncing = null;
-        startSync(sync);
-      });
-  }
 
   function commitBatch(batch: QueuedCall[]): void {
     const outcomes: Array<{ ok: boolean; value: unknown }> = new Array(batch.length);
@@ -126,12 +79,12 @@ export function createGroupCommit(db: DatabaseSync, options: GroupCommitOptions)
       return;
     }
     commits++;
-    if (syncCommitted === undefined) {
-      settle({ batch, outcomes });
-      return;
+    for (let i = 0; i < batch.length; i++) {
+      const call = batch[i] as QueuedCall;
+      const outcome = outcomes[i] as { ok: boolean; value: unknown };
+      if (outcome.ok) call.resolve(outcome.value);
+      else call.reject(outcome.value);
     }
-    unsynced.push({ batch, outcomes });
-    startSync(syncCommitted);
   }
 
   function flush(): void {
@@ -156,10 +109,6 @@ export function createGroupCommit(db: DatabaseSync, options: GroupCommitOptions)
       });
     },
     flush,
-    async drain() {
-      flush();
-      while (syncing !== null) await syncing;
-    },
     get commits() {
       return commits;
     },

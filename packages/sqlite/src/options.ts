@@ -13,11 +13,8 @@ import { z } from 'zod';
  * survives power loss. `extra`: also fsyncs the directory after the journal is deleted (belt and braces on
  * file systems that need it). `normal`: WAL is fsynced only at checkpoints — several times faster per commit,
  * never corrupts the file, but the last commits before a power cut (not a process crash) can be lost.
- * `full-async`: as durable as `full` — a call resolves only after an fdatasync of the WAL that began after
- * its commit — but that fsync runs on libuv's thread pool instead of blocking the event loop (SQLite itself
- * runs at NORMAL); other work (HTTP sends of a Dispatcher) goes on during the fsync, and the next batch
- * commits while the previous one is synced. Not the default because a sync failure reports committed rows
- * as failed (a retry is harmless: enqueue is idempotent).
+ * The outbox's writes, fsync included, run on its writer thread ({@link DEFAULT_THREAD}), off the caller's
+ * event loop.
  * @defaultValue `'full'`
  *
  * @example
@@ -78,6 +75,7 @@ export const MAX_LIST_DEAD_LIMIT = 10_000;
  * SQL and the fsync of each commit then never run on the caller's event loop, which keeps serving requests
  * and sending postbacks meanwhile. Reads (`get`, `stats`, `listDead`, …) stay on the caller's connection.
  * The thread starts at the first write. An in-memory database (`:memory:`) always writes on the calling thread.
+ * `false` is for short scripts (a thread costs ~20 ms to start): every commit then fsyncs on the event loop.
  * @defaultValue true
  *
  * @example
@@ -117,7 +115,7 @@ export const DEFAULT_ADOPT_FOREIGN = false;
 
 const connectionShape = {
   /** @defaultValue {@link DEFAULT_SYNCHRONOUS} */
-  synchronous: z.enum(['full', 'extra', 'normal', 'full-async']).default(DEFAULT_SYNCHRONOUS),
+  synchronous: z.enum(['full', 'extra', 'normal']).default(DEFAULT_SYNCHRONOUS),
   /** @defaultValue {@link DEFAULT_BUSY_TIMEOUT_MS} */
   busyTimeoutMs: z.number().int().nonnegative().max(2_147_483_647).default(DEFAULT_BUSY_TIMEOUT_MS),
   /** @defaultValue {@link DEFAULT_MAX_BATCH_SIZE} */

@@ -6,7 +6,6 @@
  */
 
 import type { DatabaseSync } from 'node:sqlite';
-import type { WalSync } from './database.ts';
 import { createGroupCommit } from './group-commit.ts';
 import type { OutboxOperations, WriteOperation } from './outbox-operations.ts';
 
@@ -28,20 +27,16 @@ export interface OutboxWriter {
  *
  * @example
  * ```ts
- * const writer = createLocalWriter(db, createOutboxOperations(db, policy), { maxBatchSize: 1_000, wal: null });
+ * const writer = createLocalWriter(db, createOutboxOperations(db, policy), { maxBatchSize: 1_000 });
  * const jobs = await writer.write('claim', [{ now: Date.now(), limit: 50, leaseMs: 30_000 }]);
  * ```
  */
 export function createLocalWriter(
   db: DatabaseSync,
   ops: OutboxOperations,
-  options: { maxBatchSize: number; wal: WalSync | null },
+  options: { maxBatchSize: number },
 ): OutboxWriter {
-  const { wal } = options;
-  const writes = createGroupCommit(db, {
-    maxBatchSize: options.maxBatchSize,
-    ...(wal === null ? {} : { syncCommitted: wal.sync }),
-  });
+  const writes = createGroupCommit(db, { maxBatchSize: options.maxBatchSize });
   return {
     write(op, args) {
       const operation = ops[op] as (...values: typeof args) => ReturnType<OutboxOperations[typeof op]>;
@@ -51,8 +46,7 @@ export function createLocalWriter(
       return writes.commits;
     },
     async close() {
-      await writes.drain();
-      wal?.close();
+      writes.flush();
     },
   };
 }

@@ -46,17 +46,6 @@ describe('the file', () => {
     });
   });
 
-  it('full-async lets SQLite commit at NORMAL and syncs the WAL itself before resolving', async () => {
-    const outbox = open({ synchronous: 'full-async' });
-    expect(outbox.durability).toEqual({ journalMode: 'wal', synchronous: 'normal', durableOnResolve: true });
-    const results = await Promise.all(
-      [1, 2].map((i) => outbox.confirm({ orderId: `ord_fa${i}`, valueMicros: i, click: click() })),
-    );
-    expect(results.map((r) => r.created)).toEqual([true, true]);
-    await outbox.close();
-    expect((await open().stats(t)).counts.pending).toBe(2);
-  });
-
   it('keeps every resolved enqueue across close and reopen', async () => {
     const first = open();
     await Promise.all(

@@ -2,8 +2,9 @@
  * `createSqliteOutbox`: the durable `Outbox` on one SQLite file. Writes (enqueues, claims, transitions) are
  * group-committed — everything issued in one turn of the event loop shares one `BEGIN IMMEDIATE`
  * transaction and one fsync — and each call resolves only after its transaction is durable (fsynced by
- * SQLite at COMMIT, or with `synchronous: 'full-async'` by an fdatasync of the WAL off the event loop).
- * Reads run on indexes with LIMITs, so a worker's memory does not grow with the backlog.
+ * SQLite at COMMIT). The writes run on the outbox's own thread by default, so neither their SQL nor their
+ * fsync holds up the caller's event loop. Reads run on indexes with LIMITs, so a worker's memory does not
+ * grow with the backlog.
  */
 
 import type { DatabaseSync } from 'node:sqlite';
@@ -27,7 +28,7 @@ import {
   validateRefundInput,
   type WindowPolicy,
 } from '@postback/core';
-import { type Durability, openDatabase, openWalSync, readDurability } from './database.ts';
+import { type Durability, openDatabase, readDurability } from './database.ts';
 import { claimArgs } from './fair-claim.ts';
 import {
   attemptValues,
@@ -95,12 +96,8 @@ export function createSqliteOutbox(options: SqliteOutboxOptions): SqliteOutbox {
   const ops = createOutboxOperations(db, policy);
   const inMemory = filename === ':memory:' || filename === '';
   const threaded = parsed.thread && !inMemory;
-  const durability = Object.freeze(readDurability(db, parsed.synchronous === 'full-async' && !inMemory));
-  const local = () =>
-    createLocalWriter(db, ops, {
-      maxBatchSize: parsed.maxBatchSize,
-      wal: parsed.synchronous === 'full-async' ? openWalSync(filename) : null,
-    });
+  const durability = Object.freeze(readDurability(db));
+  const local = () => createLocalWriter(db, ops, { maxBatchSize: parsed.maxBatchSize });
   const writer: OutboxWriter = threaded
     ? createThreadWriter(
         {

@@ -1,7 +1,8 @@
 /**
  * A resolved enqueue survives the death of the process: a child enqueues with 64 concurrent callers and
  * is killed with SIGKILL mid-stream (no chance to flush or close); every order it had reported as
- * resolved must be in the file when it is opened again. (Power loss cannot be simulated here; that part
+ * resolved must be in the file when it is opened again, whether its writes ran on the outbox's writer
+ * thread (the default) or on the calling thread. (Power loss cannot be simulated here; that part
  * rests on synchronous=FULL, checked in outbox.test.ts.)
  */
 import { spawn } from 'node:child_process';
@@ -16,8 +17,8 @@ let temp: TempDatabase | undefined;
 
 afterEach(() => temp?.cleanup());
 
-it.each(['full', 'full-async'])(
-  'keeps every enqueue that resolved before the process was killed with SIGKILL (synchronous: %s)',
+it.each(['thread', 'calling-thread'])(
+  'keeps every enqueue that resolved before the process was killed with SIGKILL (writes on the %s)',
   async (mode) => {
     temp = tempDatabase();
     const child = spawn(process.execPath, ['--conditions=@postback/source', ENQUEUER, temp.filename, mode], {

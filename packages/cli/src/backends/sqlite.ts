@@ -5,9 +5,8 @@
  * untouched; `adoptForeign` (for `migrate`) puts our tables into one on purpose. `:memory:`, an empty name
  * and `file:` URIs are refused as usage errors: a job "created" in memory is lost when the command exits.
  * Two environment variables tune the connection:
- * - `POSTBACK_SQLITE_SYNCHRONOUS`: `full` (default; a resolved enqueue survives power loss), `extra`,
- *   `full-async` (as durable, the fsync off the event loop), or `normal` (faster; the last commits may be
- *   lost on a power cut, never on a crash of the process);
+ * - `POSTBACK_SQLITE_SYNCHRONOUS`: `full` (default; a resolved enqueue survives power loss), `extra`, or
+ *   `normal` (faster; the last commits may be lost on a power cut, never on a crash of the process);
  * - `POSTBACK_SQLITE_BUSY_TIMEOUT_MS`: how long to wait for another process's write lock (default 5000).
  */
 import { OptionsError } from '@postback/core';

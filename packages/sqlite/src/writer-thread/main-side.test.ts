@@ -41,7 +41,7 @@ function threadWriter(entry: ThreadEntry) {
     { filename: t.filename, synchronous: 'full', busyTimeoutMs: 5_000, maxBatchSize: 1_000, policy },
     () => {
       fellBack = true;
-      return createLocalWriter(db, ops, { maxBatchSize: 1_000, wal: null });
+      return createLocalWriter(db, ops, { maxBatchSize: 1_000 });
     },
     entry,
   );

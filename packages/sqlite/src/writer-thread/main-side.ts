@@ -67,7 +67,7 @@ function avoidWasmWrapperTierUp(entry: ThreadEntry): void {
  *
  * @example
  * ```ts
- * const writer = createThreadWriter(data, () => createLocalWriter(db, ops, { maxBatchSize, wal: null }));
+ * const writer = createThreadWriter(data, () => createLocalWriter(db, ops, { maxBatchSize }));
  * ```
  */
 export function createThreadWriter(

@@ -6,7 +6,7 @@
  */
 
 import { parentPort, workerData } from 'node:worker_threads';
-import { openDatabase, openWalSync } from '../database.ts';
+import { openDatabase } from '../database.ts';
 import { createOutboxOperations } from '../outbox-operations.ts';
 import { createLocalWriter } from '../outbox-writer.ts';
 import {
@@ -23,7 +23,6 @@ const data = workerData as WriterThreadData;
 const db = openDatabase(data.filename, data);
 const writer = createLocalWriter(db, createOutboxOperations(db, data.policy), {
   maxBatchSize: data.maxBatchSize,
-  wal: data.synchronous === 'full-async' ? openWalSync(data.filename) : null,
 });
 
 /** Replies not yet posted: `close` waits for them, so every call sent before it gets its answer. */
