@@ -15,17 +15,14 @@ const here = dirname(fileURLToPath(import.meta.url));
 
 /** Every benchmark file, in the order of the issues that set their targets. */
 const BENCHMARKS = [
-  'transport', // client transport: undici vs fetch
-  'sandbox', // sandbox s2s throughput vs bare node:http (>= 0.7)
   'enqueue', // group commit vs per-job tx (>= 10x), vs raw batch (>= 0.5), vs BullMQ (ahead)
   'delivery', // Dispatcher vs bare loop (>= 0.8), vs BullMQ worker (ahead)
-  'backlog', // worker peak RSS 1,000,000 vs 1,000 pending (< 1.5x)
-  'sqlite-backlog', // the SQLite store alone under the same backlog
+  'backlog', // worker peak RSS and the outbox's claim, 1,000,000 vs 1,000 pending (< 1.5x), stats time
   'capture', // middleware cost in Express and Koa (>= 0.97 / 0.90 / 0.80)
   'capture-instructions', // the same landing cost in CPU instructions (callgrind), immune to machine noise
   'postgres', // enqueue and claim/complete vs pg-boss, 4 workers vs 1 (>= 1.6x)
   'sqs', // SQS worker vs bare loop (>= 0.8), receive → send p99 (< 100 ms), drain of 2 jobs (< 2 s)
-  'shop-under-delivery', // shop pages while its Dispatcher drains 10,000 jobs vs idle (>= 0.85 req/s, <= 1.5 p99)
+  'shop-under-delivery', // shop pages while its Dispatcher drains a backlog vs idle (>= 0.85 req/s, <= 1.5 p99), idle drain
   'metrics-overhead', // delivery with Prometheus metrics and tracing on vs off (>= 0.95)
   'account-fairness', // a trickle of 19 accounts behind one account's 100,000-job backlog (p99 <= 2 claim rounds)
 ];

@@ -31,7 +31,7 @@ export interface TransportResponse {
  * ```
  */
 export interface Transport {
-  /** Short name shown by `client.transport` and the benchmark (`undici`, `fetch`). */
+  /** Short name shown by `client.transport` (`undici`, `fetch`). */
   readonly name: string;
   send(request: TransportRequest): Promise<TransportResponse>;
   close(): Promise<void>;
