@@ -39,7 +39,7 @@ const commandIo = io.defaultIo();
 const guard = lastResort.installLastResort({
   stderr: (text) => process.stderr.write(text),
   stop: () => commandIo.stop(),
-  secrets: [process.env.POSTBACK_API_KEY ?? ''],
+  secrets: lastResort.envSecrets(process.env),
   exit: (code) => process.exit(code),
 });
 process.off('SIGTERM', remember);

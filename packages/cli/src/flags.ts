@@ -32,7 +32,13 @@ export function integerValue(flag: string, value: string, bounds: { min?: number
   const n = Number(value);
   if (!/^\d+$/.test(value) || !Number.isSafeInteger(n) || n < min || n > max) {
     const what =
-      min === 1 && max === Number.MAX_SAFE_INTEGER ? 'a positive integer' : `an integer ${min}..${max}`;
+      max !== Number.MAX_SAFE_INTEGER
+        ? `an integer ${min}..${max}`
+        : min === 1
+          ? 'a positive integer'
+          : min === 0
+            ? 'a non-negative integer'
+            : `an integer of at least ${min}`;
     throw new UsageError(`${flag} must be ${what}, got '${value}'`);
   }
   return n;

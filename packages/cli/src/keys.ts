@@ -19,6 +19,7 @@
 import { type FSWatcher, watch as fsWatch } from 'node:fs';
 import { readFile, stat } from 'node:fs/promises';
 import { basename, dirname } from 'node:path';
+import { createRedactor } from '@postback/client';
 import { MAX_ACCOUNT_LENGTH } from '@postback/core';
 import { jsonText } from './format.ts';
 
@@ -157,8 +158,12 @@ export interface AccountKeysOptions {
 export interface AccountKeys {
   /** The key of `account` (null: the default key), or undefined when none is known. */
   keyFor(account: string | null): string | undefined;
-  /** Every key seen since start (including replaced ones): what logs and errors are scrubbed of. */
-  secrets(): readonly string[];
+  /**
+   * Removes every key seen since start (replaced ones included) from a text, literally and in the forms a
+   * service may echo it (percent-encoded, JSON-escaped: the client's `createRedactor`). Built once per set
+   * of keys, again when a reload brings a new one.
+   */
+  redact(text: string): string;
   /** How many accounts have a key now (file and variables together), not counting the default key. */
   accounts(): number;
   /** Whether any per-account key source was given (a keys file or a key variable). */
@@ -196,6 +201,8 @@ export async function loadAccountKeys(options: AccountKeysOptions): Promise<Acco
   let fileKeys = new Map<string, string>();
   const seen = new Set<string>([...envKeys.values()]);
   if (defaultKey !== undefined) seen.add(defaultKey);
+  let redactor = createRedactor([...seen]);
+  let redactorSize = seen.size;
   let lastSignature: Signature | undefined;
   let lastText: string | undefined;
   let lastError: string | undefined;
@@ -203,6 +210,10 @@ export async function loadAccountKeys(options: AccountKeysOptions): Promise<Acco
   const use = (keys: Map<string, string>) => {
     for (const key of keys.values()) seen.add(key);
     fileKeys = keys;
+    if (seen.size !== redactorSize) {
+      redactor = createRedactor([...seen]);
+      redactorSize = seen.size;
+    }
   };
 
   if (path !== undefined) {
@@ -310,7 +321,7 @@ export async function loadAccountKeys(options: AccountKeysOptions): Promise<Acco
 
   return {
     keyFor: (account) => (account === null ? defaultKey : (fileKeys.get(account) ?? envKeys.get(account))),
-    secrets: () => [...seen],
+    redact: (text) => redactor(text),
     accounts: () => new Set([...fileKeys.keys(), ...envKeys.keys()]).size,
     perAccount: path !== undefined || envKeys.size > 0,
     check: () => check(true),

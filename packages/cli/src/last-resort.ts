@@ -5,8 +5,10 @@
  * connection). Each ends in a documented exit code with one clean line on stderr — never Node's exit 13
  * ("unsettled top-level await"), never a stack trace, never the API key.
  */
+import { createRedactor } from '@postback/client';
 import { EXIT } from './args.ts';
 import { printable } from './format.ts';
+import { ACCOUNT_KEY_ENV_PREFIX } from './keys.ts';
 
 /** What the guard needs of the process; the binary passes the real one. */
 export interface LastResortOptions {
@@ -14,7 +16,7 @@ export interface LastResortOptions {
   stderr(text: string): void;
   /** Asks the running command to stop gracefully (the worker then gives its claimed jobs back). */
   stop(): void;
-  /** Values that must never be printed (the API key). */
+  /** Values that must never be printed, in any form (the API keys: see {@link envSecrets}). */
   secrets: readonly string[];
   /** Ends the process (`process.exit`). */
   exit(code: number): void;
@@ -36,12 +38,29 @@ export interface LastResort {
   finish(code: number): number;
 }
 
-/** Name and message of what was thrown, on one line, without the secrets and never with a stack. */
-export function describeThrown(thrown: unknown, secrets: readonly string[]): string {
-  let text =
+/**
+ * The keys the environment holds: `POSTBACK_API_KEY` and every `POSTBACK_API_KEY__<ACCOUNT>`.
+ *
+ * @example
+ * ```ts
+ * installLastResort({ ..., secrets: envSecrets(process.env) });
+ * ```
+ */
+export function envSecrets(env: Readonly<Record<string, string | undefined>>): string[] {
+  return Object.entries(env)
+    .filter(([name]) => name === 'POSTBACK_API_KEY' || name.startsWith(ACCOUNT_KEY_ENV_PREFIX))
+    .map(([, value]) => value ?? '')
+    .filter((value) => value !== '');
+}
+
+/**
+ * Name and message of what was thrown, on one line, never with a stack, and without `redact`'s secrets
+ * (in any form a service may echo them: see `createRedactor` of `@postback/client`).
+ */
+export function describeThrown(thrown: unknown, redact: (text: string) => string): string {
+  const text =
     thrown instanceof Error ? `${thrown.name}: ${thrown.message}` : `non-error value: ${String(thrown)}`;
-  for (const secret of secrets) if (secret.length > 0) text = text.split(secret).join('[redacted]');
-  return printable(text);
+  return printable(redact(text));
 }
 
 /**
@@ -57,19 +76,20 @@ export function describeThrown(thrown: unknown, secrets: readonly string[]): str
  *
  * @example
  * ```ts
- * const guard = installLastResort({ stderr, stop: () => io.stop(), secrets: [key], exit: process.exit });
+ * const guard = installLastResort({ stderr, stop: () => io.stop(), secrets: envSecrets(process.env), exit: process.exit });
  * process.exitCode = guard.finish(await main(argv, io));
  * ```
  */
 export function installLastResort(options: LastResortOptions): LastResort {
-  const { stderr, stop, secrets, exit } = options;
+  const { stderr, stop, exit } = options;
+  const redact = createRedactor(options.secrets);
   let finished = false;
   let crashed = false;
   const later = (ms: number, code: () => number) => setTimeout(() => exit(code()), ms).unref();
 
   const onUnexpected = (thrown: unknown) => {
     if (finished) return;
-    stderr(`postback: unexpected error, stopping: ${describeThrown(thrown, secrets)}\n`);
+    stderr(`postback: unexpected error, stopping: ${describeThrown(thrown, redact)}\n`);
     if (crashed) return;
     crashed = true;
     stop();

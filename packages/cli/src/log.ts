@@ -9,7 +9,8 @@
  *
  * Lines carry chosen fields only (job id, kind, order, attempts, status, reason, times in ISO 8601), never
  * a whole job (whose state would be a stale snapshot), a request, a header or the API key; and as a last
- * guard every line is scrubbed of the key's literal value. Text lines escape control characters in every
+ * guard every line is scrubbed of the keys, in every form a service may echo them (the redactor the
+ * worker gives: the client's `createRedactor`). Text lines escape control characters in every
  * value (a reason cannot forge a log line or reach the terminal as an escape sequence).
  */
 import { hostname } from 'node:os';
@@ -197,12 +198,12 @@ export interface LoggerOptions {
 }
 
 /**
- * Creates a logger writing to `write`, removing every occurrence of each `secrets` value (a list, or a
- * function read at every line: keys reloaded from a keys file are scrubbed as soon as they are known).
+ * Creates a logger writing to `write` each line after `redact` (the keys removed: pass a function that
+ * knows the current keys, so keys reloaded from a keys file are scrubbed as soon as they are known).
  *
  * @example
  * ```ts
- * const logger = createLogger('json', (line) => io.stderr(line), [apiKey], Date.now, { level: 'debug' });
+ * const logger = createLogger('json', (line) => io.stderr(line), createRedactor(apiKey), Date.now, { level: 'debug' });
  * logger.log('info', 'worker.started', { concurrency: 8 });
  * // {"level":30,"time":1767312000000,"pid":4242,"hostname":"box","event":"worker.started","concurrency":8,"msg":"worker.started"}
  * ```
@@ -210,19 +211,13 @@ export interface LoggerOptions {
 export function createLogger(
   format: LogFormat,
   write: (line: string) => void,
-  secrets: readonly string[] | (() => Iterable<string>) = [],
+  redact: (line: string) => string = (line) => line,
   now: () => number = Date.now,
   options: LoggerOptions = {},
 ): Logger {
   const threshold = LOG_LEVEL_NUMBERS[options.level ?? 'info'];
   const pid = options.pid ?? process.pid;
   const host = options.hostname ?? hostname();
-  const scrub = (line: string) => {
-    let out = line;
-    const current = typeof secrets === 'function' ? secrets() : secrets;
-    for (const secret of current) if (secret.length > 0) out = out.split(secret).join('[redacted]');
-    return out;
-  };
   const enabled = (level: LogLevel) => LOG_LEVEL_NUMBERS[level] >= threshold;
   return {
     enabled,
@@ -247,7 +242,7 @@ export function createLogger(
               event,
               ...Object.entries(fields).map(([k, v]) => `${k}=${textValue(v)}`),
             ].join(' ');
-      write(`${scrub(line)}\n`);
+      write(`${redact(line)}\n`);
     },
   };
 }

@@ -1,3 +1,4 @@
+import { createRedactor } from '@postback/client';
 import { describe, expect, it } from 'vitest';
 import { createLogger, eventFields, LOG_LEVELS, type LogLevel, safeFields } from '../src/log.ts';
 
@@ -39,7 +40,7 @@ describe('the worker log', () => {
       const logger = createLogger(
         format,
         (line) => lines.push(line),
-        ['pbsk_live_123'],
+        createRedactor('pbsk_live_123'),
         () => 0,
       );
       logger.log('error', 'paused', { reason: 'key pbsk_live_123 was refused' });
@@ -54,7 +55,7 @@ describe('the worker log', () => {
     const logger = createLogger(
       'json',
       (line) => lines.push(line),
-      [],
+      undefined,
       () => Date.UTC(2026, 0, 2),
       { pid: 4242, hostname: 'box' },
     );
@@ -69,7 +70,7 @@ describe('the worker log', () => {
   it('drops lines below --log-level, with pino level numbers 10..60', () => {
     const seen = (level: LogLevel) => {
       const lines: string[] = [];
-      const logger = createLogger('json', (line) => lines.push(line), [], Date.now, { level });
+      const logger = createLogger('json', (line) => lines.push(line), undefined, Date.now, { level });
       for (const l of LOG_LEVELS) logger.log(l, `at-${l}`);
       return lines.map((line) => (JSON.parse(line) as { level: number }).level);
     };
@@ -139,20 +140,39 @@ describe('the worker log with per-account keys', () => {
     });
   });
 
-  it('scrubs the secrets a function gives at each line (keys reloaded after the logger was made)', () => {
+  it('scrubs with the redactor of the moment at each line (keys reloaded after the logger was made)', () => {
     const lines: string[] = [];
-    const secrets = ['pbsk_first'];
+    let redact = createRedactor(['pbsk_first']);
     const logger = createLogger(
       'text',
       (line) => lines.push(line),
-      () => secrets,
+      (line) => redact(line),
       () => 0,
     );
     logger.log('info', 'x', { a: 'pbsk_first pbsk_later' });
-    secrets.push('pbsk_later');
+    redact = createRedactor(['pbsk_first', 'pbsk_later']);
     logger.log('info', 'x', { a: 'pbsk_first pbsk_later' });
     expect(lines[0]).toContain('pbsk_later');
     expect(lines[0]).not.toContain('pbsk_first');
     expect(lines[1]).not.toMatch(/pbsk_(first|later)/);
+  });
+
+  it('scrubs a key in the forms a line holds it: JSON-escaped in --log json, percent-encoded from a URL', () => {
+    // A key may hold any printable ASCII: `"` and `\\` come out of JSON.stringify escaped, so the key's
+    // literal text is not in the line (a split on the literal key, as before, left these whole).
+    const key = 'pbsk_a"b\\c/d';
+    for (const format of ['json', 'text'] as const) {
+      const lines: string[] = [];
+      const logger = createLogger(
+        format,
+        (line) => lines.push(line),
+        createRedactor(key),
+        () => 0,
+      );
+      logger.log('error', 'dead', { reason: `echoed ${key} and ${encodeURIComponent(key)}` });
+      expect(lines[0]).not.toContain(JSON.stringify(key).slice(1, -1));
+      expect(lines[0]).not.toContain(encodeURIComponent(key));
+      expect(lines[0]?.match(/\[redacted\]/g)).toHaveLength(2);
+    }
   });
 });

@@ -2,6 +2,9 @@
  * Every worker flag may come from an environment variable named after it (`--batch-size` ⇄
  * `POSTBACK_BATCH_SIZE`); the flag wins; `--help` names each flag's variable.
  */
+import { readFileSync } from 'node:fs';
+import { clientOptionsSchema } from '@postback/client';
+import { dispatcherOptionsSchema } from '@postback/core';
 import { describe, expect, it } from 'vitest';
 import { UsageError } from '../src/args.ts';
 import { parseCommand } from '../src/flags.ts';
@@ -9,6 +12,7 @@ import { renderHelp } from '../src/help.ts';
 import { envOf, flagEnvName } from '../src/spec.ts';
 import { COMMAND_SPECS } from '../src/specs/index.ts';
 import { workerSpec } from '../src/specs/worker.ts';
+import { TUNING_FLAGS, tuningOptions } from '../src/worker-options.ts';
 
 const base = { POSTBACK_API_KEY: 'k', POSTBACK_API_URL: 'http://127.0.0.1:1' };
 const parse = (args: string[], env: Record<string, string> = {}) =>
@@ -66,9 +70,11 @@ describe('worker flags from the environment', () => {
   });
 
   it('a bad value from a variable is a usage error naming the variable', () => {
+    // The bounds are the Dispatcher option's own (core's schema: concurrency 1..1000).
     expect(usage([], { POSTBACK_CONCURRENCY: '0' })).toBe(
-      "POSTBACK_CONCURRENCY (--concurrency) must be a positive integer, got '0'",
+      "POSTBACK_CONCURRENCY (--concurrency) must be an integer 1..1000, got '0'",
     );
+    expect(usage(['--lease-ms', '99'], {})).toBe("--lease-ms must be an integer of at least 100, got '99'");
     expect(usage([], { POSTBACK_DRAIN: 'maybe' })).toMatch(/^POSTBACK_DRAIN must be true or false/);
     expect(usage([], { POSTBACK_LOG_LEVEL: 'loud' })).toMatch(/^POSTBACK_LOG_LEVEL \(--log-level\) must be/);
   });
@@ -81,6 +87,49 @@ describe('worker flags from the environment', () => {
       expect(line, name).toBeDefined();
     }
     expect(help).toMatch(/POSTBACK_<FLAG> +every other option, named after the flag/);
+  });
+
+  it("the tuning flags are the Dispatcher's and the client's options: their defaults, their values", () => {
+    const stubs = {
+      outbox: Object.fromEntries(
+        ['claim', 'complete', 'retry', 'fail', 'release', 'extendLease', 'stats'].map((m) => [m, () => {}]),
+      ),
+      client: { conversions: { confirm: () => {}, refund: () => {} } },
+    };
+    // Nothing given: exactly what the schemas resolve by themselves.
+    const defaults = tuningOptions(parse([]));
+    const dispatcher = dispatcherOptionsSchema.parse(stubs);
+    for (const [key, value] of Object.entries(defaults.dispatcher))
+      expect(value, key).toEqual(dispatcher[key as keyof typeof dispatcher]);
+    expect(defaults.client.timeout).toBe(clientOptionsSchema.parse({ baseUrl: 'http://x' }).timeout);
+    // Given: each value lands on its option, under the option's own name.
+    const given = tuningOptions(
+      parse(
+        ['--batch-size', '7', '--poll-ms', '20', '--backoff-min-ms', '0', '--request-timeout-ms', '900'],
+        {
+          POSTBACK_BACKOFF_MAX_MS: '5000',
+        },
+      ),
+    );
+    expect(given.dispatcher).toMatchObject({
+      batchSize: 7,
+      pollIntervalMs: 20,
+      backoff: { baseMs: dispatcher.backoff.baseMs, maxMs: 5000, minMs: 0 },
+    });
+    expect(given.client).toEqual({ timeout: 900 });
+    // Every tuning flag is in the table, --help names the option it sets, and so does the README's row
+    // (with the schema's default).
+    const help = renderHelp(workerSpec);
+    const readme = readFileSync(new URL('../README.md', import.meta.url), 'utf8').split('\n');
+    for (const [flag, { options, path }] of Object.entries(TUNING_FLAGS)) {
+      const table = workerSpec.flags[flag as keyof typeof TUNING_FLAGS];
+      expect(help).toContain(`option ${path.join('.')}`);
+      const row = readme.find((line) => line.startsWith(`| \`--${flag} N\` |`))?.split(' | ');
+      expect(row?.[1], flag).toBe(
+        `\`${path.join('.')}\` (${options === 'client' ? 'client' : 'Dispatcher'})`,
+      );
+      expect(Number(row?.[2]?.replaceAll(' ', '')), flag).toBe(table.default);
+    }
   });
 
   it('--schema (POSTBACK_PG_SCHEMA) is an option of every command that opens a backend', () => {

@@ -4,7 +4,8 @@
  * nothing is left `inflight`. One log line per Dispatcher event; the API key (from `POSTBACK_API_KEY`)
  * is never printed, nor are per-account keys (`--keys-file`, `POSTBACK_API_KEY__<ACCOUNT>`: see keys.ts).
  */
-import { type AccountPause, DEFAULT_AUTH_PAUSE_MS } from '@postback/core';
+import { createRedactor } from '@postback/client';
+import type { AccountPause, RunSummary } from '@postback/core';
 import { backendFlags, EXIT, UsageError } from '../args.ts';
 import { type Command, defineCommand } from '../command.ts';
 import { type CommandContext, defaultContext, openFromFlags } from '../context.ts';
@@ -13,13 +14,9 @@ import { type AccountKeys, KeysError, loadAccountKeys } from '../keys.ts';
 import { createLogger, eventFields, type LogLevel } from '../log.ts';
 import { storeReturnWindowMs } from '../retention.ts';
 import { workerSpec } from '../specs/worker.ts';
-import {
-  type DispatcherHandle,
-  effectiveTuning,
-  realFactories,
-  type WorkerFactories,
-} from '../worker-factories.ts';
+import { type DispatcherHandle, realFactories, type WorkerFactories } from '../worker-factories.ts';
 import { startWorkerMetrics, type WorkerMetrics } from '../worker-metrics.ts';
+import { tuningOptions } from '../worker-options.ts';
 import { type Routines, startRoutines } from '../worker-routines.ts';
 
 function parseBaseUrl(value: string): string {
@@ -45,14 +42,14 @@ function parseBaseUrl(value: string): string {
  */
 function pausedExit(
   pause: { status: number | null; reason: string } | null,
-  scrub: (text: string) => string,
+  redact: (text: string) => string,
   io: { stderr(text: string): void },
 ): number {
   const keyRefused = pause === null || pause.status === 401 || pause.status === 403;
   const what = keyRefused
     ? 'the service refused the API key; check POSTBACK_API_KEY and its scopes'
     : "the answers are not the ad service's; check --base-url / POSTBACK_API_URL";
-  const reason = pause === null ? '' : `: ${scrub(pause.reason)}`;
+  const reason = pause === null ? '' : `: ${redact(pause.reason)}`;
   io.stderr(`${text`postback worker: delivery paused, jobs left pending (${what})${reason}`}\n`);
   return keyRefused ? EXIT.keyRefused : EXIT.misconfigured;
 }
@@ -63,11 +60,11 @@ function pausedExit(
  */
 function accountsPausedExit(
   paused: readonly AccountPause[],
-  scrub: (text: string) => string,
+  redact: (text: string) => string,
   io: { stderr(text: string): void },
 ): number {
   const which = paused
-    .map((p) => `${p.account === null ? '(no account)' : jsonText(p.account)} (${scrub(p.reason)})`)
+    .map((p) => `${p.account === null ? '(no account)' : jsonText(p.account)} (${redact(p.reason)})`)
     .join(', ');
   io.stderr(
     `${text`postback worker: ${paused.length} account(s) paused, their jobs left pending (check --keys-file / POSTBACK_API_KEY): ${which}`}\n`,
@@ -132,27 +129,16 @@ export function createWorkerCommand(
     const envKey = io.env.POSTBACK_API_KEY;
     const apiKey = envKey === undefined || envKey === '' ? undefined : envKey;
     const baseUrl = parseBaseUrl(values['base-url']);
-    const tuning = {
-      concurrency: values.concurrency,
-      leaseMs: values['lease-ms'],
-      pollMs: values['poll-ms'],
-      backoffBaseMs: values['backoff-base-ms'],
-      backoffMaxMs: values['backoff-max-ms'],
-      backoffMinMs: values['backoff-min-ms'],
-      requestTimeoutMs: values['request-timeout-ms'],
-    };
+    // The tuning flags are the Dispatcher's and the client's own options (worker-options.ts).
+    const tuning = tuningOptions(values);
     const shutdownTimeoutMs = values['shutdown-timeout-ms'];
     // Per-account keys (keys.ts): the keys file is read now (a bad one is a usage error), then watched.
-    // The logger reads `keys` lazily: it is set before anything logs.
+    // The logger asks `keys` at each line: it is set before anything but a keys-file warning logs.
     let keys: AccountKeys | undefined;
-    const secrets = () => keys?.secrets() ?? (apiKey === undefined ? [] : [apiKey]);
-    const scrub = (line: string) => {
-      let out = line;
-      for (const secret of secrets()) if (secret.length > 0) out = out.split(secret).join('[redacted]');
-      return out;
-    };
+    const envRedact = createRedactor(apiKey ?? []);
+    const redact = (line: string) => (keys === undefined ? envRedact(line) : keys.redact(line));
     // Logs go to stderr (stdout stays free for output a script reads); pino's JSON lines with --log json.
-    const logger = createLogger(format, (line) => io.stderr(line), secrets, Date.now, {
+    const logger = createLogger(format, (line) => io.stderr(line), redact, Date.now, {
       level: values['log-level'] as LogLevel,
     });
     try {
@@ -185,15 +171,15 @@ export function createWorkerCommand(
     let dispatcher: DispatcherHandle;
     try {
       dispatcher = await factories.createDispatcher({
-        outbox: backend.outbox,
-        baseUrl,
-        apiKey,
-        apiKeyFor: accountKeys.perAccount ? accountKeys.keyFor : undefined,
-        secrets,
-        authPauseMs: values['auth-pause-ms'],
-        wake: backend.wake,
-        now: ctx.now,
-        ...tuning,
+        dispatcher: {
+          outbox: backend.outbox,
+          now: ctx.now,
+          ...(accountKeys.perAccount ? { apiKeyFor: accountKeys.keyFor } : {}),
+          ...(backend.wake === undefined ? {} : { wake: backend.wake }),
+          ...tuning.dispatcher,
+        },
+        client: { baseUrl, ...(apiKey === undefined ? {} : { apiKey }), ...tuning.client },
+        redact: accountKeys.redact,
       });
     } catch (error) {
       accountKeys.close();
@@ -239,7 +225,7 @@ export function createWorkerCommand(
       );
     };
     // The batch of `--drain` still running when a signal came: awaited before the store closes.
-    let batch: Promise<{ claimed: number }> | undefined;
+    let batch: Promise<RunSummary> | undefined;
     // The summary and the scheduled prune (worker-routines.ts), stopped before the store closes.
     let routines: Routines | undefined;
     const deliver = async (): Promise<number> => {
@@ -255,8 +241,9 @@ export function createWorkerCommand(
         // Per-account keys: how many accounts have one (never the keys), and where they come from.
         accountKeys: accountKeys.accounts(),
         keysFile: values['keys-file'] ?? 'none',
-        authPauseMs: values['auth-pause-ms'] ?? DEFAULT_AUTH_PAUSE_MS,
-        ...effectiveTuning(tuning),
+        // The Dispatcher's and the client's options as their schemas resolved them.
+        ...tuning.dispatcher,
+        client: tuning.client,
         shutdownTimeoutMs,
         drain: values.drain,
         pruneEveryMs: backend.outbox.features.prune ? values['prune-every'] : 0,
@@ -293,10 +280,10 @@ export function createWorkerCommand(
       // Jobs still sending at the timeout were released to pending (not counted as an attempt):
       // nothing is lost or left inflight, so this is still a graceful stop.
       logger.log(result.released > 0 ? 'warn' : 'info', 'worker.stopped', { released: result.released });
-      if (values.drain && dispatcher.paused()) return pausedExit(pause, scrub, io);
+      if (values.drain && dispatcher.paused()) return pausedExit(pause, accountKeys.redact, io);
       if (values.drain && accountKeys.perAccount) {
         const paused = await dispatcher.pausedAccounts();
-        if (paused.length > 0) return accountsPausedExit(paused, scrub, io);
+        if (paused.length > 0) return accountsPausedExit(paused, accountKeys.redact, io);
       }
       return EXIT.ok;
     };

@@ -1,13 +1,6 @@
 /** The table of `postback worker`. */
-import { DEFAULT_TIMEOUT_MS } from '@postback/client';
-import {
-  DEFAULT_AUTH_PAUSE_MS,
-  DEFAULT_BACKOFF,
-  DEFAULT_CONCURRENCY,
-  DEFAULT_LEASE_MS,
-  DEFAULT_POLL_INTERVAL_MS,
-} from '@postback/core';
 import type { CommandSpec } from '../spec.ts';
+import { tuningFlag } from '../worker-options.ts';
 import { BACKEND_ENV, BACKEND_FLAGS, BACKEND_USAGE } from './backend.ts';
 import { DEFAULT_PRUNE_OLDER_THAN } from './prune.ts';
 
@@ -29,7 +22,7 @@ export const DEFAULT_SUMMARY_EVERY = '1m';
  */
 export const DEFAULT_SHUTDOWN_TIMEOUT_MS = 30_000;
 
-/** The worker's flags. Tuning flags without a `default` leave the Dispatcher's (or client's) own default. */
+/** The worker's flags. */
 export const workerSpec = {
   name: 'worker',
   summary: 'Deliver queued jobs to the ad service until SIGTERM/SIGINT',
@@ -69,52 +62,26 @@ export const workerSpec = {
         'JSON object of account → API key ({"shop-17": "pbsk_..."}), read again\n' +
         'whenever it changes (no restart); a version that does not parse keeps the last keys',
     },
-    'auth-pause-ms': {
-      type: 'integer',
-      value: 'N',
-      help:
-        'how long a refused key (401/403) pauses delivery, or its account, before one job\n' +
-        `probes it again (Dispatcher default ${DEFAULT_AUTH_PAUSE_MS})`,
-    },
-    concurrency: {
-      type: 'integer',
-      value: 'N',
-      help: `sends in flight at once (Dispatcher default ${DEFAULT_CONCURRENCY})`,
-    },
-    'lease-ms': {
-      type: 'integer',
-      value: 'N',
-      help:
-        'how long a claim holds before another worker may take the job\n' +
-        `(Dispatcher default ${DEFAULT_LEASE_MS}; renewed while a send runs)`,
-    },
-    'poll-ms': {
-      type: 'integer',
-      value: 'N',
-      help: `how often to look for due jobs when idle (Dispatcher default ${DEFAULT_POLL_INTERVAL_MS})`,
-    },
-    'backoff-base-ms': {
-      type: 'integer',
-      value: 'N',
-      help:
-        'first retry delay ceiling, doubling per attempt, full jitter\n' +
-        `(Dispatcher default ${DEFAULT_BACKOFF.baseMs}); never past a job's deadline`,
-    },
-    'backoff-max-ms': {
-      type: 'integer',
-      value: 'N',
-      help: `largest retry delay ceiling (Dispatcher default ${DEFAULT_BACKOFF.maxMs})`,
-    },
-    'backoff-min-ms': {
-      type: 'integer',
-      value: 'N',
-      help: `shortest retry delay, also after Retry-After: 0 (Dispatcher default ${DEFAULT_BACKOFF.minMs})`,
-    },
-    'request-timeout-ms': {
-      type: 'integer',
-      value: 'N',
-      help: `timeout of one HTTP request (client default ${DEFAULT_TIMEOUT_MS})`,
-    },
+    // The tuning flags: each is an option of the Dispatcher or the client (worker-options.ts), with the
+    // default, bounds and checks of that option's schema.
+    'auth-pause-ms': tuningFlag(
+      'auth-pause-ms',
+      'how long a refused key (401/403) pauses delivery, or its account, before one job\nprobes it again',
+    ),
+    concurrency: tuningFlag('concurrency', 'sends in flight at once'),
+    'batch-size': tuningFlag('batch-size', 'most jobs claimed at once'),
+    'lease-ms': tuningFlag(
+      'lease-ms',
+      'how long a claim holds before another worker may take the job\n(renewed while a send runs)',
+    ),
+    'poll-ms': tuningFlag('poll-ms', 'how often to look for due jobs when idle'),
+    'backoff-base-ms': tuningFlag(
+      'backoff-base-ms',
+      "first retry delay ceiling, doubling per attempt, full jitter; never past a job's\ndeadline",
+    ),
+    'backoff-max-ms': tuningFlag('backoff-max-ms', 'largest retry delay ceiling'),
+    'backoff-min-ms': tuningFlag('backoff-min-ms', 'shortest retry delay, also after Retry-After: 0'),
+    'request-timeout-ms': tuningFlag('request-timeout-ms', 'timeout of one HTTP request'),
     'shutdown-timeout-ms': {
       type: 'integer',
       value: 'N',
