@@ -1,5 +1,7 @@
+import { readFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { type SandboxWorld, startSandboxWorld } from '@postback/sandbox/testing';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -108,6 +110,70 @@ describe('postback worker (in process)', () => {
     const code = await main(['worker', '--db', db.file, '--base-url', world.url, '--drain', ...FAST], io);
     expect(code).toBe(0);
     expect(await counts()).toMatchObject({ delivered: 5, pending: 0, inflight: 0 });
+  });
+
+  it('with --drain, ends with one info line counting what it did (what a cron log keeps)', async () => {
+    const outbox = db.open();
+    await outbox.confirm({
+      orderId: 'never-issued',
+      valueMicros: 1,
+      click: { token: 'tok_never_issued_by_the_service', clickedAt: Date.now() },
+    });
+    await outbox.close();
+    await enqueueClicks(3);
+    const io = captureIo({ env: { POSTBACK_API_KEY: world.conversionsKey } });
+    const code = await main(
+      ['worker', '--db', db.file, '--base-url', world.url, '--drain', '--log', 'json', ...FAST],
+      io,
+    );
+    expect(code, io.err()).toBe(0);
+    const events = io
+      .err()
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line) as Record<string, unknown>);
+    const drained = events.filter((e) => e.msg === 'worker.drained');
+    expect(drained).toHaveLength(1);
+    expect(drained[0]).toMatchObject({
+      level: 30,
+      claimed: 4,
+      delivered: 3,
+      retried: 0,
+      dead: 1,
+      expired: 0,
+      deferred: 0,
+    });
+    // After the stop: nothing it counts can change any more.
+    expect(events.findIndex((e) => e.msg === 'worker.drained')).toBeGreaterThan(
+      events.findIndex((e) => e.msg === 'worker.stopped'),
+    );
+  });
+
+  it('names itself in its heart-beats by this machine, this process and the version of the CLI', async () => {
+    const io = captureIo({ env: { POSTBACK_API_KEY: world.conversionsKey } });
+    const running = main(['worker', '--db', db.file, '--base-url', world.url, ...FAST], io);
+    try {
+      let beat: Record<string, unknown> | undefined;
+      await waitUntil(async () => {
+        const status = captureIo();
+        if ((await main(['status', '--db', db.file, '--json'], status)) !== 0) return false;
+        beat = JSON.parse(status.out()).workers[0];
+        return beat !== undefined;
+      }, 15_000);
+      const { version } = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8'));
+      expect(beat).toMatchObject({ version, host: hostname(), pid: process.pid });
+      // host:pid:random, as the README's examples show it.
+      const id = /^([^:]+):(\d+):([0-9a-f]{8})$/;
+      expect(beat?.workerId).toMatch(id);
+      expect(beat?.workerId).toMatch(new RegExp(`^${hostname()}:${process.pid}:`));
+      const readme = readFileSync(new URL('../README.md', import.meta.url), 'utf8');
+      const shown = [...readme.matchAll(/shop-1:\d+:[^)"`\s]*/g)].map((m) => m[0]);
+      expect(shown.length).toBeGreaterThan(0);
+      for (const example of shown) expect(example).toMatch(id);
+    } finally {
+      io.controller.abort();
+    }
+    expect(await running, io.err()).toBe(0);
   });
 
   it('with --drain, exits 4 (not 0) when the service refuses the key, leaving the jobs pending, and never prints the key', async () => {

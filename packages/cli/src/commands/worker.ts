@@ -4,6 +4,7 @@
  * nothing is left `inflight`. One log line per Dispatcher event; the API key (from `POSTBACK_API_KEY`)
  * is never printed, nor are per-account keys (`--keys-file`, `POSTBACK_API_KEY__<ACCOUNT>`: see keys.ts).
  */
+import { hostname } from 'node:os';
 import { createRedactor } from '@postback/client';
 import type { AccountPause, RunSummary } from '@postback/core';
 import { backendFlags, EXIT, UsageError } from '../args.ts';
@@ -14,6 +15,7 @@ import { type AccountKeys, KeysError, loadAccountKeys } from '../keys.ts';
 import { createLogger, eventFields, type LogLevel } from '../log.ts';
 import { storeReturnWindowMs } from '../retention.ts';
 import { workerSpec } from '../specs/worker.ts';
+import { cliVersion } from '../version.ts';
 import { type DispatcherHandle, realFactories, type WorkerFactories } from '../worker-factories.ts';
 import { startWorkerMetrics, type WorkerMetrics } from '../worker-metrics.ts';
 import { tuningOptions } from '../worker-options.ts';
@@ -106,6 +108,11 @@ async function within<T>(promise: Promise<T>, ms: number, what: string): Promise
   }
 }
 
+/** Adds the counts of one `runOnce` to a total (in place). */
+function add(total: RunSummary, round: RunSummary): void {
+  for (const key of Object.keys(total) as Array<keyof RunSummary>) total[key] += round[key];
+}
+
 /** Waits until the signal aborts. */
 function aborted(signal: AbortSignal): Promise<void> {
   if (signal.aborted) return Promise.resolve();
@@ -174,6 +181,8 @@ export function createWorkerCommand(
         dispatcher: {
           outbox: backend.outbox,
           now: ctx.now,
+          // Who this worker is in its heart-beats (`postback status`): the CLI's version, this machine.
+          worker: { version: cliVersion(), host: hostname() },
           ...(accountKeys.perAccount ? { apiKeyFor: accountKeys.keyFor } : {}),
           ...(backend.wake === undefined ? {} : { wake: backend.wake }),
           ...tuning.dispatcher,
@@ -226,6 +235,8 @@ export function createWorkerCommand(
     };
     // The batch of `--drain` still running when a signal came: awaited before the store closes.
     let batch: Promise<RunSummary> | undefined;
+    // What the batches of a `--drain` run did, added up.
+    let drained: RunSummary | undefined;
     // The summary and the scheduled prune (worker-routines.ts), stopped before the store closes.
     let routines: Routines | undefined;
     const deliver = async (): Promise<number> => {
@@ -266,9 +277,11 @@ export function createWorkerCommand(
       if (values.drain) {
         // Batch by batch until a claim finds nothing due (or a 401/403 pauses delivery, or a signal).
         const interrupted = aborted(io.signal).then(() => null);
+        drained = { claimed: 0, delivered: 0, retried: 0, dead: 0, expired: 0, deferred: 0, lost: 0 };
         for (;;) {
           batch = dispatcher.runOnce();
           const round = await Promise.race([batch, interrupted]);
+          if (round !== null) add(drained, round);
           if (round === null || round.claimed === 0 || dispatcher.paused()) break;
         }
       } else {
@@ -280,6 +293,9 @@ export function createWorkerCommand(
       // Jobs still sending at the timeout were released to pending (not counted as an attempt):
       // nothing is lost or left inflight, so this is still a graceful stop.
       logger.log(result.released > 0 ? 'warn' : 'info', 'worker.stopped', { released: result.released });
+      // What a `--drain` run did, at the default level: the line a cron log keeps. (A batch cut short by
+      // a signal is not in it: its jobs were released or recorded during the stop.)
+      if (drained !== undefined) logger.log('info', 'worker.drained', { ...drained });
       if (values.drain && dispatcher.paused()) return pausedExit(pause, accountKeys.redact, io);
       if (values.drain && accountKeys.perAccount) {
         const paused = await dispatcher.pausedAccounts();
