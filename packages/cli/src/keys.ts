@@ -138,7 +138,10 @@ export interface KeysReload {
 
 /** Options of {@link loadAccountKeys}. */
 export interface AccountKeysOptions {
-  /** `POSTBACK_API_KEY`: the key of jobs without an account (undefined or "": none). */
+  /**
+   * `POSTBACK_API_KEY`: the key of jobs without an account (undefined or "": none). A key that cannot be
+   * one (blank, a trailing CR from a Windows file) throws a {@link KeysError} naming the variable.
+   */
   defaultKey: string | undefined;
   /** The environment, for `POSTBACK_API_KEY__<ACCOUNT>`. */
   env: Readonly<Record<string, string | undefined>>;
@@ -148,6 +151,11 @@ export interface AccountKeysOptions {
   onReload?: (reload: KeysReload) => void;
   /** A version of the keys file could not be used: the previous keys stay. The message holds no key. */
   onError?: (message: string) => void;
+  /**
+   * The keys file can be read by other users than its owner (group or others may read it): one message,
+   * at start and whenever a reload finds it so after it was not. Names the file and its mode, never its text.
+   */
+  onExposed?: (message: string) => void;
   /** @defaultValue {@link KEYS_FILE_POLL_MS} */
   pollMs?: number;
   /** `fs.watch`, injectable (tests: one that never fires, to prove the timer alone reloads). */
@@ -196,6 +204,14 @@ function errorCode(error: unknown): string {
  */
 export async function loadAccountKeys(options: AccountKeysOptions): Promise<AccountKeys> {
   const defaultKey = options.defaultKey === '' ? undefined : options.defaultKey;
+  const badDefault = defaultKey === undefined ? undefined : keyProblem(defaultKey);
+  if (badDefault !== undefined) {
+    throw new KeysError(
+      defaultKey?.trim() === ''
+        ? 'POSTBACK_API_KEY is blank: set it to the API key, or leave it unset'
+        : 'POSTBACK_API_KEY must be printable ASCII without spaces or line ends (a CR or newline copied with the key?)',
+    );
+  }
   const envKeys = accountKeysFromEnv(options.env);
   const path = options.keysFile;
   let fileKeys = new Map<string, string>();
@@ -215,16 +231,31 @@ export async function loadAccountKeys(options: AccountKeysOptions): Promise<Acco
       redactorSize = seen.size;
     }
   };
+  // Whether the file was last seen readable by group or others (POSIX modes only), so it is said once.
+  let exposed = false;
+  const checkMode = (file: string, mode: number) => {
+    const now = process.platform !== 'win32' && (mode & 0o044) !== 0;
+    if (now && !exposed) {
+      const shown = (mode & 0o777).toString(8).padStart(4, '0');
+      options.onExposed?.(
+        `the keys file ${file} can be read by other users (mode ${shown}); make it readable by its owner only (chmod 600)`,
+      );
+    }
+    exposed = now;
+  };
 
   if (path !== undefined) {
     let textValue: string;
+    let mode: number;
     try {
       const s = await stat(path);
       textValue = await readFile(path, 'utf8');
       lastSignature = signatureOf(s);
+      mode = s.mode;
     } catch (error) {
       throw new KeysError(`cannot read the keys file ${path} (${errorCode(error)})`);
     }
+    checkMode(path, mode);
     try {
       use(parseKeysFile(textValue));
     } catch (error) {
@@ -247,6 +278,7 @@ export async function loadAccountKeys(options: AccountKeysOptions): Promise<Acco
     try {
       const s = await stat(file);
       signature = signatureOf(s);
+      checkMode(file, s.mode);
       if (!force && signature === lastSignature) return;
       textValue = await readFile(file, 'utf8');
     } catch (error) {

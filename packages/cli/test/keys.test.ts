@@ -3,7 +3,7 @@
  * key or any other text of the file), the `POSTBACK_API_KEY__<ACCOUNT>` variables, and the reload of the
  * keys file without a restart.
  */
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import fc from 'fast-check';
@@ -241,6 +241,54 @@ describe('loadAccountKeys', () => {
     const seen = ['pbsk_one_aaaaaa', 'pbsk_two_bbbbbbbb', 'pbsk_bee_cccccc', 'pbsk_three_eeeeee'];
     expect(keys.redact(seen.join(' '))).toBe(seen.map(() => '[redacted]').join(' '));
     expect(keys.redact('pbsk%5Fone%5Faaaaaa')).toBe('[redacted]');
+  });
+
+  it('says once, naming the file and its mode and nothing of its text, when others may read the keys file', async () => {
+    const file = tmp();
+    writeFileSync(file, JSON.stringify({ a: 'pbsk_mode_hhhhhh' }));
+    chmodSync(file, 0o644);
+    const warnings: string[] = [];
+    const keys = await loadAccountKeys({
+      defaultKey: undefined,
+      env: {},
+      keysFile: file,
+      pollMs: 20,
+      watch: (() => ({ on: () => undefined, close: () => undefined })) as never,
+      onExposed: (message) => warnings.push(message),
+    });
+    opened.push(keys);
+    expect(warnings).toEqual([
+      `the keys file ${file} can be read by other users (mode 0644); make it readable by its owner only (chmod 600)`,
+    ]);
+    // Fixed: nothing more; readable by the group again: said again, once.
+    chmodSync(file, 0o600);
+    await keys.check();
+    chmodSync(file, 0o640);
+    await waitUntil(async () => warnings.length > 1, 5_000, 10);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(warnings).toHaveLength(2);
+    expect(warnings[1]).toMatch(/\(mode 0640\)/);
+    expect(warnings.join('')).not.toContain('pbsk_mode');
+    // A file only its owner reads: not a word.
+    const quiet: string[] = [];
+    chmodSync(file, 0o600);
+    const owner = await loadAccountKeys({
+      defaultKey: undefined,
+      env: {},
+      keysFile: file,
+      onExposed: (m) => quiet.push(m),
+    });
+    opened.push(owner);
+    expect(quiet).toEqual([]);
+  });
+
+  it('refuses a blank POSTBACK_API_KEY or one with a line end, naming the variable and never the key', async () => {
+    for (const key of ['  ', 'pbsk_default_key\r', 'pbsk_default_key\n']) {
+      const error = await loadAccountKeys({ defaultKey: key, env: {} }).catch((e) => e);
+      expect(error).toBeInstanceOf(KeysError);
+      expect(error.message).toMatch(/^POSTBACK_API_KEY (is blank|must be printable ASCII)/);
+      expect(error.message).not.toContain('pbsk_default_key');
+    }
   });
 
   it('sees a file replaced by a rename at once through fs.watch', async () => {

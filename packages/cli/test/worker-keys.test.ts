@@ -74,7 +74,10 @@ describe('postback worker --keys-file (many advertisers)', () => {
   it('a wrong key pauses only its account, status shows it, and fixing the file delivers its jobs without a restart', async () => {
     await enqueue(shopA, 'shop-a', 3);
     await enqueue(shopB, 'shop-b', 3);
-    writeFileSync(keysFile, JSON.stringify({ 'shop-a': shopA.conversionsKey, 'shop-b': WRONG_KEY }));
+    // Readable by its owner only, as the README asks (else the worker warns first).
+    writeFileSync(keysFile, JSON.stringify({ 'shop-a': shopA.conversionsKey, 'shop-b': WRONG_KEY }), {
+      mode: 0o600,
+    });
     // No POSTBACK_API_KEY: with a keys file the worker starts without one.
     const io = captureIo({ env: {} });
     const running = main(
@@ -179,7 +182,7 @@ describe('postback worker --keys-file (many advertisers)', () => {
   }, 60_000);
 
   it('a keys file that does not parse at start is a usage error (exit 2) that does not quote it', async () => {
-    writeFileSync(keysFile, `{"shop-a": "${shopA.conversionsKey}",, }`);
+    writeFileSync(keysFile, `{"shop-a": "${shopA.conversionsKey}",, }`, { mode: 0o600 });
     const io = captureIo({ env: {} });
     const code = await main(
       ['worker', '--db', db.file, '--base-url', shopA.url, '--keys-file', keysFile],

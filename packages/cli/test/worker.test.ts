@@ -1,4 +1,4 @@
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { hostname } from 'node:os';
@@ -230,6 +230,17 @@ describe('postback worker (in process)', () => {
         captureIo({ env: { POSTBACK_API_KEY: 'k' } }),
       ),
     ).toBe(2);
+  });
+
+  it('exits 2 naming POSTBACK_API_KEY when it is blank or ends in a CR, before the database is created', async () => {
+    for (const key of ['   ', `${world.conversionsKey}\r`]) {
+      const io = captureIo({ env: { POSTBACK_API_KEY: key } });
+      const code = await main(['worker', '--db', db.file, '--base-url', world.url, '--drain'], io);
+      expect(code, io.err()).toBe(2);
+      expect(io.err()).toMatch(/^postback worker: POSTBACK_API_KEY (is blank|must be printable ASCII)/);
+      expect(io.err()).not.toContain(world.conversionsKey);
+      expect(existsSync(db.file)).toBe(false);
+    }
   });
 
   it('exits 3 when the database cannot be opened', async () => {

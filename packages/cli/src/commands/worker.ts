@@ -155,6 +155,7 @@ export function createWorkerCommand(
         keysFile: values['keys-file'],
         onReload: (reload) => logger.log('info', 'worker.keys-reloaded', { ...reload }),
         onError: (message) => logger.log('error', 'worker.keys-file', { error: message }),
+        onExposed: (message) => logger.log('warn', 'worker.keys-file-readable', { warning: message }),
       });
     } catch (error) {
       if (error instanceof KeysError) throw new UsageError(error.message);
