@@ -8,7 +8,7 @@
  * so the command can report it by line number and go on. {@link readLines} streams a file line by line so
  * memory stays bounded whatever the file size.
  */
-import { createReadStream } from 'node:fs';
+import { type FileHandle, open } from 'node:fs/promises';
 import type { Readable } from 'node:stream';
 import {
   type ConfirmInput,
@@ -134,21 +134,53 @@ export const MAX_LINE_LENGTH = 1_048_576;
 export const TOO_LONG = Symbol('line too long');
 
 /**
- * Streams the lines of a file (or of `stdin` when `path` is `-`), one at a time, with the stream's own
+ * Opens the input of `enqueue --from`: `-` is `stdin`; a path must name something readable that is not a
+ * folder (a file, a pipe, `/dev/stdin`). Checked before the command opens its backend, so a bad `--from`
+ * creates no database: a {@link InputError} names the path and why.
+ *
+ * @example
+ * ```ts
+ * for await (const line of readLines(await openInput('jobs.ndjson'))) console.log(line);
+ * ```
+ */
+export async function openInput(path: string, stdin: Readable = process.stdin): Promise<Readable> {
+  if (path === '-') return stdin;
+  let handle: FileHandle;
+  try {
+    handle = await open(path, 'r');
+  } catch (error) {
+    const code = (error as { code?: unknown }).code;
+    throw new InputError(
+      code === 'ENOENT'
+        ? `no such file: ${path}`
+        : `cannot read ${path} (${typeof code === 'string' ? code : 'error'})`,
+    );
+  }
+  if ((await handle.stat()).isDirectory()) {
+    await handle.close();
+    throw new InputError(`${path} is a folder, not a file of JSON lines`);
+  }
+  return handle.createReadStream({ encoding: 'utf8' });
+}
+
+/** An input that cannot be read (see {@link openInput}); its message names the path. */
+export class InputError extends Error {
+  override name = 'InputError';
+}
+
+/**
+ * Streams the lines of an input (see {@link openInput}), one at a time, with the stream's own
  * backpressure: at most one chunk and one partial line are held, whatever the file size. Handles `\n` and
  * `\r\n`; a last line without a newline is yielded too.
  *
  * @example
  * ```ts
- * for await (const line of readLines('jobs.ndjson')) console.log(line);
+ * for await (const line of readLines(await openInput('jobs.ndjson'))) console.log(line);
  * ```
  */
 export async function* readLines(
-  path: string,
-  stdin: Readable = process.stdin,
+  input: AsyncIterable<string | Buffer>,
 ): AsyncGenerator<string | typeof TOO_LONG> {
-  const input: AsyncIterable<string | Buffer> =
-    path === '-' ? stdin : createReadStream(path, { encoding: 'utf8' });
   const decoder = new TextDecoder();
   let partial = '';
   let skipping = false;

@@ -250,7 +250,7 @@ describe('parseClickedAt', () => {
 describe('readLines', () => {
   const collect = async (chunks: string[]) => {
     const out: Array<string | typeof TOO_LONG> = [];
-    for await (const line of readLines('-', Readable.from(chunks))) out.push(line);
+    for await (const line of readLines(Readable.from(chunks))) out.push(line);
     return out;
   };
 

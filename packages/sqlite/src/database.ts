@@ -9,6 +9,7 @@
  */
 import { closeSync, existsSync, openSync, readSync, statSync } from 'node:fs';
 import { DatabaseSync } from 'node:sqlite';
+import { connectImmutable, connectReadOnly, folderWritable } from './read-only-connection.ts';
 import { migrate, SCHEMA_VERSION, SchemaVersionError } from './schema.ts';
 
 /**
@@ -88,7 +89,8 @@ export function isMemoryFilename(filename: string): boolean {
 
 /**
  * Looks at a file without changing it: its first 16 bytes, then (for a SQLite file) a read-only connection
- * that reads `user_version` and the schema. Nothing is written, the journal mode is left as it is.
+ * that reads `user_version` and the schema. Nothing is written, the journal mode is left as it is, and no
+ * `-wal` or `-shm` is created beside it (works on a read-only folder or mount too).
  *
  * @example
  * ```ts
@@ -116,9 +118,12 @@ export function inspectDatabaseFile(filename: string, busyTimeoutMs = 5_000): Da
     }
     if (header.toString('latin1') !== SQLITE_HEADER) return none('not-sqlite');
   }
-  const db = new DatabaseSync(filename, { readOnly: true });
+  // No `-wal`: no connection uses the file now, and a look at its schema creates none beside it (the file
+  // may be another application's). With one, read through it: a writer may be at work.
+  const db = existsSync(`${filename}-wal`)
+    ? connectReadOnly(filename, busyTimeoutMs)
+    : connectImmutable(filename);
   try {
-    db.exec(`PRAGMA busy_timeout = ${Math.trunc(busyTimeoutMs)}`);
     const { user_version: schemaVersion } = db.prepare('PRAGMA user_version').get() as {
       user_version: number;
     };
@@ -227,6 +232,56 @@ export function openDatabase(filename: string, options: OpenDatabaseOptions): Da
     db.close();
     throw error;
   }
+}
+
+/** A database opened by {@link openReadOnlyDatabase}. */
+export interface ReadOnlyDatabase {
+  /** The connection: every read works, every write fails (`SQLITE_READONLY`). */
+  db: DatabaseSync;
+  /** Closes the connection, and tidies what reading left beside the file (see {@link openReadOnlyDatabase}). */
+  close(): void;
+}
+
+/**
+ * Opens a postback database for reading only (tools such as `postback status`): after the same read-only
+ * look as {@link openDatabase} with `create: false` (a missing, empty, older, newer or foreign file is
+ * refused), a connection that cannot write — no journal mode set, nothing migrated, so it works on a
+ * read-only file, folder or mount. In WAL mode SQLite reads through `-wal` and `-shm` files, which a
+ * read-only connection creates if they are missing and never deletes; when there were none before,
+ * `close()` lets SQLite delete them as it does when the last connection closes (a connection that reads
+ * the schema version and closes: nothing is written to the database file). On a read-only folder they
+ * cannot be created, and a file with no `-wal` is read as it is on disk (`immutable`).
+ *
+ * @example
+ * ```ts
+ * const { db, close } = openReadOnlyDatabase('postback.db', { busyTimeoutMs: 5_000 });
+ * ```
+ */
+export function openReadOnlyDatabase(
+  filename: string,
+  options: Pick<OpenDatabaseOptions, 'busyTimeoutMs'>,
+): ReadOnlyDatabase {
+  const hadWal = existsSync(`${filename}-wal`);
+  checkFile(filename, { ...options, synchronous: 'full', create: false });
+  const db = connectReadOnly(filename, options.busyTimeoutMs);
+  return {
+    db,
+    close() {
+      db.close();
+      if (hadWal || !existsSync(`${filename}-wal`) || !folderWritable(filename)) return;
+      try {
+        // Deletes the `-wal` and `-shm` only if no other connection uses them (SQLite's own rule).
+        const tidy = new DatabaseSync(filename);
+        try {
+          tidy.prepare('PRAGMA schema_version').get();
+        } finally {
+          tidy.close();
+        }
+      } catch {
+        // The files stay: SQLite's, harmless, removed by the next writer that closes last.
+      }
+    },
+  };
 }
 
 /**

@@ -3,7 +3,8 @@
  * bytes as they were. Only a caller that may create (`create`, the default) writes a new or empty file, and
  * a foreign database is adopted only when asked (`adoptForeign`).
  */
-import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { DatabaseSync } from 'node:sqlite';
 import { afterEach, describe, expect, it } from 'vitest';
 import { type TempDatabase, tempDatabase } from '../test/temp-files.ts';
@@ -118,6 +119,19 @@ describe('a database of another application', () => {
     expect(readFileSync(filename).equals(before)).toBe(true);
   });
 
+  it('in WAL mode, is looked at without a -wal or -shm left beside it', () => {
+    const filename = file();
+    const db = new DatabaseSync(filename);
+    db.exec('PRAGMA journal_mode = WAL; CREATE TABLE orders (id INTEGER PRIMARY KEY)');
+    db.close();
+    const before = readFileSync(filename);
+    const names = readdirSync(temp?.dir as string);
+    refused(() => open(filename), 'foreign', filename);
+    refused(() => open(filename, { readOnly: true }), 'foreign', filename);
+    expect(readdirSync(temp?.dir as string)).toEqual(names);
+    expect(readFileSync(filename).equals(before)).toBe(true);
+  });
+
   it('is not adopted by a caller that may not create', () => {
     const filename = shopDatabase();
     const before = readFileSync(filename);
@@ -188,5 +202,95 @@ describe('a new or empty file (create: true, the default)', () => {
     new DatabaseSync(filename).exec('VACUUM');
     expect(inspectDatabaseFile(filename).kind).toBe('empty');
     expect(open(filename).durability.journalMode).toBe('wal');
+  });
+});
+
+/** `chattr` on `path` (root, on a file system with attributes): whether it worked. */
+function chattr(flag: '+i' | '-i', path: string): boolean {
+  return spawnSync('chattr', [flag, path]).status === 0;
+}
+
+/** Whether this machine can make a folder immutable (a stand-in for a read-only mount). */
+const CAN_CHATTR = (() => {
+  const probe = tempDatabase('probe');
+  try {
+    const ok = chattr('+i', probe.dir);
+    if (ok) chattr('-i', probe.dir);
+    return ok;
+  } finally {
+    probe.cleanup();
+  }
+})();
+
+describe('readOnly: true (tools that only look)', () => {
+  /** An outbox file with one pending job, closed (no -wal, no -shm beside it). */
+  async function outboxFile(): Promise<string> {
+    const filename = file();
+    const writer = createSqliteOutbox({ filename });
+    await writer.confirm({
+      orderId: 'ord_1',
+      valueMicros: 1,
+      click: { token: 'tok_ro', clickedAt: Date.now() },
+    });
+    await writer.close();
+    return filename;
+  }
+
+  it('reads, refuses every write, and leaves the file and its folder as they were', async () => {
+    const filename = await outboxFile();
+    const before = { bytes: readFileSync(filename), mtime: statSync(filename).mtimeMs };
+    const names = readdirSync(temp?.dir as string);
+    const reader = open(filename, { readOnly: true });
+    expect(reader.threaded).toBe(false);
+    expect((await reader.stats(Date.now())).counts.pending).toBe(1);
+    await expect(
+      reader.confirm({
+        orderId: 'ord_2',
+        valueMicros: 1,
+        click: { token: 'tok_ro2', clickedAt: Date.now() },
+      }),
+    ).rejects.toThrow(/read-only/);
+    await expect(reader.claim({ now: Date.now(), limit: 1, leaseMs: 1_000 })).rejects.toThrow(/read-only/);
+    await reader.close();
+    expect(readFileSync(filename).equals(before.bytes)).toBe(true);
+    expect(statSync(filename).mtimeMs).toBe(before.mtime);
+    expect(readdirSync(temp?.dir as string)).toEqual(names);
+    refused(() => open(`${filename}.missing`, { readOnly: true }), 'missing', `${filename}.missing`);
+  });
+
+  it('sees what a writer still at work has committed (through its WAL)', async () => {
+    const filename = await outboxFile();
+    const writer = open(filename);
+    await writer.confirm({
+      orderId: 'ord_2',
+      valueMicros: 1,
+      click: { token: 'tok_w2', clickedAt: Date.now() },
+    });
+    const reader = open(filename, { readOnly: true });
+    expect((await reader.stats(Date.now())).counts.pending).toBe(2);
+    await writer.confirm({
+      orderId: 'ord_3',
+      valueMicros: 1,
+      click: { token: 'tok_w3', clickedAt: Date.now() },
+    });
+    expect((await reader.stats(Date.now())).counts.pending).toBe(3);
+  });
+
+  it.skipIf(!CAN_CHATTR)('reads a file in a folder it cannot write (as on a read-only mount)', async () => {
+    const filename = await outboxFile();
+    const dir = temp?.dir as string;
+    const names = readdirSync(dir);
+    expect(chattr('+i', dir)).toBe(true);
+    try {
+      // What a writer would need is refused there, as before.
+      expect(() => open(filename)).toThrow(/unable to open/);
+      const reader = open(filename, { readOnly: true });
+      expect((await reader.stats(Date.now())).counts.pending).toBe(1);
+      expect((await reader.getByOrder('ord_1'))[0]?.state).toBe('pending');
+      await reader.close();
+      expect(readdirSync(dir)).toEqual(names);
+    } finally {
+      chattr('-i', dir);
+    }
   });
 });

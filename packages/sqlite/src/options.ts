@@ -99,6 +99,20 @@ export const DEFAULT_THREAD = true;
 export const DEFAULT_CREATE = true;
 
 /**
+ * Whether the outbox only reads the file: opened by a connection that cannot write (no journal mode set,
+ * nothing created or migrated, a missing, empty or older file refused as with `create: false`), so it works
+ * on a read-only file, folder or mount; every write rejects. For tools that only look (`postback status`,
+ * `jobs`, `job`, `dlq list`). See "Foreign files and reading tools" in the README.
+ * @defaultValue false
+ *
+ * @example
+ * ```ts
+ * createSqliteOutbox({ filename, readOnly: !DEFAULT_READ_ONLY }); // look, never write
+ * ```
+ */
+export const DEFAULT_READ_ONLY = false;
+
+/**
  * Whether a SQLite database that holds tables of another application (and no postback schema) may be given
  * postback's tables and switched to WAL. Off by default: such a file is refused with a `DatabaseFileError`
  * (`code: 'foreign'`) and left byte for byte as it was, journal mode included. Even when adopting, a file
@@ -151,6 +165,8 @@ export const sqliteOutboxOptionsSchema = z.strictObject({
   create: z.boolean().default(DEFAULT_CREATE),
   /** @defaultValue {@link DEFAULT_ADOPT_FOREIGN} */
   adoptForeign: z.boolean().default(DEFAULT_ADOPT_FOREIGN),
+  /** @defaultValue {@link DEFAULT_READ_ONLY} */
+  readOnly: z.boolean().default(DEFAULT_READ_ONLY),
   ...connectionShape,
 });
 

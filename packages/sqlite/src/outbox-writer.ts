@@ -50,3 +50,22 @@ export function createLocalWriter(
     },
   };
 }
+
+/**
+ * The writer of a read-only outbox (the `readOnly` option): every write rejects, naming the file.
+ *
+ * @example
+ * ```ts
+ * await readOnlyWriter('postback.db').write('claim', [claimOptions]); // rejects: opened read-only
+ * ```
+ */
+export function readOnlyWriter(filename: string): OutboxWriter {
+  return {
+    write: () =>
+      Promise.reject(
+        new Error(`the SQLite outbox on ${filename} was opened read-only (readOnly: true): it cannot write`),
+      ),
+    commits: 0,
+    close: async () => {},
+  };
+}

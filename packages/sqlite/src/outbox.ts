@@ -28,7 +28,7 @@ import {
   validateRefundInput,
   type WindowPolicy,
 } from '@postback/core';
-import { type Durability, openDatabase, readDurability } from './database.ts';
+import { type Durability, openDatabase, openReadOnlyDatabase, readDurability } from './database.ts';
 import { claimArgs } from './fair-claim.ts';
 import {
   attemptValues,
@@ -50,7 +50,7 @@ import {
   sqliteOutboxOptionsSchema,
 } from './options.ts';
 import { createOutboxOperations, storedConfirm } from './outbox-operations.ts';
-import { createLocalWriter, type OutboxWriter } from './outbox-writer.ts';
+import { createLocalWriter, type OutboxWriter, readOnlyWriter } from './outbox-writer.ts';
 import { createThreadWriter } from './writer-thread/main-side.ts';
 
 /**
@@ -91,25 +91,29 @@ export function createSqliteOutbox(options: SqliteOutboxOptions): SqliteOutbox {
   const policy = Object.freeze(parsed.policy);
   const clock = parsed.now ?? Date.now;
   const filename = parsed.filename;
-  // This connection migrates the file (so a bad file fails here, synchronously) and serves the reads.
-  const db: DatabaseSync = openDatabase(filename, parsed);
+  // This connection migrates the file (so a bad file fails here, synchronously) and serves the reads. A
+  // read-only outbox's connection cannot write (and lets SQLite tidy its WAL files when it closes).
+  const reader = parsed.readOnly ? openReadOnlyDatabase(filename, parsed) : null;
+  const db: DatabaseSync = reader?.db ?? openDatabase(filename, parsed);
   const ops = createOutboxOperations(db, policy);
   const inMemory = filename === ':memory:' || filename === '';
-  const threaded = parsed.thread && !inMemory;
+  const threaded = parsed.thread && !inMemory && !parsed.readOnly;
   const durability = Object.freeze(readDurability(db));
   const local = () => createLocalWriter(db, ops, { maxBatchSize: parsed.maxBatchSize });
-  const writer: OutboxWriter = threaded
-    ? createThreadWriter(
-        {
-          filename,
-          synchronous: parsed.synchronous,
-          busyTimeoutMs: parsed.busyTimeoutMs,
-          maxBatchSize: parsed.maxBatchSize,
-          policy: { ...policy },
-        },
-        local,
-      )
-    : local();
+  const writer: OutboxWriter = parsed.readOnly
+    ? readOnlyWriter(filename)
+    : threaded
+      ? createThreadWriter(
+          {
+            filename,
+            synchronous: parsed.synchronous,
+            busyTimeoutMs: parsed.busyTimeoutMs,
+            maxBatchSize: parsed.maxBatchSize,
+            policy: { ...policy },
+          },
+          local,
+        )
+      : local();
   let closed = false;
 
   /**
@@ -336,7 +340,8 @@ export function createSqliteOutbox(options: SqliteOutboxOptions): SqliteOutbox {
       closed = true;
       // Everything already accepted is committed before the file is closed.
       await writer.close();
-      db.close();
+      if (reader === null) db.close();
+      else reader.close();
     },
   };
   return outbox;

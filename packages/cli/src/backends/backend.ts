@@ -16,6 +16,12 @@ export interface BackendFlags {
   sqsWaitSeconds?: number;
   /** `false`: open only an outbox that exists and is current; never create or migrate (reading commands). */
   create?: boolean;
+  /**
+   * `true`: only read — a connection that cannot write, so a file on a read-only mount (or that this
+   * process may not write) is read, and no file is ever modified (`status`, `jobs`, `job`, `dlq list`).
+   * Implies `create: false`. SQLite only; the other backends read as they always do.
+   */
+  readOnly?: boolean;
 }
 
 /** An opened backend: the outbox, plus whatever the worker needs to wake up early (LISTEN/NOTIFY). */

@@ -76,7 +76,10 @@ export async function openBackend(
     }
   };
   if (flags.db !== undefined) {
-    const access = flags.create === undefined ? {} : { create: flags.create };
+    const access = {
+      ...(flags.create === undefined ? {} : { create: flags.create }),
+      ...(flags.readOnly === undefined ? {} : { readOnly: flags.readOnly }),
+    };
     return (await load('SQLite', loaders.sqlite)).open(flags.db, env, access);
   }
   if (flags.pg !== undefined) {

@@ -34,6 +34,8 @@ export interface SqliteOpenAccess {
   create?: boolean;
   /** Whether another application's SQLite database may be given our tables (`migrate` on request). @defaultValue false */
   adoptForeign?: boolean;
+  /** Whether the command only reads: the file is opened by a connection that cannot write. @defaultValue false */
+  readOnly?: boolean;
 }
 
 /**
@@ -74,6 +76,7 @@ export async function open(
     filename: file,
     ...(access.create === undefined ? {} : { create: access.create }),
     ...(access.adoptForeign === undefined ? {} : { adoptForeign: access.adoptForeign }),
+    ...(access.readOnly === undefined ? {} : { readOnly: access.readOnly }),
   };
   const synchronous = env.POSTBACK_SQLITE_SYNCHRONOUS;
   if (synchronous !== undefined && synchronous !== '') {
@@ -81,8 +84,13 @@ export async function open(
   }
   const busy = env.POSTBACK_SQLITE_BUSY_TIMEOUT_MS;
   if (busy !== undefined && busy !== '') {
-    // Left as a number-or-NaN: the options schema rejects anything but a non-negative integer, naming it.
-    options.busyTimeoutMs = /^\d+$/.test(busy) ? Number(busy) : Number.NaN;
+    // Digits only (the schema checks the range); anything else is named with what was given.
+    if (!/^\d+$/.test(busy))
+      throw new OptionsError(
+        ENV_OF.busyTimeoutMs as string,
+        `must be an integer of milliseconds, got '${busy}'`,
+      );
+    options.busyTimeoutMs = Number(busy);
   }
   let outbox: ReturnType<typeof createSqliteOutbox>;
   try {

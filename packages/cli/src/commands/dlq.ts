@@ -376,7 +376,11 @@ export function createDlqCommand(
 ): Command {
   return defineCommand(dlqSpec, async ({ values, positionals }, io) => {
     const action = checkAction(positionals, values, prompt);
-    const backend = await openFromFlags(ctx, backendFlags(values), io.env, { mustExist: true });
+    // `list` only looks; `replay` and `purge` write (to a file that must exist already).
+    const backend = await openFromFlags(ctx, backendFlags(values), io.env, {
+      mustExist: true,
+      readOnly: action === 'list',
+    });
     try {
       if (action === 'list') return await list(backend.outbox, values, io);
       if (action === 'replay') return await replay(backend.outbox, values, io, ctx.now);

@@ -3,7 +3,6 @@
  * one JSON object per line. The file is streamed, so memory stays bounded whatever its size; each bad
  * line is reported by number and field and skipped, and the good ones are all enqueued.
  */
-import { existsSync } from 'node:fs';
 import type { Readable } from 'node:stream';
 import type { Outbox } from '@postback/core';
 import { backendFlags, EXIT, UsageError, validationProblem } from '../args.ts';
@@ -11,9 +10,11 @@ import { type Command, defineCommand } from '../command.ts';
 import { type CommandContext, defaultContext, openFromFlags } from '../context.ts';
 import { jsonText, text } from '../format.ts';
 import {
+  InputError,
   type JobLine,
   type LineError,
   MAX_LINE_LENGTH,
+  openInput,
   parseJobLine,
   readLines,
   TOO_LONG,
@@ -64,9 +65,21 @@ export function createEnqueueCommand(
   stdin: Readable = process.stdin,
 ): Command {
   return defineCommand(enqueueSpec, async ({ values }, io) => {
-    const from = values.from;
-    if (from !== '-' && !existsSync(from)) throw new UsageError(`--from: no such file: ${from}`);
-    const backend = await openFromFlags(ctx, backendFlags(values), io.env);
+    // The input first: a --from that cannot be read is a usage error before any database is created.
+    let input: Readable;
+    try {
+      input = await openInput(values.from, stdin);
+    } catch (error) {
+      if (error instanceof InputError) throw new UsageError(`--from: ${error.message}`);
+      throw error;
+    }
+    let backend: Awaited<ReturnType<typeof openFromFlags>>;
+    try {
+      backend = await openFromFlags(ctx, backendFlags(values), io.env);
+    } catch (error) {
+      if (input !== stdin) input.destroy();
+      throw error;
+    }
     const summary: EnqueueSummary = {
       lines: 0,
       confirms: { created: 0, existing: 0 },
@@ -95,7 +108,7 @@ export function createEnqueueCommand(
     };
     try {
       let lineNo = 0;
-      for await (const text of readLines(from, stdin)) {
+      for await (const text of readLines(input)) {
         lineNo += 1;
         if (text === TOO_LONG) {
           summary.lines += 1;

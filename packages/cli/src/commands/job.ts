@@ -133,7 +133,7 @@ export function createJobCommand(ctx: CommandContext = defaultContext): Command 
       throw new UsageError('--account must not be empty (leave it out for the order without an account)');
     // An order is its account and its order id; without --account it is the order without one.
     const account = accountFilter({ account: values.account }) ?? null;
-    const backend = await openFromFlags(ctx, backendFlags(values), io.env, { mustExist: true });
+    const backend = await openFromFlags(ctx, backendFlags(values), io.env, { readOnly: true });
     try {
       const now = ctx.now();
       const outbox = backend.outbox;

@@ -107,7 +107,7 @@ export function createJobsCommand(ctx: CommandContext = defaultContext): Command
   return defineCommand(jobsSpec, async ({ values }, io) => {
     const now = ctx.now();
     const filter = jobFilter(values, now);
-    const backend = await openFromFlags(ctx, backendFlags(values), io.env, { mustExist: true });
+    const backend = await openFromFlags(ctx, backendFlags(values), io.env, { readOnly: true });
     try {
       const { listableStates } = backend.outbox.features;
       const unlistable = (filter.states ?? []).filter((state) => !listableStates.includes(state));

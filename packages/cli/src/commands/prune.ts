@@ -19,7 +19,11 @@ import { pruneSpec } from '../specs/prune.ts';
  */
 export function createPruneCommand(ctx: CommandContext = defaultContext): Command {
   return defineCommand(pruneSpec, async ({ values }, io) => {
-    const backend = await openFromFlags(ctx, backendFlags(values), io.env, { mustExist: true });
+    // A dry run only looks.
+    const backend = await openFromFlags(ctx, backendFlags(values), io.env, {
+      mustExist: true,
+      readOnly: values['dry-run'],
+    });
     try {
       const now = ctx.now();
       const options = {

@@ -160,7 +160,7 @@ function alertLine(
 export function createStatusCommand(ctx: CommandContext = defaultContext): Command {
   return defineCommand(statusSpec, async ({ values }, io) => {
     const seenWithin = values['worker-seen-within'];
-    const backend = await openFromFlags(ctx, backendFlags(values), io.env, { mustExist: true });
+    const backend = await openFromFlags(ctx, backendFlags(values), io.env, { readOnly: true });
     try {
       const outbox = backend.outbox;
       const heartbeats = outbox.features.heartbeats;
