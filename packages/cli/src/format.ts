@@ -9,19 +9,33 @@
  * cannot reach the terminal; JSON output goes through {@link jsonText}, still JSON that parses to the
  * same values.
  */
-import { type AttemptRecord, escapeControls, type Job } from '@postback/core';
+import type { AttemptRecord, Job } from '@postback/core';
 
 /**
- * The text with every control character written as a `\u{…}` escape: core's `escapeControls`, the
- * notation of stored reasons, so it prints on one line and cannot move the cursor, clear the screen or
- * reverse the text.
+ * What a text view never shows raw, because it acts on the terminal or cannot be seen: control characters
+ * (C0, DEL, C1), line and paragraph separators, format characters (Unicode Cf: zero-width space, joiners,
+ * bidirectional marks and overrides, soft hyphen, byte-order mark, tags), the other default-ignorable
+ * characters (variation selectors, fillers), lone surrogates, noncharacters, and the spaces other than
+ * U+0020 (no-break and the like, which read as a plain space).
+ */
+const INVISIBLE =
+  /[\p{Cc}\p{Cf}\p{Zl}\p{Zp}\p{Cs}\p{Default_Ignorable_Code_Point}\p{Noncharacter_Code_Point}\u00a0\u1680\u2000-\u200a\u202f\u205f\u3000]/gu;
+
+/**
+ * The text with every control, invisible or format character written as a `\u{…}` escape — the notation
+ * of stored reasons (core's `escapeControls`, which covers the controls) — so it prints on one line, cannot
+ * move the cursor, clear the screen or reverse the text, and `z\u{200b}w` cannot pass for `zw`.
+ * Backslashes are left as they are, so escaping twice changes nothing.
  *
  * @example
  * ```ts
  * printable('late\n| 99 | delivered'); // 'late\\u{a}| 99 | delivered'
+ * printable('z\u200bw'); // 'z\\u{200b}w'
  * ```
  */
-export const printable: (value: string) => string = escapeControls;
+export function printable(value: string): string {
+  return value.replace(INVISIBLE, (c) => `\\u{${(c.codePointAt(0) as number).toString(16)}}`);
+}
 
 /**
  * Template tag for one piece of text output: the literal parts are kept, every interpolated value is
@@ -38,12 +52,10 @@ export function text(strings: TemplateStringsArray, ...values: unknown[]): strin
   return out;
 }
 
-/** Characters that JSON.stringify leaves raw but a terminal would act on. */
-const JSON_UNSAFE = /[\u007f-\u009f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]/g;
-
 /**
- * `JSON.stringify(value)` with the characters it leaves raw (DEL, C1, separators, bidi controls) written
- * as `\uXXXX` escapes too: the same JSON value, safe to print on a terminal.
+ * `JSON.stringify(value)` with the characters it leaves raw but a text view never shows raw (DEL, C1,
+ * separators, bidi and other format characters, zero-width and other invisible ones: see
+ * {@link printable}) written as `\uXXXX` escapes too: the same JSON value, safe to print on a terminal.
  *
  * @example
  * ```ts
@@ -51,9 +63,9 @@ const JSON_UNSAFE = /[\u007f-\u009f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u
  * ```
  */
 export function jsonText(value: unknown): string {
-  return JSON.stringify(value).replace(
-    JSON_UNSAFE,
-    (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`,
+  return JSON.stringify(value).replace(INVISIBLE, (c) =>
+    // Per UTF-16 unit: a character beyond U+FFFF (a tag) is written as its two surrogate escapes.
+    [...Array(c.length).keys()].map((i) => `\\u${c.charCodeAt(i).toString(16).padStart(4, '0')}`).join(''),
   );
 }
 

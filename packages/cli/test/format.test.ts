@@ -19,6 +19,30 @@ describe('text output of untrusted fields', () => {
     expect(printable(printable(HOSTILE))).toBe(printable(HOSTILE));
   });
 
+  it('writes invisible and format characters as escapes too, so z\u200bw cannot pass for zw', () => {
+    const samples: Array<[string, string]> = [
+      ['z\u200bw', 'z\\u{200b}w'], // zero-width space
+      ['a\u200cb\u200dc\u2060d', 'a\\u{200c}b\\u{200d}c\\u{2060}d'], // joiners, word joiner
+      ['\ufeffbom', '\\u{feff}bom'], // byte-order mark
+      ['soft\u00adhyphen', 'soft\\u{ad}hyphen'],
+      ['no\u00a0break\u3000wide', 'no\\u{a0}break\\u{3000}wide'], // spaces that read as U+0020
+      ['tag\u{e0041}', 'tag\\u{e0041}'], // a Unicode tag (invisible)
+      ['hangul\u3164filler', 'hangul\\u{3164}filler'],
+      ['lone\ud83dhalf', 'lone\\u{d83d}half'], // half of a surrogate pair
+      ['non\ufffechar', 'non\\u{fffe}char'],
+    ];
+    for (const [raw, shown] of samples) {
+      expect(printable(raw)).toBe(shown);
+      expect(printable(shown)).toBe(shown);
+      // JSON: the same value back, none of them raw.
+      const json = jsonText({ raw });
+      expect(JSON.parse(json)).toEqual({ raw });
+      expect(json).toMatch(/^[\x20-\x7e]*$/);
+    }
+    // Visible text, emoji included, is left alone.
+    expect(printable('shop-17 😀 café 注文')).toBe('shop-17 😀 café 注文');
+  });
+
   it('escapes the interpolated values of a text template and keeps its own newlines', () => {
     expect(text`a ${'x\ny'} b\n`).toBe('a x\\u{a}y b\n');
   });

@@ -4,7 +4,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { db, run, setUpCommandHarness } from './command-harness.ts';
-import { seedDead } from './db-fixture.ts';
+import { seedDead, token } from './db-fixture.ts';
 
 setUpCommandHarness();
 
@@ -42,5 +42,28 @@ describe('text output of a hostile reason', () => {
     expect(code).toBe(0);
     expect(pick(JSON.parse(out))).toBe(reason);
     expect(out.trimEnd()).not.toMatch(CONTROL);
+  });
+});
+
+describe('text output of an order id with an invisible character', () => {
+  it('jobs, job and status show it escaped (z\\u{200b}w), never as zw', async () => {
+    const outbox = db.open();
+    await outbox.confirm({
+      orderId: 'z\u200bw',
+      account: 'shop\u00a017',
+      valueMicros: 1,
+      click: { token: token(1), clickedAt: Date.now() },
+    });
+    await outbox.close();
+    for (const command of [
+      ['jobs'],
+      ['job', '--order', 'z\u200bw', '--account', 'shop\u00a017'],
+      ['status'],
+    ]) {
+      const { code, out } = await run([...command, '--db', db.file]);
+      expect(code, out).toBe(0);
+      expect(out, command.join(' ')).toContain('z\\u{200b}w');
+      expect(out).not.toMatch(/[\u200b\u00a0]/);
+    }
   });
 });
