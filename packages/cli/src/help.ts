@@ -3,7 +3,7 @@
  * every table's summary. Nothing here is written by hand per command, so the help cannot drift from the
  * flags the parser accepts.
  */
-import { type CommandSpec, envOf, type FlagSpec } from './spec.ts';
+import { type CommandSpec, type EnvSpec, envOf, type FlagSpec, flagEnvName } from './spec.ts';
 
 /** Two columns: names padded to the widest, continuation lines of the text indented to match. */
 function columns(rows: ReadonlyArray<readonly [string, string]>): string[] {
@@ -34,21 +34,27 @@ export function renderHelp(spec: CommandSpec): string {
   const [first, ...more] = spec.usage;
   const lines = [`Usage: ${first ?? `postback ${spec.name}`}`, ...more.map((line) => `       ${line}`)];
   lines.push('', spec.description);
-  // Required variables first, then the flags' fallbacks, then the rest.
-  const vars = spec.env ?? [];
+  // Required variables first, then the flags' fallbacks, then the rest. A variable that goes with a flag
+  // is shown only when the command has that flag.
+  const vars = (spec.env ?? []).filter((v) => v.flag === undefined || Object.hasOwn(spec.flags, v.flag));
+  const varHelp = (v: EnvSpec) => (v.flag === undefined ? v.help : `--${v.flag}: ${v.help}`);
   const env: Array<[string, string]> = vars
     .filter((v) => v.required)
-    .map((v) => [v.name, `${v.help} (required)`]);
+    .map((v) => [v.name, `${varHelp(v)} (required)`]);
   for (const [name, flag] of Object.entries(spec.flags))
     if (typeof flag.env === 'string') env.push([flag.env, `--${name} when the flag is not given`]);
-  if (spec.flagEnv) {
+  // The rule's example is a flag of this very command.
+  const example = Object.entries(spec.flags).find(
+    ([name, flag]) => name.includes('-') && flag.type !== 'boolean' && flag.env === undefined,
+  )?.[0];
+  if (spec.flagEnv && example !== undefined) {
     env.push([
       'POSTBACK_<FLAG>',
-      'every other option, named after the flag (--batch-size: POSTBACK_BATCH_SIZE;\n' +
+      `every other option, named after the flag (--${example}: ${flagEnvName(example)};\n` +
         'switches take 1/0, true/false); the flag wins over the variable',
     ]);
   }
-  for (const v of vars) if (!v.required) env.push([v.name, v.help]);
+  for (const v of vars) if (!v.required) env.push([v.name, varHelp(v)]);
   if (env.length > 0) lines.push('', 'Environment:', ...columns(env));
   const flags: Array<[string, string]> = Object.entries(spec.flags).map(([name, flag]) => [
     `${flag.short === undefined ? '' : `-${flag.short}, `}--${name}${flag.value === undefined ? '' : ` ${flag.value}`}`,

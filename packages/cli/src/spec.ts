@@ -60,6 +60,12 @@ export interface EnvSpec {
   /** What it holds, for `--help`; a missing required one is reported as `set NAME to <help>`. */
   readonly help: string;
   readonly required?: boolean;
+  /**
+   * The flag it goes with (`POSTBACK_SQS_DLQ_URL` with `sqs`): `--help` shows it as `--sqs: <help>`, and
+   * only for a command that has that flag, so a shared list of variables never names a flag the command
+   * refuses.
+   */
+  readonly flag?: string;
 }
 
 /** The table of one command. */

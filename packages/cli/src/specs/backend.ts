@@ -25,9 +25,9 @@ export const EXISTING_BACKEND_FLAGS = {
 
 /** The variables the backends read (see the README of each store). */
 export const BACKEND_ENV: readonly EnvSpec[] = [
-  { name: 'POSTBACK_SQLITE_SYNCHRONOUS', help: "--db: SQLite's synchronous level" },
-  { name: 'POSTBACK_SQLITE_BUSY_TIMEOUT_MS', help: '--db: how long to wait for a locked database' },
-  { name: 'POSTBACK_SQS_DLQ_URL', help: '--sqs: the dead-letter queue URL' },
+  { name: 'POSTBACK_SQLITE_SYNCHRONOUS', flag: 'db', help: "SQLite's synchronous level" },
+  { name: 'POSTBACK_SQLITE_BUSY_TIMEOUT_MS', flag: 'db', help: 'how long to wait for a locked database' },
+  { name: 'POSTBACK_SQS_DLQ_URL', flag: 'sqs', help: 'the dead-letter queue URL' },
 ];
 
 /** The usage words of the backend choice. */
