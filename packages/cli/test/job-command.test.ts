@@ -165,26 +165,76 @@ describe('postback job', () => {
     expect((await run(['job', '--db', db.file, '1', '--order', 'X'])).code).toBe(2);
   });
 
-  it('says the backend keeps no attempt history when it does not', async () => {
+  it("shows a delivery's status (2xx when the status was not recorded), never 'no answer'", async () => {
     const outbox = db.open();
-    const id = await seedDiedThenRetried(outbox, Date.now() - 60_000);
+    await outbox.confirm({
+      orderId: 'A-3',
+      valueMicros: 5,
+      click: { token: token(3), clickedAt: Date.now() - H },
+    });
+    const [claimed] = await outbox.claim({ now: Date.now(), limit: 1, leaseMs: 60_000 });
+    if (claimed === undefined) throw new Error('nothing claimed');
+    // What the Dispatcher records of a delivery: no status (the client gives the body), no detail.
+    await outbox.complete(claimed, {
+      now: Date.now(),
+      campaignId: 'cmp_7',
+      attempt: { startedAt: Date.now(), durationMs: 80, outcome: 'delivered', status: null, detail: null },
+    });
     await outbox.close();
-    const noHistory = createJobCommand({
+    const { code, out } = await run(['job', '--db', db.file, claimed.id]);
+    expect(code).toBe(0);
+    const [attempt] = out.split('\n').filter((line) => line.startsWith('    '));
+    expect(attempt).toMatch(/80ms +delivered +2xx$/);
+    expect(out).not.toMatch(/no answer/);
+  });
+
+  /** The job command on a backend that does not keep every job's attempts, whose history gives `history`. */
+  function partialHistory(
+    history: (id: string, kept: () => Promise<AttemptRecord[]>) => Promise<AttemptRecord[]>,
+  ) {
+    return createJobCommand({
       now: () => Date.now(),
       openBackend: async (flags, env) => {
         const opened = await defaultContext.openBackend(flags, env);
         const features = { ...opened.outbox.features, attemptHistory: false };
+        const kept = opened.outbox.history.bind(opened.outbox);
         const outbox = new Proxy(opened.outbox, {
-          get: (target, key) => (key === 'features' ? features : Reflect.get(target, key)),
+          get: (target, key) =>
+            key === 'features'
+              ? features
+              : key === 'history'
+                ? (id: string) => history(id, () => kept(id))
+                : Reflect.get(target, key),
         });
         return { ...opened, outbox };
       },
     });
+  }
+
+  it("shows the attempts a backend kept for a job even when it does not keep every job's (SQS's dead letters)", async () => {
+    const outbox = db.open();
+    const id = await seedDiedThenRetried(outbox, Date.now() - 60_000);
+    await outbox.close();
+    const command = partialHistory((_, kept) => kept());
     const io = captureIo();
-    expect(await noHistory.run(['--db', db.file, id], io)).toBe(0);
-    expect(io.out()).toMatch(/history {8}this backend keeps no attempt history/);
+    expect(await command.run(['--db', db.file, id], io)).toBe(0);
+    expect(io.out()).toMatch(/history {8}2 attempt\(s\), oldest first:/);
+    expect(io.out()).not.toMatch(/none kept|keeps no/);
     const json = captureIo();
-    await noHistory.run(['--db', db.file, id, '--json'], json);
+    await command.run(['--db', db.file, id, '--json'], json);
+    expect(JSON.parse(json.out()).history).toHaveLength(2);
+  });
+
+  it('says none was kept when such a backend has none for the job (JSON: null, not an empty history)', async () => {
+    const outbox = db.open();
+    const id = await seedDiedThenRetried(outbox, Date.now() - 60_000);
+    await outbox.close();
+    const command = partialHistory(async () => []);
+    const io = captureIo();
+    expect(await command.run(['--db', db.file, id], io)).toBe(0);
+    expect(io.out()).toMatch(/history {8}none kept \(this backend does not keep every job's attempts\)/);
+    const json = captureIo();
+    await command.run(['--db', db.file, id, '--json'], json);
     expect(JSON.parse(json.out()).history).toBeNull();
   });
 });

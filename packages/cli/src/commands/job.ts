@@ -21,7 +21,10 @@ import {
 } from '../format.ts';
 import { jobSpec } from '../specs/job.ts';
 
-/** What `postback job` prints for one job: the job, and its history (null: the backend keeps none). */
+/**
+ * What `postback job` prints for one job: the job, and its history — null when the backend kept none for
+ * it and does not keep every job's (`features.attemptHistory` false: SQS keeps only its dead letters').
+ */
 export interface JobReport {
   job: Job;
   history: AttemptRecord[] | null;
@@ -34,8 +37,20 @@ function reportView(report: JobReport): JobReportView {
   return { ...jobDetailView(report.job), history: report.history?.map(attemptView) ?? null };
 }
 
-/** Said instead of a history by a backend that keeps none (`features.attemptHistory` false). */
-export const NO_HISTORY = 'this backend keeps no attempt history';
+/**
+ * Said instead of a history when the backend kept none for the job and does not keep every job's
+ * (`features.attemptHistory` false).
+ */
+export const NO_HISTORY = "none kept (this backend does not keep every job's attempts)";
+
+/**
+ * The status column of an attempt: the HTTP status; for a delivery whose status was not recorded, `2xx`
+ * (a delivery is a 2xx answer); `no answer` for a send that got none (timeout, reset).
+ */
+function statusText(attempt: AttemptRecord): string {
+  if (attempt.status !== null) return String(attempt.status);
+  return attempt.outcome === 'delivered' ? '2xx' : 'no answer';
+}
 
 /** The attempts as aligned lines: start (ISO and relative), duration, outcome, status, detail. */
 function attemptLines(history: readonly AttemptRecord[], now: number): string[] {
@@ -43,7 +58,7 @@ function attemptLines(history: readonly AttemptRecord[], now: number): string[] 
     when(attempt.startedAt, now),
     elapsed(attempt.durationMs),
     text`${attempt.outcome}`,
-    attempt.status === null ? 'no answer' : String(attempt.status),
+    statusText(attempt),
     attempt.detail === null ? '' : text`${attempt.detail}`,
   ]);
   const widths = [0, 1, 2, 3].map((i) => Math.max(...rows.map((row) => (row[i] as string).length)));
@@ -107,8 +122,13 @@ async function elsewhere(outbox: Outbox, orderId: string, account: string | null
   return `; order ${printable(orderId)} exists ${named.join(', ')}${more}: give --account ID`;
 }
 
+/**
+ * The job and what the backend kept of its attempts. Asked of every backend: one that does not keep every
+ * job's attempts may still have this one's (SQS: a dead letter carries its own).
+ */
 async function report(outbox: Outbox, job: Job): Promise<JobReport> {
-  return { job, history: outbox.features.attemptHistory ? await outbox.history(job.id) : null };
+  const history = await outbox.history(job.id);
+  return { job, history: history.length === 0 && !outbox.features.attemptHistory ? null : history };
 }
 
 /**
