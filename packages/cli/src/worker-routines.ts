@@ -5,6 +5,7 @@
  * delivery carries on.
  */
 import type { DispatcherEventName } from '@postback/core';
+import { queueStats } from './at-risk.ts';
 import type { OpenedBackend } from './backends/backend.ts';
 import { errorFields, type Logger } from './log.ts';
 import { type RetentionOptions, type RetentionSchedule, scheduleRetention } from './retention.ts';
@@ -54,7 +55,7 @@ export function startRoutines(setup: RoutinesSetup): Routines {
       for (const name of COUNTED) counts[name] = 0;
       summarizing = (async () => {
         try {
-          const stats = await setup.backend.outbox.stats(setup.now());
+          const stats = await queueStats(setup.backend.outbox, setup.now());
           logger.log('info', 'worker.summary', {
             ...since,
             depth: stats.counts.pending + stats.counts.inflight,

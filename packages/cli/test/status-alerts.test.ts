@@ -92,6 +92,28 @@ describe('postback status: deadlines at risk and workers', () => {
     expect(wide.workers).toHaveLength(3);
   });
 
+  it('never counts a job past its deadline as at risk: it is lost (expired at the next claim), counted apart', async () => {
+    await seed();
+    const outbox = db.open();
+    // Clicked 8 days ago: its window has closed; no worker has claimed it yet, so it is still pending.
+    await outbox.confirm({
+      orderId: 'lost',
+      valueMicros: 5,
+      click: { token: token(3), clickedAt: Date.now() - 8 * D },
+    });
+    await outbox.close();
+    const status = JSON.parse((await run(['status', '--db', db.file, '--json'])).out);
+    expect(status.counts.pending).toBe(3);
+    expect(status.atRisk).toEqual({ count: 1, withinMs: 24 * H });
+    expect(status.pastDeadline).toBe(1);
+    const text = (await run(['status', '--db', db.file])).out;
+    expect(text).toMatch(/^at risk: 1 open job\(s\) with a deadline within 1d/m);
+    expect(text).toMatch(/^past deadline: 1 open job\(s\) whose deadline has passed/m);
+    // Only a deadline still ahead is an alert: with the one at risk moved out of the window, none.
+    const onlyLost = await run(['status', '--db', db.file, '--fail-on-at-risk', '--at-risk-within', '1h']);
+    expect(onlyLost.code, onlyLost.err).toBe(0);
+  });
+
   it('shows them as text: the at-risk count, each worker with its pause and when it was last seen', async () => {
     await seed([
       beat('shop-1:4242:a'),

@@ -5,8 +5,9 @@
  * jobs with their reasons. `--fail-on-*` turn conditions into exit codes
  * (`STATUS_EXIT`), so the command is a cron alert.
  */
-import { type AccountPause, JOB_STATES, type OutboxStats, type WorkerBeat } from '@postback/core';
+import { type AccountPause, JOB_STATES, type WorkerBeat } from '@postback/core';
 import { backendFlags, EXIT, UsageError } from '../args.ts';
+import { type QueueStats, queueStats } from '../at-risk.ts';
 import { type Command, defineCommand } from '../command.ts';
 import { type CommandContext, defaultContext, openFromFlags } from '../context.ts';
 import type { ParsedCommand } from '../flags.ts';
@@ -67,7 +68,7 @@ function pausedAccountsOf(live: readonly WorkerBeat[]): PausedAccount[] {
 const accountName = (account: string | null) => (account === null ? '(no account)' : account);
 
 /** The conditions that hold, whether asked for or not (`alerts` in JSON lists only those asked for). */
-function conditions(stats: OutboxStats, workers: WorkerBeat[] | null): Alert[] {
+function conditions(stats: QueueStats, workers: WorkerBeat[] | null): Alert[] {
   const live = workers?.filter((w) => w.state !== 'stopped') ?? null;
   const found: Alert[] = [];
   if (stats.counts.dead > 0) found.push('dead');
@@ -131,7 +132,7 @@ function workerLine(beat: WorkerBeat, now: number): string {
 /** One line per alert that fired, on stderr: what a cron mail shows. */
 function alertLine(
   alert: Alert,
-  stats: OutboxStats,
+  stats: QueueStats,
   seenWithin: number,
   accounts: readonly PausedAccount[],
 ): string {
@@ -171,7 +172,8 @@ export function createStatusCommand(ctx: CommandContext = defaultContext): Comma
         );
       }
       const now = ctx.now();
-      const stats = await outbox.stats(now, { atRiskWithinMs: values['at-risk-within'] });
+      // At risk: open jobs whose deadline is still ahead; those past it are lost, counted apart.
+      const stats = await queueStats(outbox, now, values['at-risk-within']);
       const dead = stats.counts.dead > 0 ? await outbox.listDead({ limit: values.dead }) : [];
       const workers = heartbeats ? await outbox.workers({ now, sinceMs: seenWithin }) : null;
       const total = JOB_STATES.reduce((sum, state) => sum + stats.counts[state], 0);
@@ -191,6 +193,7 @@ export function createStatusCommand(ctx: CommandContext = defaultContext): Comma
                 ? null
                 : { ...stats.nearestDeadline, deadline: iso(stats.nearestDeadline.deadline) },
             atRisk: stats.atRisk,
+            pastDeadline: stats.pastDeadline,
             workersSeenWithinMs: seenWithin,
             workers: workers?.map(workerView) ?? null,
             paused,
@@ -215,6 +218,11 @@ export function createStatusCommand(ctx: CommandContext = defaultContext): Comma
               ? ` (see 'postback jobs --state pending,inflight --deadline-within ${within.replace(' ', '')}')`
               : ''),
         );
+        if (stats.pastDeadline > 0) {
+          lines.push(
+            `past deadline: ${stats.pastDeadline} open job(s) whose deadline has passed: never sent, expired at a worker's next claim`,
+          );
+        }
         if (workers === null) {
           lines.push(`workers: unknown (the ${backendName(values)} backend keeps no worker heart-beats)`);
         } else if (workers.length === 0) {
