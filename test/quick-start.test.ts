@@ -3,7 +3,8 @@
  * takes the block out of the README, runs it as `server.ts` in a child Node process (from the packages'
  * sources), lands on it with a sandbox click, places an order, lets its Dispatcher deliver, refunds, and
  * checks the sandbox applied the conversion and its reversal. Also: the install line above the block
- * names every package the block imports, and a missing variable exits 2 naming it.
+ * names every package the block imports (and the CLI that runs the sandbox), every README runs the CLI by
+ * its scoped name (`npx @postback/cli`), and a missing variable exits 2 naming it.
  */
 import { spawn } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -11,7 +12,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type SandboxWorld, startSandboxWorld } from '@postback/sandbox/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { fencedBlocks } from './helpers/readme-blocks.ts';
+import { fencedBlocks, readmeFiles } from './helpers/readme-blocks.ts';
 
 const ROOT = join(import.meta.dirname, '..');
 const SECRET = 'quick-start-cookie-secret-0123456789abcdef';
@@ -86,7 +87,16 @@ describe('the README quick start', () => {
         name.startsWith('@') ? name.split('/').slice(0, 2).join('/') : (name.split('/')[0] ?? ''),
       );
     const installed = install.replace(/^npm install\s+/, '').split(/\s+/);
-    expect(new Set(installed)).toEqual(new Set(imported));
+    // Plus the CLI, which the paragraph above runs (`npx @postback/cli sandbox`) and the block does not import.
+    expect(new Set(installed)).toEqual(new Set([...imported, '@postback/cli']));
+  });
+
+  it('runs the CLI by its scoped name wherever a README uses npx (the unscoped `postback` is not ours)', () => {
+    for (const file of readmeFiles(ROOT)) {
+      const text = readFileSync(join(ROOT, file), 'utf8');
+      for (const [use] of text.matchAll(/\bnpx\s+(?:--?\S+\s+)*postback\b/g)) expect.fail(`${file}: ${use}`);
+    }
+    expect(readFileSync(join(ROOT, 'README.md'), 'utf8')).toContain('npx @postback/cli sandbox');
   });
 
   it('exits 2 naming a missing variable', async () => {
