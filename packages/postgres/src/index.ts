@@ -14,7 +14,6 @@ export {
   schemaVersion,
 } from './migrations.ts';
 export {
-  DEFAULT_LIST_DEAD_LIMIT,
   DEFAULT_NOTIFY_COALESCE_MS,
   DEFAULT_POOL_SIZE,
   DEFAULT_RECONNECT_MAX_MS,

@@ -8,6 +8,12 @@
 import {
   type AttemptRecord,
   accountKey,
+  checkBeat,
+  checkEpoch,
+  checkListDead,
+  checkPurge,
+  checkReplay,
+  checkWorkersQuery,
   type EpochMs,
   JOB_STATES,
   type Job,
@@ -23,8 +29,7 @@ import {
   validatePruneOptions,
   type WorkerBeat,
 } from '@postback/core';
-import { beatValues, rowToBeat } from './operator-inputs.ts';
-import { DEFAULT_LIST_DEAD_LIMIT } from './options.ts';
+import { beatValues, rowToBeat } from './beat-rows.ts';
 import { assertOpen, inTransaction, type PostgresOutboxContext } from './outbox-context.ts';
 import type { Queryable } from './queryable.ts';
 import { rowToJob, toBigintText } from './rows.ts';
@@ -73,10 +78,10 @@ export function operatorMethods(context: PostgresOutboxContext) {
       return (await q(pool, SQL.getByOrder, [orderId, accountKey(account)])).rows.map(rowToJob);
     },
 
-    async stats(at: EpochMs, options?: StatsOptions): Promise<OutboxStats> {
+    async stats(now: EpochMs, options?: StatsOptions): Promise<OutboxStats> {
       assertOpen(context);
+      const at = checkEpoch(now, 'now');
       const { atRiskWithinMs, deadlineBucketsMs } = resolveStatsOptions(options);
-      if (!Number.isSafeInteger(at)) throw new RangeError(`stats now must be epoch milliseconds, got ${at}`);
       // Bounds as width_bucket thresholds: `deadline <= now + withinMs` is `deadline < now + withinMs + 1`.
       const within = [...new Set([atRiskWithinMs, ...deadlineBucketsMs])].sort((a, b) => a - b);
       const thresholds = within.map((ms) => at + ms + 1);
@@ -154,27 +159,20 @@ export function operatorMethods(context: PostgresOutboxContext) {
 
     async listDead(options: ListDeadOptions = {}): Promise<Job[]> {
       assertOpen(context);
-      const limit = options.limit ?? DEFAULT_LIST_DEAD_LIMIT;
-      if (!Number.isSafeInteger(limit) || limit < 1)
-        throw new RangeError(`listDead limit must be a positive integer, got ${limit}`);
-      let after = '0';
-      if (options.after !== undefined) {
-        const cursor = toBigintText(options.after);
-        if (cursor === null)
-          throw new RangeError(
-            `listDead after must be a job id of this outbox, got ${JSON.stringify(options.after)}`,
-          );
-        after = cursor;
-      }
-      return (await q(pool, SQL.listDead, [after, limit])).rows.map(rowToJob);
+      const checked = checkListDead(options);
+      const after = checked.after === undefined ? '0' : toBigintText(checked.after);
+      if (after === null)
+        throw new RangeError(
+          `after must be the id of a job of this outbox, got ${JSON.stringify(checked.after)}`,
+        );
+      return (await q(pool, SQL.listDead, [after, checked.limit])).rows.map(rowToJob);
     },
 
-    async replay(selection: { ids: readonly string[] } | { all: true }, at: number): Promise<number> {
+    async replay(selection: { ids: readonly string[] } | { all: true }, now: EpochMs): Promise<number> {
       assertOpen(context);
-      const ids =
-        'all' in selection && selection.all === true
-          ? null
-          : idList((selection as { ids: readonly string[] }).ids);
+      const checked = checkReplay(selection, now);
+      const at = checked.now;
+      const ids = checked.ids === null ? null : idList(checked.ids);
       if (ids !== null && ids.length === 0) return 0;
       const result = await q(pool, SQL.replay, [at, ids, channel]);
       return result.rows.filter((row: Row) => row.next_state === 'pending').length;
@@ -182,7 +180,8 @@ export function operatorMethods(context: PostgresOutboxContext) {
 
     async purgeDead(options: { ids?: readonly string[] } = {}): Promise<number> {
       assertOpen(context);
-      const ids = options.ids === undefined ? null : idList(options.ids);
+      const given = checkPurge(options);
+      const ids = given === null ? null : idList(given);
       if (ids !== null && ids.length === 0) return 0;
       return (await q(pool, SQL.purgeDead, [ids])).rowCount ?? 0;
     },
@@ -205,17 +204,12 @@ export function operatorMethods(context: PostgresOutboxContext) {
 
     async beat(beat: WorkerBeat): Promise<void> {
       assertOpen(context);
-      await q(pool, SQL.beat, beatValues(beat));
+      await q(pool, SQL.beat, beatValues(checkBeat(beat)));
     },
 
     async workers(options: { now: EpochMs; sinceMs: number }): Promise<WorkerBeat[]> {
       assertOpen(context);
-      const { now: at, sinceMs } = options ?? ({} as { now: EpochMs; sinceMs: number });
-      if (!Number.isSafeInteger(at))
-        throw new RangeError(`workers now must be epoch milliseconds, got ${at}`);
-      if (!Number.isSafeInteger(sinceMs) || sinceMs < 0)
-        throw new RangeError(`workers sinceMs must be a non-negative integer, got ${sinceMs}`);
-      return (await q(pool, SQL.workers, [at - sinceMs])).rows.map(rowToBeat);
+      return (await q(pool, SQL.workers, [checkWorkersQuery(options)])).rows.map(rowToBeat);
     },
 
     features: POSTGRES_OUTBOX_FEATURES,

@@ -62,16 +62,6 @@ export const DEFAULT_RECONNECT_MAX_MS = 30_000;
  */
 export const DEFAULT_NOTIFY_COALESCE_MS = 25;
 
-/**
- * Page size of `listDead` when none is given.
- * @defaultValue 100
- * @example
- * ```ts
- * const page = await outbox.listDead({ limit: DEFAULT_LIST_DEAD_LIMIT });
- * ```
- */
-export const DEFAULT_LIST_DEAD_LIMIT = 100;
-
 const poolSchema = z.custom<PoolLike>(
   (v) =>
     typeof v === 'object' &&

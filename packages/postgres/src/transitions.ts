@@ -8,18 +8,22 @@
  * job's history in its own UPDATE (no extra round trip, group commits included).
  */
 import {
-  accountKey,
+  type AttemptRecord,
   type ClaimOptions,
   type CompleteResult,
+  checkClaim,
+  checkComplete,
+  checkExtendLease,
+  checkFail,
+  checkRelease,
+  checkRetry,
   createBatcher,
-  DEFAULT_URGENT_WITHIN_MS,
   type FailResult,
   type Job,
   type RetryResult,
   truncateReason,
 } from '@postback/core';
 import { arrayLiteral, inline } from './literal.ts';
-import { type AttemptValues, attemptValues } from './operator-inputs.ts';
 import { assertOpen, inTransaction, type PostgresOutboxContext } from './outbox-context.ts';
 import type { Queryable } from './queryable.ts';
 import { rowToJob, toBigintText } from './rows.ts';
@@ -31,7 +35,7 @@ interface Completion {
   at: number;
   campaignId: string | null;
   /** The send the service accepted, appended to the job's history in the same UPDATE (null: none). */
-  attempt: AttemptValues | null;
+  attempt: AttemptRecord | null;
 }
 
 /**
@@ -74,16 +78,8 @@ export function transitionMethods(context: PostgresOutboxContext) {
   return {
     async claim(options: ClaimOptions): Promise<Job[]> {
       assertOpen(context);
-      const { now: at, limit, leaseMs } = options;
-      if (!Number.isSafeInteger(limit) || limit < 1)
-        throw new RangeError(`claim limit must be a positive integer, got ${limit}`);
-      if (!Number.isSafeInteger(leaseMs) || leaseMs < 1)
-        throw new RangeError(`claim leaseMs must be a positive integer, got ${leaseMs}`);
-      const urgentWithinMs = options.urgentWithinMs ?? DEFAULT_URGENT_WITHIN_MS;
-      if (!Number.isSafeInteger(urgentWithinMs) || urgentWithinMs < 0)
-        throw new RangeError(`claim urgentWithinMs must be a non-negative integer, got ${urgentWithinMs}`);
-      const excluded = excludedKeys(options.excludeAccounts);
-      const result = await q(pool, SQL.claim, [at, limit, leaseMs, excluded, urgentWithinMs, cursor]);
+      const { now: at, limit, leaseMs, excludeKeys, urgentWithinMs } = checkClaim(options);
+      const result = await q(pool, SQL.claim, [at, limit, leaseMs, excludeKeys, urgentWithinMs, cursor]);
       // In claim order: retaken, urgent, then in turns; the cursor moves to the last account served in turns.
       const rows = [...result.rows].sort((a, b) => Number(a.claim_order) - Number(b.claim_order));
       const lastInTurns = rows.findLast((row) => Number(row.claim_order) > Number(row.claim_first));
@@ -93,83 +89,69 @@ export function transitionMethods(context: PostgresOutboxContext) {
 
     async complete(job: Job, result: CompleteResult): Promise<boolean> {
       assertOpen(context);
-      const ids = fence(job);
+      const checked = checkComplete(job, result);
+      const ids = fence(checked.job);
       if (ids === null) return false;
-      if (!Number.isSafeInteger(result.now))
-        throw new RangeError(`complete now must be an integer of epoch ms, got ${result.now}`);
-      const campaignId = result.campaignId ?? null;
-      if (campaignId !== null && typeof campaignId !== 'string')
-        throw new TypeError('complete campaignId must be a string or null');
-      const attempt = attemptValues(result.attempt);
-      return completions.add({ id: ids[0], token: ids[1], at: result.now, campaignId, attempt });
+      const { now: at, campaignId = null } = checked.result;
+      return completions.add({ id: ids[0], token: ids[1], at, campaignId, attempt: checked.attempt });
     },
 
     async retry(job: Job, result: RetryResult): Promise<boolean> {
       assertOpen(context);
-      const ids = fence(job);
+      const { job: held, result: retry, attempt } = checkRetry(job, result);
+      const ids = fence(held);
       if (ids === null) return false;
-      const attempt = attemptValues(result.attempt);
       const values = [
         ...ids,
-        result.now,
-        result.nextAttemptAt,
-        result.countAttempt !== false,
-        truncateReason(String(result.error)),
-        result.maybeApplied === true,
-        attempt?.json ?? null,
-        attempt?.status ?? null,
+        retry.now,
+        retry.nextAttemptAt,
+        retry.countAttempt !== false,
+        truncateReason(retry.error),
+        retry.maybeApplied === true,
+        ...attemptValues(attempt),
       ];
       return ((await q(pool, SQL.retry, values)).rowCount ?? 0) > 0;
     },
 
     async fail(job: Job, result: FailResult): Promise<boolean> {
       assertOpen(context);
-      if (result.state !== 'dead' && result.state !== 'expired')
-        throw new RangeError(`fail state must be dead or expired, got ${String(result.state)}`);
-      const ids = fence(job);
+      const { job: held, result: failed, attempt } = checkFail(job, result);
+      const ids = fence(held);
       if (ids === null) return false;
-      const attempt = attemptValues(result.attempt);
       const values = [
         ...ids,
-        result.now,
-        result.state,
-        truncateReason(String(result.reason)),
-        result.maybeApplied === true,
-        attempt?.json ?? null,
-        attempt?.status ?? null,
+        failed.now,
+        failed.state,
+        truncateReason(failed.reason),
+        failed.maybeApplied === true,
+        ...attemptValues(attempt),
       ];
       return transitionWithFollowUp(SQL.fail, values, async (db, kind) => {
         if (kind === 'confirm') await q(db, SQL.followConfirms, [[ids[0]], refundWindowMs, channel]);
       });
     },
 
-    async release(jobs: readonly Job[], at: number): Promise<void> {
+    async release(jobs: readonly Job[], now: number): Promise<void> {
       assertOpen(context);
-      const fenced = jobs.map(fence).filter((f): f is [string, string] => f !== null);
+      const checked = checkRelease(jobs, now);
+      const fenced = checked.jobs.map(fence).filter((f): f is [string, string] => f !== null);
       if (fenced.length === 0) return;
-      await q(pool, SQL.release, [fenced.map((f) => f[0]), fenced.map((f) => f[1]), at, channel]);
+      await q(pool, SQL.release, [fenced.map((f) => f[0]), fenced.map((f) => f[1]), checked.now, channel]);
     },
 
     async extendLease(job: Job, options: { now: number; leaseMs: number }): Promise<boolean> {
       assertOpen(context);
-      const ids = fence(job);
+      const checked = checkExtendLease(job, options);
+      const ids = fence(checked.job);
       if (ids === null) return false;
-      if (!Number.isSafeInteger(options.leaseMs) || options.leaseMs < 1)
-        throw new RangeError(`leaseMs must be a positive integer, got ${options.leaseMs}`);
-      return ((await q(pool, SQL.extendLease, [...ids, options.now, options.leaseMs])).rowCount ?? 0) > 0;
+      return ((await q(pool, SQL.extendLease, [...ids, checked.now, checked.leaseMs])).rowCount ?? 0) > 0;
     },
   };
 }
 
-/** `excludeAccounts` as the account keys the claim statement leaves out ('' for jobs without one). */
-function excludedKeys(accounts: ClaimOptions['excludeAccounts']): string[] {
-  if (accounts === undefined) return [];
-  if (!Array.isArray(accounts)) throw new TypeError('claim excludeAccounts must be an array of accounts');
-  return accounts.map((account: unknown) => {
-    if (account !== null && typeof account !== 'string')
-      throw new TypeError(`claim excludeAccounts must hold strings or null, got ${typeof account}`);
-    return accountKey(account);
-  });
+/** A checked attempt as the statements append it: its jsonb text and its HTTP status (nulls: none). */
+function attemptValues(attempt: AttemptRecord | null): [string | null, number | null] {
+  return attempt === null ? [null, null] : [JSON.stringify(attempt), attempt.status];
 }
 
 /** The job's id and lease token as stored, or null when the job cannot hold a lease here. */
@@ -204,11 +186,11 @@ async function writeCompletions(context: PostgresOutboxContext, group: Completio
         'text',
       ),
       arrayLiteral(
-        group.map((c) => c.attempt?.json ?? null),
+        group.map((c) => attemptValues(c.attempt)[0]),
         'text',
       ),
       arrayLiteral(
-        group.map((c) => c.attempt?.status ?? null),
+        group.map((c) => attemptValues(c.attempt)[1]),
         'bigint',
       ),
     ]),

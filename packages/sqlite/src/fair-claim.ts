@@ -15,48 +15,8 @@
  * starts the turns again at the first account, which only changes who goes first.
  */
 
-import { accountKey, type ClaimOptions, DEFAULT_URGENT_WITHIN_MS } from '@postback/core';
-import { checkDuration, checkEpoch, checkPositiveInt } from './input-checks.ts';
+import type { CheckedClaim } from '@postback/core';
 import type { JobRow, JobStatements } from './job-rows.ts';
-
-/** The claim's arguments as they reach the writer: checked, plain data. */
-export interface ClaimArgs {
-  now: ClaimOptions['now'];
-  limit: number;
-  leaseMs: number;
-  /** Account keys (`accountKey`) never claimed. */
-  excludeKeys: string[];
-  urgentWithinMs: number;
-}
-
-/**
- * Checks `claim`'s options (RangeError/TypeError naming the field) and returns them as {@link ClaimArgs}.
- *
- * @example
- * ```ts
- * claimArgs({ now, limit: 16, leaseMs: 30_000, excludeAccounts: [null] }).excludeKeys; // ['']
- * ```
- */
-export function claimArgs(given: ClaimOptions): ClaimArgs {
-  const options = given ?? ({} as Partial<ClaimOptions>);
-  const { now, limit, leaseMs } = options;
-  checkEpoch(now, 'now');
-  checkPositiveInt(limit, 'limit');
-  checkPositiveInt(leaseMs, 'leaseMs');
-  const urgentWithinMs = options.urgentWithinMs ?? DEFAULT_URGENT_WITHIN_MS;
-  checkDuration(urgentWithinMs, 'urgentWithinMs');
-  const exclude = options.excludeAccounts ?? [];
-  if (!Array.isArray(exclude) || !exclude.every((a) => a === null || typeof a === 'string')) {
-    throw new TypeError('excludeAccounts must be an array of accounts (strings, or null for none)');
-  }
-  return {
-    now: now as number,
-    limit: limit as number,
-    leaseMs: leaseMs as number,
-    excludeKeys: [...new Set(exclude.map(accountKey))],
-    urgentWithinMs,
-  };
-}
 
 /**
  * Accounts one claim walks at most (or four per job it takes, if more): with thousands of accounts whose
@@ -80,10 +40,10 @@ interface Queue {
  * @example
  * ```ts
  * const claim = createFairClaim(prepareJobStatements(db));
- * const rows = inTransaction(db, () => claim(claimArgs({ now: Date.now(), limit: 16, leaseMs: 30_000 })));
+ * const rows = inTransaction(db, () => claim(checkClaim({ now: Date.now(), limit: 16, leaseMs: 30_000 })));
  * ```
  */
-export function createFairClaim(sql: JobStatements): (args: ClaimArgs) => JobRow[] {
+export function createFairClaim(sql: JobStatements): (args: CheckedClaim) => JobRow[] {
   /** The account served last by a claim: the next claim's turns start after it. */
   let cursor: string | undefined;
 
@@ -107,7 +67,7 @@ export function createFairClaim(sql: JobStatements): (args: ClaimArgs) => JobRow
   }
 
   /** Tier 2: up to `wanted` ids taken in turns across the accounts not excluded. */
-  function inTurns(wanted: number, args: ClaimArgs, urgentUntil: number): number[] {
+  function inTurns(wanted: number, args: CheckedClaim, urgentUntil: number): number[] {
     const excluded = new Set(args.excludeKeys);
     const { now } = args;
     // Turn 0: the first job of each account in turn order (after the cursor, wrapping around), as many

@@ -49,28 +49,6 @@ export const DEFAULT_BUSY_TIMEOUT_MS = 5_000;
 export const DEFAULT_MAX_BATCH_SIZE = 1_000;
 
 /**
- * Page size of `listDead` when the caller gives no `limit`.
- * @defaultValue 100
- *
- * @example
- * ```ts
- * await outbox.listDead(); // at most DEFAULT_LIST_DEAD_LIMIT jobs
- * ```
- */
-export const DEFAULT_LIST_DEAD_LIMIT = 100;
-
-/**
- * Largest page `listDead` returns, whatever the caller asks (bounded memory).
- * @defaultValue 10_000
- *
- * @example
- * ```ts
- * await outbox.listDead({ limit: 1e9 }); // at most MAX_LIST_DEAD_LIMIT jobs
- * ```
- */
-export const MAX_LIST_DEAD_LIMIT = 10_000;
-
-/**
  * Whether the outbox runs its writes on a worker thread of its own (with its own connection to the file):
  * SQL and the fsync of each commit then never run on the caller's event loop, which keeps serving requests
  * and sending postbacks meanwhile. Reads (`get`, `stats`, `listDead`, …) stay on the caller's connection.

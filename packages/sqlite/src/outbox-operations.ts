@@ -8,6 +8,7 @@
 import type { DatabaseSync } from 'node:sqlite';
 import {
   accountKey,
+  type CheckedClaim,
   type ConfirmJob,
   completeJob,
   type EnqueueResult,
@@ -35,7 +36,7 @@ import {
   type WindowPolicy,
   type WorkerBeat,
 } from '@postback/core';
-import { type ClaimArgs, createFairClaim } from './fair-claim.ts';
+import { createFairClaim } from './fair-claim.ts';
 import { CallError } from './group-commit.ts';
 import {
   type AttemptValues,
@@ -208,7 +209,7 @@ export function createOutboxOperations(db: DatabaseSync, policy: Readonly<Window
      * with their rows (`jobFromRow` makes them jobs): plain data that crosses from the writer thread as it
      * is. The rows carry the fields of core's `claimJob` (inflight, attempts + 1, updatedAt, fresh lease).
      */
-    claim(args: ClaimArgs): JobRow[] {
+    claim(args: CheckedClaim): JobRow[] {
       return fairClaim(args);
     },
 

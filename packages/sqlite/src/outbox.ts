@@ -9,12 +9,24 @@
 
 import type { DatabaseSync } from 'node:sqlite';
 import {
+  type AttemptRecord,
   type ClaimOptions,
   type ConfirmInput,
   type ConfirmJob,
+  checkBeat,
+  checkClaim,
+  checkComplete,
+  checkEpoch,
+  checkExtendLease,
+  checkFail,
+  checkListDead,
+  checkPurge,
+  checkRelease,
+  checkReplay,
+  checkRetry,
+  checkWorkersQuery,
   type EnqueueResult,
   type Job,
-  type ListDeadOptions,
   newConfirmJob,
   type Outbox,
   OutboxClosedError,
@@ -29,27 +41,10 @@ import {
   type WindowPolicy,
 } from '@postback/core';
 import { type Durability, openDatabase, openReadOnlyDatabase, readDurability } from './database.ts';
-import { claimArgs } from './fair-claim.ts';
-import {
-  attemptValues,
-  checkBeat,
-  checkDuration,
-  checkEpoch,
-  checkIds,
-  checkMaybeApplied,
-  checkPositiveInt,
-  heldJob,
-  listDeadCursor,
-} from './input-checks.ts';
-import { insertValues, jobsFromRows } from './job-rows.ts';
+import { type AttemptValues, insertValues, jobsFromRows, rowIdOf } from './job-rows.ts';
 import { OUTBOX_FEATURES, type PruneBatch, type PruneCursor } from './operator-queries.ts';
-import {
-  DEFAULT_LIST_DEAD_LIMIT,
-  MAX_LIST_DEAD_LIMIT,
-  type SqliteOutboxOptions,
-  sqliteOutboxOptionsSchema,
-} from './options.ts';
-import { createOutboxOperations, storedConfirm } from './outbox-operations.ts';
+import { type SqliteOutboxOptions, sqliteOutboxOptionsSchema } from './options.ts';
+import { createOutboxOperations, type HeldJob, storedConfirm } from './outbox-operations.ts';
 import { createLocalWriter, type OutboxWriter, readOnlyWriter } from './outbox-writer.ts';
 import { createThreadWriter } from './writer-thread/main-side.ts';
 
@@ -164,86 +159,43 @@ export function createSqliteOutbox(options: SqliteOutboxOptions): SqliteOutbox {
 
     claim(options: ClaimOptions): Promise<Job[]> {
       return guard(
-        () => claimArgs(options),
+        () => checkClaim(options),
         (checked) => writer.write('claim', [checked]).then(jobsFromRows),
       );
     },
 
     complete(job, result) {
       return guard(
-        () => {
-          const held = heldJob(job);
-          checkEpoch(result?.now, 'now');
-          const done =
-            result.campaignId === undefined
-              ? { now: result.now }
-              : { now: result.now, campaignId: result.campaignId };
-          return [held, done, attemptValues(result.attempt)] as const;
-        },
-        ([held, done, attempt]) => writer.write('complete', [held, done, attempt]),
+        () => checkComplete(job, result),
+        (c) => writer.write('complete', [held(c.job), c.result, attemptValues(c.attempt)]),
       );
     },
 
     retry(job, result) {
       return guard(
-        () => {
-          const held = heldJob(job);
-          checkEpoch(result?.now, 'now');
-          checkEpoch(result.nextAttemptAt, 'nextAttemptAt');
-          const retry = {
-            now: result.now,
-            nextAttemptAt: result.nextAttemptAt,
-            error: String(result.error),
-            ...(result.countAttempt === undefined ? {} : { countAttempt: result.countAttempt }),
-            ...(checkMaybeApplied(result.maybeApplied) ? { maybeApplied: true } : {}),
-          };
-          return [held, retry, attemptValues(result.attempt)] as const;
-        },
-        ([held, retry, attempt]) => writer.write('retry', [held, retry, attempt]),
+        () => checkRetry(job, result),
+        (c) => writer.write('retry', [held(c.job), c.result, attemptValues(c.attempt)]),
       );
     },
 
     fail(job, result) {
       return guard(
-        () => {
-          const held = heldJob(job);
-          checkEpoch(result?.now, 'now');
-          if (result.state !== 'dead' && result.state !== 'expired') {
-            throw new TypeError(`state must be 'dead' or 'expired', got ${String(result.state)}`);
-          }
-          const failed = {
-            now: result.now,
-            state: result.state,
-            reason: String(result.reason),
-            ...(checkMaybeApplied(result.maybeApplied) ? { maybeApplied: true } : {}),
-          };
-          return [held, failed, attemptValues(result.attempt)] as const;
-        },
-        ([held, failed, attempt]) => writer.write('fail', [held, failed, attempt]),
+        () => checkFail(job, result),
+        (c) => writer.write('fail', [held(c.job), c.result, attemptValues(c.attempt)]),
       );
     },
 
     release(jobs, now) {
       return guard(
-        () => {
-          if (!Array.isArray(jobs)) throw new TypeError('jobs must be an array of claimed jobs');
-          const held = jobs.map((job, i) => heldJob(job, `jobs[${i}]`));
-          checkEpoch(now, 'now');
-          return held;
-        },
-        (held) => writer.write('release', [held, now]),
+        () => checkRelease(jobs, now),
+        (c) => writer.write('release', [c.jobs.map(held), c.now]),
       );
     },
 
     extendLease(job, options) {
       return guard(
-        () => {
-          const held = heldJob(job);
-          checkEpoch(options?.now, 'now');
-          checkPositiveInt(options.leaseMs, 'leaseMs');
-          return [held, { now: options.now, leaseMs: options.leaseMs }] as const;
-        },
-        ([held, lease]) => writer.write('extendLease', [held, lease]),
+        () => checkExtendLease(job, options),
+        (c) => writer.write('extendLease', [held(c.job), { now: c.now, leaseMs: c.leaseMs }]),
       );
     },
 
@@ -252,57 +204,32 @@ export function createSqliteOutbox(options: SqliteOutboxOptions): SqliteOutbox {
     getByOrder: (orderId, account = null) => read(() => ops.getByOrder(orderId, account)),
 
     stats: (now, options): Promise<OutboxStats> =>
-      read(() => {
-        checkEpoch(now, 'now');
-        return ops.stats(now, resolveStatsOptions(options));
-      }),
+      read(() => ops.stats(checkEpoch(now, 'now'), resolveStatsOptions(options))),
 
     listJobs: (filter) => read(() => ops.listJobs(resolveJobFilter(filter))),
 
     history: (id) => read(() => ops.history(id)),
 
-    workers: (options) =>
-      read(() => {
-        checkEpoch(options?.now, 'now');
-        checkDuration(options.sinceMs, 'sinceMs');
-        return ops.workers(options.now - options.sinceMs);
-      }),
+    workers: (options) => read(() => ops.workers(checkWorkersQuery(options))),
 
     features: OUTBOX_FEATURES,
 
-    listDead(options: ListDeadOptions = {}) {
-      return read(() => {
-        const limit = options.limit ?? DEFAULT_LIST_DEAD_LIMIT;
-        checkPositiveInt(limit, 'limit');
-        return ops.listDead(listDeadCursor(options.after), Math.min(limit, MAX_LIST_DEAD_LIMIT));
-      });
-    },
+    listDead: (options) =>
+      read(() => {
+        const { limit, after } = checkListDead(options);
+        return ops.listDead(listDeadCursor(after), limit);
+      }),
 
     replay(options, now) {
       return guard(
-        () => {
-          checkEpoch(now, 'now');
-          if ('ids' in (options ?? {})) {
-            const ids = (options as { ids: unknown }).ids;
-            checkIds(ids);
-            return [...(ids as string[])];
-          }
-          if ((options as { all?: unknown } | undefined)?.all !== true) {
-            throw new TypeError('replay takes { ids: [...] } or { all: true }');
-          }
-          return null;
-        },
-        (ids) => writer.write('replay', [ids, now]),
+        () => checkReplay(options, now),
+        (c) => writer.write('replay', [c.ids, c.now]),
       );
     },
 
-    purgeDead(options = {}) {
+    purgeDead(options) {
       return guard(
-        () => {
-          if (options.ids === undefined) return null;
-          checkIds(options.ids);
-          return [...options.ids];
-        },
+        () => checkPurge(options),
         (ids) => writer.write('purgeDead', [ids]),
       );
     },
@@ -345,4 +272,27 @@ export function createSqliteOutbox(options: SqliteOutboxOptions): SqliteOutbox {
     },
   };
   return outbox;
+}
+
+/** What a transition sends the writer of a claimed job: its id and lease, as plain data. */
+function held(job: Job): HeldJob {
+  return {
+    id: job.id,
+    lease: job.lease === null ? null : { token: job.lease.token, expiresAt: Number(job.lease.expiresAt) },
+  };
+}
+
+/** A checked attempt as the write appends it: its JSON text and its HTTP status (null: none). */
+function attemptValues(attempt: AttemptRecord | null): AttemptValues | null {
+  return attempt === null ? null : { json: JSON.stringify(attempt), status: attempt.status };
+}
+
+/** The row id after which `listDead` pages (0 from the start); a TypeError for an id not of this outbox. */
+function listDeadCursor(after: string | undefined): number {
+  if (after === undefined) return 0;
+  const id = rowIdOf(after);
+  if (id === null) {
+    throw new TypeError(`after must be the id of a job of this outbox, got ${JSON.stringify(after)}`);
+  }
+  return id;
 }

@@ -18,7 +18,7 @@
  * after a round that gave only parked jobs, or once it parked `limit` (at least ten) of them, so a paused
  * account's backlog is not drained into hiding by one claim.
  */
-import { accountKey, type ClaimOptions, type EpochMs, type Job, releaseJob } from '@postback/core';
+import { type ClaimOptions, checkClaim, type EpochMs, type Job, releaseJob } from '@postback/core';
 import { FOLLOW_UP_WAIT_SECONDS } from './options.ts';
 import { assertOpen, forget, type SqsOutboxContext } from './outbox-context.ts';
 import { MAX_PARALLEL_RECEIVES, MAX_RECEIVE_SIZE, receiveJobs, takeParked } from './receive.ts';
@@ -78,10 +78,10 @@ export function createClaims(context: SqsOutboxContext): Claims {
   let busy = false;
 
   return {
-    async claim({ now: at, limit, leaseMs, excludeAccounts = [] }) {
+    async claim(claimOptions) {
       assertOpen(context);
-      if (limit <= 0) return [];
-      const exclude = new Set(excludeAccounts.map(accountKey));
+      const { now: at, limit, leaseMs, excludeKeys } = checkClaim(claimOptions);
+      const exclude = new Set(excludeKeys);
       const jobs = await takeParked(context, at, limit, leaseMs, exclude);
       let wait = busy ? Math.min(options.waitTimeSeconds, FOLLOW_UP_WAIT_SECONDS) : options.waitTimeSeconds;
       let parked = 0;

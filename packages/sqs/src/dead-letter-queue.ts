@@ -8,6 +8,9 @@ import { randomUUID } from 'node:crypto';
 import type { MessageAttributeValue } from '@aws-sdk/client-sqs';
 import {
   byUrgency,
+  checkListDead,
+  checkPurge,
+  checkReplay,
   type EpochMs,
   type Job,
   type JobState,
@@ -232,25 +235,26 @@ export function deadLetterMethods(context: SqsOutboxContext): DeadLetterMethods 
       }
     },
 
-    async listDead(listOptions = {}) {
+    async listDead(listOptions) {
       assertOpen(context);
+      const { limit, after } = checkListDead(listOptions);
       const { url, letters } = await scanDeadLetters(context);
       try {
         const dead = letters
           .flatMap((letter) => (letter.job !== null && letter.state === 'dead' ? [letter.job] : []))
           .sort((a, b) => a.updatedAt - b.updatedAt || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
-        const start =
-          listOptions.after === undefined ? 0 : dead.findIndex((job) => job.id === listOptions.after) + 1;
-        return dead.slice(start, start + (listOptions.limit ?? 100));
+        const start = after === undefined ? 0 : dead.findIndex((job) => job.id === after) + 1;
+        return dead.slice(start, start + limit);
       } finally {
         await giveBack(context, url, letters);
       }
     },
 
-    async replay(target, at) {
+    async replay(target, now) {
       assertOpen(context);
+      const { ids, now: at } = checkReplay(target, now);
       const { url, letters } = await scanDeadLetters(context);
-      const wanted = 'ids' in target ? new Set(target.ids) : null;
+      const wanted = ids === null ? null : new Set(ids);
       const untouched: DeadLetter[] = [];
       let replayed = 0;
       try {
@@ -268,10 +272,11 @@ export function deadLetterMethods(context: SqsOutboxContext): DeadLetterMethods 
       return replayed;
     },
 
-    async purgeDead(purgeOptions = {}) {
+    async purgeDead(purgeOptions) {
       assertOpen(context);
+      const ids = checkPurge(purgeOptions);
       const { url, letters } = await scanDeadLetters(context);
-      const wanted = purgeOptions.ids === undefined ? null : new Set(purgeOptions.ids);
+      const wanted = ids === null ? null : new Set(ids);
       const doomed = letters.filter(
         (l) => l.state === 'dead' && (wanted === null || (l.job !== null && wanted.has(l.job.id))),
       );

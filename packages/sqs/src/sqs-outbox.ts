@@ -28,6 +28,14 @@
 import { GetQueueAttributesCommand } from '@aws-sdk/client-sqs';
 import {
   appendAttempt,
+  checkBeat,
+  checkComplete,
+  checkEpoch,
+  checkExtendLease,
+  checkFail,
+  checkRelease,
+  checkRetry,
+  checkWorkersQuery,
   completeJob,
   createBatcher,
   extendJobLease,
@@ -176,8 +184,9 @@ export function createSqsOutbox(input: SqsOutboxOptions): SqsOutbox {
 
     claim: (claimOptions) => claims.claim(claimOptions),
 
-    async complete(job, result) {
+    async complete(given, completed) {
       assertOpen(context);
+      const { job, result } = checkComplete(given, completed);
       if (job.lease === null) return false;
       // Recorded before the delete: the refund behind this confirm becomes receivable only after it.
       await ledger?.put(completeJob(job, result));
@@ -188,8 +197,9 @@ export function createSqsOutbox(input: SqsOutboxOptions): SqsOutbox {
       throw new SqsOutboxError('send_failed', `DeleteMessage failed: ${outcome.error}`);
     },
 
-    async retry(job, result) {
+    async retry(given, retried) {
       assertOpen(context);
+      const { job, result } = checkRetry(given, retried);
       // Recorded while this worker still holds the message, before it can become visible again: the next
       // receive finds this outcome (and `maybeAppliedAt`, if the attempt may have been applied). `attempts`
       // stays the receive count: SQS gives no attempt back, and the record must explain this receive.
@@ -206,8 +216,9 @@ export function createSqsOutbox(input: SqsOutboxOptions): SqsOutbox {
       return changed;
     },
 
-    async fail(job, result) {
+    async fail(given, failure) {
       assertOpen(context);
+      const { job, result, attempt } = checkFail(given, failure);
       requireDeadLetterQueue(context, 'fail()');
       if (job.lease === null) return false;
       // Make sure we still hold the message (and keep holding it while we copy it) before copying it.
@@ -224,7 +235,7 @@ export function createSqsOutbox(input: SqsOutboxOptions): SqsOutbox {
       // The dead letter keeps the attempts this worker knows: those its body carried (a replayed job) and
       // this one. Earlier retries only changed the message's visibility; their attempts are not known here.
       const carried = carriedHistoryOf(context, job);
-      const history = result.attempt === undefined ? carried : appendAttempt(carried, result.attempt);
+      const history = attempt === null ? carried : appendAttempt(carried, attempt);
       const outcome = await moveToDeadLetter(
         context,
         { body: encodeJobBody(failed, history), attributes: jobAttributes(failed), order: job },
@@ -241,13 +252,15 @@ export function createSqsOutbox(input: SqsOutboxOptions): SqsOutbox {
       return outcome === 'ok';
     },
 
-    async release(jobs, at) {
+    async release(given, now) {
       assertOpen(context);
+      const { jobs, now: at } = checkRelease(given, now);
       return releaseJobs(context, jobs, at);
     },
 
-    async extendLease(job, { now: at, leaseMs }) {
+    async extendLease(given, options) {
       assertOpen(context);
+      const { job, now: at, leaseMs } = checkExtendLease(given, options);
       const extended = await changeOne(
         context,
         job,
@@ -272,8 +285,9 @@ export function createSqsOutbox(input: SqsOutboxOptions): SqsOutbox {
       return [confirm, refund].filter((job): job is Job => job !== null);
     },
 
-    async stats(_at, statsOptions): Promise<OutboxStats> {
+    async stats(now, statsOptions): Promise<OutboxStats> {
       assertOpen(context);
+      checkEpoch(now, 'now');
       const { atRiskWithinMs, deadlineBucketsMs } = resolveStatsOptions(statsOptions);
       const names = [
         'ApproximateNumberOfMessages',
@@ -318,12 +332,14 @@ export function createSqsOutbox(input: SqsOutboxOptions): SqsOutbox {
       return 0;
     },
 
-    async beat() {
+    async beat(beat) {
       assertOpen(context);
+      checkBeat(beat);
     },
 
-    async workers() {
+    async workers(workersOptions) {
       assertOpen(context);
+      checkWorkersQuery(workersOptions);
       return [];
     },
 

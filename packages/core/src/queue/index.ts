@@ -3,6 +3,7 @@
 export * from './accounts.ts';
 export * from './backoff.ts';
 export * from './batcher.ts';
+export * from './call-checks.ts';
 export * from './dispatcher/index.ts';
 export * from './jobs.ts';
 export * from './memory-outbox.ts';

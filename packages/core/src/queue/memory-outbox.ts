@@ -7,7 +7,21 @@ import { z } from 'zod';
 import { OutboxClosedError } from '../errors.ts';
 import { parseOptions } from '../parse-options.ts';
 import { type EpochMs, windowPolicySchema } from '../policy.ts';
-import { accountKey, byClaimUrgency, claimTier, DEFAULT_URGENT_WITHIN_MS, takeInTurns } from './accounts.ts';
+import { accountKey, byClaimUrgency, claimTier, takeInTurns } from './accounts.ts';
+import {
+  checkBeat,
+  checkClaim,
+  checkComplete,
+  checkEpoch,
+  checkExtendLease,
+  checkFail,
+  checkListDead,
+  checkPurge,
+  checkRelease,
+  checkReplay,
+  checkRetry,
+  checkWorkersQuery,
+} from './call-checks.ts';
 import {
   claimJob,
   completeJob,
@@ -52,9 +66,6 @@ import { JOB_STATES } from './types.ts';
 
 /** Prefix of the ids the memory outbox assigns. @defaultValue "job_" */
 export const DEFAULT_MEMORY_ID_PREFIX = 'job_';
-
-/** Page size of `listDead` when none is given. @defaultValue 100 */
-export const DEFAULT_LIST_DEAD_LIMIT = 100;
 
 const memoryOutboxOptionsSchema = z.strictObject({
   /** Windows used to stamp deadlines. @defaultValue DEFAULT_WINDOW_POLICY */
@@ -162,13 +173,13 @@ export function createMemoryOutbox(options: MemoryOutboxOptions = {}): Outbox {
   };
 
   /** Applies a transition to the stored job only when `claimed` still holds its lease; keeps its attempt. */
-  const transition = (claimed: Job, apply: (stored: Job) => Job, attempt?: AttemptRecord): boolean => {
-    assertOpen();
+  const transition = (claimed: Job, apply: (stored: Job) => Job, attempt?: AttemptRecord | null): boolean => {
     const stored = jobs.get(claimed.id);
     if (stored === undefined || !holdsLease(stored, claimed)) return false;
     const next = apply(stored);
     put(next);
-    if (attempt !== undefined) histories.set(next.id, appendAttempt(histories.get(next.id) ?? [], attempt));
+    if (attempt !== undefined && attempt !== null)
+      histories.set(next.id, appendAttempt(histories.get(next.id) ?? [], attempt));
     followConfirm(next);
     return true;
   };
@@ -242,12 +253,9 @@ export function createMemoryOutbox(options: MemoryOutboxOptions = {}): Outbox {
 
     async claim(options: ClaimOptions): Promise<Job[]> {
       assertOpen();
-      const { now: at, limit, leaseMs } = options;
-      if (!Number.isSafeInteger(limit) || limit < 1)
-        throw new RangeError(`claim limit must be a positive integer, got ${limit}`);
-      if (!(leaseMs > 0)) throw new RangeError(`claim leaseMs must be positive, got ${leaseMs}`);
-      const horizon = at + (options.urgentWithinMs ?? DEFAULT_URGENT_WITHIN_MS);
-      const excluded = new Set((options.excludeAccounts ?? []).map(accountKey));
+      const { now: at, limit, leaseMs, urgentWithinMs, excludeKeys } = checkClaim(options);
+      const horizon = at + urgentWithinMs;
+      const excluded = new Set(excludeKeys);
       const claimable = (job: Job) =>
         !excluded.has(accountKey(job.account)) &&
         isClaimable(job, at, job.kind === 'refund' ? confirmOf(job.account, job.orderId) : null);
@@ -297,23 +305,33 @@ export function createMemoryOutbox(options: MemoryOutboxOptions = {}): Outbox {
     },
 
     async complete(job, result) {
-      return transition(job, (stored) => completeJob(stored, result), result.attempt);
+      assertOpen();
+      const checked = checkComplete(job, result);
+      return transition(checked.job, (stored) => completeJob(stored, checked.result), checked.attempt);
     },
 
     async retry(job, result) {
-      return transition(job, (stored) => retryJob(stored, result), result.attempt);
+      assertOpen();
+      const checked = checkRetry(job, result);
+      return transition(checked.job, (stored) => retryJob(stored, checked.result), checked.attempt);
     },
 
     async fail(job, result) {
-      return transition(job, (stored) => failJob(stored, result), result.attempt);
+      assertOpen();
+      const checked = checkFail(job, result);
+      return transition(checked.job, (stored) => failJob(stored, checked.result), checked.attempt);
     },
 
-    async release(claimed, at) {
-      for (const job of claimed) transition(job, (stored) => releaseJob(stored, at));
+    async release(claimed, now) {
+      assertOpen();
+      const { jobs: held, now: at } = checkRelease(claimed, now);
+      for (const job of held) transition(job, (stored) => releaseJob(stored, at));
     },
 
     async extendLease(job, options) {
-      return transition(job, (stored) => extendJobLease(stored, options));
+      assertOpen();
+      const checked = checkExtendLease(job, options);
+      return transition(checked.job, (stored) => extendJobLease(stored, checked));
     },
 
     async get(id) {
@@ -329,8 +347,9 @@ export function createMemoryOutbox(options: MemoryOutboxOptions = {}): Outbox {
         .map(copy);
     },
 
-    async stats(at, options): Promise<OutboxStats> {
+    async stats(now, options): Promise<OutboxStats> {
       assertOpen();
+      const at = checkEpoch(now, 'now');
       const { atRiskWithinMs, deadlineBucketsMs } = resolveStatsOptions(options);
       let atRisk = 0;
       const buckets = deadlineBucketsMs.map(() => 0);
@@ -373,20 +392,18 @@ export function createMemoryOutbox(options: MemoryOutboxOptions = {}): Outbox {
 
     async listDead(options: ListDeadOptions = {}) {
       assertOpen();
-      const limit = options.limit ?? DEFAULT_LIST_DEAD_LIMIT;
-      if (!Number.isSafeInteger(limit) || limit < 1)
-        throw new RangeError(`listDead limit must be a positive integer, got ${limit}`);
+      const { limit, after } = checkListDead(options);
       const dead = [...jobs.values()].filter((job) => job.state === 'dead');
       // Ids are zero-padded sequence numbers, so comparing them compares creation order, and a cursor
       // still works after its job was replayed or purged.
-      const after = options.after;
       const start = after === undefined ? dead : dead.filter((job) => job.id > after);
       return start.slice(0, limit).map(copy);
     },
 
-    async replay(selection, at) {
+    async replay(selection, now) {
       assertOpen();
-      const targets = 'all' in selection ? [...jobs.values()] : selection.ids.map((id) => jobs.get(id));
+      const { ids, now: at } = checkReplay(selection, now);
+      const targets = ids === null ? [...jobs.values()] : ids.map((id) => jobs.get(id));
       let replayed = 0;
       for (const job of targets) {
         if (job === undefined || job.state !== 'dead') continue;
@@ -399,7 +416,8 @@ export function createMemoryOutbox(options: MemoryOutboxOptions = {}): Outbox {
 
     async purgeDead(options = {}) {
       assertOpen();
-      const targets = options.ids === undefined ? [...jobs.values()] : options.ids.map((id) => jobs.get(id));
+      const ids = checkPurge(options);
+      const targets = ids === null ? [...jobs.values()] : ids.map((id) => jobs.get(id));
       let purged = 0;
       for (const job of targets) {
         if (job === undefined || job.state !== 'dead') continue;
@@ -424,13 +442,15 @@ export function createMemoryOutbox(options: MemoryOutboxOptions = {}): Outbox {
 
     async beat(beat) {
       assertOpen();
-      beats.set(beat.workerId, { ...beat });
+      const checked = checkBeat(beat);
+      beats.set(checked.workerId, checked);
     },
 
-    async workers({ now: at, sinceMs }) {
+    async workers(options) {
       assertOpen();
+      const since = checkWorkersQuery(options);
       return [...beats.values()]
-        .filter((beat) => beat.at >= at - sinceMs)
+        .filter((beat) => beat.at >= since)
         .sort((a, b) => b.at - a.at)
         .map((beat) => ({ ...beat }));
     },

@@ -31,12 +31,20 @@ export function attemptDetail(detail: string | null): string | null {
 }
 
 /**
- * The history after one more attempt: the new one appended (its detail cut and escaped), the oldest
+ * An attempt as a history keeps it: only the record's fields, its outcome's control characters escaped,
+ * its detail cut and escaped (see {@link attemptDetail}).
+ */
+export function keptAttempt(attempt: AttemptRecord): AttemptRecord {
+  const { startedAt, durationMs, outcome, status, detail } = attempt;
+  return { startedAt, durationMs, outcome: escapeControls(outcome), status, detail: attemptDetail(detail) };
+}
+
+/**
+ * The history after one more attempt: the new one appended as {@link keptAttempt} keeps it, the oldest
  * dropped beyond {@link ATTEMPT_HISTORY_LIMIT}. Returns a new array.
  */
 export function appendAttempt(history: readonly AttemptRecord[], attempt: AttemptRecord): AttemptRecord[] {
-  const kept = { ...attempt, detail: attemptDetail(attempt.detail) };
-  const next = [...history, kept];
+  const next = [...history, keptAttempt(attempt)];
   return next.length > ATTEMPT_HISTORY_LIMIT ? next.slice(next.length - ATTEMPT_HISTORY_LIMIT) : next;
 }
 

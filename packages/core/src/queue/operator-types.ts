@@ -20,6 +20,12 @@ export const DEFAULT_LIST_JOBS_LIMIT = 100;
 /** Largest page `listJobs` returns. @defaultValue 1000 */
 export const MAX_LIST_JOBS_LIMIT = 1000;
 
+/** Page size of `listDead` when none is given. @defaultValue 100 */
+export const DEFAULT_LIST_DEAD_LIMIT = 100;
+
+/** Largest page `listDead` returns; a larger `limit` is cut to it. @defaultValue 10_000 */
+export const MAX_LIST_DEAD_LIMIT = 10_000;
+
 /** How close a deadline must be for an open job to count as "at risk". @defaultValue 24 hours */
 export const DEFAULT_AT_RISK_WITHIN_MS = 24 * 3_600_000;
 

@@ -1,11 +1,14 @@
-/** Conformance tests: malformed confirms and refunds are refused with a `JobValidationError` and store nothing. */
+/**
+ * Conformance tests: malformed confirms and refunds are refused with a `JobValidationError` and store
+ * nothing; malformed worker and operator calls are refused by core's call checks and change nothing.
+ */
 import { describe, expect } from 'vitest';
 import { DAY_MS } from '../../policy.ts';
-import type { ConfirmInput } from '../../queue/types.ts';
-import type { Suite } from './suite.ts';
+import type { ConfirmInput, Job } from '../../queue/types.ts';
+import { LEASE_MS, type Suite } from './suite.ts';
 
 export function describeValidation(s: Suite): void {
-  const { confirmInput, claimAll, expectValidation, has, test } = s;
+  const { confirmInput, claimAll, claimOne, expectValidation, has, test } = s;
   describe('validation', () => {
     test('rejects a malformed confirm with a JobValidationError naming the field, and stores nothing', async () => {
       const cases: Array<[string, Partial<ConfirmInput> | Record<string, unknown>]> = [
@@ -42,6 +45,64 @@ export function describeValidation(s: Suite): void {
     test('refuses a refund without campaignId when it holds no confirmation for the order', async () => {
       await expectValidation(s.outbox.refund({ orderId: 'ord_unknown' }), 'campaignId');
       expect(await claimAll()).toEqual([]);
+    });
+
+    test('refuses malformed worker and operator calls, naming the field, and changes nothing', async () => {
+      await s.enqueue('ord_1');
+      const claimed = await claimOne();
+      const now = s.clock.now();
+      const o = s.outbox;
+      const claim = { now, limit: 1, leaseMs: LEASE_MS };
+      const retry = { now, nextAttemptAt: now, error: 'HTTP 503' };
+      const fail = { now, state: 'dead' as const, reason: 'HTTP 422' };
+      const attempt = { startedAt: now, durationMs: 5, outcome: 'permanent', status: 42, detail: null };
+      const beat = {
+        workerId: '',
+        at: now,
+        state: 'running',
+        pausedUntil: null,
+        pauseReason: null,
+        version: '1',
+        host: null,
+        pid: 1,
+        pausedAccounts: [],
+      };
+      const bad = (value: unknown) => value as never;
+      const calls: Array<[RegExp, () => Promise<unknown>]> = [
+        [/limit/, () => o.claim({ ...claim, limit: 0 })],
+        [/leaseMs/, () => o.claim({ ...claim, leaseMs: -1 })],
+        [/urgentWithinMs/, () => o.claim({ ...claim, urgentWithinMs: -1 })],
+        [/excludeAccounts/, () => o.claim({ ...claim, excludeAccounts: bad('shop') })],
+        [/job/, () => o.complete(bad({ id: claimed.id }), { now })],
+        [/now/, () => o.complete(claimed, { now: -1 })],
+        [/campaignId/, () => o.complete(claimed, { now, campaignId: bad(7) })],
+        [/nextAttemptAt/, () => o.retry(claimed, { ...retry, nextAttemptAt: Number.NaN })],
+        [/maybeApplied/, () => o.retry(claimed, { ...retry, maybeApplied: bad('yes') })],
+        [/countAttempt/, () => o.retry(claimed, { ...retry, countAttempt: bad(0) })],
+        [/state/, () => o.fail(claimed, { ...fail, state: bad('gone') })],
+        [/attempt\.status/, () => o.fail(claimed, { ...fail, attempt })],
+        [/jobs/, () => o.release(bad('all'), now)],
+        [/leaseMs/, () => o.extendLease(claimed, { now, leaseMs: 0 })],
+        [/ids/, () => o.replay(bad({ ids: 'all' }), now)],
+        [/ids/, () => o.purgeDead(bad({ ids: [1] }))],
+        [/now/, () => o.stats(-1)],
+        [/sinceMs/, () => o.workers({ now, sinceMs: -1 })],
+        [/workerId/, () => o.beat(beat)],
+        [/pausedAccounts/, () => o.beat({ ...beat, workerId: 'w1', pausedAccounts: bad('none') })],
+      ];
+      if (has('listDead')) calls.push([/limit/, () => o.listDead({ limit: 0 })]);
+      for (const [field, call] of calls) {
+        const err = await call().then(
+          () => null,
+          (e: unknown) => e,
+        );
+        expect(err, `expected a TypeError or RangeError naming ${field}`).toSatisfy(
+          (e) => e instanceof TypeError || e instanceof RangeError,
+        );
+        expect((err as Error).message).toMatch(field);
+      }
+      if (has('lookup')) expect(await o.get(claimed.id)).toEqual(claimed);
+      expect(await o.complete(claimed as Job, { now, campaignId: 'cmp_1' })).toBe(true);
     });
   });
 }
