@@ -5,6 +5,7 @@
 export * from './capture/index.ts';
 export * from './click.ts';
 export * from './errors.ts';
+export * from './escape-controls.ts';
 export * from './parse-options.ts';
 export * from './policy.ts';
 export * from './queue/index.ts';

@@ -4,9 +4,10 @@
  * first, which final jobs retention may delete, and which open jobs are at risk. SQL stores translate
  * these to queries; their conformance tests hold them to the same answers as the functions here.
  */
+
+import { escapeControls } from '../escape-controls.ts';
 import type { EpochMs } from '../policy.ts';
 import { accountKey } from './accounts.ts';
-import { escapeControls } from './dispatcher/classify.ts';
 import {
   ATTEMPT_DETAIL_MAX_CHARS,
   ATTEMPT_HISTORY_LIMIT,

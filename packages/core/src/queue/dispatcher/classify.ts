@@ -6,6 +6,8 @@
  * been applied).
  */
 
+import { escapeControls } from '../../escape-controls.ts';
+
 /**
  * - `applied`: a 2xx, whatever its body: the service applied the request.
  * - `auth`: 401/403 — not the job's fault: pause all delivery, do not burn the attempt.
@@ -84,27 +86,6 @@ export function redactSecrets(text: string): string {
       /\b(api[_-]?key|authorization|token)(["']?\s*[:=]\s*["']?)(?!(?:Bearer|Basic)\s)[^\s"',;}]+/gi,
       '$1$2[redacted]',
     );
-}
-
-/**
- * Characters that must not reach a terminal or a log line as they are: C0 controls (newline, ESC, ...),
- * DEL, C1 controls (CSI U+009B, ...), the Unicode line and paragraph separators, and the bidirectional
- * marks, embeddings, overrides and isolates that reorder what is displayed.
- */
-const UNPRINTABLE = /[\p{Cc}\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]/gu;
-
-/**
- * Writes control characters (C0, DEL, C1), line and paragraph separators and bidirectional marks as
- * `\u{…}` escapes, so a reason is one line that cannot move a terminal's cursor or forge a row.
- * Backslashes are left as they are, so escaping twice changes nothing.
- *
- * @example
- * ```ts
- * escapeControls('bad\nrow'); // "bad\\u{a}row"
- * ```
- */
-export function escapeControls(text: string): string {
-  return text.replace(UNPRINTABLE, (c) => `\\u{${(c.codePointAt(0) as number).toString(16)}}`);
 }
 
 function safeReason(text: string, redact: ((text: string) => string) | undefined): string {
