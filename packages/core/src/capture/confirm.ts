@@ -2,7 +2,8 @@
  * Attaching the click to an order: the one step adapters expose as `confirmOrder(req, outbox, order)`.
  */
 import type { ClickStamp } from '../click.ts';
-import type { ConfirmJob, EnqueueResult, Outbox } from '../queue/types.ts';
+import type { ConfirmJob } from '../queue/job-types.ts';
+import type { EnqueueResult, Outbox } from '../queue/outbox-types.ts';
 import type { ClickContext } from './engine.ts';
 import { CaptureError } from './errors.ts';
 

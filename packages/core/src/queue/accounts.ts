@@ -18,7 +18,7 @@
  *    with more accounts than a claim takes, every account is reached within a few claims.
  */
 import type { EpochMs } from '../policy.ts';
-import type { Job } from './types.ts';
+import type { Job } from './job-types.ts';
 
 /**
  * Due jobs whose deadline is this close are claimed before any other (nearest deadline first, whatever

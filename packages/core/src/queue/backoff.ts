@@ -4,7 +4,7 @@
  * happens inside the service's window instead of sleeping past it.
  */
 import type { EpochMs } from '../policy.ts';
-import type { Job } from './types.ts';
+import type { Job } from './job-types.ts';
 
 /** Parameters of {@link backoffDelay}. */
 export interface BackoffOptions {

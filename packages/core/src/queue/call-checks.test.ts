@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { checkAttempt, checkBeat, checkClaim, checkListDead, checkRetry } from './call-checks.ts';
-import { ATTEMPT_DETAIL_MAX_CHARS, MAX_LIST_DEAD_LIMIT } from './operator-types.ts';
+import { ATTEMPT_DETAIL_MAX_CHARS } from './job-types.ts';
+import { MAX_LIST_DEAD_LIMIT } from './outbox-types.ts';
 
 const T0 = Date.UTC(2026, 0, 15, 12);
 const claimed = { id: 'job_1', lease: { token: 'lease-1', expiresAt: T0 + 30_000 } };

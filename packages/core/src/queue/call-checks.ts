@@ -7,15 +7,19 @@
  */
 import type { EpochMs } from '../policy.ts';
 import { accountKey, DEFAULT_URGENT_WITHIN_MS } from './accounts.ts';
+import type { AttemptRecord, Job } from './job-types.ts';
 import { keptAttempt } from './operator-rules.ts';
 import {
   type AccountPause,
-  type AttemptRecord,
+  type ClaimOptions,
+  type CompleteResult,
   DEFAULT_LIST_DEAD_LIMIT,
+  type FailResult,
+  type ListDeadOptions,
   MAX_LIST_DEAD_LIMIT,
+  type RetryResult,
   type WorkerBeat,
-} from './operator-types.ts';
-import type { ClaimOptions, CompleteResult, FailResult, Job, ListDeadOptions, RetryResult } from './types.ts';
+} from './outbox-types.ts';
 
 const isCount = (v: unknown): v is number => typeof v === 'number' && Number.isSafeInteger(v) && v >= 0;
 const isStringOrNull = (v: unknown): v is string | null => v === null || typeof v === 'string';

@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { DAY_MS, resolvePolicy } from '../policy.ts';
+import type { ConfirmJob, RefundJob } from './job-types.ts';
 import { claimJob, completeJob, failJob, isClaimable, newConfirmJob, replayJob, retryJob } from './jobs.ts';
 import { mayHaveCharged, planRefund, refundAfterConfirm } from './refund-rules.ts';
-import type { ConfirmJob, RefundJob } from './types.ts';
 import { JobValidationError } from './validation.ts';
 
 const NOW = Date.UTC(2026, 0, 15, 12);

@@ -6,16 +6,9 @@
  */
 
 import { DEFAULT_WINDOW_POLICY, deadlineOf, type EpochMs } from '../policy.ts';
+import type { ConfirmJob, Job, JobContext, JobState } from './job-types.ts';
+import type { ConfirmInput, FailResult, RetryResult } from './outbox-types.ts';
 import { blocksRefund } from './refund-rules.ts';
-import type {
-  ConfirmInput,
-  ConfirmJob,
-  FailResult,
-  Job,
-  JobContext,
-  JobState,
-  RetryResult,
-} from './types.ts';
 import { validateConfirmInput } from './validation.ts';
 
 /**

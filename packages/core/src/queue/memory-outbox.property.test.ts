@@ -9,9 +9,9 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { DAY_MS } from '../policy.ts';
 import { createFakeClock } from '../testing/fake-clock.ts';
+import type { Job, JobState } from './job-types.ts';
 import { isFinalState } from './jobs.ts';
 import { createMemoryOutbox } from './memory-outbox.ts';
-import type { Job, JobState } from './types.ts';
 import { JobValidationError } from './validation.ts';
 
 const ORDERS = ['ord_a', 'ord_b', 'ord_c'];

@@ -22,6 +22,7 @@ import {
   checkRetry,
   checkWorkersQuery,
 } from './call-checks.ts';
+import { type AttemptRecord, type ConfirmJob, JOB_STATES, type Job, type RefundJob } from './job-types.ts';
 import {
   claimJob,
   completeJob,
@@ -47,22 +48,19 @@ import {
   resolveStatsOptions,
   validatePruneOptions,
 } from './operator-rules.ts';
-import type { AttemptRecord, OutboxFeatures, WorkerBeat } from './operator-types.ts';
-import { planRefund, refundAfterConfirm } from './refund-rules.ts';
 import type {
   ClaimOptions,
   ConfirmInput,
-  ConfirmJob,
   EnqueueResult,
-  Job,
   ListDeadOptions,
   Outbox,
+  OutboxFeatures,
   OutboxStats,
   RefundInput,
-  RefundJob,
   RefundOutcome,
-} from './types.ts';
-import { JOB_STATES } from './types.ts';
+  WorkerBeat,
+} from './outbox-types.ts';
+import { planRefund, refundAfterConfirm } from './refund-rules.ts';
 
 /** Prefix of the ids the memory outbox assigns. @defaultValue "job_" */
 export const DEFAULT_MEMORY_ID_PREFIX = 'job_';

@@ -12,14 +12,18 @@ import {
   ATTEMPT_DETAIL_MAX_CHARS,
   ATTEMPT_HISTORY_LIMIT,
   type AttemptRecord,
+  JOB_STATES,
+  type Job,
+  type JobState,
+} from './job-types.ts';
+import {
   DEFAULT_AT_RISK_WITHIN_MS,
   DEFAULT_LIST_JOBS_LIMIT,
   type JobFilter,
   MAX_LIST_JOBS_LIMIT,
   type PruneOptions,
   type StatsOptions,
-} from './operator-types.ts';
-import { JOB_STATES, type Job, type JobState } from './types.ts';
+} from './outbox-types.ts';
 import { JobValidationError, validateAccount } from './validation.ts';
 
 /** Cuts a detail to {@link ATTEMPT_DETAIL_MAX_CHARS} with an ellipsis and escapes control characters. */

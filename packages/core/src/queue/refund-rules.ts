@@ -4,7 +4,8 @@
  * (`refundAfterConfirm`), and when a confirmation holds its refund back (`blocksRefund`).
  */
 import { DEFAULT_WINDOW_POLICY, type EpochMs, refundDeadlineOf, type WindowPolicy } from '../policy.ts';
-import type { ConfirmJob, JobContext, RefundInput, RefundJob, RefundOutcome } from './types.ts';
+import type { ConfirmJob, JobContext, RefundJob } from './job-types.ts';
+import type { RefundInput, RefundOutcome } from './outbox-types.ts';
 import { JobValidationError, validateRefundInput } from './validation.ts';
 
 /** What the store found for the order when a refund is requested. */

@@ -8,7 +8,7 @@
 import { CLICK_TOKEN_PATTERN, DEFAULT_MAX_CLOCK_SKEW_MS, MAX_CLICK_TOKEN_LENGTH } from '../click.ts';
 import { PostbackError } from '../errors.ts';
 import type { EpochMs } from '../policy.ts';
-import type { ConfirmInput, RefundInput } from './types.ts';
+import type { ConfirmInput, RefundInput } from './outbox-types.ts';
 
 /**
  * A confirm or refund request was rejected before anything was stored. `field` is the dotted path of

@@ -5,7 +5,7 @@
  * test through the backend's factory, and closes and cleans it up after.
  */
 import { afterEach, beforeEach, describe } from 'vitest';
-import type { Outbox } from '../queue/types.ts';
+import type { Outbox } from '../queue/outbox-types.ts';
 import { createFakeClock, type FakeClock } from './fake-clock.ts';
 import { describeAccounts } from './outbox-conformance/accounts.ts';
 import { describeClaim } from './outbox-conformance/claim.ts';

@@ -7,7 +7,7 @@
  * may be under way, so the rate at which jobs are claimed is not one batch per claim's commit (with an
  * fsync, milliseconds: a ceiling of a few thousand jobs a second at batches of 16).
  */
-import type { Job } from '../types.ts';
+import type { Job } from '../job-types.ts';
 import type { HeldJob, HeldJobs } from './held-jobs.ts';
 
 /** What claiming ahead needs. */

@@ -6,7 +6,7 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { createMemoryOutbox } from '../memory-outbox.ts';
-import type { Outbox } from '../types.ts';
+import type { Outbox } from '../outbox-types.ts';
 import { createDispatcher, type Dispatcher } from './dispatcher.ts';
 import type { ConversionsClient } from './options.ts';
 

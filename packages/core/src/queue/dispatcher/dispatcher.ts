@@ -12,7 +12,7 @@
  * (the loop's waits), `metrics.ts` (the snapshot of `metrics()`).
  */
 import { parseOptions } from '../../parse-options.ts';
-import type { Job } from '../types.ts';
+import type { Job } from '../job-types.ts';
 import { createClaims } from './claims.ts';
 import { createDelivery } from './deliver.ts';
 import { createEmitter, type DispatcherEventName, type DispatcherEvents } from './events.ts';

@@ -4,8 +4,7 @@
  * service's `detail`, with bearer-shaped strings redacted.
  */
 import type { EpochMs } from '../../policy.ts';
-import type { AttemptRecord } from '../operator-types.ts';
-import type { Job } from '../types.ts';
+import type { AttemptRecord, Job } from '../job-types.ts';
 
 /** Payload of each Dispatcher event. */
 export interface DispatcherEvents {

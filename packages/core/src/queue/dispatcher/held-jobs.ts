@@ -5,7 +5,7 @@
  * method here instead of setting a flag of their own.
  */
 import type { EpochMs } from '../../policy.ts';
-import type { Job } from '../types.ts';
+import type { Job } from '../job-types.ts';
 import { createLeaseKeeper, type LeaseContext } from './leases.ts';
 
 /** How a held job ended for this process (`released`: given back by `stop()`, not counted). */

@@ -4,7 +4,8 @@
  * both run only while something is held.
  */
 import type { EpochMs } from '../../policy.ts';
-import type { Job, Outbox } from '../types.ts';
+import type { Job } from '../job-types.ts';
+import type { Outbox } from '../outbox-types.ts';
 import { sleep } from './wake.ts';
 
 /** Longest pause between two sweeps for sends past `sendTimeoutMs` (shorter timeouts sweep 4 times as often). */

@@ -3,8 +3,13 @@
  * for dashboards and `postback status`.
  */
 import type { EpochMs } from '../../policy.ts';
-import { type AccountPause, DEFAULT_AT_RISK_WITHIN_MS } from '../operator-types.ts';
-import type { Outbox, OutboxStats, StateCounts } from '../types.ts';
+import {
+  type AccountPause,
+  DEFAULT_AT_RISK_WITHIN_MS,
+  type Outbox,
+  type OutboxStats,
+  type StateCounts,
+} from '../outbox-types.ts';
 import type { DispatcherState } from './pauses.ts';
 import type { OutcomeCounters } from './record.ts';
 

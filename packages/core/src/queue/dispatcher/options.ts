@@ -6,7 +6,7 @@
 import { z } from 'zod';
 import { documented, renderOptionsTable } from '../../options-table.ts';
 import type { EpochMs } from '../../policy.ts';
-import type { Outbox } from '../types.ts';
+import type { Outbox } from '../outbox-types.ts';
 import { DEFAULT_WINDOW_CLOSED_PATTERN } from './classify.ts';
 
 /** Body of POST /v1/conversions/s2s. */

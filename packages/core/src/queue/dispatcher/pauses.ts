@@ -18,7 +18,7 @@
  */
 import type { EpochMs } from '../../policy.ts';
 import { accountKey } from '../accounts.ts';
-import type { AccountPause } from '../operator-types.ts';
+import type { AccountPause } from '../outbox-types.ts';
 import type { Emit } from './events.ts';
 
 /** Where the Dispatcher is: `paused` after a 401/403, `probing` while one job tests the key again. */

@@ -5,8 +5,8 @@
  */
 import type { EpochMs } from '../../policy.ts';
 import { backoffDelay, nextAttemptTime } from '../backoff.ts';
-import type { AttemptOutcome, AttemptRecord } from '../operator-types.ts';
-import type { Job, Outbox } from '../types.ts';
+import type { AttemptOutcome, AttemptRecord, Job } from '../job-types.ts';
+import type { Outbox } from '../outbox-types.ts';
 import type { Emit } from './events.ts';
 import type { JobOutcome } from './held-jobs.ts';
 import type { ResolvedDispatcherOptions } from './options.ts';

@@ -6,8 +6,7 @@
  * simply not asked.
  */
 import type { EpochMs } from '../../policy.ts';
-import { DEFAULT_AT_RISK_WITHIN_MS, type WorkerBeat } from '../operator-types.ts';
-import type { Outbox } from '../types.ts';
+import { DEFAULT_AT_RISK_WITHIN_MS, type Outbox, type WorkerBeat } from '../outbox-types.ts';
 import type { Emit } from './events.ts';
 import type { ResolvedDispatcherOptions } from './options.ts';
 import { sleep } from './wake.ts';

@@ -5,7 +5,7 @@
  */
 import { describe, expect } from 'vitest';
 import { DAY_MS } from '../../policy.ts';
-import type { Job } from '../../queue/types.ts';
+import type { Job } from '../../queue/job-types.ts';
 import { HOUR, type Suite } from './suite.ts';
 
 export function describeAccounts(s: Suite): void {

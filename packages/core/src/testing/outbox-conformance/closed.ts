@@ -1,7 +1,7 @@
 /** Conformance tests: after `close()` every method rejects with core's `OutboxClosedError`. */
 import { describe, expect } from 'vitest';
 import { OutboxClosedError } from '../../errors.ts';
-import type { Job } from '../../queue/types.ts';
+import type { Job } from '../../queue/job-types.ts';
 import { LEASE_MS, type Suite } from './suite.ts';
 
 export function describeClosed(s: Suite): void {

@@ -1,6 +1,6 @@
 /** Conformance tests: a worker that dies holding a lease loses nothing and charges nothing twice. */
 import { describe, expect } from 'vitest';
-import type { ConfirmJob, Job, RefundJob } from '../../queue/types.ts';
+import type { ConfirmJob, Job, RefundJob } from '../../queue/job-types.ts';
 import { LEASE_MS, type Suite } from './suite.ts';
 
 export function describeCrashes(s: Suite): void {

@@ -1,6 +1,6 @@
 /** Conformance tests: dead jobs are listed, replayed (or expired, or cancelled) and purged. */
 import { describe, expect } from 'vitest';
-import type { Job } from '../../queue/types.ts';
+import type { Job } from '../../queue/job-types.ts';
 import { HOUR, type Suite } from './suite.ts';
 
 export function describeDeadJobs(s: Suite): void {

@@ -1,7 +1,7 @@
 /** Conformance tests: what a confirm stores, and that a second confirm of an order is a no-op. */
 import { describe, expect } from 'vitest';
 import { DAY_MS } from '../../policy.ts';
-import type { Job } from '../../queue/types.ts';
+import type { Job } from '../../queue/job-types.ts';
 import { HOUR, type Suite } from './suite.ts';
 
 export function describeEnqueue(s: Suite): void {

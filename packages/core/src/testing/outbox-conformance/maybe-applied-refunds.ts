@@ -1,6 +1,6 @@
 /** Conformance tests (inside "maybe applied"): refunds of an order whose confirm may have been applied. */
 import { expect } from 'vitest';
-import type { Job } from '../../queue/types.ts';
+import type { Job } from '../../queue/job-types.ts';
 import { HOUR, type Suite } from './suite.ts';
 
 export function maybeAppliedRefundTests(s: Suite): void {

@@ -1,9 +1,10 @@
 /** Conformance tests: a request that may have reached the service is remembered, and its order is reversed, not cancelled. */
 import { describe, expect } from 'vitest';
 import { DAY_MS } from '../../policy.ts';
+import type { ConfirmJob, RefundJob } from '../../queue/job-types.ts';
 import { claimJob, failJob, retryJob } from '../../queue/jobs.ts';
+import type { FailResult, RetryResult } from '../../queue/outbox-types.ts';
 import { refundAfterConfirm } from '../../queue/refund-rules.ts';
-import type { ConfirmJob, FailResult, RefundJob, RetryResult } from '../../queue/types.ts';
 import { maybeAppliedRefundTests } from './maybe-applied-refunds.ts';
 import { LEASE_MS, SUITE_POLICY, type Suite } from './suite.ts';
 

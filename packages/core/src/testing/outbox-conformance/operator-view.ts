@@ -4,8 +4,8 @@
  */
 import { describe, expect } from 'vitest';
 import { DAY_MS } from '../../policy.ts';
-import { ATTEMPT_HISTORY_LIMIT, type AttemptRecord, type WorkerBeat } from '../../queue/operator-types.ts';
-import type { Job } from '../../queue/types.ts';
+import { ATTEMPT_HISTORY_LIMIT, type AttemptRecord, type Job } from '../../queue/job-types.ts';
+import type { WorkerBeat } from '../../queue/outbox-types.ts';
 import { HOUR, type Suite } from './suite.ts';
 
 const attempt = (startedAt: number, overrides: Partial<AttemptRecord> = {}): AttemptRecord => ({

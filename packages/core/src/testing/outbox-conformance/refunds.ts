@@ -1,8 +1,8 @@
 /** Conformance tests: a refund cancels a confirm not yet sent, else enqueues a reversal with the confirmation's campaign. */
 import { describe, expect } from 'vitest';
 import { DAY_MS } from '../../policy.ts';
+import type { ConfirmJob, RefundJob } from '../../queue/job-types.ts';
 import { refundAfterConfirm } from '../../queue/refund-rules.ts';
-import type { ConfirmJob, RefundJob } from '../../queue/types.ts';
 import { HOUR, LEASE_MS, SUITE_POLICY, type Suite } from './suite.ts';
 
 export function describeRefunds(s: Suite): void {

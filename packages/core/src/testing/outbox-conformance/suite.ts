@@ -5,7 +5,8 @@
  */
 import { expect, it } from 'vitest';
 import { DAY_MS, type EpochMs, resolvePolicy, type WindowPolicy } from '../../policy.ts';
-import type { ConfirmInput, ConfirmJob, Job, JobState, Outbox } from '../../queue/types.ts';
+import type { ConfirmJob, Job, JobState } from '../../queue/job-types.ts';
+import type { ConfirmInput, Outbox } from '../../queue/outbox-types.ts';
 import { JobValidationError } from '../../queue/validation.ts';
 import type { FakeClock } from '../fake-clock.ts';
 import type { OutboxCapability } from './types.ts';

@@ -1,6 +1,6 @@
 /** The public types of the `Outbox` conformance suite: what a backend's factory gets and returns. */
 import type { EpochMs, WindowPolicy } from '../../policy.ts';
-import type { Outbox } from '../../queue/types.ts';
+import type { Outbox } from '../../queue/outbox-types.ts';
 
 /** What the suite gives a backend's factory: the clock to stamp jobs with and the windows to use. */
 export interface OutboxFactoryContext {

@@ -4,7 +4,8 @@
  */
 import { describe, expect } from 'vitest';
 import { DAY_MS } from '../../policy.ts';
-import type { ConfirmInput, Job } from '../../queue/types.ts';
+import type { Job } from '../../queue/job-types.ts';
+import type { ConfirmInput } from '../../queue/outbox-types.ts';
 import { LEASE_MS, type Suite } from './suite.ts';
 
 export function describeValidation(s: Suite): void {

@@ -1,117 +1,30 @@
 /**
- * The job model and the `Outbox` interface: the contract between the code that says "confirm this order"
- * (or "reverse it"), the stores that keep the jobs durable (memory, SQLite, Postgres, SQS), and the
- * `Dispatcher` that delivers them. Retry logic is written once, in the Dispatcher, against this interface;
- * each backend only implements storage and state transitions.
- *
- * Job states (see DESIGN.md):
- * ```
- * pending ──claim──► inflight ──ok──────────► delivered
- *    ▲                  │ ──transient──► pending (next attempt ≤ deadline)
- *    │                  │ ──permanent──► dead      (reason kept; replayable)
- *    └──replay── dead   │ ──deadline passed──► expired
- *  pending ──refund before send──► cancelled
- * ```
+ * The `Outbox` interface and what it takes and returns: the contract between the code that says "confirm
+ * this order" (or "reverse it"), the stores that keep the jobs durable (memory, SQLite, Postgres, SQS), and
+ * the `Dispatcher` that delivers them. Retry logic is written once, in the Dispatcher, against this
+ * interface; each store only persists (core's `call-checks.ts` checks what a call is given). Besides the
+ * jobs, operators read each job's attempt history, job listings with filters, deadlines at risk and worker
+ * heart-beats; what a store cannot keep by its nature it says in {@link OutboxFeatures}, so a CLI or
+ * dashboard can say "this backend does not keep that" instead of showing nothing.
  */
 import type { ClickStamp } from '../click.ts';
-import type { EpochMs, WindowPolicy } from '../policy.ts';
-import type {
-  AttemptRecord,
-  JobFilter,
-  OutboxDeadlineBucket,
-  OutboxFeatures,
-  PruneOptions,
-  StatsOptions,
-  WorkerBeat,
-} from './operator-types.ts';
+import type { EpochMs } from '../policy.ts';
+import type { AttemptRecord, ConfirmJob, Job, JobKind, JobState, RefundJob } from './job-types.ts';
 
-/** What a factory needs besides the input: the clock, the windows, and the id the store assigns. */
-export interface JobContext {
-  now: EpochMs;
-  /** Store-assigned unique id for the new job. */
-  id: string;
-  /** @defaultValue `DEFAULT_WINDOW_POLICY` */
-  policy?: WindowPolicy;
-  /** @defaultValue `DEFAULT_MAX_CLOCK_SKEW_MS` */
-  maxClockSkewMs?: number;
-}
+/** Page size of `listJobs` when none is given. @defaultValue 100 */
+export const DEFAULT_LIST_JOBS_LIMIT = 100;
 
-/** The two things a shop asks the service to do with an order. */
-export type JobKind = 'confirm' | 'refund';
+/** Largest page `listJobs` returns. @defaultValue 1000 */
+export const MAX_LIST_JOBS_LIMIT = 1000;
 
-/** Where a job is in its life. `delivered`, `expired` and `cancelled` are final; `dead` can be replayed. */
-export type JobState = 'pending' | 'inflight' | 'delivered' | 'dead' | 'expired' | 'cancelled';
+/** Page size of `listDead` when none is given. @defaultValue 100 */
+export const DEFAULT_LIST_DEAD_LIMIT = 100;
 
-/** Every job state, in lifecycle order. */
-export const JOB_STATES: readonly JobState[] = [
-  'pending',
-  'inflight',
-  'delivered',
-  'dead',
-  'expired',
-  'cancelled',
-];
+/** Largest page `listDead` returns; a larger `limit` is cut to it. @defaultValue 10_000 */
+export const MAX_LIST_DEAD_LIMIT = 10_000;
 
-/** Fields every job has, whatever its kind. */
-export interface JobFields {
-  /** Store-assigned unique id (opaque string). */
-  id: string;
-  /** The advertiser's order id: the idempotency key at the service. One confirm and one refund per order. */
-  orderId: string;
-  /**
-   * The advertiser account the job is delivered for (an opaque reference chosen by the app, e.g. a shop
-   * id; never a key), or null for none. An order is identified by its account and its order id together.
-   * The Dispatcher asks its `apiKeyFor(account)` for the key to send it with.
-   */
-  account: string | null;
-  state: JobState;
-  /** Delivery attempts begun (incremented durably at claim; undone when an attempt is not the job's fault). */
-  attempts: number;
-  createdAt: EpochMs;
-  updatedAt: EpochMs;
-  /** Earliest time the job may be claimed again. */
-  nextAttemptAt: EpochMs;
-  /**
-   * Last moment the job may be sent. Never null for a confirm; null for a refund still waiting for its
-   * confirmation to be delivered (its return window starts at that delivery).
-   */
-  deadline: EpochMs | null;
-  /** Last error, or for `dead`/`expired` jobs the reason (the service's `detail`). Never holds secrets. */
-  lastError: string | null;
-  /** Set while `inflight`: who holds the job and until when. A transition with a stale lease is refused. */
-  lease: { token: string; expiresAt: EpochMs } | null;
-  /** When the service accepted the job. */
-  deliveredAt: EpochMs | null;
-  /**
-   * Confirm: the campaign the service attributed the conversion to (from its response), once delivered.
-   * Refund: the campaign to reverse in (given by the caller, or copied from the delivered confirmation).
-   */
-  campaignId: string | null;
-  /**
-   * When a request of this job may first have reached the service without our reading a clear answer (the
-   * answer was lost, the send timed out after it left, the worker died mid-send), or null. Once set, the
-   * job is never treated as "never charged": a refund of its order is sent, not cancelled, whatever state
-   * the job ends in. A refund that follows such a confirmation counts its return window from this time.
-   */
-  maybeAppliedAt: EpochMs | null;
-}
-
-/** A confirmation of a sale: POST /v1/conversions/s2s. */
-export interface ConfirmJob extends JobFields {
-  kind: 'confirm';
-  clickToken: string;
-  /** Order value in integer micros. */
-  valueMicros: number;
-  clickedAt: EpochMs;
-}
-
-/** A reversal of a confirmed sale: POST /v1/conversions/s2s/refund. */
-export interface RefundJob extends JobFields {
-  kind: 'refund';
-}
-
-/** Any job. Narrow on `kind`. */
-export type Job = ConfirmJob | RefundJob;
+/** How close a deadline must be for an open job to count as "at risk". @defaultValue 24 hours */
+export const DEFAULT_AT_RISK_WITHIN_MS = 24 * 3_600_000;
 
 /** What the app passes to confirm an order. Validated at enqueue; nothing malformed reaches a store. */
 export interface ConfirmInput {
@@ -232,6 +145,7 @@ export interface OutboxStats {
 
 /** Page through dead jobs (with their reasons), oldest first. */
 export interface ListDeadOptions {
+  /** @defaultValue {@link DEFAULT_LIST_DEAD_LIMIT}; at most {@link MAX_LIST_DEAD_LIMIT} */
   limit?: number;
   /** Opaque cursor: the `id` of the last job of the previous page. */
   after?: string;
@@ -316,4 +230,115 @@ export interface Outbox {
 
   /** Release resources (file handles, connections). */
   close(): Promise<void>;
+}
+
+/**
+ * Which jobs `listJobs` returns. Every given criterion must hold. Jobs come most urgent first: by
+ * deadline (jobs without one last), then creation time, then id.
+ */
+export interface JobFilter {
+  /** Only jobs in these states (all states when absent or empty). */
+  states?: readonly JobState[];
+  kind?: JobKind;
+  orderId?: string;
+  /** Only jobs of this account; `null`: only jobs without one. @defaultValue every account */
+  account?: string | null;
+  /** Only jobs whose `lastError` matches (a JavaScript regular expression, applied by the store). */
+  reason?: RegExp;
+  /** Only jobs whose last recorded attempt ended with this HTTP status. */
+  status?: number;
+  /** Only jobs with a deadline at or before this time (e.g. `now + 24 h`: "closes its window within 24 h"). */
+  deadlineBefore?: EpochMs;
+  /** Only jobs last changed at or before this time (e.g. `now - 1 h`: "older than an hour"). */
+  updatedBefore?: EpochMs;
+  /** @defaultValue {@link DEFAULT_LIST_JOBS_LIMIT}; at most {@link MAX_LIST_JOBS_LIMIT} */
+  limit?: number;
+  /** Jobs to skip, for paging. @defaultValue 0 */
+  offset?: number;
+}
+
+/** Options of `Outbox.stats`. */
+export interface StatsOptions {
+  /** Open (`pending` or `inflight`) jobs whose deadline is within this of `now` count as at risk. @defaultValue {@link DEFAULT_AT_RISK_WITHIN_MS} */
+  atRiskWithinMs?: number;
+  /**
+   * Upper bounds (milliseconds from `now`) for {@link OutboxDeadlineBucket}s of open jobs by time left to
+   * their deadline, ascending. @defaultValue none (no buckets)
+   */
+  deadlineBucketsMs?: readonly number[];
+}
+
+/** Open jobs whose deadline is at most `withinMs` from now (cumulative, like a Prometheus `le` bucket). */
+export interface OutboxDeadlineBucket {
+  withinMs: number;
+  count: number;
+}
+
+/**
+ * What `Outbox.prune` deletes. Only final jobs are ever pruned (`delivered`, `cancelled`, `expired`), and
+ * never before their own deadline: see `prunableAt` for the whole rule.
+ */
+export interface PruneOptions {
+  now: EpochMs;
+  /** Final jobs last changed more than this long ago are deleted. */
+  olderThanMs: number;
+  /**
+   * A delivered confirmation is kept at least until its return window closes (from `deliveredAt`, or
+   * `maybeAppliedAt` when earlier), so a refund still finds it and its campaign.
+   */
+  returnWindowMs: number;
+}
+
+/** A worker's latest heart-beat: is anyone delivering, and is it paused? */
+export interface WorkerBeat {
+  /** Stable for one worker process (e.g. `host:pid:random`). */
+  workerId: string;
+  /** When the beat was recorded. */
+  at: EpochMs;
+  /** The Dispatcher's state: `idle`, `running`, `paused`, `probing`, `stopping` (or `stopped`, last beat). */
+  state: string;
+  /** While paused: when the next probe is due. */
+  pausedUntil: EpochMs | null;
+  /** While paused: why (redacted). */
+  pauseReason: string | null;
+  /** The postback version the worker runs. */
+  version: string;
+  host: string | null;
+  pid: number | null;
+  /** Accounts whose key was refused (401/403) or is unknown: their jobs wait. Empty when none. */
+  pausedAccounts: readonly AccountPause[];
+}
+
+/** One account's delivery paused: its key was refused (401/403) or the key resolver has none for it. */
+export interface AccountPause {
+  /** The account (null: jobs without one). */
+  account: string | null;
+  /** When the pause began. */
+  since: EpochMs;
+  /** When one of its jobs next probes the key. */
+  until: EpochMs;
+  /** Why (redacted): the service's answer, or "no API key for account …". */
+  reason: string;
+  /** HTTP status that paused it, or null (no key known). */
+  status: number | null;
+}
+
+/**
+ * What a store keeps for operators; `false` where it cannot by its nature (an SQS queue keeps no
+ * per-message state and cannot be listed). Tools say so instead of showing an empty answer.
+ */
+export interface OutboxFeatures {
+  /** `history` returns the attempts of every job. */
+  attemptHistory: boolean;
+  /** The states `listJobs` can list (SQS: only `dead`, from its dead-letter queue). */
+  listableStates: readonly JobState[];
+  /** `beat` and `workers` keep heart-beats. */
+  heartbeats: boolean;
+  /** `prune` deletes old final jobs. */
+  prune: boolean;
+  /**
+   * `claim` takes jobs in the order of `accounts.ts` (retaken, urgent, then in turns across accounts).
+   * False for SQS, whose queue decides the order (fair queues spread it by message group, the account).
+   */
+  fairClaims: boolean;
 }
