@@ -21,13 +21,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { createClient } from '@postback/client';
-import {
-  type ClaimOptions,
-  createDispatcher,
-  createMemoryOutbox,
-  type Job,
-  type Outbox,
-} from '@postback/core';
+import { createDispatcher, createMemoryOutbox, type Job, type Outbox } from '@postback/core';
+import type { ClaimOptions } from '@postback/core/store';
 import { createSqliteOutbox } from '@postback/sqlite';
 
 const { values } = parseArgs({

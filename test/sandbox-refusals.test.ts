@@ -7,9 +7,10 @@
  * its words against the kit's pattern lives here.
  */
 import { createClient } from '@postback/client';
-import { classifyFailure, DEFAULT_WINDOW_CLOSED_PATTERN } from '@postback/core';
+import { DEFAULT_WINDOW_CLOSED_PATTERN } from '@postback/core';
 import { startSandbox } from '@postback/sandbox';
 import { describe, expect, it } from 'vitest';
+import { classifyFailure } from '../packages/core/src/queue/dispatcher/classify.ts';
 
 const DAY_S = 86_400;
 

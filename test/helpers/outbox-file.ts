@@ -5,7 +5,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { StateCounts } from '@postback/core';
+import type { StateCounts } from '@postback/core/store';
 import { createSqliteOutbox, type SqliteOutbox } from '@postback/sqlite';
 
 /** A temp SQLite outbox file; `cleanup()` closes and removes it. */

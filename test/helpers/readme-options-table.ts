@@ -5,8 +5,8 @@
  * options of their own (dashboard, metrics) pass their marker name and rendering.
  */
 import { readFileSync } from 'node:fs';
-import { renderCaptureOptionsTable } from '@postback/core';
 import { expect } from 'vitest';
+import { renderCaptureOptionsTable } from '../../packages/core/src/capture/options.ts';
 
 const markedTable = (name: string) =>
   new RegExp(`<!-- ${name}:start -->\\n([\\s\\S]*?)\\n<!-- ${name}:end -->`);

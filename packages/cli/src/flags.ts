@@ -5,7 +5,7 @@
  * way in every command. `-h, --help` is accepted by every command and stops the checks.
  */
 import { type ParseArgsOptionsConfig, parseArgs } from 'node:util';
-import { validateAccount } from '@postback/core';
+import { validateAccount } from '@postback/core/store';
 import { UsageError, validationProblem } from './args.ts';
 import { type CommandSpec, envOf, type FlagSpec, type FlagTable, type FlagValues } from './spec.ts';
 

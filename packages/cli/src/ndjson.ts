@@ -10,13 +10,8 @@
  */
 import { type FileHandle, open } from 'node:fs/promises';
 import type { Readable } from 'node:stream';
-import {
-  type ConfirmInput,
-  JobValidationError,
-  parseClickTime,
-  type RefundInput,
-  validateAccount,
-} from '@postback/core';
+import { type ConfirmInput, JobValidationError, parseClickTime, type RefundInput } from '@postback/core';
+import { validateAccount } from '@postback/core/store';
 
 /** A good line: what to enqueue. */
 export type JobLine = { kind: 'confirm'; input: ConfirmInput } | { kind: 'refund'; input: RefundInput };

@@ -4,13 +4,8 @@
  * window has closed), and clicks older than the confirmation window through the backend's
  * `ClickStore.sweep`, when it has a click store.
  */
-import {
-  DEFAULT_RETURN_WINDOW_MS,
-  type Job,
-  MAX_LIST_JOBS_LIMIT,
-  type Outbox,
-  prunableAt,
-} from '@postback/core';
+import { DEFAULT_RETURN_WINDOW_MS, type Job, MAX_LIST_JOBS_LIMIT, type Outbox } from '@postback/core';
+import { prunableAt } from '@postback/core/store';
 import type { OpenedBackend } from './backends/backend.ts';
 
 /** How old a final job must be to go, and how long a charged confirmation stays for refunds. */

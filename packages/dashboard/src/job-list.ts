@@ -6,14 +6,8 @@
  * {@link REASON_SCAN_WINDOW} jobs of the list from the offset, and the answer's `next` continues the
  * scan where it stopped.
  */
-import {
-  JOB_STATES,
-  type Job,
-  type JobFilter,
-  type Outbox,
-  validateAccount,
-  validateOrderId,
-} from '@postback/core';
+import { JOB_STATES, type Job, type JobFilter, type Outbox } from '@postback/core';
+import { validateAccount, validateOrderId } from '@postback/core/store';
 import { isWellFormed } from './action-body.ts';
 import { ClientError } from './answers.ts';
 import { type DeadGroup, deadGroups, type JobView, jobView } from './views.ts';

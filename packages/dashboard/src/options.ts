@@ -2,7 +2,8 @@
  * The dashboard's options: one zod schema (unknown keys refused) that is the single source of their
  * types, defaults and validation, and the README table rendered from it.
  */
-import { DEFAULT_AT_RISK_WITHIN_MS, type Outbox, parseOptions } from '@postback/core';
+import { DEFAULT_AT_RISK_WITHIN_MS, type Outbox } from '@postback/core';
+import { parseOptions } from '@postback/core/store';
 import { z } from 'zod';
 import { type DashboardRequestError, logRequestError } from './request-log.ts';
 

@@ -4,7 +4,8 @@
  * the same truth; delivery figures (counters, send latency) come from this process's Dispatcher events.
  * No label takes an unbounded value: never an order id, a job id or a reason.
  */
-import { JOB_STATES, OptionsError, parseOptions } from '@postback/core';
+import { JOB_STATES, OptionsError } from '@postback/core';
+import { parseOptions } from '@postback/core/store';
 import {
   Counter,
   collectDefaultMetrics,

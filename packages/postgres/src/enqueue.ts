@@ -3,18 +3,15 @@
  * transaction (any {@link Queryable}). Core's pure functions decide (`newConfirmJob`, `planRefund`); this
  * module persists their result, and sends `pg_notify` from the same statement so workers wake at commit.
  */
-import {
-  accountKey,
-  type ConfirmInput,
-  type ConfirmJob,
-  type EnqueueResult,
-  newConfirmJob,
-  planRefund,
-  type RefundInput,
-  type RefundJob,
-  type RefundOutcome,
-  validateRefundInput,
+import type {
+  ConfirmInput,
+  ConfirmJob,
+  EnqueueResult,
+  RefundInput,
+  RefundJob,
+  RefundOutcome,
 } from '@postback/core';
+import { accountKey, newConfirmJob, planRefund, validateRefundInput } from '@postback/core/store';
 import { assertOpen, inTransaction, type PostgresOutboxContext } from './outbox-context.ts';
 import { isQueryable, type PoolLike, type Queryable } from './queryable.ts';
 import { rowToJob } from './rows.ts';

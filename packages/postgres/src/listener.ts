@@ -9,7 +9,8 @@
  * `connect()` and LISTEN, say) releases the client with the error, so `pg` destroys it instead of the pool
  * losing one slot per failure until `claim`, `stats` and `close` wait forever for a free connection.
  */
-import { backoffDelay, OutboxClosedError } from '@postback/core';
+import { OutboxClosedError } from '@postback/core';
+import { backoffDelay } from '@postback/core/store';
 import { connectListening, type PoolLike, type Queryable } from './queryable.ts';
 import { quoteIdent } from './schema-name.ts';
 

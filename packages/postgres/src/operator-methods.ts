@@ -7,13 +7,6 @@
  */
 import {
   type AttemptRecord,
-  accountKey,
-  checkBeat,
-  checkEpoch,
-  checkListDead,
-  checkPurge,
-  checkReplay,
-  checkWorkersQuery,
   type EpochMs,
   JOB_STATES,
   type Job,
@@ -22,13 +15,22 @@ import {
   type OutboxFeatures,
   type OutboxStats,
   type PruneOptions,
+  type StatsOptions,
+  type WorkerBeat,
+} from '@postback/core';
+import {
+  accountKey,
+  checkBeat,
+  checkEpoch,
+  checkListDead,
+  checkPurge,
+  checkReplay,
+  checkWorkersQuery,
   type ResolvedJobFilter,
   resolveJobFilter,
   resolveStatsOptions,
-  type StatsOptions,
   validatePruneOptions,
-  type WorkerBeat,
-} from '@postback/core';
+} from '@postback/core/store';
 import { beatValues, rowToBeat } from './beat-rows.ts';
 import { assertOpen, inTransaction, type PostgresOutboxContext } from './outbox-context.ts';
 import type { Queryable } from './queryable.ts';

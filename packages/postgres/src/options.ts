@@ -2,13 +2,8 @@
  * The options of the Postgres outbox and click store: one zod schema each, the single source of truth for
  * their types, defaults and validation (unknown keys rejected, bad values named by an `OptionsError`).
  */
-import {
-  type EpochMs,
-  OptionsError,
-  parseOptions,
-  type WindowPolicy,
-  windowPolicySchema,
-} from '@postback/core';
+import { type EpochMs, OptionsError, type WindowPolicy } from '@postback/core';
+import { parseOptions, windowPolicySchema } from '@postback/core/store';
 import pg from 'pg';
 import { z } from 'zod';
 import type { PoolLike } from './queryable.ts';

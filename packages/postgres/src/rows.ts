@@ -2,14 +2,8 @@
  * The `jobs` table's columns and the mapping of one row to a `Job`. Postgres returns `bigint` as a string
  * (it may exceed 2^53); every time and amount we store is a safe integer, so it converts exactly.
  */
-import {
-  accountFromKey,
-  type ConfirmJob,
-  type Job,
-  type JobKind,
-  type JobState,
-  type RefundJob,
-} from '@postback/core';
+import type { ConfirmJob, Job, JobKind, JobState, RefundJob } from '@postback/core';
+import { accountFromKey } from '@postback/core/store';
 
 /** The select list every query that returns jobs uses (ids and lease tokens stay strings). */
 export const JOB_COLUMNS =

@@ -3,7 +3,7 @@
  * can be read (and their query plans tested) in one place. `$n` are bind parameters; the schema name
  * was validated and is quoted.
  */
-import { ATTEMPT_HISTORY_LIMIT, MAX_REASON_LENGTH } from '@postback/core';
+import { ATTEMPT_HISTORY_LIMIT, MAX_REASON_LENGTH } from '@postback/core/store';
 import { JOB_COLUMNS } from './rows.ts';
 
 /**

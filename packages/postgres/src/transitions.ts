@@ -7,8 +7,8 @@
  * order's refund rule in the same transaction. A transition that records an attempt appends it to the
  * job's history in its own UPDATE (no extra round trip, group commits included).
  */
+import type { AttemptRecord, Job } from '@postback/core';
 import {
-  type AttemptRecord,
   type ClaimOptions,
   type CompleteResult,
   checkClaim,
@@ -19,10 +19,9 @@ import {
   checkRetry,
   createBatcher,
   type FailResult,
-  type Job,
   type RetryResult,
   truncateReason,
-} from '@postback/core';
+} from '@postback/core/store';
 import { arrayLiteral, inline } from './literal.ts';
 import { assertOpen, inTransaction, type PostgresOutboxContext } from './outbox-context.ts';
 import type { Queryable } from './queryable.ts';

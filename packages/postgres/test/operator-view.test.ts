@@ -4,14 +4,8 @@
  * many batches agreeing with core's `prunableAt` row by row, inclusive deadline buckets, and
  * checked inputs.
  */
-import {
-  ATTEMPT_HISTORY_LIMIT,
-  type AttemptRecord,
-  byUrgency,
-  type Job,
-  prunableAt,
-  resolvePolicy,
-} from '@postback/core';
+import type { AttemptRecord, Job } from '@postback/core';
+import { ATTEMPT_HISTORY_LIMIT, byUrgency, prunableAt, resolvePolicy } from '@postback/core/store';
 import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createPostgresOutbox, type PostgresOutbox } from '../src/index.ts';
 import { rowToJob } from '../src/rows.ts';

@@ -6,14 +6,8 @@
  */
 
 import type { DatabaseSync } from 'node:sqlite';
-import {
-  type ClickStamp,
-  type ClickStore,
-  type EpochMs,
-  OutboxClosedError,
-  parseOptions,
-  validateClickToken,
-} from '@postback/core';
+import { type ClickStamp, type ClickStore, type EpochMs, OutboxClosedError } from '@postback/core';
+import { parseOptions, validateClickToken } from '@postback/core/store';
 import { openDatabase } from './database.ts';
 import { createGroupCommit } from './group-commit.ts';
 import { type SqliteClickStoreOptions, sqliteClickStoreOptionsSchema } from './options.ts';

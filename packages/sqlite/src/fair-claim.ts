@@ -15,7 +15,7 @@
  * starts the turns again at the first account, which only changes who goes first.
  */
 
-import type { CheckedClaim } from '@postback/core';
+import type { CheckedClaim } from '@postback/core/store';
 import type { JobRow, JobStatements } from './job-rows.ts';
 
 /**

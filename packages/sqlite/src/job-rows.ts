@@ -7,14 +7,8 @@
  */
 
 import type { DatabaseSync, StatementSync } from 'node:sqlite';
-import {
-  ATTEMPT_HISTORY_LIMIT,
-  accountFromKey,
-  accountKey,
-  type Job,
-  type JobKind,
-  type JobState,
-} from '@postback/core';
+import type { Job, JobKind, JobState } from '@postback/core';
+import { ATTEMPT_HISTORY_LIMIT, accountFromKey, accountKey } from '@postback/core/store';
 
 /**
  * The columns a job is read with, in this order (`SELECT` and `RETURNING` name them, so the order does not

@@ -14,10 +14,9 @@ import {
   JOB_STATES,
   type Job,
   type OutboxFeatures,
-  type ResolvedJobFilter,
-  type ResolvedStatsOptions,
   type WorkerBeat,
 } from '@postback/core';
+import type { ResolvedJobFilter, ResolvedStatsOptions } from '@postback/core/store';
 import { type JobRow, jobFromRow, ROW_COLUMNS } from './job-rows.ts';
 
 /** What the SQLite outbox keeps for operators: everything. */

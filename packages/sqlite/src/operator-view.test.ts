@@ -4,13 +4,8 @@
  * as core's `appendAttempt` keeps them, and stale heart-beats go with a prune.
  */
 import { DatabaseSync } from 'node:sqlite';
-import {
-  ATTEMPT_DETAIL_MAX_CHARS,
-  type AttemptRecord,
-  attemptDetail,
-  DAY_MS,
-  JOB_STATES,
-} from '@postback/core';
+import { type AttemptRecord, DAY_MS, JOB_STATES } from '@postback/core';
+import { ATTEMPT_DETAIL_MAX_CHARS, attemptDetail } from '@postback/core/store';
 import { afterEach, describe, expect, it } from 'vitest';
 import { type TempDatabase, tempDatabase } from '../test/temp-files.ts';
 import { PRUNE_BATCH_SIZE } from './operator-queries.ts';

@@ -5,7 +5,7 @@
  */
 
 import type { DatabaseSync } from 'node:sqlite';
-import { windowPolicySchema } from '@postback/core';
+import { windowPolicySchema } from '@postback/core/store';
 import { z } from 'zod';
 
 /**

@@ -7,24 +7,28 @@
 
 import type { DatabaseSync } from 'node:sqlite';
 import {
-  accountKey,
-  type CheckedClaim,
   type ConfirmJob,
-  completeJob,
   type EnqueueResult,
   type EpochMs,
-  extendJobLease,
-  type FailResult,
-  failJob,
-  holdsLease,
   JOB_STATES,
   type Job,
   JobValidationError,
   type OutboxStats,
-  planRefund,
   type RefundInput,
   type RefundJob,
   type RefundOutcome,
+  type WindowPolicy,
+  type WorkerBeat,
+} from '@postback/core';
+import {
+  accountKey,
+  type CheckedClaim,
+  completeJob,
+  extendJobLease,
+  type FailResult,
+  failJob,
+  holdsLease,
+  planRefund,
   type ResolvedJobFilter,
   type ResolvedStatsOptions,
   type RetryResult,
@@ -33,9 +37,7 @@ import {
   replayJob,
   retryJob,
   type StateCounts,
-  type WindowPolicy,
-  type WorkerBeat,
-} from '@postback/core';
+} from '@postback/core/store';
 import { createFairClaim } from './fair-claim.ts';
 import { CallError } from './group-commit.ts';
 import {

@@ -1,5 +1,6 @@
 import { DatabaseSync } from 'node:sqlite';
-import { DAY_MS, DEFAULT_SAFETY_MARGIN_MS, type Job, OptionsError, refundDeadlineOf } from '@postback/core';
+import { DAY_MS, DEFAULT_SAFETY_MARGIN_MS, type Job, OptionsError } from '@postback/core';
+import { refundDeadlineOf } from '@postback/core/store';
 import { afterEach, describe, expect, it } from 'vitest';
 import { type TempDatabase, tempDatabase } from '../test/temp-files.ts';
 import { MAX_ACCOUNTS_WALKED } from './fair-claim.ts';

@@ -10,9 +10,19 @@
 import type { DatabaseSync } from 'node:sqlite';
 import {
   type AttemptRecord,
-  type ClaimOptions,
   type ConfirmInput,
   type ConfirmJob,
+  type EnqueueResult,
+  type Job,
+  type Outbox,
+  OutboxClosedError,
+  type OutboxStats,
+  type RefundInput,
+  type RefundOutcome,
+  type WindowPolicy,
+} from '@postback/core';
+import {
+  type ClaimOptions,
   checkBeat,
   checkClaim,
   checkComplete,
@@ -25,21 +35,13 @@ import {
   checkReplay,
   checkRetry,
   checkWorkersQuery,
-  type EnqueueResult,
-  type Job,
   newConfirmJob,
-  type Outbox,
-  OutboxClosedError,
-  type OutboxStats,
   parseOptions,
-  type RefundInput,
-  type RefundOutcome,
   resolveJobFilter,
   resolveStatsOptions,
   validatePruneOptions,
   validateRefundInput,
-  type WindowPolicy,
-} from '@postback/core';
+} from '@postback/core/store';
 import { type Durability, openDatabase, openReadOnlyDatabase, readDurability } from './database.ts';
 import { type AttemptValues, insertValues, jobsFromRows, rowIdOf } from './job-rows.ts';
 import { OUTBOX_FEATURES, type PruneBatch, type PruneCursor } from './operator-queries.ts';

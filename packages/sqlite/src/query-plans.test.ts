@@ -4,7 +4,8 @@
  * it no longer matches a partial index fails here rather than in production with a million jobs.
  */
 import { DatabaseSync, type StatementSync } from 'node:sqlite';
-import { type JobFilter, resolveJobFilter } from '@postback/core';
+import type { JobFilter } from '@postback/core';
+import { resolveJobFilter } from '@postback/core/store';
 import { describe, expect, it } from 'vitest';
 import { prepareJobStatements } from './job-rows.ts';
 import { createOperatorQueries } from './operator-queries.ts';

@@ -18,7 +18,8 @@
  * after a round that gave only parked jobs, or once it parked `limit` (at least ten) of them, so a paused
  * account's backlog is not drained into hiding by one claim.
  */
-import { type ClaimOptions, checkClaim, type EpochMs, type Job, releaseJob } from '@postback/core';
+import type { EpochMs, Job } from '@postback/core';
+import { type ClaimOptions, checkClaim, releaseJob } from '@postback/core/store';
 import { FOLLOW_UP_WAIT_SECONDS } from './options.ts';
 import { assertOpen, forget, type SqsOutboxContext } from './outbox-context.ts';
 import { MAX_PARALLEL_RECEIVES, MAX_RECEIVE_SIZE, receiveJobs, takeParked } from './receive.ts';

@@ -3,7 +3,8 @@
  * ledger, a second confirm of an order is a no-op (`created: false`); without one SQS cannot tell.
  */
 import { randomUUID } from 'node:crypto';
-import { type ConfirmJob, type EnqueueResult, newConfirmJob } from '@postback/core';
+import type { ConfirmJob, EnqueueResult } from '@postback/core';
+import { newConfirmJob } from '@postback/core/store';
 import { SqsOutboxError } from './errors.ts';
 import { messageFor, type SqsOutboxContext } from './outbox-context.ts';
 import { sendMessage, sendMessageBatch } from './producer.ts';

@@ -6,19 +6,16 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { MessageAttributeValue } from '@aws-sdk/client-sqs';
+import type { EpochMs, Job, JobState, Outbox } from '@postback/core';
 import {
   byUrgency,
   checkListDead,
   checkPurge,
   checkReplay,
-  type EpochMs,
-  type Job,
-  type JobState,
   matchesJobFilter,
-  type Outbox,
   replayJob,
   resolveJobFilter,
-} from '@postback/core';
+} from '@postback/core/store';
 import { type DeadLetter, type DeadLetterState, failureAttributes, peekDeadLetters } from './dead-letter.ts';
 import { SqsUnsupportedError } from './errors.ts';
 import { encodeJobBody, messageGroupIdOf } from './message-codec.ts';

@@ -13,7 +13,8 @@ import {
   ReceiveMessageCommand,
   type SQSClient,
 } from '@aws-sdk/client-sqs';
-import { type AttemptRecord, type EpochMs, type Job, truncateReason } from '@postback/core';
+import type { AttemptRecord, EpochMs, Job } from '@postback/core';
+import { truncateReason } from '@postback/core/store';
 import { MalformedMessageError } from './errors.ts';
 import { decodeJobBody, type JobBody, jobOfBody } from './message-codec.ts';
 

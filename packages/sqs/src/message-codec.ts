@@ -26,13 +26,8 @@
  * ({@link fairGroupIdOf}): SQS fair queues keep one account's backlog from delaying the others.
  */
 import { createHash } from 'node:crypto';
-import {
-  ATTEMPT_HISTORY_LIMIT,
-  type AttemptRecord,
-  type Job,
-  type JobKind,
-  MAX_ACCOUNT_LENGTH,
-} from '@postback/core';
+import { type AttemptRecord, type Job, type JobKind, MAX_ACCOUNT_LENGTH } from '@postback/core';
+import { ATTEMPT_HISTORY_LIMIT } from '@postback/core/store';
 import { z } from 'zod';
 import { MalformedMessageError } from './errors.ts';
 

@@ -5,7 +5,8 @@
  * or from the `SQSClient` / `clientConfig` you pass.
  */
 import type { SQSClient, SQSClientConfig } from '@aws-sdk/client-sqs';
-import { DAY_MS, parseOptions, windowPolicySchema } from '@postback/core';
+import { DAY_MS } from '@postback/core';
+import { parseOptions, windowPolicySchema } from '@postback/core/store';
 import { z } from 'zod';
 import type { OrderLedger } from './order-ledger.ts';
 

@@ -9,9 +9,9 @@ import {
   type EpochMs,
   type Job,
   OutboxClosedError,
-  resolvePolicy,
   type WindowPolicy,
 } from '@postback/core';
+import { resolvePolicy } from '@postback/core/store';
 import { sqsClientConfig } from './client-config.ts';
 import { SqsOutboxError } from './errors.ts';
 import {

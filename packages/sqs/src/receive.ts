@@ -5,7 +5,8 @@
  * account the claim excludes is parked: hidden for `excludedAccountDelaySeconds` and held for a later claim).
  */
 import { type Message, ReceiveMessageCommand } from '@aws-sdk/client-sqs';
-import { accountKey, type EpochMs, type Job, releaseJob } from '@postback/core';
+import type { EpochMs, Job } from '@postback/core';
+import { accountKey, releaseJob } from '@postback/core/store';
 import { moveToDeadLetter } from './dead-letter-queue.ts';
 import { MalformedMessageError } from './errors.ts';
 import { decodeJobBody, encodeJobBody, type JobBody, jobOfBody } from './message-codec.ts';

@@ -9,13 +9,10 @@ import {
   type ConfirmJob,
   type EpochMs,
   JobValidationError,
-  planRefund,
   type RefundJob,
   type RefundOutcome,
-  refundAfterConfirm,
-  refundDeadlineOf,
-  validateRefundInput,
 } from '@postback/core';
+import { planRefund, refundAfterConfirm, refundDeadlineOf, validateRefundInput } from '@postback/core/store';
 import { giveBack, scanDeadLetters } from './dead-letter-queue.ts';
 import { SqsOutboxError } from './errors.ts';
 import { messageFor, type SqsOutboxContext } from './outbox-context.ts';

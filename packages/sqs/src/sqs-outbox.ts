@@ -26,6 +26,7 @@
  * and their interruption, over `receive.ts`) and `dead-letter-queue.ts`, on the state shared in `outbox-context.ts`.
  */
 import { GetQueueAttributesCommand } from '@aws-sdk/client-sqs';
+import type { Job, Outbox, OutboxFeatures, OutboxStats } from '@postback/core';
 import {
   appendAttempt,
   checkBeat,
@@ -40,17 +41,13 @@ import {
   createBatcher,
   extendJobLease,
   failJob,
-  type Job,
-  type Outbox,
-  type OutboxFeatures,
-  type OutboxStats,
   resolveStatsOptions,
   retryJob,
   type StateCounts,
   validateAccount,
   validateOrderId,
   validatePruneOptions,
-} from '@postback/core';
+} from '@postback/core/store';
 import { createClaims, releaseJobs } from './claims.ts';
 import { type ConfirmManyResult, confirmManyOnSqs, confirmOnSqs } from './confirmations.ts';
 import { deadLetterMethods, listableStatesOf, moveToDeadLetter } from './dead-letter-queue.ts';

@@ -4,7 +4,8 @@
  * not mistake for it (a clean retry, a release, a hand-back), and what a refund does after such a
  * confirmation (sent, never cancelled; a missing campaign supplied later). Real SDK, emulated SQS.
  */
-import { type Job, refundDeadlineOf, resolvePolicy } from '@postback/core';
+import type { Job } from '@postback/core';
+import { refundDeadlineOf, resolvePolicy } from '@postback/core/store';
 import { afterEach, describe, expect, test } from 'vitest';
 import { STATE_ATTRIBUTE } from '../src/dead-letter.ts';
 import { createMemoryOrderLedger, type SqsOutbox } from '../src/index.ts';

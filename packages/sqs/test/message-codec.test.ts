@@ -1,6 +1,7 @@
 /** Property tests of the message codec: bodies round-trip, FIFO ids are always valid and never collide. */
 
-import { ATTEMPT_HISTORY_LIMIT, type Job } from '@postback/core';
+import type { Job } from '@postback/core';
+import { ATTEMPT_HISTORY_LIMIT } from '@postback/core/store';
 import fc from 'fast-check';
 import { describe, expect, test } from 'vitest';
 import { MalformedMessageError } from '../src/errors.ts';

@@ -5,7 +5,8 @@
  */
 import { spawnSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
-import { JobValidationError, resolvePolicy } from '@postback/core';
+import { JobValidationError } from '@postback/core';
+import { resolvePolicy } from '@postback/core/store';
 import { afterEach, describe, expect, it } from 'vitest';
 import { type TempDatabase, tempDatabase } from '../../test/temp-files.ts';
 import { openDatabase } from '../database.ts';

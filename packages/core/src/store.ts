@@ -1,0 +1,96 @@
+/**
+ * `@postback/core/store` — for authors of stores (an `Outbox` on another database or queue) and of tools
+ * that read one (a CLI, a dashboard): what an app never needs. A store runs each call's arguments through
+ * the checked store contract (`checkClaim`, `checkComplete`, …), takes due jobs in the claim order
+ * (`claimTier`, `takeInTurns`, `byClaimUrgency`), builds and moves jobs with the pure transition and
+ * refund rules (`newConfirmJob`, `completeJob`, `planRefund`, `refundAfterConfirm`, …), keeps attempts as
+ * `appendAttempt` keeps them, and answers operators by the operator rules (`resolveJobFilter`,
+ * `matchesJobFilter`, `prunableAt`, …): it only persists what these return. The conformance suite
+ * (`describeOutbox` from `@postback/core/testing`) holds it to the same answers as the memory outbox.
+ * The job model and the `Outbox` interface themselves are in the main entry, `@postback/core`.
+ */
+
+export { parseOptions } from './parse-options.ts';
+export { refundDeadlineOf, resolvePolicy, windowPolicySchema } from './policy.ts';
+export {
+  type AccountQueue,
+  accountFromKey,
+  accountKey,
+  byClaimUrgency,
+  claimTier,
+  DEFAULT_URGENT_WITHIN_MS,
+  takeInTurns,
+} from './queue/accounts.ts';
+export { backoffDelay } from './queue/backoff.ts';
+export { type Batcher, type BatcherOptions, type BatchHandler, createBatcher } from './queue/batcher.ts';
+export {
+  type CheckedClaim,
+  type CheckedTransition,
+  checkBeat,
+  checkClaim,
+  checkComplete,
+  checkDuration,
+  checkEpoch,
+  checkExtendLease,
+  checkFail,
+  checkListDead,
+  checkPositiveInt,
+  checkPurge,
+  checkRelease,
+  checkReplay,
+  checkRetry,
+  checkWorkersQuery,
+} from './queue/call-checks.ts';
+export { ATTEMPT_DETAIL_MAX_CHARS, ATTEMPT_HISTORY_LIMIT, type JobContext } from './queue/job-types.ts';
+export {
+  claimJob,
+  completeJob,
+  extendJobLease,
+  failJob,
+  holdsLease,
+  isClaimable,
+  MAX_REASON_LENGTH,
+  newConfirmJob,
+  newLeaseToken,
+  releaseJob,
+  replayJob,
+  retryJob,
+  truncateReason,
+} from './queue/jobs.ts';
+export {
+  appendAttempt,
+  attemptDetail,
+  byUrgency,
+  countDeadline,
+  isAtRisk,
+  isOpenJob,
+  keptAttempt,
+  matchesJobFilter,
+  prunableAt,
+  type ResolvedJobFilter,
+  type ResolvedStatsOptions,
+  resolveJobFilter,
+  resolveStatsOptions,
+  validatePruneOptions,
+} from './queue/operator-rules.ts';
+export type {
+  ClaimOptions,
+  CompleteResult,
+  FailResult,
+  RetryResult,
+  StateCounts,
+} from './queue/outbox-types.ts';
+export {
+  blocksRefund,
+  mayHaveCharged,
+  planRefund,
+  type RefundContext,
+  refundAfterConfirm,
+} from './queue/refund-rules.ts';
+export {
+  validateAccount,
+  validateClickToken,
+  validateConfirmInput,
+  validateOrderId,
+  validateRefundInput,
+} from './queue/validation.ts';
