@@ -1,7 +1,8 @@
 /**
  * An in-memory `Outbox`: the reference implementation of the contract (it passes `describeOutbox`), and
  * the store for tests, demos and edge functions that deliver within one process. Nothing survives a
- * restart: production uses SQLite, Postgres or SQS.
+ * restart: production uses SQLite, Postgres or SQS. Written to be read, not to hold a backlog: a claim
+ * looks at every job it holds.
  */
 import { z } from 'zod';
 import { OutboxClosedError } from '../errors.ts';
@@ -22,7 +23,7 @@ import {
   checkRetry,
   checkWorkersQuery,
 } from './call-checks.ts';
-import { type AttemptRecord, type ConfirmJob, JOB_STATES, type Job, type RefundJob } from './job-types.ts';
+import { type AttemptRecord, type ConfirmJob, JOB_STATES, type Job } from './job-types.ts';
 import {
   claimJob,
   completeJob,
@@ -39,34 +40,22 @@ import {
 import {
   appendAttempt,
   byUrgency,
-  countDeadline,
-  isAtRisk,
-  isOpenJob,
   matchesJobFilter,
   prunableAt,
   resolveJobFilter,
   resolveStatsOptions,
+  statsOf,
   validatePruneOptions,
 } from './operator-rules.ts';
-import type {
-  ClaimOptions,
-  ConfirmInput,
-  EnqueueResult,
-  ListDeadOptions,
-  Outbox,
-  OutboxFeatures,
-  OutboxStats,
-  RefundInput,
-  RefundOutcome,
-  WorkerBeat,
-} from './outbox-types.ts';
+import type { Outbox, OutboxFeatures, RefundOutcome, WorkerBeat } from './outbox-types.ts';
 import { planRefund, refundAfterConfirm } from './refund-rules.ts';
+import { validateRefundInput } from './validation.ts';
 
 /** Prefix of the ids the memory outbox assigns. @defaultValue "job_" */
 export const DEFAULT_MEMORY_ID_PREFIX = 'job_';
 
 const memoryOutboxOptionsSchema = z.strictObject({
-  /** Windows used to stamp deadlines. @defaultValue DEFAULT_WINDOW_POLICY */
+  /** Windows used to stamp deadlines. @defaultValue core's `DEFAULT_*_WINDOW_MS` and safety margin */
   policy: windowPolicySchema,
   /** Clock for `createdAt` and validation. @defaultValue Date.now */
   now: z
@@ -79,15 +68,22 @@ const memoryOutboxOptionsSchema = z.strictObject({
 /** Options of {@link createMemoryOutbox}. */
 export type MemoryOutboxOptions = z.input<typeof memoryOutboxOptionsSchema>;
 
-/** The order id and account of an input not yet validated (validation reports what is wrong with them). */
-function orderOf(input: unknown): { orderId: unknown; account: string | null } {
-  const record = (typeof input === 'object' && input !== null ? input : {}) as Record<string, unknown>;
-  return { orderId: record.orderId, account: typeof record.account === 'string' ? record.account : null };
-}
-
 function copy<J extends Job>(job: J): J {
   return { ...job, lease: job.lease === null ? null : { ...job.lease } };
 }
+
+/** An account's turns take its jobs in due order: next attempt, then id (creation order). */
+function byDueOrder(a: Job, b: Job): number {
+  return a.nextAttemptAt - b.nextAttemptAt || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
+}
+
+const FEATURES: OutboxFeatures = Object.freeze({
+  attemptHistory: true,
+  listableStates: JOB_STATES,
+  heartbeats: true,
+  prune: true,
+  fairClaims: true,
+});
 
 /**
  * Creates an in-memory {@link Outbox}. Returned jobs are copies: mutating them changes nothing stored.
@@ -107,8 +103,6 @@ export function createMemoryOutbox(options: MemoryOutboxOptions = {}): Outbox {
 
   // Insertion order of `jobs` is creation order, which `listDead` pages by.
   const jobs = new Map<string, Job>();
-  // Keyed by `orderKey(account, orderId)`: an order is its account and its order id together.
-  const byOrder = new Map<string, { confirm?: string; refund?: string }>();
   const histories = new Map<string, AttemptRecord[]>();
   const beats = new Map<string, WorkerBeat>();
   let sequence = 0;
@@ -116,180 +110,101 @@ export function createMemoryOutbox(options: MemoryOutboxOptions = {}): Outbox {
   /** The account served last by `claim`: the next claim's turns start after it. */
   let cursor: string | undefined;
 
-  // Ids of pending and inflight jobs: the only ones `claim` has to look at, however many are delivered.
-  const live = new Set<string>();
-  /** The same ids by account (`accountKey`), each in creation order: a claim's turns read a few of each. */
-  const liveByAccount = new Map<string, Set<string>>();
-  /**
-   * Lower bounds of the earliest lease expiry of an inflight job and the earliest deadline of a pending
-   * one: while both lie beyond a claim's horizon, no job can be retaken or urgent and the claim skips the
-   * pass over every open job. Lowered on every write, made exact again by each such pass.
-   */
-  let leasesFrom = Number.POSITIVE_INFINITY;
-  let deadlinesFrom = Number.POSITIVE_INFINITY;
-  const put = (job: Job) => {
-    jobs.set(job.id, job);
-    const key = accountKey(job.account);
-    if (job.state === 'inflight' && job.lease !== null)
-      leasesFrom = Math.min(leasesFrom, job.lease.expiresAt);
-    if (job.state === 'pending' && job.deadline !== null)
-      deadlinesFrom = Math.min(deadlinesFrom, job.deadline);
-    if (job.state === 'pending' || job.state === 'inflight') {
-      live.add(job.id);
-      const ids = liveByAccount.get(key) ?? new Set<string>();
-      ids.add(job.id);
-      liveByAccount.set(key, ids);
-    } else unlive(job.id, key);
-  };
-  const unlive = (id: string, key: string) => {
-    live.delete(id);
-    const ids = liveByAccount.get(key);
-    if (ids === undefined) return;
-    ids.delete(id);
-    if (ids.size === 0) liveByAccount.delete(key);
-  };
-
   const nextId = () => `${idPrefix}${(++sequence).toString().padStart(12, '0')}`;
-  // Neither an account nor an order id may hold a control character, so U+0001 cannot be ambiguous.
-  const orderKey = (account: string | null, orderId: string) => `${accountKey(account)}\u0001${orderId}`;
-  const confirmOf = (account: string | null, orderId: string): ConfirmJob | null => {
-    const id = byOrder.get(orderKey(account, orderId))?.confirm;
-    return id === undefined ? null : ((jobs.get(id) as ConfirmJob | undefined) ?? null);
+  // The id of each order's confirm and refund: an order is its account and its order id together. Neither
+  // may hold a control character, so U+0001 cannot be ambiguous.
+  const orders = new Map<string, string>();
+  const orderKey = (kind: Job['kind'], account: string | null, orderId: string) =>
+    `${kind}\u0001${accountKey(account)}\u0001${orderId}`;
+  const jobOf = <K extends Job['kind']>(kind: K, account: string | null, orderId: string) =>
+    (jobs.get(orders.get(orderKey(kind, account, orderId)) ?? '') ?? null) as Extract<
+      Job,
+      { kind: K }
+    > | null;
+  const insert = (job: Job) => {
+    jobs.set(job.id, job);
+    orders.set(orderKey(job.kind, job.account, job.orderId), job.id);
   };
-  const refundOf = (account: string | null, orderId: string): RefundJob | null => {
-    const id = byOrder.get(orderKey(account, orderId))?.refund;
-    return id === undefined ? null : ((jobs.get(id) as RefundJob | undefined) ?? null);
-  };
-  const index = (job: Job) => {
-    const key = orderKey(job.account, job.orderId);
-    const entry = byOrder.get(key) ?? {};
-    entry[job.kind] = job.id;
-    byOrder.set(key, entry);
+  const forget = (job: Job) => {
+    jobs.delete(job.id);
+    histories.delete(job.id);
+    orders.delete(orderKey(job.kind, job.account, job.orderId));
   };
   const assertOpen = () => {
     if (closed) throw new OutboxClosedError('the memory outbox');
   };
 
+  /** Keeps the "refund follows its confirm" rule after a confirm changes state. */
+  const followConfirm = (job: Job) => {
+    const refund = job.kind === 'confirm' ? jobOf('refund', job.account, job.orderId) : null;
+    if (refund === null) return;
+    const next = refundAfterConfirm(refund, job as ConfirmJob, policy);
+    if (next !== refund) jobs.set(next.id, next);
+  };
+
   /** Applies a transition to the stored job only when `claimed` still holds its lease; keeps its attempt. */
-  const transition = (claimed: Job, apply: (stored: Job) => Job, attempt?: AttemptRecord | null): boolean => {
+  const transition = (claimed: Job, apply: (stored: Job) => Job, attempt: AttemptRecord | null = null) => {
     const stored = jobs.get(claimed.id);
     if (stored === undefined || !holdsLease(stored, claimed)) return false;
     const next = apply(stored);
-    put(next);
-    if (attempt !== undefined && attempt !== null)
-      histories.set(next.id, appendAttempt(histories.get(next.id) ?? [], attempt));
+    jobs.set(next.id, next);
+    if (attempt !== null) histories.set(next.id, appendAttempt(histories.get(next.id) ?? [], attempt));
     followConfirm(next);
     return true;
   };
   const lastStatus = (id: string): number | null => histories.get(id)?.at(-1)?.status ?? null;
-  const forget = (job: Job) => {
-    jobs.delete(job.id);
-    unlive(job.id, accountKey(job.account));
-    histories.delete(job.id);
-    const key = orderKey(job.account, job.orderId);
-    const entry = byOrder.get(key);
-    if (entry !== undefined) {
-      delete entry[job.kind];
-      if (entry.confirm === undefined && entry.refund === undefined) byOrder.delete(key);
-    }
-  };
 
-  /** Keeps the "refund follows its confirm" rule after a confirm changes state. */
-  const followConfirm = (job: Job) => {
-    if (job.kind !== 'confirm') return;
-    const refund = refundOf(job.account, job.orderId);
-    if (refund === null) return;
-    const next = refundAfterConfirm(refund, job, policy);
-    if (next !== refund) put(next);
-  };
+  return {
+    features: FEATURES,
 
-  const features: OutboxFeatures = {
-    attemptHistory: true,
-    listableStates: JOB_STATES,
-    heartbeats: true,
-    prune: true,
-    fairClaims: true,
-  };
-
-  const outbox: Outbox = {
-    features,
-
-    async confirm(input: ConfirmInput): Promise<EnqueueResult<ConfirmJob>> {
+    async confirm(input) {
       assertOpen();
-      const at = now();
-      const { orderId, account } = orderOf(input);
-      const existing = typeof orderId === 'string' ? confirmOf(account, orderId) : null;
-      // Validate even a duplicate, so a malformed retry of a good request is still reported.
-      const job = newConfirmJob(input, { now: at, id: existing?.id ?? nextId(), policy });
+      // Validated even when the order exists, so a malformed retry of a good request is still reported.
+      const job = newConfirmJob(input, { now: now(), id: `${idPrefix}new`, policy });
+      const existing = jobOf('confirm', job.account, job.orderId);
       if (existing !== null) return { created: false, job: copy(existing) };
-      put(job);
-      index(job);
-      return { created: true, job: copy(job) };
+      const created = { ...job, id: nextId() };
+      insert(created);
+      return { created: true, job: copy(created) };
     },
 
-    async refund(input: RefundInput): Promise<RefundOutcome> {
+    async refund(input) {
       assertOpen();
-      const { orderId, account } = orderOf(input);
-      const confirm = typeof orderId === 'string' ? confirmOf(account, orderId) : null;
-      const refund = typeof orderId === 'string' ? refundOf(account, orderId) : null;
-      const outcome = planRefund(input, { now: now(), id: `${idPrefix}pending`, policy, confirm, refund });
-      switch (outcome.outcome) {
-        case 'enqueued': {
-          const job: RefundJob = { ...outcome.job, id: nextId() };
-          put(job);
-          index(job);
-          return { outcome: 'enqueued', job: copy(job) };
-        }
-        case 'cancelled':
-        case 'updated':
-          put(outcome.job);
-          return { ...outcome, job: copy(outcome.job) } as RefundOutcome;
-        default:
-          return { ...outcome, job: copy(outcome.job) } as RefundOutcome;
+      const { orderId, account = null } = validateRefundInput(input);
+      const outcome = planRefund(input, {
+        now: now(),
+        id: `${idPrefix}new`,
+        policy,
+        confirm: jobOf('confirm', account, orderId),
+        refund: jobOf('refund', account, orderId),
+      });
+      if (outcome.outcome === 'enqueued') {
+        const job = { ...outcome.job, id: nextId() };
+        insert(job);
+        return { outcome: 'enqueued', job: copy(job) };
       }
+      if (outcome.outcome === 'cancelled' || outcome.outcome === 'updated')
+        jobs.set(outcome.job.id, outcome.job);
+      return { ...outcome, job: copy(outcome.job) } as RefundOutcome;
     },
 
-    async claim(options: ClaimOptions): Promise<Job[]> {
+    async claim(options) {
       assertOpen();
       const { now: at, limit, leaseMs, urgentWithinMs, excludeKeys } = checkClaim(options);
-      const horizon = at + urgentWithinMs;
       const excluded = new Set(excludeKeys);
-      const claimable = (job: Job) =>
-        !excluded.has(accountKey(job.account)) &&
-        isClaimable(job, at, job.kind === 'refund' ? confirmOf(job.account, job.orderId) : null);
-      // Retaken and urgent jobs, whatever their account: one pass of cheap checks over the open jobs.
+      // One pass over every job: retaken and urgent ones apart, the rest by account for the turns.
       const first: Job[] = [];
-      if (leasesFrom <= at || deadlinesFrom <= horizon) {
-        leasesFrom = Number.POSITIVE_INFINITY;
-        deadlinesFrom = Number.POSITIVE_INFINITY;
-        for (const id of live) {
-          const job = jobs.get(id) as Job;
-          if (job.state === 'inflight' && job.lease !== null)
-            leasesFrom = Math.min(leasesFrom, job.lease.expiresAt);
-          if (job.state === 'pending' && job.deadline !== null)
-            deadlinesFrom = Math.min(deadlinesFrom, job.deadline);
-          const soon =
-            job.state === 'inflight'
-              ? job.lease !== null && job.lease.expiresAt <= at
-              : job.deadline !== null && job.deadline <= horizon && job.nextAttemptAt <= at;
-          if (soon && claimable(job)) first.push(job);
-        }
+      const byAccount = new Map<string, Job[]>();
+      for (const job of jobs.values()) {
+        const key = accountKey(job.account);
+        const confirm = job.kind === 'refund' ? jobOf('confirm', job.account, job.orderId) : null;
+        if (excluded.has(key) || !isClaimable(job, at, confirm)) continue;
+        if (claimTier(job, at, urgentWithinMs) < 2) first.push(job);
+        else if (byAccount.get(key)?.push(job) === undefined) byAccount.set(key, [job]);
       }
       const due = first.sort(byClaimUrgency).slice(0, limit);
       if (due.length < limit) {
-        // The rest in turns: at most `limit` due jobs of each account, in creation order (the scan of an
-        // account stops there, however large its backlog).
-        const queues: { key: string; jobs: Job[] }[] = [];
-        for (const [key, ids] of liveByAccount) {
-          if (excluded.has(key)) continue;
-          const queue: Job[] = [];
-          for (const id of ids) {
-            const job = jobs.get(id) as Job;
-            if (claimTier(job, at, horizon - at) === 2 && claimable(job)) queue.push(job);
-            if (queue.length === limit) break;
-          }
-          queues.push({ key, jobs: queue });
-        }
+        const queues = [...byAccount].map(([key, queue]) => ({ key, jobs: queue.sort(byDueOrder) }));
         const turns = takeInTurns(queues, limit - due.length, cursor);
         due.push(...turns.jobs);
         cursor = turns.last ?? cursor;
@@ -297,7 +212,7 @@ export function createMemoryOutbox(options: MemoryOutboxOptions = {}): Outbox {
       // No await between the scan and the writes: two concurrent claims cannot interleave here.
       return due.map((job) => {
         const claimed = claimJob(job, { now: at, leaseMs, token: newLeaseToken() });
-        put(claimed);
+        jobs.set(claimed.id, claimed);
         return copy(claimed);
       });
     },
@@ -340,37 +255,14 @@ export function createMemoryOutbox(options: MemoryOutboxOptions = {}): Outbox {
 
     async getByOrder(orderId, account = null) {
       assertOpen();
-      return [confirmOf(account, orderId), refundOf(account, orderId)]
+      return [jobOf('confirm', account, orderId), jobOf('refund', account, orderId)]
         .filter((job): job is Job => job !== null)
         .map(copy);
     },
 
-    async stats(now, options): Promise<OutboxStats> {
+    async stats(now, options) {
       assertOpen();
-      const at = checkEpoch(now, 'now');
-      const { atRiskWithinMs, deadlineBucketsMs } = resolveStatsOptions(options);
-      let atRisk = 0;
-      const buckets = deadlineBucketsMs.map(() => 0);
-      const counts = Object.fromEntries(JOB_STATES.map((state) => [state, 0])) as OutboxStats['counts'];
-      let oldestPendingAt: EpochMs | null = null;
-      let nearest: OutboxStats['nearestDeadline'] = null;
-      for (const job of jobs.values()) {
-        counts[job.state] += 1;
-        if (job.state === 'pending' && (oldestPendingAt === null || job.createdAt < oldestPendingAt))
-          oldestPendingAt = job.createdAt;
-        if (!isOpenJob(job) || job.deadline === null) continue;
-        if (nearest === null || job.deadline < nearest.deadline)
-          nearest = { id: job.id, orderId: job.orderId, kind: job.kind, deadline: job.deadline };
-        if (isAtRisk(job, at, atRiskWithinMs)) atRisk += 1;
-        countDeadline(buckets, deadlineBucketsMs, at, job.deadline);
-      }
-      return {
-        counts,
-        oldestPendingAt,
-        nearestDeadline: nearest,
-        atRisk: { count: atRisk, withinMs: atRiskWithinMs },
-        deadlineBuckets: deadlineBucketsMs.map((withinMs, i) => ({ withinMs, count: buckets[i] ?? 0 })),
-      };
+      return statsOf(jobs.values(), checkEpoch(now, 'now'), resolveStatsOptions(options));
     },
 
     async listJobs(filter) {
@@ -388,37 +280,39 @@ export function createMemoryOutbox(options: MemoryOutboxOptions = {}): Outbox {
       return (histories.get(id) ?? []).map((attempt) => ({ ...attempt }));
     },
 
-    async listDead(options: ListDeadOptions = {}) {
+    async listDead(options) {
       assertOpen();
       const { limit, after } = checkListDead(options);
-      const dead = [...jobs.values()].filter((job) => job.state === 'dead');
       // Ids are zero-padded sequence numbers, so comparing them compares creation order, and a cursor
       // still works after its job was replayed or purged.
-      const start = after === undefined ? dead : dead.filter((job) => job.id > after);
-      return start.slice(0, limit).map(copy);
+      return [...jobs.values()]
+        .filter((job) => job.state === 'dead' && (after === undefined || job.id > after))
+        .slice(0, limit)
+        .map(copy);
     },
 
     async replay(selection, now) {
       assertOpen();
       const { ids, now: at } = checkReplay(selection, now);
-      const targets = ids === null ? [...jobs.values()] : ids.map((id) => jobs.get(id));
       let replayed = 0;
-      for (const job of targets) {
-        if (job === undefined || job.state !== 'dead') continue;
-        const next = replayJob(job, { now: at, orderHasRefund: refundOf(job.account, job.orderId) !== null });
-        put(next);
+      for (const id of ids === null ? [...jobs.keys()] : new Set(ids)) {
+        const job = jobs.get(id);
+        if (job?.state !== 'dead') continue;
+        const orderHasRefund = jobOf('refund', job.account, job.orderId) !== null;
+        const next = replayJob(job, { now: at, orderHasRefund });
+        jobs.set(next.id, next);
         if (next.state === 'pending') replayed += 1;
       }
       return replayed;
     },
 
-    async purgeDead(options = {}) {
+    async purgeDead(options) {
       assertOpen();
       const ids = checkPurge(options);
-      const targets = ids === null ? [...jobs.values()] : ids.map((id) => jobs.get(id));
       let purged = 0;
-      for (const job of targets) {
-        if (job === undefined || job.state !== 'dead') continue;
+      for (const id of ids === null ? [...jobs.keys()] : new Set(ids)) {
+        const job = jobs.get(id);
+        if (job?.state !== 'dead') continue;
         forget(job);
         purged += 1;
       }
@@ -457,5 +351,4 @@ export function createMemoryOutbox(options: MemoryOutboxOptions = {}): Outbox {
       closed = true;
     },
   };
-  return outbox;
 }

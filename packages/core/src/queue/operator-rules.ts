@@ -1,7 +1,7 @@
 /**
  * The operator-view rules every store applies the same way: how an attempt is kept (bounded history, cut
  * details, escaped control characters), how a job filter is checked and matched, which jobs are urgent
- * first, which final jobs retention may delete, and which open jobs are at risk. SQL stores translate
+ * first, which final jobs retention may delete, which open jobs are at risk, and the stats. SQL stores translate
  * these to queries; their conformance tests hold them to the same answers as the functions here.
  */
 
@@ -21,7 +21,9 @@ import {
   DEFAULT_LIST_JOBS_LIMIT,
   type JobFilter,
   MAX_LIST_JOBS_LIMIT,
+  type OutboxStats,
   type PruneOptions,
+  type StateCounts,
   type StatsOptions,
 } from './outbox-types.ts';
 import { JobValidationError, validateAccount } from './validation.ts';
@@ -234,4 +236,35 @@ export function countDeadline(
   bounds.forEach((bound, i) => {
     if (deadline <= now + bound) counts[i] = (counts[i] ?? 0) + 1;
   });
+}
+
+/**
+ * The stats of a set of jobs at `now`, as `Outbox.stats` answers them: counts by state, the oldest pending
+ * job, the open job with the nearest deadline, the open jobs at risk and the deadline buckets. A store
+ * that holds its jobs in memory calls it; SQL stores compute the same figures in their queries.
+ */
+export function statsOf(jobs: Iterable<Job>, now: EpochMs, options: ResolvedStatsOptions): OutboxStats {
+  const { atRiskWithinMs, deadlineBucketsMs } = options;
+  const counts = Object.fromEntries(JOB_STATES.map((state) => [state, 0])) as StateCounts;
+  const buckets = deadlineBucketsMs.map(() => 0);
+  let atRisk = 0;
+  let oldestPendingAt: EpochMs | null = null;
+  let nearestDeadline: OutboxStats['nearestDeadline'] = null;
+  for (const job of jobs) {
+    counts[job.state] += 1;
+    if (job.state === 'pending' && (oldestPendingAt === null || job.createdAt < oldestPendingAt))
+      oldestPendingAt = job.createdAt;
+    if (!isOpenJob(job) || job.deadline === null) continue;
+    if (nearestDeadline === null || job.deadline < nearestDeadline.deadline)
+      nearestDeadline = { id: job.id, orderId: job.orderId, kind: job.kind, deadline: job.deadline };
+    if (isAtRisk(job, now, atRiskWithinMs)) atRisk += 1;
+    countDeadline(buckets, deadlineBucketsMs, now, job.deadline);
+  }
+  return {
+    counts,
+    oldestPendingAt,
+    nearestDeadline,
+    atRisk: { count: atRisk, withinMs: atRiskWithinMs },
+    deadlineBuckets: deadlineBucketsMs.map((withinMs, i) => ({ withinMs, count: buckets[i] ?? 0 })),
+  };
 }
