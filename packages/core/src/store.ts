@@ -34,6 +34,7 @@ export {
   checkExtendLease,
   checkFail,
   checkListDead,
+  checkOrderLookup,
   checkPositiveInt,
   checkPurge,
   checkRelease,

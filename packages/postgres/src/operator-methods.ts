@@ -23,6 +23,7 @@ import {
   checkBeat,
   checkEpoch,
   checkListDead,
+  checkOrderLookup,
   checkPurge,
   checkReplay,
   checkWorkersQuery,
@@ -75,9 +76,8 @@ export function operatorMethods(context: PostgresOutboxContext) {
 
     async getByOrder(orderId: string, account: string | null = null): Promise<Job[]> {
       assertOpen(context);
-      if (account !== null && typeof account !== 'string')
-        throw new TypeError(`getByOrder account must be a string or null, got ${typeof account}`);
-      return (await q(pool, SQL.getByOrder, [orderId, accountKey(account)])).rows.map(rowToJob);
+      const order = checkOrderLookup(orderId, account);
+      return (await q(pool, SQL.getByOrder, [order.orderId, accountKey(order.account)])).rows.map(rowToJob);
     },
 
     async stats(now: EpochMs, options?: StatsOptions): Promise<OutboxStats> {

@@ -30,6 +30,7 @@ import {
   checkExtendLease,
   checkFail,
   checkListDead,
+  checkOrderLookup,
   checkPurge,
   checkRelease,
   checkReplay,
@@ -203,7 +204,11 @@ export function createSqliteOutbox(options: SqliteOutboxOptions): SqliteOutbox {
 
     get: (id) => read(() => ops.get(id)),
 
-    getByOrder: (orderId, account = null) => read(() => ops.getByOrder(orderId, account)),
+    getByOrder: (orderId, account = null) =>
+      read(() => {
+        const order = checkOrderLookup(orderId, account);
+        return ops.getByOrder(order.orderId, order.account);
+      }),
 
     stats: (now, options): Promise<OutboxStats> =>
       read(() => ops.stats(checkEpoch(now, 'now'), resolveStatsOptions(options))),

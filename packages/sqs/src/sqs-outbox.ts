@@ -34,6 +34,7 @@ import {
   checkEpoch,
   checkExtendLease,
   checkFail,
+  checkOrderLookup,
   checkRelease,
   checkRetry,
   checkWorkersQuery,
@@ -44,8 +45,6 @@ import {
   resolveStatsOptions,
   retryJob,
   type StateCounts,
-  validateAccount,
-  validateOrderId,
   validatePruneOptions,
 } from '@postback/core/store';
 import { createClaims, releaseJobs } from './claims.ts';
@@ -271,14 +270,13 @@ export function createSqsOutbox(input: SqsOutboxOptions): SqsOutbox {
 
     async getByOrder(orderId, account = null) {
       assertOpen(context);
-      const checkedOrderId = validateOrderId(orderId);
-      const checkedAccount = validateAccount(account);
+      const order = checkOrderLookup(orderId, account);
       if (ledger === undefined)
         throw new SqsUnsupportedError(
           'getByOrder()',
           'SQS has no lookup by order; configure an order ledger',
         );
-      const { confirm, refund } = await ledger.get(checkedOrderId, checkedAccount);
+      const { confirm, refund } = await ledger.get(order.orderId, order.account);
       return [confirm, refund].filter((job): job is Job => job !== null);
     },
 

@@ -1,9 +1,9 @@
 /**
- * The checked store contract: what each `Outbox` call may be given besides an app's orders (which
- * `validation.ts` checks), written once. Every store (memory, SQLite, Postgres, SQS) runs a call's
- * arguments through these before it touches anything, so a bad argument is refused the same way
- * everywhere — a `TypeError` (wrong shape) or `RangeError` (wrong value) naming the field — and a store
- * only persists what comes out: plain data holding only the contract's fields.
+ * The checked store contract: what each `Outbox` call may be given, written once. Every store (memory,
+ * SQLite, Postgres, SQS) runs a call's arguments through these before it touches anything, so a bad
+ * argument is refused the same way everywhere — a `TypeError` (wrong shape) or `RangeError` (wrong value)
+ * naming the field; an order an app names is checked as `validation.ts` checks it, a `JobValidationError`
+ * — and a store only persists what comes out: plain data holding only the contract's fields.
  */
 import type { EpochMs } from '../policy.ts';
 import { accountKey, DEFAULT_URGENT_WITHIN_MS } from './accounts.ts';
@@ -20,11 +20,24 @@ import {
   type RetryResult,
   type WorkerBeat,
 } from './outbox-types.ts';
+import { validateAccount, validateOrderId } from './validation.ts';
 
 const isCount = (v: unknown): v is number => typeof v === 'number' && Number.isSafeInteger(v) && v >= 0;
 const isStringOrNull = (v: unknown): v is string | null => v === null || typeof v === 'string';
 const isStatus = (v: unknown): v is number =>
   Number.isInteger(v) && (v as number) >= 100 && (v as number) <= 599;
+
+/**
+ * Checks the order `getByOrder` names as `confirm` checks it (a `JobValidationError` naming `orderId` or
+ * `account`), so a name no store could hold (a lone surrogate, which UTF-8 turns into U+FFFD) never
+ * reads another order's jobs.
+ */
+export function checkOrderLookup(
+  orderId: unknown,
+  account: unknown,
+): { orderId: string; account: string | null } {
+  return { orderId: validateOrderId(orderId), account: validateAccount(account) };
+}
 
 /**
  * Checks a time: a non-negative safe integer of epoch milliseconds. Throws a RangeError naming `field`.

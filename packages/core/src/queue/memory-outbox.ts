@@ -17,6 +17,7 @@ import {
   checkExtendLease,
   checkFail,
   checkListDead,
+  checkOrderLookup,
   checkPurge,
   checkRelease,
   checkReplay,
@@ -253,9 +254,10 @@ export function createMemoryOutbox(options: MemoryOutboxOptions = {}): Outbox {
       return job === undefined ? null : copy(job);
     },
 
-    async getByOrder(orderId, account = null) {
+    async getByOrder(given, account = null) {
       assertOpen();
-      return [jobOf('confirm', account, orderId), jobOf('refund', account, orderId)]
+      const order = checkOrderLookup(given, account);
+      return [jobOf('confirm', order.account, order.orderId), jobOf('refund', order.account, order.orderId)]
         .filter((job): job is Job => job !== null)
         .map(copy);
     },

@@ -26,7 +26,7 @@ import {
   type StateCounts,
   type StatsOptions,
 } from './outbox-types.ts';
-import { JobValidationError, validateAccount } from './validation.ts';
+import { JobValidationError, validateAccount, validateOrderId } from './validation.ts';
 
 /** Cuts a detail to {@link ATTEMPT_DETAIL_MAX_CHARS} with an ellipsis and escapes control characters. */
 export function attemptDetail(detail: string | null): string | null {
@@ -89,9 +89,7 @@ export function resolveJobFilter(filter: JobFilter = {}): ResolvedJobFilter {
   if (filter.kind !== undefined && filter.kind !== 'confirm' && filter.kind !== 'refund') {
     throw new JobValidationError('filter.kind', 'must be "confirm" or "refund"');
   }
-  if (filter.orderId !== undefined && typeof filter.orderId !== 'string') {
-    throw new JobValidationError('filter.orderId', 'must be a string');
-  }
+  const orderId = filter.orderId === undefined ? null : validateOrderId(filter.orderId, 'filter.orderId');
   const account =
     filter.account === undefined ? undefined : validateAccount(filter.account, 'filter.account');
   if (filter.reason !== undefined && !(filter.reason instanceof RegExp)) {
@@ -124,7 +122,7 @@ export function resolveJobFilter(filter: JobFilter = {}): ResolvedJobFilter {
   return {
     states,
     kind: filter.kind ?? null,
-    orderId: filter.orderId ?? null,
+    orderId,
     accountKey: account === undefined ? null : accountKey(account),
     reason,
     status: filter.status ?? null,

@@ -4,9 +4,11 @@ import { DEFAULT_MAX_CLOCK_SKEW_MS, MAX_CLICK_TOKEN_LENGTH } from '../click.ts';
 import { PostbackError } from '../errors.ts';
 import {
   JobValidationError,
+  MAX_ACCOUNT_LENGTH,
   MAX_ORDER_ID_LENGTH,
   parseClickTime,
   validateConfirmInput,
+  validateOrderId,
   validateRefundInput,
 } from './validation.ts';
 
@@ -127,6 +129,45 @@ describe('validateConfirmInput', () => {
         expect(
           fieldOf(() => validateConfirmInput({ ...good(), click: { token, clickedAt: NOW } }, { now: NOW })),
         ).toBe('click.token');
+      }),
+    );
+  });
+});
+
+describe('identity strings are well-formed Unicode', () => {
+  // Text of any code points (astral ones as surrogate pairs) without control characters, not blank.
+  const text = (maxLength: number) =>
+    fc
+      .string({ unit: 'binary', minLength: 1, maxLength })
+      .filter((s) => s.length <= maxLength && s.trim() !== '' && !/\p{Cc}/u.test(s));
+  // A string holding a lone surrogate: what cutting a name inside an emoji leaves.
+  const withLoneSurrogate = fc
+    .tuple(text(40), fc.integer({ min: 0xd800, max: 0xdfff }), text(40), fc.boolean())
+    .map(([a, unit, b, atEnd]) =>
+      atEnd ? `${a}${b}${String.fromCharCode(unit)}` : `${a}${String.fromCharCode(unit)}${b}`,
+    );
+
+  it('refuses any order id, account or click token holding a lone surrogate, naming the field (property)', () => {
+    fc.assert(
+      fc.property(withLoneSurrogate, (bad) => {
+        expect(bad.isWellFormed()).toBe(false);
+        const confirm = (patch: object) => () => validateConfirmInput({ ...good(), ...patch }, { now: NOW });
+        expect(fieldOf(confirm({ orderId: bad }))).toBe('orderId');
+        expect(fieldOf(confirm({ account: bad }))).toBe('account');
+        expect(fieldOf(confirm({ click: { token: bad, clickedAt: NOW } }))).toBe('click.token');
+        expect(fieldOf(() => validateRefundInput({ orderId: bad }))).toBe('orderId');
+        expect(fieldOf(() => validateRefundInput({ orderId: 'o', account: bad }))).toBe('account');
+        expect(() => validateOrderId(bad)).toThrow(/well-formed Unicode/);
+      }),
+    );
+  });
+
+  it('accepts any well-formed order id and account within the other rules, kept exactly (property)', () => {
+    fc.assert(
+      fc.property(text(MAX_ORDER_ID_LENGTH), text(MAX_ACCOUNT_LENGTH), (orderId, account) => {
+        const input = { ...good(), orderId, account };
+        expect(validateConfirmInput(input, { now: NOW })).toEqual(input);
+        expect(validateRefundInput({ orderId, account })).toEqual({ orderId, account });
       }),
     );
   });

@@ -67,8 +67,8 @@ function describe(value: unknown): string {
 }
 
 /**
- * Checks an order id: a non-empty string of at most {@link MAX_ORDER_ID_LENGTH} characters without
- * control characters. It is the idempotency key at the service, so it is kept exactly (never trimmed).
+ * Checks an order id: a non-empty string of at most {@link MAX_ORDER_ID_LENGTH} characters of well-formed
+ * Unicode without control characters. It is the idempotency key at the service, so it is kept exactly (never trimmed).
  *
  * @example
  * ```ts
@@ -79,7 +79,11 @@ export function validateOrderId(value: unknown, field = 'orderId'): string {
   return checkReference(value, field, MAX_ORDER_ID_LENGTH, 'must not be empty');
 }
 
-/** A reference kept exactly as given: a string, not empty or only whitespace, bounded, no control characters. */
+/**
+ * A reference kept exactly as given: a string, not empty or only whitespace, bounded, well-formed Unicode,
+ * no control characters. A lone surrogate (what cutting a name inside an emoji leaves) is refused: stores
+ * write UTF-8, where every lone surrogate becomes U+FFFD, so two names that differ only there would be one.
+ */
 function checkReference(value: unknown, field: string, maxLength: number, whenEmpty: string): string {
   if (typeof value !== 'string')
     throw new JobValidationError(field, `must be a string, got ${describe(value)}`);
@@ -87,6 +91,12 @@ function checkReference(value: unknown, field: string, maxLength: number, whenEm
   if (value.trim().length === 0) throw new JobValidationError(field, 'must not be only whitespace');
   if (value.length > maxLength) {
     throw new JobValidationError(field, `must be at most ${maxLength} characters, got ${value.length}`);
+  }
+  if (!value.isWellFormed()) {
+    throw new JobValidationError(
+      field,
+      'must be well-formed Unicode (it holds a lone surrogate, as a name cut inside an emoji does)',
+    );
   }
   if (CONTROL_CHARS.test(value)) throw new JobValidationError(field, 'must not contain control characters');
   return value;
@@ -97,7 +107,8 @@ export const MAX_ACCOUNT_LENGTH = 200;
 
 /**
  * Checks an account reference: `undefined` and `null` mean "no account" (null); otherwise a non-empty
- * string of at most {@link MAX_ACCOUNT_LENGTH} characters, not only whitespace, without control characters.
+ * string of at most {@link MAX_ACCOUNT_LENGTH} characters of well-formed Unicode, not only whitespace,
+ * without control characters.
  * Throws {@link JobValidationError} naming `field`.
  *
  * @example

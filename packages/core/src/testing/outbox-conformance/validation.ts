@@ -43,6 +43,42 @@ export function describeValidation(s: Suite): void {
       if (has('lookup')) expect(await s.outbox.getByOrder('ord_r')).toEqual([]);
     });
 
+    test('refuses an account or order id that is not well-formed Unicode, naming the field, and stores nothing', async () => {
+      // A lone surrogate is what cutting a name inside an emoji leaves. Written as UTF-8 it becomes U+FFFD,
+      // so two shops (or two orders) would become one: refused before anything is stored.
+      await expectValidation(s.outbox.confirm(confirmInput('ord_1', { account: 'shop-\ud83d' })), 'account');
+      await expectValidation(s.outbox.confirm(confirmInput('ord_1', { account: 'shop-\ud83e' })), 'account');
+      await expectValidation(s.outbox.confirm(confirmInput('ord-\udc00')), 'orderId');
+      const refund = { orderId: 'ord_2', campaignId: 'cmp_1' };
+      await expectValidation(s.outbox.refund({ ...refund, account: 'shop-\ud83d' }), 'account');
+      await expectValidation(s.outbox.refund({ ...refund, orderId: 'ord-\ud800' }), 'orderId');
+      s.clock.advance(DAY_MS);
+      expect(await claimAll()).toEqual([]);
+      if (has('lookup')) {
+        expect(await s.outbox.getByOrder('ord_1', 'shop-\ufffd')).toEqual([]);
+        await expectValidation(s.outbox.getByOrder('ord_1', 'shop-\ud83d'), 'account');
+        await expectValidation(s.outbox.getByOrder('ord-\udc00'), 'orderId');
+      }
+      if (has('listJobs')) {
+        await expectValidation(s.outbox.listJobs({ account: 'shop-\ud83d' }), 'filter.account');
+        await expectValidation(s.outbox.listJobs({ orderId: 'ord-\udc00' }), 'filter.orderId');
+      }
+    });
+
+    test('keeps well-formed names beyond ASCII exactly: two shops that differ in one letter are two orders', async () => {
+      // Letters of the Basic Multilingual Plane: fauxqs refuses astral characters in a message (AWS takes them).
+      const orderId = 'ord-\u00e9t\u00e9-\u6771\u4eac';
+      const first = await s.enqueue(orderId, { account: 'shop-\u00e4' });
+      const second = await s.enqueue(orderId, { account: 'shop-\u00f6' });
+      const claimed = await claimAll();
+      expect(claimed.map((job) => job.account).sort()).toEqual(['shop-\u00e4', 'shop-\u00f6']);
+      expect(claimed.every((job) => job.orderId === orderId)).toBe(true);
+      if (has('lookup')) {
+        expect(first.id).not.toBe(second.id);
+        expect(await s.outbox.getByOrder(orderId, 'shop-\u00e4')).toHaveLength(1);
+      }
+    });
+
     test('refuses a refund without campaignId when it holds no confirmation for the order', async () => {
       await expectValidation(s.outbox.refund({ orderId: 'ord_unknown' }), 'campaignId');
       expect(await claimAll()).toEqual([]);
