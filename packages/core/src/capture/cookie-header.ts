@@ -4,16 +4,18 @@
  */
 
 /**
- * Every value the `Cookie` header holds for `name` (browsers send several when paths or domains differ).
+ * The values the `Cookie` header holds for `name`, in order, at most `limit` of them (browsers send
+ * several when paths or domains differ).
  *
  * @example
  * ```ts
  * cookieValues('a=1; postback_click=xyz', 'postback_click'); // ['xyz']
  * ```
  */
-export function cookieValues(header: string, name: string): string[] {
+export function cookieValues(header: string, name: string, limit = Number.POSITIVE_INFINITY): string[] {
   const values: string[] = [];
   for (const part of header.split(';')) {
+    if (values.length >= limit) break;
     const eq = part.indexOf('=');
     if (eq < 0 || part.slice(0, eq).trim() !== name) continue;
     values.push(part.slice(eq + 1).trim());

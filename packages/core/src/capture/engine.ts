@@ -21,7 +21,7 @@ import {
   type ResolvedCaptureOptions,
   resolveCaptureOptions,
 } from './options.ts';
-import { checkClickToken, findLandingToken, findTokens } from './token.ts';
+import { checkClickToken, findLandingToken, findTokens, reportedValue } from './token.ts';
 
 /**
  * The click of one request, attached by every adapter (`req.postback`, `ctx.state.postback`, the second
@@ -71,6 +71,15 @@ export interface ClickCapture<R = CaptureRequest> {
   readonly settings: Readonly<Omit<ResolvedCaptureOptions<R>, 'secrets'>>;
 }
 
+/**
+ * The most values of the token parameter(s), and the most click cookies, one request gets looked at (and
+ * reported to `onInvalid`). A landing URL holds one token, and a browser sends one click cookie (a few
+ * when paths or domains differ); a request with hundreds is made by hand, and each would cost a report
+ * (and a cookie an HMAC).
+ */
+const MAX_VALUES_PER_REQUEST = 4;
+/** Reported values are cut to this many UTF-16 units. */
+const MAX_REPORTED_CHARS = 256;
 /** Characters of a cookie value before its token: 52 of base64url, then the dot. */
 const COOKIE_HEAD_CHARS = 53;
 const NULL_CLICK: Promise<ClickStamp | null> = Promise.resolve(null);
@@ -146,7 +155,7 @@ export function createClickCapture<R = CaptureRequest>(options: CaptureOptions<R
     token?: string,
   ): Promise<ClickStamp | null> {
     if (header === undefined || !header.includes(cookieNeedle)) return null;
-    for (const value of cookieValues(header, cookieName)) {
+    for (const value of cookieValues(header, cookieName, MAX_VALUES_PER_REQUEST)) {
       if (
         token !== undefined &&
         !(value.endsWith(token) && value.length === COOKIE_HEAD_CHARS + token.length)
@@ -312,7 +321,7 @@ export function createClickCapture<R = CaptureRequest>(options: CaptureOptions<R
     // Nearly every landing: one pass over the URL, no intermediate strings or arrays.
     const token = findLandingToken(url, firstParam, firstAt, resolved);
     if (token !== undefined) return { token, clickedAt: now() };
-    for (const found of findTokens(url, params)) {
+    for (const found of findTokens(url, params, MAX_VALUES_PER_REQUEST)) {
       const problem = checkClickToken(found.value, resolved);
       if (problem === null) return { token: found.value, clickedAt: now() };
       if (resolved.onInvalid) {
@@ -321,7 +330,7 @@ export function createClickCapture<R = CaptureRequest>(options: CaptureOptions<R
           source: 'url',
           param: found.param,
           reason: problem,
-          value: found.value.slice(0, 256),
+          value: reportedValue(found.value, MAX_REPORTED_CHARS),
         } as const;
         report(() => onInvalid(event, context));
       }

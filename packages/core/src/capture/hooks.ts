@@ -19,7 +19,10 @@ export type InvalidClickEvent =
       /** The query parameter that held it. */
       param: string;
       reason: TokenProblem;
-      /** The offending value, cut to 256 characters. Untrusted input: escape it before display. */
+      /**
+       * The offending value, cut to 256 UTF-16 units (never inside a surrogate pair) and well-formed
+       * Unicode (a lone surrogate becomes U+FFFD). Untrusted input: escape it before display.
+       */
       value: string;
     }
   | { source: 'cookie'; reason: CookieProblem };

@@ -7,6 +7,7 @@ import {
   findLandingToken,
   findTokens,
   hasTokenCharacters,
+  reportedValue,
   stripParams,
   TOKEN_CHARACTERS,
 } from './token.ts';
@@ -63,17 +64,60 @@ describe('click token', () => {
     expect(findTokens('/no-query', ['a'])).toEqual([]);
   });
 
-  it('reads every query exactly as URLSearchParams does (the fast path for plain pairs included)', () => {
-    const piece = fc.stringMatching(/^[a-z_%+=0-9A-F]{0,12}$/);
+  it('takes a parameter by its name as written, and decodes its values as URLSearchParams does', () => {
+    const piece = fc.oneof(
+      fc.stringMatching(/^[a-z_%+=0-9A-F]{0,12}$/),
+      fc.constantFrom('click_token=', 'click%5Ftoken=', 'click+token=', 'ct=%41+b', 'ct'),
+    );
     const queryArb = fc.array(piece, { maxLength: 8 }).map((parts) => parts.join('&'));
-    const names = fc.constantFrom('click_token', 'a', 'a b', 'ct', '');
+    // Names the options accept: unreserved characters, never escaped in a URL.
+    const names = fc.constantFrom('click_token', 'a', 'ct', 'a.b');
     fc.assert(
       fc.property(queryArb, fc.array(names, { minLength: 1, maxLength: 3 }), (query, params) => {
-        const search = new URLSearchParams(query);
-        const expected = params.flatMap((param) => search.getAll(param).map((value) => ({ param, value })));
+        const pairs = query.split('&').filter((pair) => pair !== '');
+        const expected = params.flatMap((param) =>
+          pairs
+            .filter((pair) => pair === param || pair.startsWith(`${param}=`))
+            .map((pair) => ({ param, value: new URLSearchParams(pair).values().next().value ?? '' })),
+        );
         expect(findTokens(`/p?${query}#x=1`, params)).toEqual(expected);
       }),
       { numRuns: 500 },
+    );
+    // An escaped name is another name; at most `limit` values are listed.
+    expect(findTokens('/p?click%5Ftoken=tok_0123456789abcdef', ['click_token'])).toEqual([]);
+    expect(findTokens('/p?ct=1&ct=2&ct=3', ['ct'], 2)).toEqual([
+      { param: 'ct', value: '1' },
+      { param: 'ct', value: '2' },
+    ]);
+  });
+
+  it('refuses every token that is not well-formed Unicode (non-ASCII is outside the character set)', () => {
+    const lone = fc.constantFrom('\ud800', '\udbff', '\udc00', '\udfff');
+    fc.assert(
+      fc.property(tokenArb, lone, fc.nat(), (token, surrogate, at) => {
+        const i = at % (token.length + 1);
+        const bad = token.slice(0, i) + surrogate + token.slice(i);
+        expect(checkClickToken(bad, RULES)).toBe('characters');
+      }),
+    );
+  });
+
+  it('reports values cut without splitting a pair, lone surrogates replaced', () => {
+    const emoji = '\u{1F600}';
+    expect(reportedValue(`x${emoji.repeat(200)}`, 256)).toBe(`x${emoji.repeat(127)}`);
+    expect(reportedValue(emoji.repeat(200), 256)).toBe(emoji.repeat(128));
+    expect(reportedValue('a\ud800b\udc00', 256)).toBe('a\ufffdb\ufffd');
+    fc.assert(
+      fc.property(
+        fc.string({ unit: 'binary', maxLength: 400 }),
+        fc.integer({ min: 1, max: 300 }),
+        (text, max) => {
+          const reported = reportedValue(text, max);
+          expect(reported.isWellFormed()).toBe(true);
+          expect(reported.length).toBeLessThanOrEqual(max);
+        },
+      ),
     );
   });
 

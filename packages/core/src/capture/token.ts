@@ -80,6 +80,12 @@ export interface FoundToken {
   value: string;
 }
 
+const AMPERSAND = 0x26;
+const EQUALS = 0x3d;
+const HASH = 0x23;
+const PERCENT = 0x25;
+const PLUS = 0x2b;
+
 /** The query part of a URL (absolute or origin-form), without `?` and fragment; '' when none. */
 function queryOf(url: string): string {
   const q = url.indexOf('?');
@@ -88,53 +94,47 @@ function queryOf(url: string): string {
   return hash < 0 ? url.slice(q + 1) : url.slice(q + 1, hash);
 }
 
-/** Decodes one `name=value` pair as `URLSearchParams` would (`+` is a space, bad escapes kept as they are). */
-function decodePair(pair: string): [string, string] {
-  const entry = new URLSearchParams(pair).entries().next().value;
-  return entry ?? ['', ''];
+/** Decodes a query value as `URLSearchParams` would (`+` is a space, bad escapes kept as they are). */
+function decodeValue(raw: string): string {
+  return new URLSearchParams(`v=${raw}`).get('v') ?? '';
 }
 
 /**
- * Every value of the given parameters in the URL's query, in the order of `params` (then of appearance).
- * Decoding follows `URLSearchParams`, which never throws on malformed escapes; a pair without `%` or `+`
- * (every valid token's) is taken as it is, without building a `URLSearchParams`.
+ * Values of the given parameters in the URL's query, in the order of `params` (then of appearance), at
+ * most `limit` of them. A parameter is recognised by its name as written: names are RFC 3986 unreserved
+ * characters (the options allow no other), which a URL never needs to escape, so `click%5Ftoken` is not
+ * `click_token`. Values are decoded as `URLSearchParams` decodes them, which never throws on malformed
+ * escapes; a value without `%` or `+` (every valid token) is taken as it is.
  *
  * @example
  * ```ts
  * findTokens('/land?click_token=abc&x=1', ['click_token']); // [{ param: 'click_token', value: 'abc' }]
  * ```
  */
-export function findTokens(url: string, params: readonly string[]): FoundToken[] {
+export function findTokens(
+  url: string,
+  params: readonly string[],
+  limit = Number.POSITIVE_INFINITY,
+): FoundToken[] {
   const query = queryOf(url);
   if (query === '') return [];
   const found: FoundToken[] = [];
   for (const param of params) {
     let start = 0;
-    while (start <= query.length) {
+    while (start <= query.length && found.length < limit) {
       let end = query.indexOf('&', start);
       if (end < 0) end = query.length;
-      if (end > start) {
-        const pair = query.slice(start, end);
-        let name: string;
-        let value: string;
-        if (pair.includes('%') || pair.includes('+')) [name, value] = decodePair(pair);
-        else {
-          const eq = pair.indexOf('=');
-          name = eq < 0 ? pair : pair.slice(0, eq);
-          value = eq < 0 ? '' : pair.slice(eq + 1);
-        }
-        if (name === param) found.push({ param, value });
+      // `param=` or a bare `param` (an empty value) at the start of this pair.
+      const after = start + param.length;
+      if (query.startsWith(param, start) && (after === end || query.charCodeAt(after) === EQUALS)) {
+        const raw = after === end ? '' : query.slice(after + 1, end);
+        found.push({ param, value: raw.includes('%') || raw.includes('+') ? decodeValue(raw) : raw });
       }
       start = end + 1;
     }
   }
   return found;
 }
-
-const AMPERSAND = 0x26;
-const HASH = 0x23;
-const PERCENT = 0x25;
-const PLUS = 0x2b;
 
 /**
  * The landing's token in one pass over the query, for the URL every landing has: the first `param=` pair
@@ -208,4 +208,21 @@ export function stripParams(url: string, params: readonly string[]): string {
       return name === undefined || !params.includes(name);
     });
   return url.slice(0, q) + (kept.length > 0 ? `?${kept.join('&')}` : '') + url.slice(end);
+}
+
+/**
+ * `text` as a report may carry it: cut to `max` UTF-16 units without splitting a surrogate pair, and any
+ * lone surrogate (from an app's own request URL) replaced by U+FFFD, so what `onInvalid` gets is
+ * well-formed Unicode whatever the request held.
+ *
+ * @example
+ * ```ts
+ * reportedValue(`x${'😀'.repeat(200)}`, 256).length; // 255: the cut falls inside a pair, which is dropped
+ * ```
+ */
+export function reportedValue(text: string, max: number): string {
+  let cut = text.length > max ? text.slice(0, max) : text;
+  const last = cut.charCodeAt(cut.length - 1);
+  if (cut.length < text.length && last >= 0xd800 && last <= 0xdbff) cut = cut.slice(0, -1);
+  return cut.toWellFormed();
 }
