@@ -102,6 +102,19 @@ function headersOfApiRequest(req: ApiRequestLike): Headers {
 }
 
 /**
+ * The URL of the `Request` a Pages API `req` is handed to the hooks as. The click never depends on it
+ * (the route side reads only headers), and `req.url` is what the client sent: one no URL parser takes
+ * (`//[`) becomes the site's root rather than an error in the app's route.
+ */
+function hookUrlOf(target: string | undefined): URL {
+  try {
+    return new URL(target ?? '/', 'http://localhost');
+  } catch {
+    return new URL('http://localhost/');
+  }
+}
+
+/**
  * The options, or a function giving them. A function is called (and its result validated) on the first
  * use of the adapter — the first request — not when the module loads, so `next build`, which loads
  * the route modules to collect page data, needs no secret in its environment.
@@ -202,7 +215,7 @@ function createBoundPostback(options: NextPostbackOptions): NextPostback {
     }
     if (isFetchRequest(source)) return contextOf(source.headers, source);
     const headers = headersOfApiRequest(source);
-    return contextOf(headers, new Request(new URL(source.url ?? '/', 'http://localhost'), { headers }));
+    return contextOf(headers, new Request(hookUrlOf(source.url), { headers }));
   };
 
   return {

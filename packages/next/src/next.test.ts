@@ -230,6 +230,18 @@ describe('Pages Router API routes', () => {
     expect(await postback.getClickFromApiRequest(viaHeader)).toEqual(expected);
     expect(await postback.getClickFromApiRequest(none)).toBeNull();
   });
+
+  it('read the click whatever the req.url a client sent (one no URL parser takes included)', async () => {
+    const { postback } = setup();
+    const cookie = `postback_click=${await signedBy(SECRET, T0 - 60_000)}`;
+    for (const url of ['//[', 'http://[/x', '//:99999/api', '/api/%ZZ', undefined]) {
+      const req = { url, method: 'POST', headers: { cookie } };
+      expect({ url, click: await postback.getClickFromApiRequest(req) }).toEqual({
+        url,
+        click: { token: TOKEN, clickedAt: T0 - 60_000 },
+      });
+    }
+  });
 });
 
 describe('confirmOrder', () => {
