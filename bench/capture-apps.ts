@@ -1,7 +1,8 @@
 /**
- * The apps and requests of the capture benchmarks (`capture.ts` for throughput, `capture-instructions.ts`
- * for instructions per request): an Express 5 and a Koa 3 app answering `ok`, bare or with the postback
- * middleware, and the three kinds of request with their targets.
+ * The apps and requests of the capture benchmarks (`capture.ts` for CPU time per request,
+ * `capture-instructions.ts` for instructions per request): an Express 5 and a Koa 3 app answering `ok`,
+ * bare, with the postback middleware, or with a reference middleware in its place (see {@link Variant}),
+ * and the three kinds of request with their targets.
  *
  * Child mode, used by both benchmarks: `node --conditions=@postback/source bench/capture-apps.ts --serve
  * express:ours` starts one app on an ephemeral port, prints the port, then answers each line on stdin
@@ -13,14 +14,29 @@ import { createInterface } from 'node:readline';
 import { parseArgs } from 'node:util';
 
 export type Framework = 'express' | 'koa';
-export type Variant = 'bare' | 'ours';
+/**
+ * The app without the middleware (`bare`), with it (`ours`), or with a reference in its place: a
+ * middleware that does nothing (`empty`, what any middleware costs in that framework), or ours with a stub
+ * in place of the platform HMAC (`stub`, everything a landing costs but the signature).
+ */
+export type Variant = 'bare' | 'ours' | 'empty' | 'stub';
+const VARIANTS: readonly Variant[] = ['bare', 'ours', 'empty', 'stub'];
 
-/** One kind of request, and the throughput ratio each framework must reach with the middleware. */
+/**
+ * What the middleware may cost on one kind of request, in CPU per request: at most `value` µs more than
+ * bare (`extra-us`), or a CPU ratio bare / ours of at least `value` (`ratio`).
+ */
+export interface CaptureTarget {
+  kind: 'extra-us' | 'ratio';
+  value: number;
+}
+
+/** One kind of request, and what the middleware may cost on it (the same for both frameworks). */
 export interface Scenario {
   name: string;
   path: string;
   headers: Record<string, string>;
-  target: Record<Framework, number>;
+  target: CaptureTarget;
 }
 
 /** What autocannon reports of a run (the part the benchmarks read). */
@@ -37,6 +53,8 @@ export const autocannon = createRequire(import.meta.url)('autocannon') as (optio
   duration?: number;
   amount?: number;
   maxOverallRequests?: number;
+  /** How often (ms) it samples its counters; a run bounded by `amount` ends at the next sample. */
+  sampleInt?: number;
   headers: Record<string, string>;
 }) => Promise<LoadResult>;
 
@@ -61,22 +79,25 @@ export async function captureScenarios(): Promise<Scenario[]> {
       name: 'no token',
       path: '/products?page=2',
       headers: { cookie: 'session=abc123' },
-      target: { express: 0.97, koa: 0.97 },
+      target: { kind: 'ratio', value: 0.97 },
     },
     {
       name: 'valid cookie, not read',
       path: '/products?page=2',
       headers: { cookie: `session=abc123; postback_click=${cookie}` },
-      target: { express: 0.97, koa: 0.97 },
+      target: { kind: 'ratio', value: 0.97 },
     },
     {
       name: 'landing (sign + set)',
       path: `/landing?utm_source=ad&click_token=${TOKEN}`,
       headers: {},
-      target: { express: 0.8, koa: 0.8 },
+      target: { kind: 'extra-us', value: 10 },
     },
   ];
 }
+
+/** A stand-in for the platform HMAC: a constant MAC, so a `stub` app does all a landing does but sign. */
+const STUB_HMAC = () => () => new Uint8Array(32);
 
 /** Child mode: one app on an ephemeral port; prints the port, then answers CPU probes on stdin. */
 async function serve(framework: Framework, variant: Variant): Promise<void> {
@@ -87,6 +108,8 @@ async function serve(framework: Framework, variant: Variant): Promise<void> {
     const app = express();
     app.disable('x-powered-by');
     if (variant === 'ours') app.use(postback({ secrets: [SECRET] }));
+    if (variant === 'stub') app.use(postback({ secrets: [SECRET], hmac: STUB_HMAC }));
+    if (variant === 'empty') app.use((_req, _res, next) => next());
     app.get('/{*path}', (_req, res) => {
       res.send('ok');
     });
@@ -96,6 +119,8 @@ async function serve(framework: Framework, variant: Variant): Promise<void> {
     const { postback } = await import('@postback/koa');
     const app = new Koa();
     if (variant === 'ours') app.use(postback({ secrets: [SECRET] }));
+    if (variant === 'stub') app.use(postback({ secrets: [SECRET], hmac: STUB_HMAC }));
+    if (variant === 'empty') app.use((_ctx, next) => next());
     app.use((ctx) => {
       ctx.body = 'ok';
     });
@@ -114,8 +139,8 @@ async function serve(framework: Framework, variant: Variant): Promise<void> {
 if (import.meta.filename === process.argv[1]) {
   const { values } = parseArgs({ options: { serve: { type: 'string' } } });
   const [framework, variant] = (values.serve ?? '').split(':') as [Framework, Variant];
-  if (!['express', 'koa'].includes(framework) || !['bare', 'ours'].includes(variant)) {
-    console.error('usage: capture-apps.ts --serve express|koa:bare|ours');
+  if (!['express', 'koa'].includes(framework) || !VARIANTS.includes(variant)) {
+    console.error('usage: capture-apps.ts --serve express|koa:bare|ours|empty|stub');
     process.exit(2);
   }
   await serve(framework, variant);
