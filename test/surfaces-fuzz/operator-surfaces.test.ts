@@ -46,20 +46,24 @@ const SURFACES: Surface[] = [
 ];
 
 /**
- * Cases that fail today, by mount, with who fixes them. Each is an `it.fails`: it must fail until the fix
- * lands, and then this list loses it.
+ * Cases that fail today, by mount, with whose call they are: a 4xx, or a status documented as right for a
+ * harmless request (then it becomes an exception here, with its reason). Each is an `it.fails`: it must
+ * fail until then, and then this list loses it. As on main with the dashboard at 0aa66f1 and the sandbox
+ * at eaf30f2:
+ * - the dashboard answers a 308 to `./<path>/` (a relative trailing-slash redirect, on the same origin)
+ *   for targets such as `//[`, `/%ZZ`, `/../../etc/passwd` or 6,000 characters, a 200 for `//:99999/`,
+ *   a bad escape in the query or a GET whose body never comes; in the README's Koa mount, `ctx.path`
+ *   throws on `GET http://[/x` and Koa answers 500;
+ * - the sandbox answers 200 whatever the `Host` (`[`, `a b`, empty, twice…), a bad escape in the query, or
+ *   a GET whose body never comes.
  */
 const KNOWN_FAILURES: Record<string, { owner: string; cases: readonly string[] }> = {
   'dashboard/node': {
-    owner: 'the dashboard’s owner (issue 23 item 2)',
+    owner: 'the dashboard’s owner',
     cases: [
       'target //[',
       'target //a:b',
-      'target http://[/x',
       'target //:99999/',
-      'target http://x:99999/',
-      'target ftp://x/ (not http)',
-      'target *',
       'target with dot segments',
       'target of 6,000 characters',
       'escape %ZZ in the path',
@@ -67,28 +71,12 @@ const KNOWN_FAILURES: Record<string, { owner: string; cases: readonly string[] }
       'escape %E0%A4%A (cut)',
       'escape %ZZ in the query',
       'escape %00 (NUL)',
-      'method TRACE',
-      'method OPTIONS',
-      'Host [',
-      'Host a b',
-      'Host x:99999999',
-      'Host user@x',
-      'Host empty',
-      'Host twice',
-      'Host of 4,000 characters',
-      'POST body cut off (Content-Length 100, 10 sent)',
       'GET body cut off (Content-Length 100, 10 sent)',
-      'POST body cut off, client gone',
-      'GET body cut off, client gone',
-      'chunked body with a bad chunk size',
-      'Content-Length and Transfer-Encoding both',
     ],
   },
   'dashboard/express5': {
-    owner: 'the dashboard’s owner (issue 23 item 2)',
+    owner: 'the dashboard’s owner',
     cases: [
-      'target http://x:99999/ops/postback/',
-      'target ftp://x/ (not http)',
       'target with dot segments',
       'target of 6,000 characters',
       'escape %ZZ in the path',
@@ -96,22 +84,12 @@ const KNOWN_FAILURES: Record<string, { owner: string; cases: readonly string[] }
       'escape %E0%A4%A (cut)',
       'escape %ZZ in the query',
       'escape %00 (NUL)',
-      'method TRACE',
-      'Host [',
-      'Host a b',
-      'Host x:99999999',
-      'Host user@x',
-      'Host empty',
-      'Host twice',
-      'Host of 4,000 characters',
       'GET body cut off (Content-Length 100, 10 sent)',
     ],
   },
   'dashboard/express4': {
-    owner: 'the dashboard’s owner (issue 23 item 2)',
+    owner: 'the dashboard’s owner',
     cases: [
-      'target http://x:99999/ops/postback/',
-      'target ftp://x/ (not http)',
       'target with dot segments',
       'target of 6,000 characters',
       'escape %ZZ in the path',
@@ -119,29 +97,13 @@ const KNOWN_FAILURES: Record<string, { owner: string; cases: readonly string[] }
       'escape %E0%A4%A (cut)',
       'escape %ZZ in the query',
       'escape %00 (NUL)',
-      'method TRACE',
-      'method OPTIONS',
-      'Host [',
-      'Host a b',
-      'Host x:99999999',
-      'Host user@x',
-      'Host empty',
-      'Host missing (HTTP/1.1)',
-      'Host twice',
-      'Host of 4,000 characters',
-      'POST body cut off (Content-Length 100, 10 sent)',
       'GET body cut off (Content-Length 100, 10 sent)',
-      'POST body cut off, client gone',
-      'GET body cut off, client gone',
-      'chunked body with a bad chunk size',
     ],
   },
   'dashboard/koa': {
-    owner: 'the dashboard’s owner (issue 23 item 2)',
+    owner: 'the dashboard’s owner',
     cases: [
       'target http://[/x',
-      'target http://x:99999/ops/postback/',
-      'target ftp://x/ (not http)',
       'target with dot segments',
       'target of 6,000 characters',
       'escape %ZZ in the path',
@@ -149,37 +111,21 @@ const KNOWN_FAILURES: Record<string, { owner: string; cases: readonly string[] }
       'escape %E0%A4%A (cut)',
       'escape %ZZ in the query',
       'escape %00 (NUL)',
-      'method TRACE',
-      'Host [',
-      'Host a b',
-      'Host x:99999999',
-      'Host user@x',
-      'Host empty',
-      'Host twice',
-      'Host of 4,000 characters',
       'GET body cut off (Content-Length 100, 10 sent)',
     ],
   },
   'dashboard/fastify': {
-    owner: 'the dashboard’s owner (issue 23 item 2)',
+    owner: 'the dashboard’s owner',
     cases: [
       'target with dot segments',
       'target of 6,000 characters',
       'escape %ZZ in the query',
       'escape %00 (NUL)',
-      'method TRACE',
-      'Host [',
-      'Host a b',
-      'Host x:99999999',
-      'Host user@x',
-      'Host empty',
-      'Host twice',
-      'Host of 4,000 characters',
       'GET body cut off (Content-Length 100, 10 sent)',
     ],
   },
   'dashboard/fetch': {
-    owner: 'the dashboard’s owner (issue 23 item 2)',
+    owner: 'the dashboard’s owner',
     cases: [
       'target //[',
       'target //a:b',
@@ -194,7 +140,7 @@ const KNOWN_FAILURES: Record<string, { owner: string; cases: readonly string[] }
     ],
   },
   'sandbox/server': {
-    owner: 'the sandbox’s owner (issue 23)',
+    owner: 'the sandbox’s owner',
     cases: [
       'escape %ZZ in the query',
       'Host [',
