@@ -16,14 +16,15 @@
  * warm-up; each round gives one difference per kind, and the median with the interquartile range
  * [p25–p75] over all rounds is printed.
  *
- * Each kind also has a reference app, measured beside bare in a run of its own: for landings ours with a
- * stub in place of the platform HMAC (`stub`: all a landing does but sign; ours beyond it is what the
- * signature costs); for the other kinds a middleware that does nothing (`empty`: what any middleware
- * costs in that framework; ours beyond it is what capture itself costs). Throughput ratios (ours / bare)
- * are printed for reference only.
+ * `--against` measures ours beside another app instead of bare, to see where the cost goes: `stub` is
+ * ours with a stub in place of the platform HMAC (all a landing does but sign: the extra is then what the
+ * signature costs), `empty` a middleware that does nothing (what any middleware costs in that framework:
+ * the extra is then what capture itself costs). Two apps, both loaded in every round: a third app,
+ * measured in rounds of its own and idle while the other two ran, gave figures spread over ±10 µs.
+ * Throughput ratios (ours / bare) are printed for reference only.
  *
- *   node --conditions=@postback/source bench/capture.ts [--starts 3] [--rounds 4] [--requests 4000]
- *     [--connections 5] [--framework express|koa] [--only <kind prefix>]
+ *   node --conditions=@postback/source bench/capture.ts [--starts 3] [--rounds 5] [--requests 4000]
+ *     [--connections 5] [--framework express|koa] [--only <kind prefix>] [--against bare|stub|empty]
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { createInterface } from 'node:readline';
@@ -138,41 +139,35 @@ function quantile(values: number[], p: number): number {
 const spread = (values: number[], digits: number): string =>
   `${quantile(values, 0.5).toFixed(digits)} [${quantile(values, 0.25).toFixed(digits)}–${quantile(values, 0.75).toFixed(digits)}]`;
 
-/** The reference app of a kind: ours with a stub HMAC for landings, an empty middleware for the others. */
-const referenceOf = (scenario: Scenario): Variant => (scenario.target.kind === 'extra-us' ? 'stub' : 'empty');
-const REFERENCE_NAME: Record<string, string> = {
-  stub: 'ours with a stub for the platform HMAC',
+const BASELINE_NAME: Record<Variant, string> = {
+  bare: 'bare',
   empty: 'an empty middleware',
+  stub: 'ours with a stub HMAC',
+  ours: 'ours',
 };
 
-/** One round of one kind: ours beside bare, then the reference beside another bare run. */
-interface Round {
-  ours: Map<Variant, Run>;
-  reference: Map<Variant, Run>;
-}
-
-/** The lines printed for one framework and kind, with the verdict against the target. */
-function report(framework: Framework, scenario: Scenario, rounds: Round[]): string[] {
-  const cpu = (pick: (round: Round) => Map<Variant, Run>, variant: Variant) =>
-    rounds.map((round) => (pick(round).get(variant) as Run).cpuPerRequest);
-  const bare = cpu((r) => r.ours, 'bare');
-  const ours = cpu((r) => r.ours, 'ours');
-  const extra = ours.map((o, i) => o - (bare[i] as number));
-  const ratio = ours.map((o, i) => (bare[i] as number) / o);
-  const rpsRatio = rounds.map((r) => (r.ours.get('ours') as Run).rps / (r.ours.get('bare') as Run).rps);
-  const reference = referenceOf(scenario);
-  const referenceBare = cpu((r) => r.reference, 'bare');
-  const referenceExtra = cpu((r) => r.reference, reference).map((c, i) => c - (referenceBare[i] as number));
-  // Each round's difference of differences: both measured against a bare app at the same time.
-  const beyond = extra.map((e, i) => e - (referenceExtra[i] as number));
+/** The lines printed for one framework and kind, with the verdict against the target (against bare only). */
+function report(
+  framework: Framework,
+  scenario: Scenario,
+  baseline: Variant,
+  rounds: Map<Variant, Run>[],
+): string[] {
+  const cpu = (variant: Variant) => rounds.map((round) => (round.get(variant) as Run).cpuPerRequest);
+  const base = cpu(baseline);
+  const ours = cpu('ours');
+  const extra = ours.map((o, i) => o - (base[i] as number));
+  const ratio = ours.map((o, i) => (base[i] as number) / o);
+  const rpsRatio = rounds.map((r) => (r.get('ours') as Run).rps / (r.get(baseline) as Run).rps);
   const { kind, value } = scenario.target;
   const met = kind === 'extra-us' ? quantile(extra, 0.5) <= value : quantile(ratio, 0.5) >= value;
-  const verdict = `${kind === 'extra-us' ? `target extra <= ${value} µs` : `target >= ${value}`}${met ? '' : ', MISSED'}`;
+  const verdict =
+    baseline !== 'bare'
+      ? 'targets are against bare'
+      : `${kind === 'extra-us' ? `target extra <= ${value} µs` : `target >= ${value}`}${met ? '' : ', MISSED'}`;
   return [
-    `${framework.padEnd(7)} ${scenario.name.padEnd(22)} CPU µs/request bare ${spread(bare, 1)}, ours ${spread(ours, 1)}`,
-    `        extra ${spread(extra, 1)} µs, ratio bare/ours ${spread(ratio, 3)} (${verdict}); throughput ratio ${spread(rpsRatio, 2)}`,
-    `        ${REFERENCE_NAME[reference]}: extra ${spread(referenceExtra, 1)} µs; ours beyond it ${spread(beyond, 1)} µs` +
-      (reference === 'stub' ? ' (the signature)' : ''),
+    `${framework.padEnd(7)} ${scenario.name.padEnd(22)} CPU µs/request ${BASELINE_NAME[baseline]} ${spread(base, 1)}, ours ${spread(ours, 1)}`,
+    `        extra ${spread(extra, 1)} µs, ratio ${baseline}/ours ${spread(ratio, 3)} (${verdict}); throughput ratio ${spread(rpsRatio, 2)}`,
   ];
 }
 
@@ -180,57 +175,52 @@ async function main(): Promise<void> {
   const { values } = parseArgs({
     options: {
       starts: { type: 'string', default: '3' },
-      rounds: { type: 'string', default: '4' },
+      rounds: { type: 'string', default: '5' },
       requests: { type: 'string', default: '4000' },
       connections: { type: 'string', default: '5' },
       framework: { type: 'string' },
       only: { type: 'string' },
+      against: { type: 'string', default: 'bare' },
     },
   });
   const starts = Number(values.starts);
   const roundsPerStart = Number(values.rounds);
   const requests = Number(values.requests);
   const connections = Number(values.connections);
+  const baseline = values.against as Variant;
+  if (!['bare', 'empty', 'stub'].includes(baseline)) throw new Error('--against must be bare, empty or stub');
   const frameworks = (['express', 'koa'] as const).filter(
     (f) => values.framework === undefined || values.framework === f,
   );
   const scenarios = (await captureScenarios()).filter(
     (s) => values.only === undefined || s.name.startsWith(values.only),
   );
-  const variants: Variant[] = ['bare', 'ours', ...new Set(scenarios.map(referenceOf))];
 
   console.log(
-    `capture bench: CPU µs per request of each server process (user + system), two apps loaded together with ` +
-      `${requests} requests each, ${connections} connections each; ${starts} starts × ${roundsPerStart} rounds; ` +
-      `median [p25–p75] over rounds; Node ${process.version}`,
+    `capture bench: CPU µs per request of each server process (user + system), ${BASELINE_NAME[baseline]} and ours ` +
+      `loaded together with ${requests} requests each, ${connections} connections each; ${starts} starts × ` +
+      `${roundsPerStart} rounds; median [p25–p75] over rounds; Node ${process.version}`,
   );
   for (const framework of frameworks) {
-    const rounds = new Map<Scenario, Round[]>(scenarios.map((s) => [s, []]));
+    const rounds = new Map<Scenario, Map<Variant, Run>[]>(scenarios.map((s) => [s, []]));
     for (let start = 0; start < starts; start++) {
-      const children = await Promise.all(variants.map((variant) => startChild(framework, variant)));
-      const child = (variant: Variant) => children.find((c) => c.variant === variant) as Child;
-      // Alternate which app's load starts first.
-      const together = (pair: Variant[], scenario: Scenario, count: number, round: number) =>
-        runTogether((round % 2 === 0 ? pair : [...pair].reverse()).map(child), scenario, count, connections);
+      const children = await Promise.all([baseline, 'ours' as const].map((v) => startChild(framework, v)));
       try {
-        // Warm-up: every kind through every app, so the JIT has settled before anything is counted.
-        for (const scenario of scenarios) {
-          await together(['bare', 'ours'], scenario, requests * 2, 0);
-          await together(['bare', referenceOf(scenario)], scenario, requests * 2, 0);
-        }
+        // Warm-up: every kind through both apps, so the JIT has settled before anything is counted.
+        for (const scenario of scenarios) await runTogether(children, scenario, requests * 2, connections);
         for (let round = 0; round < roundsPerStart; round++) {
           for (const scenario of scenarios) {
-            const ours = await together(['bare', 'ours'], scenario, requests, round);
-            const reference = await together(['bare', referenceOf(scenario)], scenario, requests, round);
-            rounds.get(scenario)?.push({ ours, reference });
+            // Alternate which app's load starts first.
+            const order = round % 2 === 0 ? children : [...children].reverse();
+            rounds.get(scenario)?.push(await runTogether(order, scenario, requests, connections));
           }
         }
       } finally {
-        for (const c of children) c.process.stdin?.end();
+        for (const child of children) child.process.stdin?.end();
       }
     }
     for (const scenario of scenarios) {
-      for (const line of report(framework, scenario, rounds.get(scenario) ?? [])) console.log(line);
+      for (const line of report(framework, scenario, baseline, rounds.get(scenario) ?? [])) console.log(line);
     }
   }
 }
