@@ -63,6 +63,22 @@ function keyProblem(key: unknown): string | undefined {
   return undefined;
 }
 
+/**
+ * Why the value of `POSTBACK_API_KEY` cannot be a key (blank, or holding spaces or line ends: a CR copied
+ * from a Windows file), never quoting it; undefined when it can, or when it is unset (undefined or "").
+ *
+ * @example
+ * ```ts
+ * defaultKeyProblem('pbsk_1\r'); // 'POSTBACK_API_KEY must be printable ASCII without spaces or line ends (...)'
+ * ```
+ */
+export function defaultKeyProblem(value: string | undefined): string | undefined {
+  if (value === undefined || value === '' || keyProblem(value) === undefined) return undefined;
+  return value.trim() === ''
+    ? 'POSTBACK_API_KEY is blank: set it to the API key, or leave it unset'
+    : 'POSTBACK_API_KEY must be printable ASCII without spaces or line ends (a CR or newline copied with the key?)';
+}
+
 /** Line and column of a character offset, for a JSON syntax error (the offset only, never the text). */
 function lineAndColumn(textValue: string, offset: number): string {
   const before = textValue.slice(0, offset);
@@ -204,14 +220,8 @@ function errorCode(error: unknown): string {
  */
 export async function loadAccountKeys(options: AccountKeysOptions): Promise<AccountKeys> {
   const defaultKey = options.defaultKey === '' ? undefined : options.defaultKey;
-  const badDefault = defaultKey === undefined ? undefined : keyProblem(defaultKey);
-  if (badDefault !== undefined) {
-    throw new KeysError(
-      defaultKey?.trim() === ''
-        ? 'POSTBACK_API_KEY is blank: set it to the API key, or leave it unset'
-        : 'POSTBACK_API_KEY must be printable ASCII without spaces or line ends (a CR or newline copied with the key?)',
-    );
-  }
+  const badDefault = defaultKeyProblem(defaultKey);
+  if (badDefault !== undefined) throw new KeysError(badDefault);
   const envKeys = accountKeysFromEnv(options.env);
   const path = options.keysFile;
   let fileKeys = new Map<string, string>();

@@ -8,6 +8,7 @@ import { hostname } from 'node:os';
 import { createRedactor } from '@postback/client';
 import type { AccountPause, RunSummary } from '@postback/core';
 import { backendFlags, EXIT, UsageError } from '../args.ts';
+import { parseBaseUrl } from '../base-url.ts';
 import { type Command, defineCommand } from '../command.ts';
 import { type CommandContext, defaultContext, openFromFlags } from '../context.ts';
 import { jsonText, text } from '../format.ts';
@@ -20,22 +21,6 @@ import { type DispatcherHandle, realFactories, type WorkerFactories } from '../w
 import { startWorkerMetrics, type WorkerMetrics } from '../worker-metrics.ts';
 import { tuningOptions } from '../worker-options.ts';
 import { type Routines, startRoutines } from '../worker-routines.ts';
-
-function parseBaseUrl(value: string): string {
-  if (value === '') throw new UsageError('give --base-url URL or set POSTBACK_API_URL');
-  let url: URL;
-  try {
-    url = new URL(value);
-  } catch {
-    throw new UsageError(`--base-url must be an http(s) URL, got '${value}'`);
-  }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:')
-    throw new UsageError(`--base-url must be an http(s) URL, got '${value}'`);
-  if (url.username !== '' || url.password !== '')
-    throw new UsageError('--base-url must not carry credentials; use POSTBACK_API_KEY');
-  // Kept without query or fragment: the client appends `/v1/...` to the path, and the URL is logged.
-  return `${url.origin}${url.pathname}`.replace(/\/$/, '');
-}
 
 /**
  * The exit code and stderr line of a `--drain` run that ended with delivery paused: 4 when the service
