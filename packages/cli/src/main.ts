@@ -28,6 +28,7 @@ export const COMMAND_LOADERS: Readonly<Record<string, () => Promise<{ command: C
   sandbox: () => import('./commands/sandbox.ts'),
   dashboard: () => import('./commands/dashboard.ts'),
   migrate: () => import('./commands/migrate.ts'),
+  doctor: () => import('./commands/doctor.ts'),
 };
 
 /** The overview of every command; the tables are loaded only when it is printed. */

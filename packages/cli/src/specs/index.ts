@@ -6,6 +6,7 @@ import type { CommandSpec } from '../spec.ts';
 import { confirmSpec } from './confirm.ts';
 import { dashboardSpec } from './dashboard.ts';
 import { dlqSpec } from './dlq.ts';
+import { doctorSpec } from './doctor.ts';
 import { enqueueSpec } from './enqueue.ts';
 import { jobSpec } from './job.ts';
 import { jobsSpec } from './jobs.ts';
@@ -30,4 +31,5 @@ export const COMMAND_SPECS: readonly CommandSpec[] = [
   sandboxSpec,
   dashboardSpec,
   migrateSpec,
+  doctorSpec,
 ];
