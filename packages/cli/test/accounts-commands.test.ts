@@ -160,7 +160,7 @@ describe('enqueue with accounts', () => {
       'line 4: account: must not be empty (leave it out for no account)\nline 6: account: must be a string, got number\n',
     );
     expect(out).toMatch(
-      /^7 line\(s\): confirms 3 created, 1 already there; refunds 0 enqueued, 0 already there, 1 cancelled unsent, 0 not charged, 0 given a campaign; 2 invalid\n$/,
+      /^7 line\(s\): confirms 3 created, 1 already there; refunds 0 enqueued, 0 already there, 1 cancelled unsent, 0 not charged, 0 given a campaign; 2 invalid\nwindows: 4 confirmation\(s\) inside their window \(worth 4\.00\), 0 already past it \(worth 0\.00\)\n$/,
     );
     const jobs = (await listed(['--order', 'A-1'])).sort(byOrderAndAccount);
     expect(jobs.map((j) => [j.account, j.state])).toEqual([

@@ -66,6 +66,7 @@ describe('postback enqueue', () => {
       refunds: { enqueued: 0, duplicate: 0, cancelled: 0, 'not-charged': 0, updated: 0 },
       invalid: 0,
       errors: [],
+      windows: { open: { rows: 3, valueMicros: 3_006 }, lost: { rows: 0, valueMicros: 0 } },
     });
   });
 

@@ -4,11 +4,14 @@
  * line is reported by number and field and skipped, and the good ones are all enqueued.
  */
 import type { Readable } from 'node:stream';
-import type { Outbox } from '@postback/core';
+import { deadlineOf, type Outbox } from '@postback/core';
+import { validateConfirmInput, validateRefundInput } from '@postback/core/store';
 import { backendFlags, EXIT, UsageError, validationProblem } from '../args.ts';
+import { countWindow, emptyWindows, type WindowSummary, windowsLine } from '../backfill-windows.ts';
 import { type Command, defineCommand } from '../command.ts';
 import { type CommandContext, defaultContext, openFromFlags } from '../context.ts';
 import { jsonText, text } from '../format.ts';
+import type { CommandIo } from '../io.ts';
 import {
   InputError,
   type JobLine,
@@ -40,16 +43,118 @@ export interface EnqueueSummary {
   refunds: { enqueued: number; duplicate: number; cancelled: number; 'not-charged': number; updated: number };
   invalid: number;
   errors: Array<{ line: number } & LineError>;
+  /** The confirmations by their window at the start of the run (`backfill-windows.ts`). */
+  windows: WindowSummary;
 }
 
-async function enqueueOne(outbox: Outbox, job: JobLine, summary: EnqueueSummary): Promise<void> {
+/** What `enqueue --dry-run --json` prints: the lines read and checked, nothing written. */
+export interface EnqueueDryRunSummary {
+  dryRun: true;
+  lines: number;
+  /** Good lines of each kind (whether an order is already in the outbox is not looked up). */
+  confirms: number;
+  refunds: number;
+  invalid: number;
+  errors: Array<{ line: number } & LineError>;
+  windows: WindowSummary;
+}
+
+async function enqueueOne(outbox: Outbox, job: JobLine, summary: EnqueueSummary, now: number): Promise<void> {
   if (job.kind === 'confirm') {
-    const { created } = await outbox.confirm(job.input);
+    const { created, job: stored } = await outbox.confirm(job.input);
     summary.confirms[created ? 'created' : 'existing'] += 1;
+    // The deadline the store stamped (an order already there: its own), as the worker will read it.
+    countWindow(summary.windows, stored.deadline ?? deadlineOf(stored.clickedAt), stored.valueMicros, now);
   } else {
     const { outcome } = await outbox.refund(job.input);
     summary.refunds[outcome] += 1;
   }
+}
+
+/**
+ * Reports a bad line: counted, kept (the first {@link MAX_REPORTED_ERRORS}) for `--json`, else written on
+ * stderr as `line N: field: reason`.
+ */
+function lineReporter(
+  target: { invalid: number; errors: Array<{ line: number } & LineError> },
+  json: boolean,
+  io: CommandIo,
+): (line: number, error: LineError) => void {
+  return (line, error) => {
+    target.invalid += 1;
+    if (target.errors.length < MAX_REPORTED_ERRORS) target.errors.push({ line, ...error });
+    if (!json)
+      io.stderr(
+        `line ${line}: ${error.field === null ? '' : text`${error.field}: `}${text`${error.message}`}\n`,
+      );
+  };
+}
+
+/** A line's problem as the real run reports it: core's field named as the file names it. */
+function lineProblem(error: unknown): LineError | null {
+  const problem = validationProblem(error);
+  return problem === null
+    ? null
+    : { field: NDJSON_FIELD_OF[problem.field] ?? problem.field, message: problem.reason };
+}
+
+/**
+ * `--dry-run`: reads and checks every line as the real run would (the file's format, then core's rules),
+ * counts the confirmations inside and past their windows, and opens no backend: nothing is written, no
+ * database file is created. Whether an order is already in the outbox is not looked up.
+ */
+async function dryRun(input: Readable, json: boolean, now: number, io: CommandIo): Promise<number> {
+  const summary: EnqueueDryRunSummary = {
+    dryRun: true,
+    lines: 0,
+    confirms: 0,
+    refunds: 0,
+    invalid: 0,
+    errors: [],
+    windows: emptyWindows(),
+  };
+  const report = lineReporter(summary, json, io);
+  let lineNo = 0;
+  for await (const line of readLines(input)) {
+    lineNo += 1;
+    if (line === TOO_LONG) {
+      summary.lines += 1;
+      report(lineNo, { field: null, message: `line longer than ${MAX_LINE_LENGTH} characters` });
+      continue;
+    }
+    const parsed = parseJobLine(line);
+    if (parsed.ok === 'skip') continue;
+    summary.lines += 1;
+    if (parsed.ok === false) {
+      report(lineNo, parsed.error);
+      continue;
+    }
+    const job = parsed.job;
+    try {
+      if (job.kind === 'confirm') {
+        const checked = validateConfirmInput(job.input, { now });
+        summary.confirms += 1;
+        countWindow(summary.windows, deadlineOf(checked.click.clickedAt), checked.valueMicros, now);
+      } else {
+        validateRefundInput(job.input);
+        summary.refunds += 1;
+      }
+    } catch (error) {
+      const problem = lineProblem(error);
+      if (problem === null) throw error;
+      report(lineNo, problem);
+    }
+  }
+  if (json) {
+    io.stdout(`${jsonText(summary)}\n`);
+  } else {
+    io.stdout(
+      'dry run: nothing was written\n' +
+        `${summary.lines} line(s): ${summary.confirms} confirm(s), ${summary.refunds} refund(s); ${summary.invalid} invalid\n` +
+        `${windowsLine(summary.windows)}\n`,
+    );
+  }
+  return summary.invalid > 0 ? EXIT.failed : EXIT.ok;
 }
 
 /**
@@ -73,6 +178,8 @@ export function createEnqueueCommand(
       if (error instanceof InputError) throw new UsageError(`--from: ${error.message}`);
       throw error;
     }
+    const now = ctx.now();
+    if (values['dry-run']) return dryRun(input, values.json, now, io);
     let backend: Awaited<ReturnType<typeof openFromFlags>>;
     try {
       backend = await openFromFlags(ctx, backendFlags(values), io.env);
@@ -86,15 +193,9 @@ export function createEnqueueCommand(
       refunds: { enqueued: 0, duplicate: 0, cancelled: 0, 'not-charged': 0, updated: 0 },
       invalid: 0,
       errors: [],
+      windows: emptyWindows(),
     };
-    const report = (line: number, error: LineError) => {
-      summary.invalid += 1;
-      if (summary.errors.length < MAX_REPORTED_ERRORS) summary.errors.push({ line, ...error });
-      if (!values.json)
-        io.stderr(
-          `line ${line}: ${error.field === null ? '' : text`${error.field}: `}${text`${error.message}`}\n`,
-        );
-    };
+    const report = lineReporter(summary, values.json, io);
     // In-flight enqueues by order (its account and order id): a second line for the same order waits for
     // the first, so a refund never races ahead of the confirmation it reverses.
     const inflight = new Map<string, Promise<void>>();
@@ -128,18 +229,15 @@ export function createEnqueueCommand(
         const at = lineNo;
         inflight.set(
           order,
-          enqueueOne(backend.outbox, job, summary).catch((error: unknown) => {
-            const problem = validationProblem(error);
+          enqueueOne(backend.outbox, job, summary, now).catch((error: unknown) => {
+            const problem = lineProblem(error);
             if (problem === null) {
               fatal ??= new Error(`line ${at}: ${error instanceof Error ? error.message : String(error)}`, {
                 cause: error,
               });
               return;
             }
-            report(at, {
-              field: NDJSON_FIELD_OF[problem.field] ?? problem.field,
-              message: problem.reason,
-            });
+            report(at, problem);
           }),
         );
       }
@@ -155,7 +253,7 @@ export function createEnqueueCommand(
       io.stdout(
         `${summary.lines} line(s): confirms ${summary.confirms.created} created, ${summary.confirms.existing} already there; ` +
           `refunds ${r.enqueued} enqueued, ${r.duplicate} already there, ${r.cancelled} cancelled unsent, ${r['not-charged']} not charged, ${r.updated} given a campaign; ` +
-          `${summary.invalid} invalid\n`,
+          `${summary.invalid} invalid\n${windowsLine(summary.windows)}\n`,
       );
     }
     return summary.invalid > 0 ? EXIT.failed : EXIT.ok;
