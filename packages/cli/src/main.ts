@@ -29,6 +29,7 @@ export const COMMAND_LOADERS: Readonly<Record<string, () => Promise<{ command: C
   dashboard: () => import('./commands/dashboard.ts'),
   migrate: () => import('./commands/migrate.ts'),
   doctor: () => import('./commands/doctor.ts'),
+  reconcile: () => import('./commands/reconcile.ts'),
 };
 
 /** The overview of every command; the tables are loaded only when it is printed. */

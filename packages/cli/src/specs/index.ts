@@ -12,6 +12,7 @@ import { jobSpec } from './job.ts';
 import { jobsSpec } from './jobs.ts';
 import { migrateSpec } from './migrate.ts';
 import { pruneSpec } from './prune.ts';
+import { reconcileSpec } from './reconcile.ts';
 import { refundSpec } from './refund.ts';
 import { sandboxSpec } from './sandbox.ts';
 import { statusSpec } from './status.ts';
@@ -32,4 +33,5 @@ export const COMMAND_SPECS: readonly CommandSpec[] = [
   dashboardSpec,
   migrateSpec,
   doctorSpec,
+  reconcileSpec,
 ];
