@@ -194,7 +194,8 @@ export async function checkCampaigns(
     ),
     sources,
   };
-  if (client === null || canRead === false) return noRead;
+  if (client === null) return { check: skip('campaigns', 'not checked: no key'), sources };
+  if (canRead === false) return noRead;
   let campaigns: Campaign[];
   try {
     campaigns = (await client.campaigns.list()).campaigns;
