@@ -4,8 +4,10 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
+import type { RefundInput } from '@postback/core';
 import { describe, expect, it } from 'vitest';
 import { createEnqueueCommand } from '../src/commands/enqueue.ts';
+import { defaultContext } from '../src/context.ts';
 import { captureIo } from './capture-io.ts';
 import { db, run, setUpCommandHarness } from './command-harness.ts';
 import { token } from './db-fixture.ts';
@@ -89,6 +91,35 @@ describe('postback enqueue', () => {
     const { code, out } = await run(['enqueue', '--db', db.file, '--from', file, '--json']);
     expect(code).toBe(0);
     expect(JSON.parse(out).confirms.created).toBe(20_000);
+  });
+
+  it('counts a refund outcome this version does not know under its own name', async () => {
+    // A store of a later core answering a refund with an outcome of its own (issue 22: `window-closed`).
+    const command = createEnqueueCommand({
+      ...defaultContext,
+      openBackend: async (flags, env) => {
+        const backend = await defaultContext.openBackend(flags, env);
+        const outbox = backend.outbox;
+        return {
+          ...backend,
+          outbox: {
+            ...outbox,
+            refund: async (input: RefundInput) => ({
+              ...(await outbox.refund(input)),
+              outcome: 'window-closed',
+            }),
+          },
+        } as unknown as typeof backend;
+      },
+    });
+    const file = join(db.dir, 'refunds.ndjson');
+    writeFileSync(file, `${JSON.stringify({ kind: 'refund', order_id: 'o-1', campaign_id: 'cmp_1' })}\n`);
+    const json = captureIo();
+    expect(await command.run(['--db', db.file, '--from', file, '--json'], json)).toBe(0);
+    expect(JSON.parse(json.out()).refunds).toMatchObject({ enqueued: 0, 'window-closed': 1 });
+    const textIo = captureIo();
+    await command.run(['--db', db.file, '--from', file], textIo);
+    expect(textIo.out()).toMatch(/0 given a campaign, 1 window-closed; 0 invalid/);
   });
 
   it('exits 2 for a missing input file', async () => {

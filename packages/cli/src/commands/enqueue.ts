@@ -40,7 +40,17 @@ const NDJSON_FIELD_OF: Readonly<Record<string, string>> = {
 export interface EnqueueSummary {
   lines: number;
   confirms: { created: number; existing: number };
-  refunds: { enqueued: number; duplicate: number; cancelled: number; 'not-charged': number; updated: number };
+  /**
+   * Refund lines by the outcome of `outbox.refund`; an outcome this version does not know (a later core
+   * may add one) is counted under its own name.
+   */
+  refunds: {
+    enqueued: number;
+    duplicate: number;
+    cancelled: number;
+    'not-charged': number;
+    updated: number;
+  } & Record<string, number>;
   invalid: number;
   errors: Array<{ line: number } & LineError>;
   /** The confirmations by their window at the start of the run (`backfill-windows.ts`). */
@@ -67,8 +77,19 @@ async function enqueueOne(outbox: Outbox, job: JobLine, summary: EnqueueSummary,
     countWindow(summary.windows, stored.deadline ?? deadlineOf(stored.clickedAt), stored.valueMicros, now);
   } else {
     const { outcome } = await outbox.refund(job.input);
-    summary.refunds[outcome] += 1;
+    summary.refunds[outcome] =
+      (Object.hasOwn(summary.refunds, outcome) ? (summary.refunds[outcome] ?? 0) : 0) + 1;
   }
+}
+
+const KNOWN_OUTCOMES = new Set(['enqueued', 'duplicate', 'cancelled', 'not-charged', 'updated']);
+
+/** The refund outcomes this version has no words for, as `, 2 window-closed`. */
+function otherOutcomes(refunds: Record<string, number>): string {
+  return Object.entries(refunds)
+    .filter(([outcome]) => !KNOWN_OUTCOMES.has(outcome))
+    .map(([outcome, n]) => text`, ${n} ${outcome}`)
+    .join('');
 }
 
 /**
@@ -252,7 +273,9 @@ export function createEnqueueCommand(
       const r = summary.refunds;
       io.stdout(
         `${summary.lines} line(s): confirms ${summary.confirms.created} created, ${summary.confirms.existing} already there; ` +
-          `refunds ${r.enqueued} enqueued, ${r.duplicate} already there, ${r.cancelled} cancelled unsent, ${r['not-charged']} not charged, ${r.updated} given a campaign; ` +
+          `refunds ${r.enqueued} enqueued, ${r.duplicate} already there, ${r.cancelled} cancelled unsent, ${r['not-charged']} not charged, ${r.updated} given a campaign` +
+          otherOutcomes(r) +
+          '; ' +
           `${summary.invalid} invalid\n${windowsLine(summary.windows)}\n`,
       );
     }
