@@ -5,7 +5,9 @@
  * (`claimTier`, `takeInTurns`, `byClaimUrgency`), builds and moves jobs with the pure transition and
  * refund rules (`newConfirmJob`, `completeJob`, `planRefund`, `refundAfterConfirm`, …), keeps attempts as
  * `appendAttempt` keeps them, and answers operators by the operator rules (`resolveJobFilter`,
- * `matchesJobFilter`, `prunableAt`, …): it only persists what these return. The conformance suite
+ * `matchesJobFilter`, `prunableAt`, …): it only persists what these return. A tool's HTTP face (metrics,
+ * the dashboard) reads each request's target and `Host` with `parseRequestTarget` and `isHostValue`,
+ * which refuse rather than throw. The conformance suite
  * (`describeOutbox` from `@postback/core/testing`) holds it to the same answers as the memory outbox.
  * The job model and the `Outbox` interface themselves are in the main entry, `@postback/core`.
  */
@@ -95,3 +97,4 @@ export {
   validateOrderId,
   validateRefundInput,
 } from './queue/validation.ts';
+export { isHostValue, parseRequestTarget, type RequestTarget } from './request-target.ts';

@@ -9,8 +9,8 @@
  */
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
+import { isHostValue, parseRequestTarget } from '@postback/core/store';
 import type { PrometheusMetrics, Readiness } from './prometheus.ts';
-import { isHostValue, targetPath } from './request-target.ts';
 
 /** Why a request was refused with a 4xx. */
 export type MetricsClientErrorReason =
@@ -190,7 +190,7 @@ export function metricsHandler(
     res.on('error', ignore);
     const method = req.method ?? '';
     const target = req.url ?? '';
-    const path = targetPath(target);
+    const path = parseRequestTarget(target)?.path ?? null;
     const refuse = (reason: MetricsClientErrorReason, error: string): Answer => {
       report(options, { status: 400, reason, method, target: target.slice(0, 200) });
       return refusal(400, { error });
@@ -238,7 +238,7 @@ export function metricsFetchHandler(
     try {
       const url = new URL(request.url);
       const target = url.pathname + url.search;
-      const path = targetPath(target);
+      const path = parseRequestTarget(target)?.path ?? null;
       if (path === null) {
         report(options, { status: 400, reason: 'bad-target', method, target: target.slice(0, 200) });
         a = refusal(400, { error: 'bad request target' });

@@ -1,7 +1,10 @@
 /** The request-target and `Host` readers: never a throw, the path of every well-formed target, null otherwise. */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { isHostValue, targetPath } from './request-target.ts';
+import { isHostValue, parseRequestTarget } from './request-target.ts';
+
+/** The path, or null for a refused target. */
+const targetPath = (target: string) => parseRequestTarget(target)?.path ?? null;
 
 const PCHARS = "abcXYZ019-._~!$&'()*+,;=:@".split('');
 const hex = fc.constantFrom(...'0123456789abcdefABCDEF'.split(''));
@@ -22,7 +25,7 @@ const hostValue = fc
   .tuple(host, fc.option(fc.integer({ min: 0, max: 65_535 })))
   .map(([h, port]) => (port === null ? h : `${h}:${port}`));
 
-describe('targetPath', () => {
+describe('parseRequestTarget', () => {
   it('never throws, whatever the string', () => {
     fc.assert(
       fc.property(fc.oneof(fc.string({ unit: 'binary' }), fc.string({ unit: 'grapheme-ascii' })), (s) => {
@@ -33,10 +36,11 @@ describe('targetPath', () => {
     );
   });
 
-  it('gives the path, as sent, of every origin-form target', () => {
+  it('gives the path and the query, as sent, of every origin-form target', () => {
     fc.assert(
       fc.property(path, fc.option(query), (p, q) => {
-        expect(targetPath(q === null ? p : `${p}?${q}`)).toBe(p);
+        const search = q === null ? '' : `?${q}`;
+        expect(parseRequestTarget(`${p}${search}`)).toEqual({ path: p, search });
       }),
     );
   });
@@ -49,8 +53,11 @@ describe('targetPath', () => {
         fc.option(path),
         fc.option(query),
         (scheme, h, p, q) => {
-          const target = `${scheme}://${h}${p ?? ''}${q === null ? '' : `?${q}`}`;
-          expect(targetPath(target)).toBe(p ?? '/');
+          const search = q === null ? '' : `?${q}`;
+          expect(parseRequestTarget(`${scheme}://${h}${p ?? ''}${search}`)).toEqual({
+            path: p ?? '/',
+            search,
+          });
         },
       ),
     );

@@ -1,8 +1,8 @@
 /**
- * Reads a request's target and `Host` without a URL parser that throws: what a client sends is checked
- * against RFC 9112/3986 by hand (an origin-form `/path?query`, or an absolute-form `http://host/path`),
- * and anything else is a refusal the handler answers with a 400, never an exception. The path is kept
- * as sent (no decoding): routes are compared to it literally.
+ * Reading a request's target and `Host` without a URL parser that throws, for the HTTP faces of tools
+ * (metrics, the dashboard): what a client sends is checked against RFC 9112/3986 by hand (an origin-form
+ * `/path?query`, or an absolute-form `http://host/path`), and anything else is a refusal the handler
+ * answers with a 400, never an exception. Nothing is decoded: the path and query are kept as sent.
  */
 
 /** Characters of a path segment besides `%XX` escapes (RFC 3986 `pchar`). */
@@ -15,19 +15,29 @@ const REG_NAME = /^[A-Za-z0-9\-._~]{1,253}$/;
 const IP_LITERAL = /^\[[0-9A-Fa-f:.]*:[0-9A-Fa-f:.]*\]$/;
 const MAX_PORT = 65_535;
 
+/** A request target read apart, as sent (nothing decoded). */
+export interface RequestTarget {
+  /** The path: `/metrics` of `/metrics?x=1` or of `http://host:9464/metrics` (`/` when it has none). */
+  path: string;
+  /** The query with its `?` (`?x=1`), or `''` when the target has none. */
+  search: string;
+}
+
 /**
- * The path of a request target (`/metrics` of `/metrics?x=1` or of `http://host:9464/metrics`), or null
- * when the target is not an origin-form or an http(s) absolute-form target: a bad character, a bad `%`
- * escape, a bad authority, `*`, an authority-form (`host:port`).
+ * The path and query of a request target, or null when the target is not an origin-form or an http(s)
+ * absolute-form target: a character RFC 3986 does not allow there, a bad `%` escape (in the path or the
+ * query), a bad authority, `*`, an authority-form (`host:port`). A well-formed target may still be one no
+ * route serves (`//a:b`, `/x/../y`, `/%00`): what a surface serves is its router's call.
  *
  * @example
  * ```ts
- * targetPath('/metrics?name[]=x'); // null: `[` is not allowed in a query
- * targetPath('http://127.0.0.1:9464/metrics'); // '/metrics'
- * targetPath('//['); // null
+ * parseRequestTarget('/metrics?name[]=x'); // null: `[` is not allowed in a query
+ * parseRequestTarget('http://127.0.0.1:9464/metrics'); // { path: '/metrics', search: '' }
+ * parseRequestTarget('/api/jobs?q=%ZZ'); // null: a bad escape
+ * parseRequestTarget('//['); // null
  * ```
  */
-export function targetPath(target: string): string | null {
+export function parseRequestTarget(target: string): RequestTarget | null {
   let rest = target;
   const absolute = /^https?:\/\//i.exec(rest);
   if (absolute !== null) {
@@ -42,7 +52,7 @@ export function targetPath(target: string): string | null {
   const path = q === -1 ? rest : rest.slice(0, q);
   if (!PATH.test(path)) return null;
   if (q !== -1 && !QUERY.test(rest.slice(q + 1))) return null;
-  return path;
+  return { path, search: q === -1 ? '' : rest.slice(q) };
 }
 
 /**
