@@ -219,9 +219,10 @@ const MOUNTS: Record<string, () => Promise<number>> = {
     const dashboard = await dashboardOf();
     const app = new Koa();
     app.use(async (ctx, next) => {
-      if (ctx.path !== '/ops/postback' && !ctx.path.startsWith('/ops/postback/')) return next();
+      if (!/^\/ops\/postback(?:[/?]|$)/.test(ctx.url)) return next();
       ctx.respond = false;
-      await dashboard.node(ctx.req, ctx.res);
+      const body = (ctx.request as { body?: unknown }).body;
+      await dashboard.node(Object.assign(ctx.req, { body }), ctx.res);
     });
     return listening(createServer(app.callback()));
   },

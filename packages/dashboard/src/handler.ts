@@ -13,6 +13,7 @@ import { answer, ClientError, json, problem, refusal } from './answers.ts';
 import { assetName, servePage } from './assets.ts';
 import { jobsPage } from './job-list.ts';
 import { type DashboardOptions, parseDashboardOptions, type ResolvedDashboardOptions } from './options.ts';
+import { readTarget } from './request-target.ts';
 import { jobView, overview } from './views.ts';
 
 export type { RequestContext } from './access.ts';
@@ -124,7 +125,9 @@ export function handlerOf(o: ResolvedDashboardOptions): DashboardHandler {
 
   async function route(request: Request, context: RequestContext): Promise<Response> {
     access.host(request, context);
-    const path = new URL(request.url).pathname;
+    const url = new URL(request.url);
+    // What a Fetch server hands over was parsed already (dot segments resolved); the rest is checked here.
+    const { path, search } = readTarget(`${url.pathname}${url.search}`);
     const apiPath = /\/api\/([^/]+)(?:\/([^/]+))?$/.exec(path);
     if (apiPath !== null) {
       return api(o, access, activity, request, context, [apiPath[1] ?? '', apiPath[2]]);
@@ -144,7 +147,7 @@ export function handlerOf(o: ResolvedDashboardOptions): DashboardHandler {
     const last = path.slice(path.lastIndexOf('/') + 1);
     if (last.includes('.')) throw new ClientError(404, 'not found');
     // `./` keeps the target path-relative whatever the segment holds (`http:` alone must not read as a scheme).
-    return answer(null, 308, undefined, { location: `./${last}/${new URL(request.url).search}` });
+    return answer(null, 308, undefined, { location: `./${last}/${search}` });
   }
 
   return async (request, context = {}) => {

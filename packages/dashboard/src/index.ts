@@ -34,6 +34,7 @@ export {
   renderDashboardOptionsTable,
 } from './options.ts';
 export { type DashboardRequestError, logRequestError } from './request-log.ts';
+export { MAX_PATH_LENGTH } from './request-target.ts';
 export { TOKEN_THROTTLE_MAX_CLIENTS } from './token-throttle.ts';
 export {
   type DeadGroup,

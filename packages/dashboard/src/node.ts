@@ -4,8 +4,9 @@
  * `ctx.res`) and Fastify (`request.raw`, `reply.raw`) without importing any of them.
  *
  * Its promise never rejects, whatever arrives: a method the Fetch API refuses (TRACE, CONNECT), a `Host`
- * or target no URL parser takes, a body cut off by a client that went away. A malformed request is
- * answered with a 4xx before any `Request` is built; an error past that point ends the response instead
+ * or target no URL parser takes (the target is read as sent, by `request-target.ts`), a GET with a body
+ * that never comes, a body cut off by a client that went away. A malformed request is answered with a
+ * 4xx before any `Request` is built; an error past that point ends the response instead
  * of reaching the host process. A body a framework has already read (`express.json()`, Fastify) is
  * taken from `req.body`.
  */
@@ -15,6 +16,7 @@ import { ClientError, refusal } from './answers.ts';
 import type { DashboardHandler } from './handler.ts';
 import { parseHost } from './host-check.ts';
 import { type DashboardRequestError, logRequestError } from './request-log.ts';
+import { readTarget } from './request-target.ts';
 
 /**
  * A Node request. Express's carries `originalUrl` (the path before its mount point was stripped); a body
@@ -27,21 +29,6 @@ export type NodeDashboardHandler = (req: NodeRequest, res: ServerResponse) => Pr
 
 /** Methods the dashboard serves; any other is a 405 before a `Request` is built (the Fetch API throws on TRACE). */
 const METHODS = new Set(['GET', 'HEAD', 'POST']);
-
-/** The target as an origin-form path and query (an absolute-form target gives its path). */
-function targetPath(req: NodeRequest): string {
-  const target = req.originalUrl ?? req.url ?? '/';
-  if (target.startsWith('/')) return target;
-  if (/^https?:\/\//i.test(target)) {
-    try {
-      const url = new URL(target);
-      return `${url.pathname}${url.search}`;
-    } catch {
-      // falls through to the 400 below
-    }
-  }
-  throw new ClientError(400, 'the request target is not a path');
-}
 
 /** The `Host` the request names: exactly one, and a valid host (RFC 9112 §3.2). */
 function hostOf(req: NodeRequest): string {
@@ -57,6 +44,11 @@ function hostOf(req: NodeRequest): string {
   if (parseHost(host) === null) throw new ClientError(400, 'the Host header is not a valid host');
   return host;
 }
+
+/** Whether the request carries a body (a length above zero, or any transfer coding). */
+const hasBody = (req: NodeRequest): boolean =>
+  req.headers['transfer-encoding'] !== undefined ||
+  (req.headers['content-length'] !== undefined && req.headers['content-length'] !== '0');
 
 /** The body a framework parsed already, as bytes; a parsed object is sent on as JSON. */
 function parsedBody(body: unknown): Uint8Array<ArrayBuffer> {
@@ -129,7 +121,12 @@ export function toNodeHandler(
       if (!METHODS.has(method)) {
         throw new ClientError(405, 'method not allowed', { allow: 'GET, HEAD, POST' });
       }
-      const url = new URL(`http://${hostOf(req)}${targetPath(req)}`);
+      const host = hostOf(req);
+      // Checked as sent: a URL parser would resolve dot segments and throw on what it cannot take.
+      const { path, search } = readTarget(req.originalUrl ?? req.url ?? '/');
+      // A GET or HEAD has no body: one that claims to (its bytes perhaps never coming) is refused at once.
+      if (method !== 'POST' && hasBody(req)) throw new ClientError(400, `a ${method} request has no body`);
+      const url = new URL(`http://${host}${path}${search}`);
       let body: Uint8Array<ArrayBuffer> | null = null;
       if (method === 'POST') {
         const consumed = req.readableDidRead || req.readableEnded;

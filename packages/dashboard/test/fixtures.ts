@@ -174,7 +174,7 @@ export async function serveDashboard(
     const { default: Koa } = await import('koa');
     const app = new Koa();
     app.use(async (ctx, next) => {
-      if (ctx.path !== '/ops' && !ctx.path.startsWith('/ops/')) return next();
+      if (!/^\/ops(?:[/?]|$)/.test(ctx.url)) return next();
       ctx.respond = false;
       await dashboard.node(ctx.req, ctx.res);
     });

@@ -56,7 +56,7 @@ async function koa(parser: boolean): Promise<number> {
   const app = new Koa();
   if (parser) app.use(bodyParser());
   app.use(async (ctx, next) => {
-    if (ctx.path !== '/ops' && !ctx.path.startsWith('/ops/')) return next();
+    if (!/^\/ops(?:[/?]|$)/.test(ctx.url)) return next();
     ctx.respond = false;
     const body = (ctx.request as { body?: unknown }).body;
     await dashboard.node(Object.assign(ctx.req, { body }), ctx.res);
