@@ -5,8 +5,8 @@
  * Every hostile raw request of `test/helpers/hostile-requests.ts` must get a 4xx (or, where Node itself
  * closes the socket, nothing), the process must live, and the next good request must be answered.
  *
- * Cases that still fail are marked `it.fails` below with the engineer who owns the fix: when the fix
- * lands, the mark fails and must go.
+ * A request a mount's server decides on before the surface sees it is listed, with its reason, in that
+ * surface's `decidedByServer`: there any answer below 500 is right.
  */
 import { describe, expect, it } from 'vitest';
 import { type HostileRequest, hostileRequests, sendRaw, unmet } from '../helpers/hostile-requests.ts';
@@ -53,33 +53,8 @@ const SURFACES: Surface[] = [
   { mount: 'sandbox/server', path: '/_sandbox/clock' },
 ];
 
-/**
- * Cases that fail today, by mount, with whose call they are: a 4xx, or a status documented as right for a
- * harmless request (then it becomes an exception here, with its reason). Each is an `it.fails`: it must
- * fail until then, and then this list loses it. As on main with the sandbox at eaf30f2: it answers 200
- * whatever the `Host` (`[`, `a b`, empty, twice…), a bad escape in the query, or a GET whose body never
- * comes.
- */
-const KNOWN_FAILURES: Record<string, { owner: string; cases: readonly string[] }> = {
-  'sandbox/server': {
-    owner: 'the sandbox’s owner',
-    cases: [
-      'escape %ZZ in the query',
-      'Host [',
-      'Host a b',
-      'Host x:99999999',
-      'Host user@x',
-      'Host empty',
-      'Host twice',
-      'Host of 4,000 characters',
-      'GET body cut off (Content-Length 100, 10 sent)',
-    ],
-  },
-};
-
 describe.each(SURFACES)('$mount under hostile requests', ({ mount, path, decidedByServer = [] }) => {
   const host = useHost(mount);
-  const known = KNOWN_FAILURES[mount];
 
   const check = async (request: HostileRequest) => {
     const running = await host.ensure();
@@ -102,11 +77,7 @@ describe.each(SURFACES)('$mount under hostile requests', ({ mount, path, decided
   };
 
   for (const request of hostileRequests({ path })) {
-    const fails = known?.cases.includes(request.name) === true;
-    const title = `${request.name}: ${request.expect}, the process lives, the next request is answered${
-      fails ? ` (fails today: ${known?.owner})` : ''
-    }`;
-    if (fails) it.fails(title, () => check(request));
-    else it(title, () => check(request));
+    it(`${request.name}: ${request.expect}, the process lives, the next request is answered`, () =>
+      check(request));
   }
 });

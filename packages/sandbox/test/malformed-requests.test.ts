@@ -99,6 +99,22 @@ describe('malformed requests', () => {
     ['an Expect other than 100-continue', request('POST', '/_sandbox/accounts', ['Expect: weird'], '{}')],
     ['headers cut off', 'GET /v1/me HTTP/1.1\r\nHost: x\r\n', { end: true }],
     ['a body that is not UTF-8', request('POST', '/_sandbox/accounts', [], '{"\xff\xfe": 1}')],
+    ...['[', 'a b', 'x:99999999', 'x:65536', 'user@x', '', 'h'.repeat(4_000)].map(
+      (host): [string, string] => [
+        `Host ${JSON.stringify(host.slice(0, 12))} (${host.length} characters)`,
+        `GET /_sandbox/clock HTTP/1.1\r\nHost: ${host}\r\n\r\n`,
+      ],
+    ),
+    ['Host twice', 'GET /_sandbox/clock HTTP/1.1\r\nHost: a\r\nHost: b\r\n\r\n'],
+    ['a bad % escape in a query the route does not read', request('GET', '/_sandbox/clock?q=%ZZ')],
+    ['a % at the end of a /v1 query', request('GET', '/v1/me?x=%')],
+    [
+      'a GET whose body never comes',
+      request('GET', '/_sandbox/clock', ['Content-Length: 100'], '0123456789'),
+      { end: true },
+    ],
+    ['a GET /v1 with a body', request('GET', '/v1/me', ['Content-Length: 2'], '{}')],
+    ['a chunked GET', request('GET', '/_sandbox/clock', ['Transfer-Encoding: chunked'], '0\r\n\r\n')],
   ];
   test.each(cases)('%s gets a 4xx JSON detail, and the server serves on', async (what, raw, options) => {
     expectJsonRefusal(await exchange(sandbox.port, raw, options), what);

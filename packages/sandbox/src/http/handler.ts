@@ -1,18 +1,19 @@
 /**
  * The request listener: `/_sandbox/` (the control API: no authentication, no faults) and everything else
- * (`/v1`, see `serve-v1.ts`). Every answer is dated by the sandbox clock; errors thrown as `HttpProblem`
+ * (`/v1`, see `serve-v1.ts`), once the request passes `checkRequest` (`Host`, query escapes, no body on a
+ * GET). Every answer is dated by the sandbox clock; errors thrown as `HttpProblem`
  * become `{ detail }` answers, anything else a 500 without internals.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { SandboxCore } from '../context.ts';
 import type { ControlRoute } from '../control/routes.ts';
 import { CONTROL_ROUTES } from '../control/routes.ts';
-import { HttpProblem } from '../problem.ts';
 import { routeMatcher } from '../v1/routes.ts';
 import type { Body } from '../validate.ts';
 import { fail, splitUrl } from './answer.ts';
 import { httpDate } from './date.ts';
 import { readJsonBody, sendJson } from './io.ts';
+import { checkRequest } from './request-checks.ts';
 import { handleV1 } from './serve-v1.ts';
 
 const matchControl = routeMatcher<ControlRoute>(CONTROL_ROUTES);
@@ -56,8 +57,7 @@ export function createRequestListener(
   return (req, res) => {
     const url = req.url ?? '/';
     try {
-      if (req.headers.host === undefined && req.httpVersion === '1.1')
-        throw new HttpProblem(400, 'the Host header is missing (required in HTTP/1.1)');
+      checkRequest(req, url);
       if (url.startsWith('/_sandbox/')) handleControl(core, req, res, url);
       else handleV1(core, req, res, url);
     } catch (err) {
