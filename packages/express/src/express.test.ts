@@ -3,17 +3,19 @@
  * cookie it sets, the click the route reads, the redirect, confirmOrder, and robustness to any input.
  */
 
+import { once } from 'node:events';
 import { inspect } from 'node:util';
 import {
   CaptureError,
   type CaptureOptions,
   createClickCookieCodec,
+  createMemoryClickStore,
   createMemoryOutbox,
   DAY_MS,
 } from '@postback/core';
 import express5 from 'express';
 import express4 from 'express4';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import {
   get,
   ORDER_VALUE_MICROS,
@@ -109,6 +111,47 @@ describe.each([
     expect(ours(response)).toHaveLength(1);
     const page = await get(`${s.base}${response.headers.get('location')}`, pair(ours(response)[0]));
     expect(await page.text()).toBe('shoes');
+  });
+
+  it('hands a throw while applying a late landing to the error handlers, and the process serves on', async () => {
+    const errors: unknown[] = [];
+    const s = await startShop<express5.Request>(
+      SECRET,
+      {
+        store: createMemoryClickStore(),
+        // A slow visitor lookup that the app's request timeout outlives on /slow: the landing is applied
+        // after the answer went out, and setting its cookie throws.
+        key: async (req) => {
+          if (req.originalUrl.startsWith('/slow') && req.res !== undefined && !req.res.writableFinished)
+            await once(req.res, 'finish');
+          return 'visitor-1';
+        },
+      },
+      (options, state) => {
+        const app = express() as express5.Express;
+        app.use('/slow', (_req, res, next) => {
+          setImmediate(() => res.status(503).send('timed out')); // as connect-timeout answers
+          next();
+        });
+        app.use(postback(options));
+        app.get('/click', async (req, res) => {
+          state.routeCalls++;
+          res.json({ click: await req.postback.click() });
+        });
+        app.use((error: unknown, _req: express5.Request, res: express5.Response, _next: () => void) => {
+          errors.push(error);
+          if (!res.headersSent) res.status(500).end();
+        });
+        return app.listen(0, '127.0.0.1');
+      },
+    );
+    const late = await get(`${s.base}/slow?click_token=${TOKEN}`);
+    expect([late.status, await late.text()]).toEqual([503, 'timed out']);
+    await vi.waitFor(() => expect(errors).toHaveLength(1));
+    expect(errors[0]).toMatchObject({ code: 'ERR_HTTP_HEADERS_SENT' });
+    const next = await get(`${s.base}/click?click_token=${TOKEN_2}`);
+    expect(await next.json()).toEqual({ click: { token: TOKEN_2, clickedAt: T0 } });
+    expect(ours(next)).toHaveLength(1);
   });
 });
 

@@ -102,7 +102,10 @@ export function postback<Req extends ExpressRequestLike = ExpressRequestLike>(op
       },
       req,
     );
-    if (outcome instanceof Promise) outcome.then((done) => apply(done, req, res, next), next);
+    // A throw while applying (a cookie set on an answer a timeout already sent, …) goes to Express's
+    // error handling, as it does on the synchronous path: never to a rejection no one handles, which
+    // would end the host process.
+    if (outcome instanceof Promise) outcome.then((done) => apply(done, req, res, next)).catch(next);
     else apply(outcome, req, res, next);
   };
 }

@@ -6,7 +6,7 @@
 import type { Server } from 'node:http';
 import { inspect } from 'node:util';
 import fastifyCookie from '@fastify/cookie';
-import { type CaptureOptions, createMemoryOutbox } from '@postback/core';
+import { type CaptureOptions, createMemoryClickStore, createMemoryOutbox } from '@postback/core';
 import Fastify, { type FastifyInstance, type FastifyRequest } from 'fastify';
 import { describe, expect, it } from 'vitest';
 import {
@@ -134,6 +134,44 @@ describe('Fastify 5 adapter', () => {
     expect(response.status).toBe(404);
     expect(ours(response)).toHaveLength(1);
     expect(s.routeCalls).toBe(0);
+  });
+
+  it('hands a throw while applying an async landing to the error handler, as on the sync path; the process serves on', async () => {
+    const errors: Error[] = [];
+    // A store makes every landing async; another plugin's hook leaves `request.postback` a getter only on
+    // /refused, so applying the landing throws there.
+    const s = await startShop<FastifyRequest>(
+      SECRET,
+      { store: createMemoryClickStore(), key: () => 'visitor-1' },
+      (options, state) => {
+        const app = Fastify();
+        app.addHook('onRequest', (request, _reply, done) => {
+          if (request.url.startsWith('/refused'))
+            Object.defineProperty(request, 'postback', { get: () => null, configurable: true });
+          done();
+        });
+        app.register(postback, options);
+        app.setErrorHandler((error: Error, _request, reply) => {
+          errors.push(error);
+          reply.code(500).send({ error: 'refused' });
+        });
+        app.get('/*', async (request) => {
+          state.routeCalls++;
+          return { click: await request.postback.click() };
+        });
+        return listen(app);
+      },
+    );
+    const refused = await fetch(`${s.base}/refused?click_token=${TOKEN}`, {
+      signal: AbortSignal.timeout(10_000),
+    });
+    expect(refused.status).toBe(500);
+    expect(errors).toHaveLength(1);
+    expect(errors[0]).toBeInstanceOf(TypeError);
+    const next = await get(`${s.base}/click?click_token=${TOKEN}`);
+    expect(await next.json()).toEqual({ click: { token: TOKEN, clickedAt: T0 } });
+    expect(ours(next)).toHaveLength(1);
+    expect(s.routeCalls).toBe(1);
   });
 });
 

@@ -88,8 +88,13 @@ const postbackPlugin: FastifyPluginCallback<PostbackPluginOptions> = (fastify, o
       },
       request,
     );
-    if (outcome instanceof Promise) outcome.then((o) => apply(o, request, reply, next), next);
-    else apply(outcome, request, reply, next);
+    // A throw while applying goes to Fastify's error handling, as it does on the synchronous path (the
+    // hook runner catches it there): never to a rejection no one handles, which would end the process.
+    if (outcome instanceof Promise) {
+      outcome
+        .then((o) => apply(o, request, reply, next))
+        .catch((error: unknown) => next(error instanceof Error ? error : new Error(String(error))));
+    } else apply(outcome, request, reply, next);
   });
   done();
 };
