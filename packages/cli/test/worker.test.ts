@@ -187,6 +187,21 @@ describe('postback worker (in process)', () => {
     expect(io.out() + io.err()).not.toContain(badKey);
   });
 
+  it('with --drain, exits 4 again on the next run with the same refused key: the pause is not written into the jobs', async () => {
+    await enqueueClicks(2);
+    const badKey = 'sk_live_not_a_key_of_this_account_0123456789';
+    const run = async () => {
+      const io = captureIo({ env: { POSTBACK_API_KEY: badKey } });
+      return main(['worker', '--db', db.file, '--base-url', world.url, '--drain', ...FAST], io);
+    };
+    expect(await run()).toBe(4);
+    expect(await run()).toBe(4);
+    expect(await counts()).toMatchObject({ pending: 2, delivered: 0, dead: 0 });
+    // The drain run left a beat that says so: the cron's status check alerts between two runs.
+    const io = captureIo();
+    expect(await main(['status', '--db', db.file, '--fail-on-paused'], io), io.out()).toBe(12);
+  });
+
   it("with --drain, exits 5 when the base URL answers 404s that are not the service's (a configuration error), dead-lettering nothing", async () => {
     await enqueueClicks(2);
     // A base URL with a wrong path in front of a web server: plain 404 pages, no JSON `detail`.

@@ -42,7 +42,7 @@ export interface Recorder {
   settle(job: Job, result: SendResult, at: EpochMs): Promise<JobOutcome>;
   /**
    * Gives back, untried and its attempt not counted, a job held back by a pause (claimed before it began,
-   * or waiting for its probe), due again at `until`.
+   * or waiting for its probe), due again now: the pause, not the job, keeps this process from claiming it.
    */
   defer(job: Job, pause: { until: EpochMs; reason: string }): Promise<JobOutcome>;
   /**
@@ -123,11 +123,13 @@ export function createRecorder(ctx: RecordContext): Recorder {
     if (failure.class === 'auth' || failure.class === 'misconfigured') {
       // A refused key pauses its account when keys are per account; anything else pauses all delivery.
       const ofAccount = failure.class === 'auth' && ctx.perAccountKeys;
-      const until = pauses.pause(ofAccount ? job.account : ALL_ACCOUNTS, 'auth', failure);
-      const nextAttemptAt = job.deadline === null ? until : Math.min(until, job.deadline);
+      pauses.pause(ofAccount ? job.account : ALL_ACCOUNTS, 'auth', failure);
+      // The job stays due: the pause lives in this process (claims leave its scope out until the probe),
+      // not in the job, so the next `--drain` run meets the refused key again instead of finding nothing
+      // due and exiting 0, and another worker with a good key is not held back.
       const ok = await outbox.retry(job, {
         now: at,
-        nextAttemptAt,
+        nextAttemptAt: at,
         error: failure.reason,
         countAttempt: false,
         maybeApplied,
@@ -175,10 +177,10 @@ export function createRecorder(ctx: RecordContext): Recorder {
     counters,
     settle,
 
-    async defer(job, { until, reason }) {
+    async defer(job, { reason }) {
+      // Due again at once, as after a refused key: the pause keeps this process from claiming it.
       const at = ctx.now();
-      const nextAttemptAt = Math.min(Math.max(at, until), job.deadline ?? Number.POSITIVE_INFINITY);
-      const ok = await outbox.retry(job, { now: at, nextAttemptAt, error: reason, countAttempt: false });
+      const ok = await outbox.retry(job, { now: at, nextAttemptAt: at, error: reason, countAttempt: false });
       return ok ? 'deferred' : 'lost';
     },
 

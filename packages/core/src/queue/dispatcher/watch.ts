@@ -49,7 +49,7 @@ function describeWorker(given: ResolvedDispatcherOptions['worker']) {
 /** The watch loop; see {@link createWatch}. */
 export interface Watch {
   start(): void;
-  /** Stops the loop and records a last beat (`stopped`). */
+  /** Stops the loop and records a last beat (`stopped`); without a loop, a `paused` beat when a run ended paused. */
   stop(): Promise<void>;
   /** One round now: a beat and the at-risk check (also what the loop runs). */
   round(): Promise<void>;
@@ -69,7 +69,7 @@ export function createWatch(ctx: WatchContext): Watch {
   let running: AbortController | null = null;
   let loop: Promise<void> | null = null;
 
-  const beat = async (stopped?: 'stopped') => {
+  const beat = async (stopped?: 'stopped' | 'paused') => {
     if (outbox.features?.heartbeats !== true) return;
     const delivery = ctx.delivery();
     const record: WorkerBeat = {
@@ -134,7 +134,13 @@ export function createWatch(ctx: WatchContext): Watch {
       })();
     },
     async stop() {
-      if (running === null) return;
+      if (running === null) {
+        // No loop ran (`runOnce`, `drain`, `worker --drain`): a run that ends paused still says so in a
+        // beat, so `status --fail-on-paused` sees the refused key between two cron runs.
+        const delivery = ctx.delivery();
+        if (delivery.pausedUntil !== null || delivery.pausedAccounts.length > 0) await beat('paused');
+        return;
+      }
       running.abort();
       running = null;
       await loop;
