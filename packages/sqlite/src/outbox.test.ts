@@ -1,6 +1,5 @@
 import { DatabaseSync } from 'node:sqlite';
 import { DAY_MS, DEFAULT_SAFETY_MARGIN_MS, type Job, OptionsError } from '@postback/core';
-import { refundDeadlineOf } from '@postback/core/store';
 import { afterEach, describe, expect, it } from 'vitest';
 import { type TempDatabase, tempDatabase } from '../test/temp-files.ts';
 import { MAX_ACCOUNTS_WALKED } from './fair-claim.ts';
@@ -136,81 +135,9 @@ describe('claims and leases', () => {
     expect(rest.map((j) => j.orderId)).toEqual(['ord_3']);
     expect((await outbox.get(retried!.id))?.attempts).toBe(1);
   });
-
-  it('refuses transitions with a stale lease token once another claim took the job over', async () => {
-    const outbox = open();
-    await outbox.confirm({ orderId: 'ord_lease', valueMicros: 1, click: click() });
-    const [stale] = await outbox.claim({ now: t, limit: 1, leaseMs: LEASE });
-    t += LEASE; // the first worker's lease ran out
-    const [fresh] = await outbox.claim({ now: t, limit: 1, leaseMs: LEASE });
-    expect(fresh?.id).toBe(stale?.id);
-    expect(fresh?.lease?.token).not.toBe(stale?.lease?.token);
-    expect(fresh?.attempts).toBe(2);
-    expect(await outbox.complete(stale as Job, { now: t, campaignId: 'cmp_1' })).toBe(false);
-    expect(await outbox.extendLease(stale as Job, { now: t, leaseMs: LEASE })).toBe(false);
-    expect(await outbox.fail(stale as Job, { now: t, state: 'dead', reason: 'x' })).toBe(false);
-    expect((await outbox.get(fresh!.id))?.state).toBe('inflight');
-    expect(await outbox.complete(fresh as Job, { now: t, campaignId: 'cmp_1' })).toBe(true);
-    expect(await outbox.get(fresh!.id)).toMatchObject({
-      state: 'delivered',
-      campaignId: 'cmp_1',
-      lease: null,
-      deliveredAt: t,
-    });
-  });
-
-  it('release gives claimed jobs back due now without counting the attempt', async () => {
-    const outbox = open();
-    await outbox.confirm({ orderId: 'ord_release', valueMicros: 1, click: click() });
-    const claimed = await outbox.claim({ now: t, limit: 5, leaseMs: LEASE });
-    await outbox.release(claimed, t + 5);
-    expect(await outbox.get(claimed[0]!.id)).toMatchObject({
-      state: 'pending',
-      attempts: 0,
-      nextAttemptAt: t + 5,
-      lease: null,
-    });
-  });
-
-  it('rejects a claim with a non-positive limit, naming limit', async () => {
-    const outbox = open();
-    await expect(outbox.claim({ now: t, limit: 0, leaseMs: LEASE })).rejects.toThrow(/limit/);
-  });
-
-  it('rejects a maybeApplied that is not a boolean, naming it, and writes nothing', async () => {
-    const outbox = open();
-    await outbox.confirm({ orderId: 'ord_flag', valueMicros: 1, click: click() });
-    const [claimed] = await outbox.claim({ now: t, limit: 1, leaseMs: LEASE });
-    const job = claimed as Job;
-    const bad = { now: t, nextAttemptAt: t, error: 'x', maybeApplied: 'yes' } as never;
-    await expect(outbox.retry(job, bad)).rejects.toThrow(/maybeApplied/);
-    const badFail = { now: t, state: 'dead', reason: 'x', maybeApplied: 1 } as never;
-    await expect(outbox.fail(job, badFail)).rejects.toThrow(/maybeApplied/);
-    expect(await outbox.get(job.id)).toEqual(job);
-  });
 });
 
 describe('a refund never overtakes its confirmation', () => {
-  it('waits while the confirm is inflight, then takes its campaign and return-window deadline at delivery', async () => {
-    const outbox = open();
-    await outbox.confirm({ orderId: 'ord_r', valueMicros: 10, click: click() });
-    const [confirm] = await outbox.claim({ now: t, limit: 10, leaseMs: LEASE });
-    const refunded = await outbox.refund({ orderId: 'ord_r' });
-    expect(refunded).toMatchObject({
-      outcome: 'enqueued',
-      job: { kind: 'refund', deadline: null, campaignId: null },
-    });
-    t += LEASE * 2; // even with the confirm's lease expired, only the confirm is claimable
-    const again = await outbox.claim({ now: t, limit: 10, leaseMs: LEASE });
-    expect(again.map((j) => j.kind)).toEqual(['confirm']);
-    expect(await outbox.complete(again[0] as Job, { now: t, campaignId: 'cmp_77' })).toBe(true);
-    const refund = await outbox.get(refunded.job.id);
-    expect(refund).toMatchObject({ state: 'pending', campaignId: 'cmp_77', deadline: refundDeadlineOf(t) });
-    const claimed = await outbox.claim({ now: t, limit: 10, leaseMs: LEASE });
-    expect(claimed.map((j) => j.kind)).toEqual(['refund']);
-    expect(confirm?.kind).toBe('confirm');
-  });
-
   it('is not reclaimed after its lease ran out while a confirm of its order has been enqueued since', async () => {
     const outbox = open();
     // A reversal given its campaign (its confirmation went out elsewhere) is claimable at once …
@@ -222,16 +149,6 @@ describe('a refund never overtakes its confirmation', () => {
     t += LEASE;
     const next = await outbox.claim({ now: t, limit: 10, leaseMs: LEASE });
     expect(next.map((j) => j.kind)).toEqual(['confirm']);
-  });
-
-  it('is cancelled when its confirmation ends dead', async () => {
-    const outbox = open();
-    await outbox.confirm({ orderId: 'ord_dead', valueMicros: 10, click: click() });
-    const [confirm] = await outbox.claim({ now: t, limit: 1, leaseMs: LEASE });
-    const { job: refund } = await outbox.refund({ orderId: 'ord_dead' });
-    await outbox.fail(confirm as Job, { now: t, state: 'dead', reason: 'invalid click token' });
-    expect((await outbox.get(refund.id))?.state).toBe('cancelled');
-    expect(await outbox.claim({ now: t + DAY_MS, limit: 10, leaseMs: LEASE })).toEqual([]);
   });
 
   it('cancels a confirmation that was not sent yet instead of enqueueing a reversal', async () => {
@@ -262,57 +179,6 @@ describe('operators', () => {
       [0, 1, 2, 3, 4].map((i) => `ord_dead_${i}`),
     );
     expect(first[0]?.lastError).toBe('HTTP 422: bad order ord_dead_0');
-  });
-
-  it('replays dead jobs whose deadline has not passed and expires the others', async () => {
-    const outbox = open();
-    const old = await makeDead(outbox, 'ord_old', t - 7 * DAY_MS + DEFAULT_SAFETY_MARGIN_MS + 1000);
-    const fresh = await makeDead(outbox, 'ord_fresh');
-    t += 2000; // ord_old's deadline has now passed
-    expect(await outbox.replay({ all: true }, t)).toBe(1);
-    expect(await outbox.get(old.id)).toMatchObject({ state: 'expired' });
-    expect(await outbox.get(fresh.id)).toMatchObject({ state: 'pending', attempts: 0, nextAttemptAt: t });
-  });
-
-  it('purges only dead jobs', async () => {
-    const outbox = open();
-    const dead = await makeDead(outbox, 'ord_purge');
-    await outbox.confirm({ orderId: 'ord_keep', valueMicros: 1, click: click() });
-    expect(await outbox.purgeDead({ ids: [dead.id, 'not-an-id'] })).toBe(1);
-    expect(await outbox.get(dead.id)).toBeNull();
-    expect(await outbox.purgeDead()).toBe(0);
-    expect(await outbox.getByOrder('ord_keep')).toHaveLength(1);
-  });
-
-  it('reports counts, the oldest pending job and the nearest deadline', async () => {
-    const outbox = open();
-    await outbox.confirm({
-      orderId: 'ord_late',
-      valueMicros: 1,
-      click: { token: 'tok_a', clickedAt: t - 1000 },
-    });
-    t += 10;
-    const { job: soon } = await outbox.confirm({
-      orderId: 'ord_soon',
-      valueMicros: 1,
-      click: { token: 'tok_b', clickedAt: t - DAY_MS },
-    });
-    const stats = await outbox.stats(t);
-    expect(stats.counts).toEqual({
-      pending: 2,
-      inflight: 0,
-      delivered: 0,
-      dead: 0,
-      expired: 0,
-      cancelled: 0,
-    });
-    expect(stats.oldestPendingAt).toBe(T0);
-    expect(stats.nearestDeadline).toEqual({
-      id: soon.id,
-      orderId: 'ord_soon',
-      kind: 'confirm',
-      deadline: soon.deadline,
-    });
   });
 });
 
