@@ -219,11 +219,11 @@ export const CAPTURE_OPTIONS_SCHEMA = z
         '`Date.now`',
         'Clock, epoch milliseconds (inject in tests).',
       ),
-      /** HMAC-SHA256 implementation. @defaultValue Web Crypto (`webCryptoHmac`); the Node adapters pass `nodeCryptoHmac`. */
+      /** HMAC-SHA256 implementation. @defaultValue Web Crypto (`crypto.subtle`); the Node adapters pass `nodeCryptoHmac`. */
       hmac: documented(
         aFunction<HmacSha256>().optional(),
         '(key) => (data) => Uint8Array \\| Promise<Uint8Array>',
-        '`webCryptoHmac` (Web Crypto); the Node adapters pass `nodeCryptoHmac` (synchronous)',
+        'Web Crypto (`crypto.subtle`); the Node adapters pass `nodeCryptoHmac` (synchronous)',
         'The HMAC-SHA256 implementation, always the platform’s (all give the same MAC, so cookies move between edge and Node).',
       ),
     },
