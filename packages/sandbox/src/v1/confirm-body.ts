@@ -2,7 +2,7 @@
  * The hot-path parser of `POST /v1/conversions/s2s` bodies: a hand-written twin of the client's
  * `conversionConfirmSchema`. zod cost about 2.7 µs of the ~40 µs of server CPU per confirmation in the
  * benchmark (fresh objects defeat its caches); this costs ~0.05 µs. A property test
- * (`test/confirm-body.test.ts`) keeps it answering exactly as the schema does, detail for detail.
+ * (`confirm-body.test.ts`) keeps it answering exactly as the schema does, detail for detail.
  */
 import { badField } from '../problem.ts';
 import { type Body, MAX_STRING_LENGTH } from '../validate.ts';

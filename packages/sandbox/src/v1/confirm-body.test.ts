@@ -7,8 +7,8 @@
  */
 import fc from 'fast-check';
 import { expect, test } from 'vitest';
-import { HttpProblem } from '../src/problem.ts';
-import { parseConfirmBody } from '../src/v1/confirm-body.ts';
+import { HttpProblem } from '../problem.ts';
+import { parseConfirmBody } from './confirm-body.ts';
 
 const value = fc.oneof(
   fc.string({ maxLength: 8 }),

@@ -23,7 +23,7 @@ import {
   TOKEN,
   TOKEN_2,
 } from '../../../test/helpers/capture-adapter-suite.ts';
-import { confirmOrder, type PostbackEnv, postback } from './index.ts';
+import { confirmOrder, type PostbackEnv, postback } from '../src/index.ts';
 
 const SECRET = 'hono-secret-0123456789-abcdefghijklmnop';
 const landing = `?click_token=${TOKEN}`;

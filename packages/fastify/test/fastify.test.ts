@@ -19,7 +19,7 @@ import {
   T0,
   TOKEN,
 } from '../../../test/helpers/capture-adapter-suite.ts';
-import { confirmOrder, postback } from './index.ts';
+import { confirmOrder, postback } from '../src/index.ts';
 
 const SECRET = 'fastify-secret-0123456789-abcdefghijkl';
 

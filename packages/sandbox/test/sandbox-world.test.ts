@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { startSandbox } from '../server.ts';
-import { prepareSandboxWorld, type SandboxWorld, startSandboxWorld } from './sandbox-world.ts';
+import { startSandbox } from '../src/server.ts';
+import { prepareSandboxWorld, type SandboxWorld, startSandboxWorld } from '../src/testing/sandbox-world.ts';
 
 let world: SandboxWorld | undefined;
 afterEach(async () => {

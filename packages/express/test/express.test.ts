@@ -27,7 +27,7 @@ import {
   TOKEN,
   TOKEN_2,
 } from '../../../test/helpers/capture-adapter-suite.ts';
-import { confirmOrder, postback } from './index.ts';
+import { confirmOrder, postback } from '../src/index.ts';
 
 const SECRET = 'express-secret-0123456789-abcdefghijkl';
 

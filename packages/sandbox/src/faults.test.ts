@@ -4,8 +4,8 @@
  */
 import fc from 'fast-check';
 import { describe, expect, test } from 'vitest';
-import { NO_FAULTS, parseFaultConfig } from '../src/faults.ts';
-import { HttpProblem } from '../src/problem.ts';
+import { NO_FAULTS, parseFaultConfig } from './faults.ts';
+import { HttpProblem } from './problem.ts';
 
 const RATES = ['error_rate', 'reset_rate', 'reset_after_rate'] as const;
 

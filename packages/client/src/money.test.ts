@@ -9,7 +9,7 @@ import {
   micros,
   RequestValidationError,
   toMicros,
-} from '../src/index.ts';
+} from './index.ts';
 
 function micrError(run: () => unknown): MicrosError {
   try {

@@ -7,9 +7,9 @@
 import { createServer } from 'node:net';
 import { type SandboxWorld, startSandboxWorld } from '@postback/sandbox/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ConnectionError, createClient, TransportUnavailableError } from '../index.ts';
-import { TransportUnavailable, transportUnavailable } from './unavailable.ts';
-import { createUndiciTransport } from './undici.ts';
+import { ConnectionError, createClient, TransportUnavailableError } from '../src/index.ts';
+import { TransportUnavailable, transportUnavailable } from '../src/transport/unavailable.ts';
+import { createUndiciTransport } from '../src/transport/undici.ts';
 
 /** Deno 2's error for a permission the process was not granted (`Deno.errors.NotCapable`). */
 class NotCapable extends Error {

@@ -15,7 +15,7 @@ import {
   startShop,
   TOKEN,
 } from '../../../test/helpers/capture-adapter-suite.ts';
-import { confirmOrder, type PostbackState, postback } from './index.ts';
+import { confirmOrder, type PostbackState, postback } from '../src/index.ts';
 
 const SECRET = 'koa-secret-0123456789-abcdefghijklmnop';
 

@@ -4,6 +4,7 @@
  */
 import nock from 'nock';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { confirmation } from '../test/helpers/fixtures.ts';
 import {
   ConnectionError,
   createClient,
@@ -11,8 +12,7 @@ import {
   RateLimitError,
   ServerError,
   TimeoutError,
-} from '../src/index.ts';
-import { confirmation } from './helpers/fixtures.ts';
+} from './index.ts';
 
 const BASE = 'https://ads.nock.test';
 const CONFIRM = { click_token: 'tok_abcdefghijklmnopqrstuvwx', order_id: 'ord_1', value_micros: 12_340_000 };
