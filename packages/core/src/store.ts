@@ -12,6 +12,7 @@
  * The job model and the `Outbox` interface themselves are in the main entry, `@postback/core`.
  */
 
+export { documented, type OptionRow, renderOptionsTable } from './options-table.ts';
 export { parseOptions } from './parse-options.ts';
 export { refundDeadlineOf, resolvePolicy, windowPolicySchema } from './policy.ts';
 export {

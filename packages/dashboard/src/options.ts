@@ -3,7 +3,7 @@
  * types, defaults and validation, and the README table rendered from it.
  */
 import { DEFAULT_AT_RISK_WITHIN_MS, type Outbox } from '@postback/core';
-import { parseOptions } from '@postback/core/store';
+import { documented, parseOptions, renderOptionsTable } from '@postback/core/store';
 import { z } from 'zod';
 import { type DashboardRequestError, logRequestError } from './request-log.ts';
 
@@ -57,82 +57,6 @@ export const DEFAULT_REFRESH_MS = 5_000;
  */
 export const DEFAULT_WORKER_SEEN_WITHIN_MS = 120_000;
 
-/** One README row per option, in the schema's key order. */
-interface OptionRow {
-  type: string;
-  default: string;
-  description: string;
-}
-
-const ROWS: Record<keyof DashboardOptions, OptionRow> = {
-  outbox: {
-    type: 'Outbox',
-    default: 'required',
-    description: 'The store to show: SQLite, Postgres, SQS or memory.',
-  },
-  token: {
-    type: 'string',
-    default: '—',
-    description: `Enables replay and purge for requests carrying \`Authorization: Bearer <token>\` (at least ${MIN_TOKEN_LENGTH} characters). Without it the dashboard is read-only.`,
-  },
-  tokenForReads: {
-    type: 'boolean',
-    default: '`false`',
-    description:
-      'Every `api/` read needs the token too (401 without it); the page asks for it first. Needs `token`. For a dashboard reachable beyond loopback without a login of your own in front.',
-  },
-  allowedHosts: {
-    type: 'string[]',
-    default: '`[]`',
-    description:
-      'Host names (without port) this dashboard answers to besides `localhost` and loopback addresses. Reached on a loopback address, it answers only to those (421 otherwise: a DNS rebinding guard); given, the rule holds on every address. List the names a reverse proxy on this machine forwards.',
-  },
-  maxTokenFailures: {
-    type: 'number',
-    default: `\`${DEFAULT_MAX_TOKEN_FAILURES}\``,
-    description:
-      'Wrong tokens one client address may send before it is locked out (429, the right token refused too).',
-  },
-  tokenLockoutMs: {
-    type: 'number',
-    default: '`60_000` (1 min)',
-    description: 'First lock-out of such an address; each lock-out in a row doubles it (up to 64 times).',
-  },
-  now: { type: '() => number', default: '`Date.now`', description: 'The clock (epoch milliseconds).' },
-  refreshMs: {
-    type: 'number',
-    default: '`5_000` (5 s)',
-    description: 'How often the page redraws itself; 0 turns live refresh off. The operator can pause it.',
-  },
-  workerSeenWithinMs: {
-    type: 'number',
-    default: '`120_000` (2 min)',
-    description:
-      'Open jobs and no worker whose heart-beat is this recent: the overview warns that nothing delivers them.',
-  },
-  atRiskWithinMs: {
-    type: 'number',
-    default: '`86_400_000` (24 h)',
-    description: 'Open jobs whose deadline is this close count as at risk and are highlighted.',
-  },
-  deadlineBucketsMs: {
-    type: 'number[]',
-    default: '1 h, 6 h, 24 h, 3 d, 7 d',
-    description: 'Upper bounds of the bars of the chart of open jobs by time left (ascending).',
-  },
-  maxGroupedDead: {
-    type: 'number',
-    default: '`1_000`',
-    description: 'How many dead jobs the reason groups are built from.',
-  },
-  onRequestError: {
-    type: '(error: DashboardRequestError) => void',
-    default: 'logs to the console',
-    description:
-      "Told of each refused request (`kind: 'client'`, a 4xx: one `console.warn` line, no stack) and each store failure (`kind: 'store'`, a 500: `console.error` with the error).",
-  },
-};
-
 /** A host name as `allowedHosts` takes it: a DNS name or an address, no port. */
 const hostName = z
   .string()
@@ -154,37 +78,102 @@ const positiveMs = () => z.number().int().positive();
  */
 export const dashboardOptionsSchema = z
   .strictObject({
-    outbox: z.custom<Outbox>(
-      (v) =>
-        typeof v === 'object' &&
-        v !== null &&
-        ['stats', 'listJobs', 'history', 'get', 'replay', 'purgeDead'].every(
-          (m) => typeof (v as Record<string, unknown>)[m] === 'function',
-        ),
-      'must implement the Outbox interface',
+    outbox: documented(
+      z.custom<Outbox>(
+        (v) =>
+          typeof v === 'object' &&
+          v !== null &&
+          ['stats', 'listJobs', 'history', 'get', 'replay', 'purgeDead'].every(
+            (m) => typeof (v as Record<string, unknown>)[m] === 'function',
+          ),
+        'must implement the Outbox interface',
+      ),
+      'Outbox',
+      'required',
+      'The store to show: SQLite, Postgres, SQS or memory.',
     ),
-    token: z.string().min(MIN_TOKEN_LENGTH, `must be at least ${MIN_TOKEN_LENGTH} characters`).optional(),
-    tokenForReads: z.boolean().default(false),
-    allowedHosts: z.array(hostName).max(100).default([]),
-    maxTokenFailures: z.number().int().min(1).max(1_000).default(DEFAULT_MAX_TOKEN_FAILURES),
-    tokenLockoutMs: positiveMs().default(DEFAULT_TOKEN_LOCKOUT_MS),
-    now: z.custom<() => number>((v) => typeof v === 'function', 'must be a function').optional(),
-    refreshMs: z
-      .number()
-      .int()
-      .refine((v) => v === 0 || (v >= 250 && v <= 3_600_000), 'must be 0 (off) or from 250 to 3_600_000')
-      .default(DEFAULT_REFRESH_MS),
-    workerSeenWithinMs: positiveMs().default(DEFAULT_WORKER_SEEN_WITHIN_MS),
-    atRiskWithinMs: positiveMs().default(DEFAULT_AT_RISK_WITHIN_MS),
-    deadlineBucketsMs: z
-      .array(z.number().int().positive())
-      .min(1)
-      .refine((a) => a.every((v, i) => i === 0 || v > (a[i - 1] ?? 0)), 'must be ascending')
-      .default([...DEFAULT_DEADLINE_BUCKETS_MS]),
-    maxGroupedDead: z.number().int().min(1).max(100_000).default(DEFAULT_MAX_GROUPED_DEAD),
-    onRequestError: z
-      .custom<(error: DashboardRequestError) => void>((v) => typeof v === 'function', 'must be a function')
-      .default(() => logRequestError),
+    token: documented(
+      z.string().min(MIN_TOKEN_LENGTH, `must be at least ${MIN_TOKEN_LENGTH} characters`).optional(),
+      'string',
+      '—',
+      `Enables replay and purge for requests carrying \`Authorization: Bearer <token>\` (at least ${MIN_TOKEN_LENGTH} characters). Without it the dashboard is read-only.`,
+    ),
+    tokenForReads: documented(
+      z.boolean().default(false),
+      'boolean',
+      '`false`',
+      'Every `api/` read needs the token too (401 without it); the page asks for it first. Needs `token`. For a dashboard reachable beyond loopback without a login of your own in front.',
+    ),
+    allowedHosts: documented(
+      z.array(hostName).max(100).default([]),
+      'string[]',
+      '`[]`',
+      'Host names (without port) this dashboard answers to besides `localhost` and loopback addresses. Reached on a loopback address, it answers only to those (421 otherwise: a DNS rebinding guard); given, the rule holds on every address. List the names a reverse proxy on this machine forwards.',
+    ),
+    maxTokenFailures: documented(
+      z.number().int().min(1).max(1_000).default(DEFAULT_MAX_TOKEN_FAILURES),
+      'number',
+      `\`${DEFAULT_MAX_TOKEN_FAILURES}\``,
+      'Wrong tokens one client address may send before it is locked out (429, the right token refused too).',
+    ),
+    tokenLockoutMs: documented(
+      positiveMs().default(DEFAULT_TOKEN_LOCKOUT_MS),
+      'number',
+      '`60_000` (1 min)',
+      'First lock-out of such an address; each lock-out in a row doubles it (up to 64 times).',
+    ),
+    now: documented(
+      z.custom<() => number>((v) => typeof v === 'function', 'must be a function').optional(),
+      '() => number',
+      '`Date.now`',
+      'The clock (epoch milliseconds).',
+    ),
+    refreshMs: documented(
+      z
+        .number()
+        .int()
+        .refine((v) => v === 0 || (v >= 250 && v <= 3_600_000), 'must be 0 (off) or from 250 to 3_600_000')
+        .default(DEFAULT_REFRESH_MS),
+      'number',
+      '`5_000` (5 s)',
+      'How often the page redraws itself; 0 turns live refresh off. The operator can pause it.',
+    ),
+    workerSeenWithinMs: documented(
+      positiveMs().default(DEFAULT_WORKER_SEEN_WITHIN_MS),
+      'number',
+      '`120_000` (2 min)',
+      'Open jobs and no worker whose heart-beat is this recent: the overview warns that nothing delivers them.',
+    ),
+    atRiskWithinMs: documented(
+      positiveMs().default(DEFAULT_AT_RISK_WITHIN_MS),
+      'number',
+      '`86_400_000` (24 h)',
+      'Open jobs whose deadline is this close count as at risk and are highlighted.',
+    ),
+    deadlineBucketsMs: documented(
+      z
+        .array(z.number().int().positive())
+        .min(1)
+        .refine((a) => a.every((v, i) => i === 0 || v > (a[i - 1] ?? 0)), 'must be ascending')
+        .default([...DEFAULT_DEADLINE_BUCKETS_MS]),
+      'number[]',
+      '1 h, 6 h, 24 h, 3 d, 7 d',
+      'Upper bounds of the bars of the chart of open jobs by time left (ascending).',
+    ),
+    maxGroupedDead: documented(
+      z.number().int().min(1).max(100_000).default(DEFAULT_MAX_GROUPED_DEAD),
+      'number',
+      '`1_000`',
+      'How many dead jobs the reason groups are built from.',
+    ),
+    onRequestError: documented(
+      z
+        .custom<(error: DashboardRequestError) => void>((v) => typeof v === 'function', 'must be a function')
+        .default(() => logRequestError),
+      '(error: DashboardRequestError) => void',
+      'logs to the console',
+      "Told of each refused request (`kind: 'client'`, a 4xx: one `console.warn` line, no stack) and each store failure (`kind: 'store'`, a 500: `console.error` with the error).",
+    ),
   })
   .refine((o) => !o.tokenForReads || o.token !== undefined, {
     path: ['tokenForReads'],
@@ -209,7 +198,7 @@ export function parseDashboardOptions(options: DashboardOptions): ResolvedDashbo
 }
 
 /**
- * The options table of the README, rendered from {@link ROWS} in the schema's key order.
+ * The options table of the README, rendered from the schema's rows in its key order.
  *
  * @example
  * ```ts
@@ -217,9 +206,5 @@ export function parseDashboardOptions(options: DashboardOptions): ResolvedDashbo
  * ```
  */
 export function renderDashboardOptionsTable(): string {
-  const lines = Object.keys(dashboardOptionsSchema.shape).map((name) => {
-    const row = ROWS[name as keyof DashboardOptions];
-    return `| \`${name}\` | \`${row.type}\` | ${row.default} | ${row.description} |`;
-  });
-  return ['| option | type | default | what it does |', '|---|---|---|---|', ...lines].join('\n');
+  return renderOptionsTable(dashboardOptionsSchema.shape);
 }

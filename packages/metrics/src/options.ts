@@ -4,6 +4,7 @@
  * README table, which a test keeps equal to {@link renderMetricsOptionsTable}'s rendering.
  */
 import { DEFAULT_AT_RISK_WITHIN_MS } from '@postback/core';
+import { documented, renderOptionsTable } from '@postback/core/store';
 import { Registry } from 'prom-client';
 import { z } from 'zod';
 import type { DispatcherLike, StatsSource } from './source.ts';
@@ -37,17 +38,6 @@ export const DEFAULT_ACCOUNT_LABEL_LIMIT = 100;
 
 /** How long a scrape or a readiness check waits for `outbox.stats`. @defaultValue 5000 */
 export const DEFAULT_STATS_TIMEOUT_MS = 5_000;
-
-interface OptionRow {
-  type: string;
-  default: string;
-  description: string;
-}
-const rows = new Map<z.ZodType, OptionRow>();
-function documented<S extends z.ZodType>(schema: S, type: string, fallback: string, description: string): S {
-  rows.set(schema, { type, default: fallback, description });
-  return schema;
-}
 
 const ascendingPositive = z
   .array(z.number().positive())
@@ -156,10 +146,5 @@ export type PrometheusMetricsOptions = z.input<typeof prometheusMetricsOptionsSc
  * ```
  */
 export function renderMetricsOptionsTable(): string {
-  const lines = Object.entries(prometheusMetricsOptionsSchema.shape).map(([name, schema]) => {
-    const row = rows.get(schema);
-    if (row === undefined) throw new Error(`option ${name} has no README row`);
-    return `| \`${name}\` | \`${row.type}\` | ${row.default} | ${row.description} |`;
-  });
-  return ['| option | type | default | what it does |', '|---|---|---|---|', ...lines].join('\n');
+  return renderOptionsTable(prometheusMetricsOptionsSchema.shape);
 }

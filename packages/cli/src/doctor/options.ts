@@ -6,7 +6,7 @@
 import { DEFAULT_TIMEOUT_MS } from '@postback/client';
 import * as core from '@postback/core';
 import { DEFAULT_CONFIRM_WINDOW_MS, DEFAULT_SAFETY_MARGIN_MS, type Outbox } from '@postback/core';
-import { parseOptions } from '@postback/core/store';
+import { documented, parseOptions, renderOptionsTable } from '@postback/core/store';
 import { DEFAULT_WORKER_SEEN_WITHIN_MS } from '@postback/dashboard';
 import { z } from 'zod';
 import { CHECK_NAMES, type CheckName } from './types.ts';
@@ -28,17 +28,6 @@ export const DEFAULT_NOT_S2S_PATTERN: RegExp = (() => {
  * @defaultValue 604_800_000 (7 days)
  */
 export const DEFAULT_RECENT_WITHIN_MS = DEFAULT_CONFIRM_WINDOW_MS;
-
-interface OptionRow {
-  type: string;
-  default: string;
-  description: string;
-}
-const rows = new Map<z.ZodType, OptionRow>();
-function documented<S extends z.ZodType>(schema: S, type: string, fallback: string, description: string): S {
-  rows.set(schema, { type, default: fallback, description });
-  return schema;
-}
 
 const positiveMs = z.int({ error: 'must be a positive integer of milliseconds' }).min(1).max(2_147_483_647);
 const nonNegativeMs = z.int({ error: 'must be a non-negative integer of milliseconds' }).min(0);
@@ -65,13 +54,13 @@ export const doctorOptionsSchema = z.strictObject({
         error: 'must be an Outbox or a function opening one',
       })
       .optional(),
-    'Outbox | () => Promise<Outbox>',
+    'Outbox \\| () => Promise<Outbox>',
     '—',
     'The outbox to check. A function is called (a throw fails the `outbox` check with its message) and the outbox it opened is closed at the end; an `Outbox` is left open. Absent: the outbox checks are skipped.',
   ),
   secret: documented(
     z.string({ error: 'must be a string or null' }).nullable().optional(),
-    'string | null',
+    'string \\| null',
     '—',
     'The cookie secret to check (never shown); `null`: it is not set where it should be (the check fails); absent: not checked.',
   ),
@@ -156,11 +145,7 @@ export function resolveDoctorOptions(options: DoctorOptions): ResolvedDoctorOpti
  * ```
  */
 export function renderDoctorOptionsTable(): string {
-  const lines = Object.entries(doctorOptionsSchema.shape).map(([name, schema]) => {
-    const row = rows.get(schema) as OptionRow;
-    return `| \`${name}\` | \`${row.type.replace(/\|/g, '\\|')}\` | ${row.default} | ${row.description} |`;
-  });
-  return ['| option | type | default | what it does |', '|---|---|---|---|', ...lines].join('\n');
+  return renderOptionsTable(doctorOptionsSchema.shape);
 }
 
 /** Whether a check is to be run. */
