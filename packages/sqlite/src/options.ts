@@ -5,7 +5,7 @@
  */
 
 import type { DatabaseSync } from 'node:sqlite';
-import { windowPolicySchema } from '@postback/core/store';
+import { documented, windowPolicySchema } from '@postback/core/store';
 import { z } from 'zod';
 
 /**
@@ -107,11 +107,26 @@ export const DEFAULT_ADOPT_FOREIGN = false;
 
 const connectionShape = {
   /** @defaultValue {@link DEFAULT_SYNCHRONOUS} */
-  synchronous: z.enum(['full', 'extra', 'normal']).default(DEFAULT_SYNCHRONOUS),
+  synchronous: documented(
+    z.enum(['full', 'extra', 'normal']).default(DEFAULT_SYNCHRONOUS),
+    "'full' \\| 'extra' \\| 'normal'",
+    `\`'${DEFAULT_SYNCHRONOUS}'\` (\`DEFAULT_SYNCHRONOUS\`)`,
+    'durability of a commit, see below',
+  ),
   /** @defaultValue {@link DEFAULT_BUSY_TIMEOUT_MS} */
-  busyTimeoutMs: z.number().int().nonnegative().max(2_147_483_647).default(DEFAULT_BUSY_TIMEOUT_MS),
+  busyTimeoutMs: documented(
+    z.number().int().nonnegative().max(2_147_483_647).default(DEFAULT_BUSY_TIMEOUT_MS),
+    'integer ≥ 0',
+    `\`${DEFAULT_BUSY_TIMEOUT_MS}\` (\`DEFAULT_BUSY_TIMEOUT_MS\`)`,
+    "wait for another process's write lock before failing with SQLITE_BUSY",
+  ),
   /** @defaultValue {@link DEFAULT_MAX_BATCH_SIZE} */
-  maxBatchSize: z.number().int().positive().max(100_000).default(DEFAULT_MAX_BATCH_SIZE),
+  maxBatchSize: documented(
+    z.number().int().positive().max(100_000).default(DEFAULT_MAX_BATCH_SIZE),
+    'integer 1–100000',
+    `\`${DEFAULT_MAX_BATCH_SIZE}\` (\`DEFAULT_MAX_BATCH_SIZE\`)`,
+    'most writes in one group-committed transaction',
+  ),
 };
 
 const clockSchema = z
@@ -132,19 +147,54 @@ const filenameSchema = z.string().min(1, 'expected a file path (or ":memory:")')
  */
 export const sqliteOutboxOptionsSchema = z.strictObject({
   /** Path of the database file; created (with its schema) when missing. */
-  filename: filenameSchema,
+  filename: documented(
+    filenameSchema,
+    'string',
+    '— (required)',
+    'database file; created and migrated when missing (`":memory:"` works but is not durable)',
+  ),
   /** Windows used to stamp deadlines; defaults from `@postback/core`. */
-  policy: windowPolicySchema,
+  policy: documented(
+    windowPolicySchema.describe('the windows this outbox stamps deadlines with'),
+    'Partial<WindowPolicy>',
+    'core defaults (7-day confirm window, 1 h safety margin, 30-day return window)',
+    'windows used to stamp deadlines',
+  ),
   /** Clock for `createdAt`/`updatedAt` of enqueued jobs. @defaultValue `Date.now` */
-  now: clockSchema,
+  now: documented(
+    clockSchema,
+    '() => number',
+    '`Date.now`',
+    'clock for `createdAt`/`updatedAt` of enqueued jobs and input validation',
+  ),
   /** @defaultValue {@link DEFAULT_THREAD} */
-  thread: z.boolean().default(DEFAULT_THREAD),
+  thread: documented(
+    z.boolean().default(DEFAULT_THREAD),
+    'boolean',
+    `\`${DEFAULT_THREAD}\` (\`DEFAULT_THREAD\`)`,
+    "run the writes on the outbox's own worker thread (see below); `:memory:` never does",
+  ),
   /** @defaultValue {@link DEFAULT_CREATE} */
-  create: z.boolean().default(DEFAULT_CREATE),
+  create: documented(
+    z.boolean().default(DEFAULT_CREATE),
+    'boolean',
+    `\`${DEFAULT_CREATE}\` (\`DEFAULT_CREATE\`)`,
+    'may create a missing or empty file and migrate an older one; `false` for tools that only read (see [Foreign files](#foreign-files-and-reading-tools))',
+  ),
   /** @defaultValue {@link DEFAULT_ADOPT_FOREIGN} */
-  adoptForeign: z.boolean().default(DEFAULT_ADOPT_FOREIGN),
+  adoptForeign: documented(
+    z.boolean().default(DEFAULT_ADOPT_FOREIGN),
+    'boolean',
+    `\`${DEFAULT_ADOPT_FOREIGN}\` (\`DEFAULT_ADOPT_FOREIGN\`)`,
+    "may add our tables (and WAL) to another application's SQLite database (see [Foreign files](#foreign-files-and-reading-tools))",
+  ),
   /** @defaultValue {@link DEFAULT_READ_ONLY} */
-  readOnly: z.boolean().default(DEFAULT_READ_ONLY),
+  readOnly: documented(
+    z.boolean().default(DEFAULT_READ_ONLY),
+    'boolean',
+    `\`${DEFAULT_READ_ONLY}\` (\`DEFAULT_READ_ONLY\`)`,
+    'only read: a connection that cannot write, works on a read-only file, folder or mount; every write rejects (see [Foreign files](#foreign-files-and-reading-tools))',
+  ),
   ...connectionShape,
 });
 
