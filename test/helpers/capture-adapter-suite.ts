@@ -171,6 +171,20 @@ export function sharedAdapterTests<Req>({ shop, header, refusedTargets = [] }: A
     expect(ours(later)).toEqual([]);
   });
 
+  it('ignores an invalid token: the page answers 200, no cookie, and onInvalid hears of it', async () => {
+    const s = await shop();
+    for (const token of ['not%20a%20token', 'tooShort']) {
+      const response = await get(`${s.base}/click?click_token=${token}`);
+      expect(response.status).toBe(200);
+      expect(await response.json()).toEqual({ click: null });
+      expect(ours(response)).toEqual([]);
+    }
+    expect(s.invalid).toMatchObject([
+      { source: 'url', reason: 'characters' },
+      { source: 'url', reason: 'too-short', value: 'tooShort' },
+    ]);
+  });
+
   it('ignores a tampered or expired cookie, and verifies nothing for a request that does not read the click', async () => {
     const s = await shop();
     const cookie = pair(ours(await get(`${s.base}/plain?click_token=${TOKEN}`))[0]);

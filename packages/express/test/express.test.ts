@@ -87,15 +87,6 @@ describe.each([
     expect(await edge.decode(value, T0)).toEqual({ ok: true, click: { token: TOKEN_2, clickedAt: T0 } });
   });
 
-  it('ignores an invalid token: the page answers 200, no cookie, and onInvalid hears of it', async () => {
-    const s = await shop();
-    const response = await get(`${s.base}/click?click_token=not%20a%20token`);
-    expect(response.status).toBe(200);
-    expect(await response.json()).toEqual({ click: null });
-    expect(ours(response)).toEqual([]);
-    expect(s.invalid).toMatchObject([{ source: 'url', reason: 'characters' }]);
-  });
-
   it('redirects a landing to the clean URL with the cookie, under a mount path, without running the route', async () => {
     const s = await shop({ cleanUrl: true }, (app) => {
       const router = express.Router() as express5.Router;

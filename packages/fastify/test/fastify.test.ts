@@ -97,15 +97,6 @@ describe('Fastify 5 adapter', () => {
     expect(await later.json()).toEqual({ click: { token: TOKEN, clickedAt: T0 } });
   });
 
-  it('ignores an invalid token: the page answers 200, no cookie, and onInvalid hears of it', async () => {
-    const s = await shop();
-    const response = await get(`${s.base}/click?click_token=not%20a%20token`);
-    expect(response.status).toBe(200);
-    expect(await response.json()).toEqual({ click: null });
-    expect(ours(response)).toEqual([]);
-    expect(s.invalid).toMatchObject([{ source: 'url', reason: 'characters' }]);
-  });
-
   it('redirects a landing to the clean URL with the cookie, under a route prefix, without running the route', async () => {
     const s = await shop({ cleanUrl: true, cleanUrlStatus: 303 }, (app) => {
       app.register(

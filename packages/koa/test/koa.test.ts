@@ -49,15 +49,6 @@ describe.each([
   // devices, confirmOrder, and 200 for any input: the same tests as the Express adapter's.
   sharedAdapterTests<Context>({ shop, header: (ctx, name) => ctx.get(name) });
 
-  it('ignores an invalid token: the page answers 200, no cookie, and onInvalid hears of it', async () => {
-    const s = await shop();
-    const response = await get(`${s.base}/click?click_token=tooShort`);
-    expect(response.status).toBe(200);
-    expect(await response.json()).toEqual({ click: null });
-    expect(ours(response)).toEqual([]);
-    expect(s.invalid).toMatchObject([{ source: 'url', reason: 'too-short', value: 'tooShort' }]);
-  });
-
   it('redirects a landing to the clean URL with the cookie, without running the app', async () => {
     const s = await shop({ cleanUrl: true, cleanUrlStatus: 303 });
     const response = await get(`${s.base}/shoes?click_token=${TOKEN}&size=42`);
