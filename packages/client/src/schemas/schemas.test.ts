@@ -4,6 +4,7 @@
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { campaign, confirmation, creative } from '../../test/helpers/fixtures.ts';
 import {
   campaignIdSchema,
   campaignSchema,
@@ -12,8 +13,7 @@ import {
   creativeSchema,
   httpUrlSchema,
   microsSchema,
-} from '../src/index.ts';
-import { campaign, confirmation, creative } from './helpers/fixtures.ts';
+} from '../index.ts';
 
 describe('wire schemas', () => {
   it('microsSchema accepts exactly the non-negative safe integers', () => {
