@@ -1,8 +1,9 @@
 /**
  * README tables of options, rendered from their zod schema: each option's schema carries its row (type
  * and default as the README shows them, and what it does) in a registry, so the table a README holds is
- * generated, and a test keeps the two equal. Used by the capture options, whose table appears in the
- * READMEs of core and every adapter.
+ * generated, and a test keeps the two equal (`test/helpers/readme-options-table.ts`, the one checker). The
+ * one way every package renders an options table: core's capture and Dispatcher options, and through
+ * `@postback/core/store` the SQLite outbox's, the dashboard's, the metrics' and `doctor()`'s.
  */
 import { z } from 'zod';
 
