@@ -21,6 +21,7 @@ import {
   type ResolvedCaptureOptions,
   resolveCaptureOptions,
 } from './options.ts';
+import { checkStoredClick } from './store-check.ts';
 import { checkClickToken, findLandingToken, findTokens, reportedValue } from './token.ts';
 
 /**
@@ -185,12 +186,22 @@ export function createClickCapture<R = CaptureRequest>(options: CaptureOptions<R
 
   async function fromStore(key: string | null, context: R, at: number): Promise<ClickStamp | null> {
     if (store === undefined || key === null) return null;
+    let click: ClickStamp | null;
     try {
-      return await store.get(key, at);
+      click = await store.get(key, at);
     } catch (error) {
       fail(error, context);
       return null;
     }
+    if (click === null || click === undefined) return null;
+    // A store is the app's code (or a table others write): what it returns is checked like a cookie.
+    const reason = checkStoredClick(click, at, resolved);
+    if (reason === null) return { token: click.token, clickedAt: click.clickedAt };
+    if (resolved.onInvalid) {
+      const onInvalid = resolved.onInvalid;
+      report(() => onInvalid({ source: 'store', reason }, context));
+    }
+    return null;
   }
 
   async function consentOf(context: R): Promise<boolean> {

@@ -4,6 +4,7 @@
  * `options.ts` checks only that they are functions), with the attribution modes.
  */
 import type { CookieProblem } from './cookie-codec.ts';
+import type { StoreProblem } from './store-check.ts';
 import type { TokenProblem } from './token.ts';
 
 /**
@@ -12,7 +13,11 @@ import type { TokenProblem } from './token.ts';
  */
 export type Attribution = 'last' | 'first';
 
-/** What capture reports through `onInvalid`: a bad token in the URL, or a cookie that failed verification. */
+/**
+ * What capture reports through `onInvalid`: a bad token in the URL, a cookie that failed verification, or
+ * a click the `store` returned that capture would not have accepted (it is treated as no click, so a
+ * store's bad value never reaches `Set-Cookie` or an outbox).
+ */
 export type InvalidClickEvent =
   | {
       source: 'url';
@@ -25,7 +30,8 @@ export type InvalidClickEvent =
        */
       value: string;
     }
-  | { source: 'cookie'; reason: CookieProblem };
+  | { source: 'cookie'; reason: CookieProblem }
+  | { source: 'store'; reason: StoreProblem };
 
 /**
  * The request as core sees it. A Fetch API `Request` (and Next's `NextRequest`) fits as it is; Node
