@@ -43,22 +43,27 @@ export async function createShop(env: Record<string, string | undefined>): Promi
   app.use(postback({ secrets: [config.secret], param: config.clickParam, secure: config.secureCookie }));
 
   app.use(async (ctx) => {
+    // The path of the raw target (`ctx.url`, as sent), not `ctx.path`: that runs a URL parser which
+    // throws on a target like `http://[/x`, and Koa answers 500. A target that is not a plain path
+    // (`http://…`, `//[`) matches no route below: a 404.
+    const query = ctx.url.indexOf('?');
+    const path = query === -1 ? ctx.url : ctx.url.slice(0, query);
     const reply = (answer: Answer) => {
       ctx.status = answer.status;
       ctx.body = answer.body;
     };
-    if (ctx.method === 'GET' && ctx.path === '/') {
+    if (ctx.method === 'GET' && path === '/') {
       const click = await ctx.state.postback.click();
       ctx.type = 'html';
       ctx.body = renderLandingPage({ shop: 'Koa', clicked: click !== null });
       return;
     }
-    if (ctx.method === 'POST' && ctx.path === '/orders') {
+    if (ctx.method === 'POST' && path === '/orders') {
       const body = await readJsonBody(ctx.req);
       reply(await placeOrder(backend, body, (order) => confirmOrder(ctx, backend.outbox, order)));
       return;
     }
-    const refund = ctx.method === 'POST' ? REFUND_PATH.exec(ctx.path) : null;
+    const refund = ctx.method === 'POST' ? REFUND_PATH.exec(path) : null;
     if (refund !== null) {
       let orderId: string;
       try {
