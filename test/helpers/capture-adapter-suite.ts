@@ -144,8 +144,8 @@ export interface AdapterUnderTest<Req> {
 /**
  * Registers, in the current `describe`, the HTTP-level tests every adapter passes: the signed cookie on a
  * landing and the click on the same request; the click from the cookie on later requests, next to the
- * app's own cookies; tampered and expired cookies (verified only when the click is read); no cookie
- * without consent; the click store across devices; `confirmOrder` once per order; a landing URL opened
+ * app's own cookies; tampered and expired cookies (verified only when the click is read); without
+ * consent no cookie, nothing in the store and no order confirmed; the click store across devices; `confirmOrder` once per order; a landing URL opened
  * again keeps the click's first time (cookie and store); the clean-URL redirect stays on the shop's
  * origin for any request target (raw request lines); and 200 for any query string and cookie header.
  */
@@ -198,13 +198,29 @@ export function sharedAdapterTests<Req>({ shop, header, refusedTargets = [] }: A
     expect(s.invalid.at(-1)).toEqual({ source: 'cookie', reason: 'expired' });
   });
 
-  it('without consent sets no cookie but still serves the click to this request', async () => {
-    const s = await shop({ consent: (request) => header(request, 'x-consent') === 'yes' });
-    const denied = await fetch(`${s.base}/click?click_token=${TOKEN}`);
+  it('without consent keeps the click nowhere and confirmOrder enqueues nothing, though this request sees it', async () => {
+    const store = createMemoryClickStore();
+    const s = await shop({
+      consent: (request) => header(request, 'x-consent') === 'yes',
+      store,
+      key: (request) => header(request, 'x-customer') || null,
+    });
+    const customer = { 'x-customer': 'cust_nc' };
+    const denied = await fetch(`${s.base}/click?click_token=${TOKEN}`, { headers: customer });
     expect(ours(denied)).toEqual([]);
     expect(await denied.json()).toEqual({ click: { token: TOKEN, clickedAt: T0 } });
+    expect(await store.get('cust_nc', T0)).toBeNull();
+    const order = (headers: Record<string, string>) =>
+      fetch(`${s.base}/orders/ord_nc`, { method: 'POST', headers }).then((r) => r.json());
+    expect(await order(customer)).toEqual({ enqueued: false, click: null, reason: 'no-consent' });
+
     const granted = await fetch(`${s.base}/click?click_token=${TOKEN}`, { headers: { 'x-consent': 'yes' } });
     expect(ours(granted)).toHaveLength(1);
+    // Consent withdrawn after the cookie was set: the cookie's click confirms nothing either.
+    const cookie = pair(ours(granted)[0]);
+    expect(await order({ cookie })).toEqual({ enqueued: false, click: null, reason: 'no-consent' });
+    expect(await s.outbox.getByOrder('ord_nc')).toEqual([]);
+    expect(await order({ cookie, 'x-consent': 'yes' })).toMatchObject({ enqueued: true });
   });
 
   it('follows a logged-in shopper to another device through the click store', async () => {
@@ -240,7 +256,7 @@ export function sharedAdapterTests<Req>({ shop, header, refusedTargets = [] }: A
     });
 
     const organic = await (await fetch(`${s.base}/orders/ord_2`, { method: 'POST' })).json();
-    expect(organic).toEqual({ enqueued: false, click: null });
+    expect(organic).toEqual({ enqueued: false, click: null, reason: 'no-click' });
     expect(await s.outbox.getByOrder('ord_2')).toEqual([]);
   });
 

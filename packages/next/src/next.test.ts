@@ -259,7 +259,7 @@ describe('confirmOrder', () => {
       orderId: 'ord_2',
       valueMicros: 1_000_000,
     });
-    expect(without).toEqual({ enqueued: false, click: null });
+    expect(without).toEqual({ enqueued: false, click: null, reason: 'no-click' });
     const apiReq = { url: '/api/orders', headers: { cookie } };
     const again = await postback.confirmOrder(apiReq, outbox, { orderId: 'ord_1', valueMicros: 12_340_000 });
     expect(again.enqueued && again.result.created).toBe(false);
@@ -325,10 +325,10 @@ describe('options', () => {
 });
 
 describe('consent and the store', () => {
-  it('without consent, sets no cookie and forwards nothing, but the store gives the landing request its click', async () => {
+  it('without consent, sets no cookie, forwards nothing, puts nothing in the store and confirms no order', async () => {
     const store = createMemoryClickStore();
     const { postback } = setup({
-      consent: () => false,
+      consent: (request) => request.headers.get('x-consent') === 'yes',
       store,
       key: (request) => request.headers.get('x-visitor'),
     });
@@ -337,8 +337,20 @@ describe('consent and the store', () => {
     expect(response.headers.get('set-cookie')).toBeNull();
     const handled = downstream(landing, response);
     expect(handled.headers.has(POSTBACK_CLICK_HEADER)).toBe(false);
-    expect(await postback.getClickFromRequest(handled)).toEqual({ token: TOKEN, clickedAt: T0 });
-    expect(await postback.getClickFromRequest(request('/', { 'x-visitor': 'v_2' }))).toBeNull();
+    expect(await store.get('v_1', T0)).toBeNull();
+    const outbox = createMemoryOutbox({ now: () => T0 });
+    const order = { orderId: 'ord_nc', valueMicros: 1_000_000 };
+    expect(await postback.confirmOrder(handled, outbox, order)).toEqual({
+      enqueued: false,
+      click: null,
+      reason: 'no-consent',
+    });
+    // A cookie set while consent was given confirms nothing once the request refuses it.
+    const granted = request(`/?click_token=${TOKEN}`, { 'x-consent': 'yes' });
+    const cookie = `postback_click=${cookieValueOf(await postback.proxy(granted))}`;
+    const refused = request('/orders', { cookie }, 'POST');
+    expect(await postback.confirmOrder(refused, outbox, order)).toMatchObject({ reason: 'no-consent' });
+    expect(await outbox.listJobs()).toEqual([]);
   });
 });
 

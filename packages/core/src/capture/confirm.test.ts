@@ -48,7 +48,19 @@ describe('confirmClickOrder', () => {
       valueMicros: 5,
       account: 'shop-a',
     });
-    expect(result).toEqual({ enqueued: false, click: null });
+    expect(result).toEqual({ enqueued: false, click: null, reason: 'no-click' });
     expect(await outbox.listJobs()).toEqual([]);
+  });
+
+  it('enqueues nothing when the request’s consent is refused, saying so, even with a click', async () => {
+    const outbox = createMemoryOutbox();
+    const refused = { click: async () => click, consent: async () => false };
+    const result = await confirmClickOrder(refused, outbox, { orderId: '1', valueMicros: 5 });
+    expect(result).toEqual({ enqueued: false, click: null, reason: 'no-consent' });
+    expect(await outbox.listJobs()).toEqual([]);
+    const given = { click: async () => click, consent: async () => true };
+    expect(await confirmClickOrder(given, outbox, { orderId: '1', valueMicros: 5 })).toMatchObject({
+      enqueued: true,
+    });
   });
 });

@@ -20,16 +20,21 @@ export interface OrderToConfirm {
 }
 
 /**
- * Whether a confirmation was enqueued. `enqueued: false` means the request had no click (the order did
- * not come from an ad). With `enqueued: true`, `result.created` is false when the order was already there.
+ * Whether a confirmation was enqueued. `enqueued: false` says why, in `reason`:
+ * - `no-click`: the request had no click (the order did not come from an ad);
+ * - `no-consent`: the request's `consent` hook refused (or threw): no order is confirmed from its click,
+ *   whether the click came from the URL, a cookie set earlier or the store.
+ *
+ * With `enqueued: true`, `result.created` is false when the order was already there.
  */
 export type ConfirmOrderResult =
-  | { enqueued: false; click: null }
+  | { enqueued: false; click: null; reason: 'no-click' | 'no-consent' }
   | { enqueued: true; click: ClickStamp; result: EnqueueResult<ConfirmJob> };
 
 /**
- * Enqueues the confirmation of an order if the request has a click. `outbox` is anything with the
- * Outbox's `confirm` (e.g. a transactional outbox bound to the caller's transaction).
+ * Enqueues the confirmation of an order if the request has a click and its consent allows it (see
+ * {@link ClickContext.consent}). `outbox` is anything with the Outbox's `confirm` (e.g. a transactional
+ * outbox bound to the caller's transaction).
  *
  * @param where how the app reaches the click context, for the error when the middleware did not run.
  * @throws {CaptureError} reason `not-installed` when `postback` is undefined; `JobValidationError` (from the
@@ -38,6 +43,7 @@ export type ConfirmOrderResult =
  * ```ts
  * const outcome = await confirmClickOrder(postback, outbox, { orderId: 'ord_1', valueMicros: 12_340_000 });
  * if (outcome.enqueued) console.log('confirmation job', outcome.result.job.id);
+ * else console.log('not confirmed:', outcome.reason); // 'no-click' | 'no-consent'
  * ```
  */
 export async function confirmClickOrder(
@@ -52,8 +58,11 @@ export async function confirmClickOrder(
       `${where} is missing: install the postback capture middleware before this route`,
     );
   }
+  // Asked before the click is read: a refused consent costs no cookie verification or store read.
+  if (typeof postback.consent === 'function' && (await postback.consent()) !== true)
+    return { enqueued: false, click: null, reason: 'no-consent' };
   const click = await postback.click();
-  if (click === null) return { enqueued: false, click: null };
+  if (click === null) return { enqueued: false, click: null, reason: 'no-click' };
   const { orderId, valueMicros, account } = order;
   const result = await outbox.confirm({
     orderId,

@@ -2,6 +2,7 @@
  * Reading our cookie out of a raw `Cookie` header and writing the `Set-Cookie` value. Hand-rolled rather
  * than a general cookie parser: we need one name, and a request without it must cost one `indexOf`.
  */
+import type { CaptureRequest } from './hooks.ts';
 
 /**
  * The values the `Cookie` header holds for `name`, in order, at most `limit` of them (browsers send
@@ -71,4 +72,16 @@ export function appendSetCookie(response: SetCookieTarget, value: string): void 
       ? value
       : [...(Array.isArray(previous) ? previous : [previous]).map(String), value],
   );
+}
+
+/** The request's `Cookie` header: `cookie` when the adapter gave it, else from `headers` (joined when a list). */
+export function cookieHeaderOf(request: CaptureRequest): string | undefined {
+  if (request.cookie !== undefined) return request.cookie ?? undefined;
+  const headers = request.headers as { get?: unknown; cookie?: unknown };
+  const raw =
+    typeof headers.get === 'function'
+      ? (headers.get as (name: string) => unknown).call(headers, 'cookie')
+      : headers.cookie;
+  if (typeof raw === 'string') return raw;
+  return Array.isArray(raw) ? raw.join('; ') : undefined;
 }

@@ -198,14 +198,15 @@ describe('click capture engine', () => {
     expect(afterExpiry.setCookie).toContain('Max-Age=604800');
   });
 
-  it('without consent sets no cookie, yet serves the click on this request and keeps it in the store', async () => {
+  it('without consent keeps the click nowhere (no cookie, nothing in the store), and shows it to this request only', async () => {
     const store = createMemoryClickStore();
     const { handle } = setup({ consent: () => false, store, key: (req) => req.headers.get('x-customer') });
     const request = { headers: { 'x-customer': 'cust_7' } };
     const outcome = await handle(`/?click_token=${TOKEN}`, undefined, request);
     expect(outcome.setCookie).toBeNull();
     expect(await outcome.postback.click()).toEqual({ token: TOKEN, clickedAt: T0 });
-    expect(await store.get('cust_7', T0)).toEqual({ token: TOKEN, clickedAt: T0 });
+    expect(await outcome.postback.consent?.()).toBe(false);
+    expect(await store.get('cust_7', T0)).toBeNull();
   });
 
   it('treats a consent hook that throws as no consent and reports the error', async () => {
@@ -217,6 +218,7 @@ describe('click capture engine', () => {
     const outcome = await handle(`/?click_token=${TOKEN}`);
     expect(outcome.setCookie).toBeNull();
     expect(await outcome.postback.click()).toEqual({ token: TOKEN, clickedAt: T0 });
+    expect(await outcome.postback.consent?.()).toBe(false);
     expect(errors).toMatchObject([{ message: 'consent service down' }]);
   });
 

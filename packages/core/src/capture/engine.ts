@@ -14,7 +14,7 @@
 import type { ClickStamp } from '../click.ts';
 import { cleanUrlLocation } from './clean-url.ts';
 import { createClickCookieCodec } from './cookie-codec.ts';
-import { cookieValues, serializeCookie } from './cookie-header.ts';
+import { cookieHeaderOf, cookieValues, serializeCookie } from './cookie-header.ts';
 import {
   type CaptureOptions,
   type CaptureRequest,
@@ -32,9 +32,17 @@ export interface ClickContext {
   /**
    * The click this request is attributed to, or null. Sources: the token in this request's URL, the
    * signed cookie, the store (by `key`), chosen by `attribution`. Resolved on the first call (the cookie's
-   * signature is checked only then) and memoised; never rejects.
+   * signature is checked only then) and memoised; never rejects. Without consent it still answers (the
+   * click serves this request), but nothing keeps it and `confirmOrder` enqueues nothing.
    */
   click(): Promise<ClickStamp | null>;
+  /**
+   * Whether this request's `consent` hook allows keeping the click and confirming an order from it (true
+   * when no hook is configured; false when the hook throws). Resolved on the first call and memoised;
+   * never rejects. Optional for contexts made by hand: `confirmOrder` treats one without it as consent
+   * given.
+   */
+  consent?(): Promise<boolean>;
 }
 
 /** The clean-URL redirect the adapter must answer with instead of calling the app. */
@@ -84,19 +92,11 @@ const MAX_REPORTED_CHARS = 256;
 /** Characters of a cookie value before its token: 52 of base64url, then the dot. */
 const COOKIE_HEAD_CHARS = 53;
 const NULL_CLICK: Promise<ClickStamp | null> = Promise.resolve(null);
-const NO_CLICK: ClickContext = Object.freeze({ click: () => NULL_CLICK });
+const GIVEN: Promise<boolean> = Promise.resolve(true);
+const REFUSED: Promise<boolean> = Promise.resolve(false);
+const ALLOWED = (): Promise<boolean> => GIVEN;
+const NO_CLICK: ClickContext = Object.freeze({ click: () => NULL_CLICK, consent: ALLOWED });
 const NOTHING: CaptureOutcome = Object.freeze({ postback: NO_CLICK, setCookie: null, redirect: null });
-
-function cookieHeaderOf(request: CaptureRequest): string | undefined {
-  if (request.cookie !== undefined) return request.cookie ?? undefined;
-  const headers = request.headers as { get?: unknown; cookie?: unknown };
-  const raw =
-    typeof headers.get === 'function'
-      ? (headers.get as (name: string) => unknown).call(headers, 'cookie')
-      : headers.cookie;
-  if (typeof raw === 'string') return raw;
-  return Array.isArray(raw) ? raw.join('; ') : undefined;
-}
 
 /**
  * Creates the capture engine; adapters call it once per app. Validates options at once.
@@ -213,6 +213,12 @@ export function createClickCapture<R = CaptureRequest>(options: CaptureOptions<R
       return false;
     }
   }
+  /** The request's consent, asked once when first needed (by `confirmOrder`); always given without a hook. */
+  const consentLater = (context: R): (() => Promise<boolean>) => {
+    if (resolved.consent === undefined) return ALLOWED;
+    let promise: Promise<boolean> | undefined;
+    return () => (promise ??= consentOf(context));
+  };
 
   function lazy(header: string | undefined, context: R): ClickContext {
     let promise: Promise<ClickStamp | null> | undefined;
@@ -232,6 +238,7 @@ export function createClickCapture<R = CaptureRequest>(options: CaptureOptions<R
         });
         return promise;
       },
+      consent: consentLater(context),
     };
   }
 
@@ -246,6 +253,8 @@ export function createClickCapture<R = CaptureRequest>(options: CaptureOptions<R
     let cookieKept = false;
     let stored = false;
     let setCookie: string | null = null;
+    // Asked first: without consent the click is kept nowhere (no cookie, nothing put in the store).
+    const allowed = await consentOf(context);
     try {
       const key = store === undefined ? null : await keyOf(context);
       const [cookieClick, storeClick] = await Promise.all([
@@ -258,11 +267,11 @@ export function createClickCapture<R = CaptureRequest>(options: CaptureOptions<R
       click = attribution === 'first' ? (pick(pick(cookieClick, storeClick), seen) as ClickStamp) : seen;
       // A cookie that already holds the click is not re-issued: it expires with the window as it is.
       cookieKept = sameClick(cookieClick, click);
-      if (!cookieKept && (resolved.consent === undefined || (await consentOf(context)))) {
+      if (!cookieKept && allowed) {
         const maxAge = Math.floor((click.clickedAt + confirmWindowMs - at) / 1000);
         if (maxAge > 0) setCookie = serializeCookie(await codec.encode(click), maxAge, resolved);
       }
-      if (store !== undefined && key !== null) {
+      if (store !== undefined && key !== null && allowed) {
         // 'first' leaves a kept click in the store alone; 'last' writes the click unless it is there.
         if ((attribution === 'first' && storeClick !== null) || sameClick(storeClick, click)) stored = true;
         else {
@@ -279,7 +288,8 @@ export function createClickCapture<R = CaptureRequest>(options: CaptureOptions<R
     }
     const redirect = redirectFor(request, setCookie !== null || cookieKept || stored);
     const result = Promise.resolve<ClickStamp | null>(click);
-    return { postback: { click: () => result }, setCookie, redirect };
+    const consent = allowed ? ALLOWED : () => REFUSED;
+    return { postback: { click: () => result, consent }, setCookie, redirect };
   }
 
   const redirectFor = (request: CaptureRequest, kept: boolean): CaptureRedirect | null => {
@@ -306,7 +316,10 @@ export function createClickCapture<R = CaptureRequest>(options: CaptureOptions<R
     click: ClickStamp,
   ): CaptureOutcome | Promise<CaptureOutcome> => {
     let clickPromise: Promise<ClickStamp | null> | undefined;
-    const postback: ClickContext = { click: () => (clickPromise ??= Promise.resolve(click)) };
+    const postback: ClickContext = {
+      click: () => (clickPromise ??= Promise.resolve(click)),
+      consent: ALLOWED,
+    };
     try {
       const value = codec.encodeNow(click);
       if (typeof value === 'string') {
@@ -368,7 +381,11 @@ export function createClickCapture<R = CaptureRequest>(options: CaptureOptions<R
           : land(request, context, landed, header);
       }
       const hasCookie = header?.includes(cookieNeedle) === true;
-      if (!hasCookie && store === undefined) return NOTHING;
+      if (!hasCookie && store === undefined) {
+        if (resolved.consent === undefined) return NOTHING;
+        const postback = { click: () => NULL_CLICK, consent: consentLater(context) };
+        return { postback, setCookie: null, redirect: null };
+      }
       return { postback: lazy(hasCookie ? header : undefined, context), setCookie: null, redirect: null };
     },
   };

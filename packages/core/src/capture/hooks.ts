@@ -58,7 +58,11 @@ export interface CaptureRequest {
  * `ctx`, Fetch `Request`), so a hook can read sessions or consent cookies.
  */
 export interface CaptureHooks<R> {
-  /** Whether the cookie may be set on this request. Without consent the click still serves this request and the store. @defaultValue always allowed */
+  /**
+   * Whether the click may be kept (cookie, `store`) and an order confirmed from it, on this request. Without
+   * consent nothing is kept, `confirmOrder` enqueues nothing (`reason: 'no-consent'`), and the click still
+   * shows in `click()` for this request only. A throw counts as no consent. @defaultValue always allowed
+   */
   consent?: ((request: R) => boolean | Promise<boolean>) | undefined;
   /** The visitor or customer id to keep the click under in `store`; null/undefined when unknown. Required with `store`. */
   key?: ((request: R) => string | null | undefined | Promise<string | null | undefined>) | undefined;

@@ -171,7 +171,7 @@ export const CAPTURE_OPTIONS_SCHEMA = z
         aFunction<CaptureHooks<never>['consent']>().optional(),
         '(request) => boolean \\| Promise<boolean>',
         'always allowed',
-        'May the cookie be set on this request? Without consent the click still serves this request and the store.',
+        'May the click be kept and an order confirmed from it? Without consent: no cookie, nothing put in `store`, and `confirmOrder` enqueues nothing (reason `no-consent`); `click()` still shows it to this request only. Asked at a landing and by `confirmOrder`; a throw counts as no.',
       ),
       /** Server-side store of clicks, keyed by `key`; follows a shopper across devices. */
       store: documented(
@@ -204,7 +204,7 @@ export const CAPTURE_OPTIONS_SCHEMA = z
         aFunction<CaptureHooks<never>['onInvalid']>().optional(),
         '(event, request) => void',
         '—',
-        'Told about each ignored token or cookie (`{ source, reason, … }`); never gets a secret.',
+        'Told about each ignored token, cookie or stored click (`{ source, reason, … }`; `source` is `url`, `cookie` or `store`); never gets a secret.',
       ),
       onError: documented(
         aFunction<(error: unknown, request: never) => void>().default(() => defaultOnError),
