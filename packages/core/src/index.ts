@@ -106,6 +106,8 @@ export {
   type RefundInput,
   type RefundOutcome,
   type StatsOptions,
+  type WithdrawInput,
+  type WithdrawOutcome,
   type WorkerBeat,
 } from './queue/outbox-types.ts';
 export {

@@ -98,4 +98,5 @@ export {
   validateOrderId,
   validateRefundInput,
 } from './queue/validation.ts';
+export { checkWithdraw, planWithdraw } from './queue/withdraw-rules.ts';
 export { isHostValue, parseRequestTarget, type RequestTarget } from './request-target.ts';

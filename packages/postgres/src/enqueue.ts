@@ -1,5 +1,5 @@
 /**
- * Enqueueing on Postgres: `confirm` and `refund`, through the outbox's pool or inside the caller's own
+ * Enqueueing on Postgres: `confirm` and `refund` (and `withdraw`, which cancels), through the outbox's pool or inside the caller's own
  * transaction (any {@link Queryable}). Core's pure functions decide (`newConfirmJob`, `planRefund`); this
  * module persists their result, and sends `pg_notify` from the same statement so workers wake at commit.
  */
@@ -10,8 +10,17 @@ import type {
   RefundInput,
   RefundJob,
   RefundOutcome,
+  WithdrawInput,
+  WithdrawOutcome,
 } from '@postback/core';
-import { accountKey, newConfirmJob, planRefund, validateRefundInput } from '@postback/core/store';
+import {
+  accountKey,
+  checkWithdraw,
+  newConfirmJob,
+  planRefund,
+  planWithdraw,
+  validateRefundInput,
+} from '@postback/core/store';
 import { assertOpen, inTransaction, type PostgresOutboxContext } from './outbox-context.ts';
 import { isQueryable, type PoolLike, type Queryable } from './queryable.ts';
 import { rowToJob } from './rows.ts';
@@ -39,6 +48,25 @@ export function enqueueMethods(context: PostgresOutboxContext) {
       const [db, input] = splitArgs<RefundInput>(pool, args);
       if (db === pool) return inTransaction(pool, (tx) => refundIn(context, tx, input));
       return refundIn(context, db, input);
+    },
+
+    /** Core's `planWithdraw` on the order's locked confirm; a cancelled one takes its waiting refund along. */
+    async withdraw(input: WithdrawInput): Promise<WithdrawOutcome> {
+      assertOpen(context);
+      const { orderId, account } = checkWithdraw(input);
+      const { sql: SQL, q, channel, refundWindowMs, now } = context;
+      return inTransaction(pool, async (tx) => {
+        const locked = await q(tx, SQL.lockOrder, [orderId, accountKey(account)]);
+        const row = locked.rows.map(rowToJob).find((job) => job.kind === 'confirm');
+        const plan = planWithdraw((row as ConfirmJob | undefined) ?? null, now());
+        if (plan.outcome !== 'cancelled') return plan;
+        const updated = await q(tx, SQL.cancelConfirm, [plan.job.id, plan.job.updatedAt, plan.job.lastError]);
+        const cancelled = updated.rows[0];
+        // The row is locked and was pending or dead with nothing sent: the update cannot miss it.
+        if (cancelled === undefined) throw new Error(`order ${orderId}: withdraw lost its locked confirm`);
+        await q(tx, SQL.followConfirms, [[plan.job.id], refundWindowMs, channel]);
+        return { outcome: 'cancelled', job: rowToJob(cancelled) as ConfirmJob };
+      });
     },
   };
 }

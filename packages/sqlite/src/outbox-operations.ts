@@ -18,6 +18,7 @@ import {
   type RefundJob,
   type RefundOutcome,
   type WindowPolicy,
+  type WithdrawOutcome,
   type WorkerBeat,
 } from '@postback/core';
 import {
@@ -29,6 +30,7 @@ import {
   failJob,
   holdsLease,
   planRefund,
+  planWithdraw,
   type ResolvedJobFilter,
   type ResolvedStatsOptions,
   type RetryResult,
@@ -206,6 +208,17 @@ export function createOutboxOperations(db: DatabaseSync, policy: Readonly<Window
       return outcome;
     },
 
+    /** Core's `planWithdraw` on the order's confirm at `now`; a cancelled one takes its waiting refund along. */
+    withdraw(orderId: string, account: string | null, now: EpochMs): WithdrawOutcome {
+      const confirm = loadByOrder(accountKey(account), orderId, 'confirm');
+      const outcome = planWithdraw(confirm, now);
+      if (outcome.outcome === 'cancelled') {
+        store(outcome.job, confirm?.lease?.token ?? null);
+        settleRefundOf(outcome.job);
+      }
+      return outcome;
+    },
+
     /**
      * Claims up to `limit` due jobs in the order of core's `accounts.ts` (see `fair-claim.ts`) and answers
      * with their rows (`jobFromRow` makes them jobs): plain data that crosses from the writer thread as it
@@ -354,6 +367,7 @@ export type OutboxOperations = ReturnType<typeof createOutboxOperations>;
 export type WriteOperation =
   | 'confirm'
   | 'refund'
+  | 'withdraw'
   | 'claim'
   | 'complete'
   | 'retry'

@@ -20,6 +20,8 @@ import {
   type RefundInput,
   type RefundOutcome,
   type WindowPolicy,
+  type WithdrawInput,
+  type WithdrawOutcome,
 } from '@postback/core';
 import {
   type ClaimOptions,
@@ -35,6 +37,7 @@ import {
   checkRelease,
   checkReplay,
   checkRetry,
+  checkWithdraw,
   checkWorkersQuery,
   newConfirmJob,
   parseOptions,
@@ -157,6 +160,13 @@ export function createSqliteOutbox(options: SqliteOutboxOptions): SqliteOutbox {
       return guard(
         () => validateRefundInput(input),
         (checked) => writer.write('refund', [checked, clock()]),
+      );
+    },
+
+    withdraw(input: WithdrawInput): Promise<WithdrawOutcome> {
+      return guard(
+        () => checkWithdraw(input),
+        ({ orderId, account }) => writer.write('withdraw', [orderId, account, clock()]),
       );
     },
 

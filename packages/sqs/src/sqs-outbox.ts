@@ -37,6 +37,7 @@ import {
   checkOrderLookup,
   checkRelease,
   checkRetry,
+  checkWithdraw,
   checkWorkersQuery,
   completeJob,
   createBatcher,
@@ -176,6 +177,15 @@ export function createSqsOutbox(input: SqsOutboxOptions): SqsOutbox {
     async refund(refundInput) {
       assertOpen(context);
       return refundOnSqs(context, refundInput);
+    },
+
+    async withdraw(withdrawInput) {
+      assertOpen(context);
+      checkWithdraw(withdrawInput);
+      throw new SqsUnsupportedError(
+        'withdraw()',
+        'a confirmation already in the queue cannot be taken back out of it; withdraw consent before confirmOrder, or use a SQLite or Postgres outbox',
+      );
     },
 
     claim: (claimOptions) => claims.claim(claimOptions),

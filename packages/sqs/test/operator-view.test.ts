@@ -157,6 +157,20 @@ describe('listJobs on SQS', () => {
   });
 });
 
+describe('withdraw on SQS', () => {
+  test('is an SqsUnsupportedError (a queued confirmation cannot be taken back); a malformed one a JobValidationError', async () => {
+    h = startHarness();
+    const outbox = h.outbox();
+    await outbox.confirm(confirmInput('W-1', h.sqs.now()));
+    const refused = outbox.withdraw({ orderId: 'W-1' });
+    await expect(refused).rejects.toBeInstanceOf(SqsUnsupportedError);
+    await expect(outbox.withdraw({ orderId: 'W-1' })).rejects.toThrow(/withdraw\(\) is not supported/);
+    await expect(outbox.withdraw({ orderId: '' })).rejects.toBeInstanceOf(JobValidationError);
+    // Nothing was taken out: the confirmation is still delivered.
+    expect((await outbox.claim({ now: h.sqs.now(), ...LEASE })).map((job) => job.orderId)).toEqual(['W-1']);
+  });
+});
+
 describe('what SQS does not keep', () => {
   test('features say so; stats count nothing at risk, prune deletes nothing, heart-beats are not kept', async () => {
     h = startHarness();

@@ -51,6 +51,7 @@ import {
 import type { Outbox, OutboxFeatures, RefundOutcome, WorkerBeat } from './outbox-types.ts';
 import { planRefund, refundAfterConfirm } from './refund-rules.ts';
 import { validateRefundInput } from './validation.ts';
+import { checkWithdraw, planWithdraw } from './withdraw-rules.ts';
 
 /** Prefix of the ids the memory outbox assigns. @defaultValue "job_" */
 export const DEFAULT_MEMORY_ID_PREFIX = 'job_';
@@ -187,6 +188,17 @@ export function createMemoryOutbox(options: MemoryOutboxOptions = {}): Outbox {
       if (outcome.outcome === 'cancelled' || outcome.outcome === 'updated')
         jobs.set(outcome.job.id, outcome.job);
       return { ...outcome, job: copy(outcome.job) } as RefundOutcome;
+    },
+
+    async withdraw(input) {
+      assertOpen();
+      const { orderId, account } = checkWithdraw(input);
+      const outcome = planWithdraw(jobOf('confirm', account, orderId), now());
+      if (outcome.outcome === 'cancelled') {
+        jobs.set(outcome.job.id, outcome.job);
+        followConfirm(outcome.job);
+      }
+      return outcome.job === null ? outcome : { ...outcome, job: copy(outcome.job) };
     },
 
     async claim(options) {

@@ -74,6 +74,26 @@ export type RefundOutcome =
   | { outcome: 'not-charged'; job: ConfirmJob }
   | { outcome: 'updated'; job: RefundJob };
 
+/** What the app passes to withdraw an order's confirmation (see {@link Outbox.withdraw}). */
+export interface WithdrawInput {
+  orderId: string;
+  /** The account of the order's confirmation (see {@link JobFields.account}). @defaultValue none (null) */
+  account?: string | null;
+}
+
+/**
+ * Result of {@link Outbox.withdraw}, with the order's confirm job as it now stands:
+ * - `cancelled`: it had not been sent (`pending`, or `dead` with no request that may have reached the
+ *   service): it is now `cancelled`, will never be sent, and nothing was charged.
+ * - `may-have-charged`: it was delivered, is being sent, or a request of it may have reached the service:
+ *   left as it is (it may be charged; a pending one is still delivered). Reversing it is a `refund`.
+ * - `not-charged`: it had already ended without charge (`expired` or `cancelled`).
+ * - `not-found`: this outbox holds no confirmation of the order.
+ */
+export type WithdrawOutcome =
+  | { outcome: 'cancelled' | 'may-have-charged' | 'not-charged'; job: ConfirmJob }
+  | { outcome: 'not-found'; job: null };
+
 /**
  * What {@link Outbox.retry} records. `maybeApplied: true` says a request of this attempt may have reached
  * the service (see {@link JobFields.maybeAppliedAt}); the store keeps the first such time.
@@ -178,6 +198,12 @@ export interface Outbox {
   confirm(input: ConfirmInput): Promise<EnqueueResult<ConfirmJob>>;
   /** Reverse an order: cancels an unsent confirmation, or enqueues a reversal. See {@link RefundOutcome}. */
   refund(input: RefundInput): Promise<RefundOutcome>;
+  /**
+   * Withdraw an order's confirmation (the shopper withdrew consent): cancels it if none of its requests may
+   * have reached the service, else leaves it and says so; never sends anything. See {@link WithdrawOutcome}.
+   * Throws `JobValidationError` naming the field; an SQS outbox cannot take a message back and throws.
+   */
+  withdraw(input: WithdrawInput): Promise<WithdrawOutcome>;
 
   /** Claim due jobs for delivery. */
   claim(options: ClaimOptions): Promise<Job[]>;

@@ -21,6 +21,7 @@ import { createSuite, SUITE_POLICY } from './outbox-conformance/suite.ts';
 import { describeTransitions } from './outbox-conformance/transitions.ts';
 import type { DescribeOutboxOptions, OutboxFactory } from './outbox-conformance/types.ts';
 import { describeValidation } from './outbox-conformance/validation.ts';
+import { describeWithdraw } from './outbox-conformance/withdraw.ts';
 
 export { createFakeClock, type FakeClock } from './fake-clock.ts';
 export type {
@@ -77,6 +78,7 @@ export function describeOutbox(
     describeClaim(s);
     describeTransitions(s);
     describeRefunds(s);
+    describeWithdraw(s);
     describeMaybeApplied(s);
     describeDeadJobs(s);
     describeStats(s);

@@ -30,6 +30,8 @@ export function describeClosed(s: Suite): void {
         calls.push(['getByOrder', () => s.outbox.getByOrder('ord_1')]);
       }
       if (has('listDead')) calls.push(['listDead', () => s.outbox.listDead()]);
+      if (has('cancelPendingConfirm'))
+        calls.push(['withdraw', () => s.outbox.withdraw({ orderId: 'ord_1' })]);
       for (const [method, call] of calls) {
         const err = await call().then(
           () => null,

@@ -25,7 +25,8 @@ export type OutboxFactory = (context: OutboxFactoryContext) => Promise<OutboxUnd
  * - `lookup`: `get` and `getByOrder` (SQS has no lookup by id or key). Without it the suite checks state
  *   through `claim` and the transitions' results only.
  * - `cancelPendingConfirm`: a refund cancels a confirm not yet sent (`pending` or `dead`) instead of
- *   enqueueing a reversal behind it.
+ *   enqueueing a reversal behind it, and `withdraw` cancels one (SQS cannot take a message back: its
+ *   `withdraw` throws).
  * - `exactStats`: `stats` counts exactly (SQS counts are approximate).
  * - `listDead`: `listDead` with paging.
  * - `uncountedAttempts`: `release` and `retry({ countAttempt: false })` give back the attempt counted at
