@@ -29,6 +29,12 @@ export {
   MIN_SECRET_LENGTH,
 } from './capture/options.ts';
 export { DEFAULT_CLICK_PARAM, DEFAULT_TOKEN_MAX_LENGTH, DEFAULT_TOKEN_MIN_LENGTH } from './capture/token.ts';
+export {
+  type ConsentStores,
+  type ConsentWithdrawal,
+  type WithdrawConsentResult,
+  withdrawConsent,
+} from './capture/withdraw.ts';
 
 // The click, its windows, and the errors core throws.
 export { type ClickStamp, type ClickStore, DEFAULT_MAX_CLOCK_SKEW_MS } from './click.ts';
