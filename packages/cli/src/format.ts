@@ -129,22 +129,6 @@ export function jobView(job: Job): JobView {
 }
 
 /**
- * A duration as a short human string: `45s`, `12m`, `3h`, `2d`.
- *
- * @example
- * ```ts
- * shortDuration(90 * 60_000); // '1h'
- * ```
- */
-export function shortDuration(ms: number): string {
-  const abs = Math.abs(ms);
-  if (abs < 60_000) return `${Math.round(abs / 1000)}s`;
-  if (abs < 3_600_000) return `${Math.floor(abs / 60_000)}m`;
-  if (abs < 86_400_000) return `${Math.floor(abs / 3_600_000)}h`;
-  return `${Math.floor(abs / 86_400_000)}d`;
-}
-
-/**
  * A duration in its two largest units, rounded down to the second: `45s`, `5m 3s`, `3h 12m`, `2d 4h`
  * (the second unit left out when zero: `3h`). The sign is ignored.
  *

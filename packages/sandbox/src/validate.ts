@@ -50,11 +50,6 @@ export function readString(body: Body, field: string, path = field, max = MAX_ST
   return value;
 }
 
-/** Like {@link readString}, `undefined` when the field is absent. */
-export function optionalString(body: Body, field: string, path = field): string | undefined {
-  return body[field] === undefined ? undefined : readString(body, field, path);
-}
-
 /** Money: a non-negative safe integer of micros (never a float, never a string). */
 export function readMicros(body: Body, field: string, path = field): number {
   const value = body[field];
