@@ -3,6 +3,7 @@
  * user would make with curl, with the answers typed. It speaks real HTTP via `fetch`. Its types are the
  * sandbox's own: nothing here comes from `@postback/client`.
  */
+import type { FaultConfig } from './faults.ts';
 import type { SandboxVariant } from './variants.ts';
 
 /**
@@ -78,35 +79,16 @@ export interface SandboxCampaign {
 
 /**
  * A fault configuration to set (`POST /_sandbox/faults`); omitted settings are off. See the README's
- * "Faults" for each.
+ * "Faults" for each, and {@link FaultConfig} for what each setting does.
  * @example
  * ```ts
  * await control.setFaults({ rate_limit_per_s: 5 }); // 5 requests per second per key, then 429
  * ```
  */
-export interface SandboxFaults {
-  error_rate?: number;
-  error_status?: number;
-  reset_rate?: number;
-  reset_after_rate?: number;
-  latency_ms?: number;
-  retry_after_s?: number;
-  fail_next?: number;
-  /** At most this many `/v1` requests per second per API key; more get 429 with `Retry-After`. */
-  rate_limit_per_s?: number;
-}
+export type SandboxFaults = { [K in keyof FaultConfig]?: NonNullable<FaultConfig[K]> };
 
 /** The fault configuration in effect, every setting filled in (`null`: off). */
-export interface SandboxFaultConfig {
-  error_rate: number;
-  error_status: number;
-  reset_rate: number;
-  reset_after_rate: number;
-  latency_ms: number;
-  retry_after_s: number | null;
-  fail_next: number;
-  rate_limit_per_s: number | null;
-}
+export type SandboxFaultConfig = FaultConfig;
 
 /** A key of a sandbox account, named by its scope (`all`: every scope); the key itself is a secret. */
 export type SandboxKeyName = 'read' | 'write' | 'conversions' | 'all';
