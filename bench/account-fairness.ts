@@ -27,6 +27,7 @@ import { createClient } from '@postback/client';
 import { createDispatcher, type Job, type Outbox } from '@postback/core';
 import type { ClaimOptions } from '@postback/core/store';
 import { createSqliteOutbox } from '@postback/sqlite';
+import { quantile } from './run-world.ts';
 
 const { values } = parseArgs({
   options: {
@@ -175,11 +176,6 @@ async function run(mode: Mode, serviceUrl: string, dir: string): Promise<RunResu
   return { mode, trickle: [...trickle.values()], claims, backlogDelivered, seconds };
 }
 
-function percentile(xs: readonly number[], p: number): number {
-  const sorted = [...xs].sort((a, b) => a - b);
-  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)] ?? Number.NaN;
-}
-
 function summarize(result: RunResult) {
   const never = result.trickle.filter((t) => t.delayMs === null).length;
   // A job never delivered waited at least the whole run: count it as that (and as no claim round at all).
@@ -189,11 +185,11 @@ function summarize(result: RunResult) {
     mode: result.mode,
     trickleJobs: result.trickle.length,
     neverDelivered: never,
-    roundsP50: percentile(rounds, 50),
-    roundsP99: percentile(rounds, 99),
-    roundsMax: percentile(rounds, 100),
-    delayMsP50: Math.round(percentile(delays, 50)),
-    delayMsP99: Math.round(percentile(delays, 99)),
+    roundsP50: quantile(rounds, 0.5),
+    roundsP99: quantile(rounds, 0.99),
+    roundsMax: quantile(rounds, 1),
+    delayMsP50: Math.round(quantile(delays, 0.5)),
+    delayMsP99: Math.round(quantile(delays, 0.99)),
     claims: result.claims,
     backlogDelivered: result.backlogDelivered,
     seconds: Number(result.seconds.toFixed(1)),

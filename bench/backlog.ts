@@ -24,6 +24,7 @@ import { parseArgs } from 'node:util';
 import { deadlineOf } from '@postback/core';
 import { type SandboxWorld, startSandboxWorld } from '@postback/sandbox/testing';
 import { createSqliteOutbox } from '@postback/sqlite';
+import { median } from './run-world.ts';
 
 const BIN = fileURLToPath(new URL('../packages/cli/bin/postback.js', import.meta.url));
 
@@ -66,8 +67,6 @@ function fill(file: string, count: number, token: string, clickedAt: number): vo
 /** Claims timed on each file (each released at once), and stats reads, alternating between the files. */
 const CLAIMS = 50;
 const STATS = 10;
-
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] as number;
 
 /**
  * The outbox's claim (16 jobs, then released) and stats, timed on each file, the files in turn so that a

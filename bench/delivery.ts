@@ -32,7 +32,7 @@ import { createDispatcher } from '@postback/core';
 import { startSandboxWorld } from '@postback/sandbox/testing';
 import { createSqliteOutbox } from '@postback/sqlite';
 import { Queue, Worker } from 'bullmq';
-import { withinLimit, withWorld } from './run-world.ts';
+import { bareLoop, confirmInputs, deliveredAll, median, withinLimit, withWorld } from './run-world.ts';
 import { startChildSandboxWorld } from './sandbox-process.ts';
 
 const { values } = parseArgs({
@@ -94,29 +94,14 @@ async function dispatcherRun(synchronous: Synchronous, thread = true): Promise<R
     const outbox = createSqliteOutbox({ filename: join(dir, 'bench.db'), synchronous, thread });
     const client = createClient({ baseUrl: world.url, apiKey: world.conversionsKey });
     try {
-      const now = Date.now();
-      await Promise.all(
-        Array.from({ length: JOBS }, (_, i) =>
-          outbox.confirm({
-            orderId: `d-${i}`,
-            valueMicros: 1_000,
-            click: { token: tokens[i % tokens.length] as string, clickedAt: now },
-          }),
-        ),
-      );
+      await Promise.all(confirmInputs('d', JOBS, tokens).map((input) => outbox.confirm(input)));
       const dispatcher = createDispatcher({
         outbox,
         client,
         concurrency: CONCURRENCY,
         batchSize: BATCH,
       });
-      let count = 0;
-      const done = new Promise<void>((resolve) => {
-        dispatcher.on('delivered', () => {
-          count += 1;
-          if (count === JOBS) resolve();
-        });
-      });
+      const done = deliveredAll(dispatcher, JOBS);
       const commitsBefore = outbox.commits;
       const cpu0 = cpuNow();
       const t0 = performance.now();
@@ -146,24 +131,11 @@ async function bareRun(): Promise<Run> {
   return withWorld(startWorld, async (world, tokens) => {
     const client = createClient({ baseUrl: world.url, apiKey: world.conversionsKey });
     try {
-      let next = 0;
-      let delivered = 0;
       const cpu0 = cpuNow();
       const t0 = performance.now();
-      const loop = async () => {
-        while (next < JOBS) {
-          const i = next++;
-          await client.conversions.confirm({
-            click_token: tokens[i % tokens.length] as string,
-            order_id: `b-${i}`,
-            value_micros: 1_000,
-          });
-          delivered += 1;
-        }
-      };
-      await withinLimit(Promise.all(Array.from({ length: CONCURRENCY }, loop)), 'bare loop', RUN_LIMIT_MS);
+      await bareLoop(client, tokens, { jobs: JOBS, concurrency: CONCURRENCY, limitMs: RUN_LIMIT_MS });
       const seconds = (performance.now() - t0) / 1000;
-      return { name: 'bare loop (same client)', seconds, delivered, ...cpuSince(cpu0) };
+      return { name: 'bare loop (same client)', seconds, delivered: JOBS, ...cpuSince(cpu0) };
     } finally {
       await client.close();
     }
@@ -219,7 +191,6 @@ async function bullmqRun(): Promise<Run> {
 }
 
 const rate = (run: Run) => run.delivered / run.seconds;
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] as number;
 
 // The machine is shared: contenders run in alternating rounds so noise hits all of them alike.
 type Contender = 'full' | 'normal' | 'local' | 'bare' | 'bullmq';

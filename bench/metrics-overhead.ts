@@ -31,7 +31,7 @@ import { createDispatcher, createMemoryOutbox, type Outbox } from '@postback/cor
 import { createPrometheusMetrics, type DispatcherLike, serveMetrics } from '@postback/metrics';
 import { traceDispatcher } from '@postback/metrics/otel';
 import { createSqliteOutbox } from '@postback/sqlite';
-import { withinLimit, withWorld } from './run-world.ts';
+import { confirmInputs, deliveredAll, median, withinLimit, withWorld } from './run-world.ts';
 import { startChildSandboxWorld } from './sandbox-process.ts';
 
 const { values } = parseArgs({
@@ -85,16 +85,7 @@ async function deliveryRun(observed: boolean): Promise<Run> {
     const client = createClient({ baseUrl: world.url, apiKey: world.conversionsKey });
     const stops: Array<() => Promise<void> | void> = [];
     try {
-      const now = Date.now();
-      await Promise.all(
-        Array.from({ length: JOBS }, (_, i) =>
-          outbox.confirm({
-            orderId: `m-${i}`,
-            valueMicros: 1_000,
-            click: { token: tokens[i % tokens.length] as string, clickedAt: now },
-          }),
-        ),
-      );
+      await Promise.all(confirmInputs('m', JOBS, tokens).map((input) => outbox.confirm(input)));
       const dispatcher = createDispatcher({
         outbox,
         client,
@@ -126,13 +117,7 @@ async function deliveryRun(observed: boolean): Promise<Run> {
           await server.close();
         });
       }
-      let count = 0;
-      const done = new Promise<void>((resolve) => {
-        dispatcher.on('delivered', () => {
-          count += 1;
-          if (count === JOBS) resolve();
-        });
-      });
+      const done = deliveredAll(dispatcher, JOBS);
       const cpu0 = process.threadCpuUsage();
       const t0 = performance.now();
       dispatcher.start();
@@ -141,7 +126,7 @@ async function deliveryRun(observed: boolean): Promise<Run> {
       const cpu = process.threadCpuUsage(cpu0);
       await dispatcher.stop({ timeoutMs: 5_000 });
       for (const stop of stops.splice(0)) await stop();
-      return { seconds, cpuUs: cpu.user + cpu.system, delivered: count, scrapes, spans: exporter.spans };
+      return { seconds, cpuUs: cpu.user + cpu.system, delivered: JOBS, scrapes, spans: exporter.spans };
     } finally {
       for (const stop of stops) await stop();
       await client.close();
@@ -200,7 +185,6 @@ function listenerCost(): { prometheusUs: number; tracingUs: number } {
   return { prometheusUs, tracingUs };
 }
 
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] as number;
 const rate = (run: Run) => run.delivered / run.seconds;
 
 const cost = listenerCost();

@@ -29,7 +29,15 @@ import { createClient } from '@postback/client';
 import { createDispatcher, createMemoryOutbox, type Outbox } from '@postback/core';
 import { type SandboxWorld, startSandboxWorld } from '@postback/sandbox/testing';
 import { createSqsOutbox, decodeJobBody, type SqsOutbox, type SqsOutboxOptions } from '@postback/sqs';
-import { withinLimit, withWorld } from './run-world.ts';
+import {
+  bareLoop,
+  confirmInputs,
+  deliveredAll,
+  median,
+  quantile,
+  withinLimit,
+  withWorld,
+} from './run-world.ts';
 
 const { values } = parseArgs({
   options: {
@@ -127,15 +135,6 @@ async function onSqs<T>(
   });
 }
 
-/** Confirmations of `n` orders named `prefix-i`, clicked now. */
-function inputs(prefix: string, n: number, tokens: string[], from = 0) {
-  return Array.from({ length: n }, (_, i) => ({
-    orderId: `${prefix}-${from + i}`,
-    valueMicros: 1_000,
-    click: { token: tokens[(from + i) % tokens.length] as string, clickedAt: Date.now() },
-  }));
-}
-
 /** Jobs per second, and this thread's CPU per job (µs): the server threads' work is not counted. */
 interface Rate {
   jobsPerSecond: number;
@@ -152,21 +151,10 @@ async function timed(jobs: number, run: () => Promise<void>): Promise<Rate> {
   return { jobsPerSecond: jobs / seconds, cpuUsPerJob: (cpu.user + cpu.system) / jobs };
 }
 
-/** Resolves once `dispatcher` delivered `jobs` jobs. */
-function deliveredAll(dispatcher: ReturnType<typeof createDispatcher>, jobs: number): Promise<void> {
-  let count = 0;
-  return new Promise((resolve) => {
-    dispatcher.on('delivered', () => {
-      count += 1;
-      if (count === jobs) resolve();
-    });
-  });
-}
-
 /** Jobs per second of the worker on SQS, on a backlog of `jobs`. */
 async function sqsRun(kind: ServerKind, jobs = JOBS): Promise<Rate> {
   return onSqs(kind, { waitTimeSeconds: 1 }, async ({ world, tokens, outbox, left }) => {
-    if (!(await outbox.confirmMany(inputs('s', jobs, tokens))).every((r) => r.ok))
+    if (!(await outbox.confirmMany(confirmInputs('s', jobs, tokens))).every((r) => r.ok))
       throw new Error('enqueue failed');
     const client = createClient({ baseUrl: world.url, apiKey: world.conversionsKey });
     try {
@@ -198,7 +186,7 @@ async function memoryRun(jobs = JOBS): Promise<Rate> {
     const outbox: Outbox = createMemoryOutbox();
     const client = createClient({ baseUrl: world.url, apiKey: world.conversionsKey });
     try {
-      for (const input of inputs('m', jobs, tokens)) await outbox.confirm(input);
+      for (const input of confirmInputs('m', jobs, tokens)) await outbox.confirm(input);
       const dispatcher = createDispatcher({
         outbox,
         client,
@@ -225,20 +213,9 @@ async function bareRun(jobs = JOBS): Promise<Rate> {
   return withWorld(startSandboxWorld, async (world, tokens) => {
     const client = createClient({ baseUrl: world.url, apiKey: world.conversionsKey });
     try {
-      let next = 0;
-      const loop = async () => {
-        while (next < jobs) {
-          const i = next++;
-          await client.conversions.confirm({
-            click_token: tokens[i % tokens.length] as string,
-            order_id: `b-${i}`,
-            value_micros: 1_000,
-          });
-        }
-      };
-      return await timed(jobs, async () => {
-        await withinLimit(Promise.all(Array.from({ length: CONCURRENCY }, loop)), 'bare loop', RUN_LIMIT_MS);
-      });
+      return await timed(jobs, () =>
+        bareLoop(client, tokens, { jobs, concurrency: CONCURRENCY, limitMs: RUN_LIMIT_MS }),
+      );
     } finally {
       await client.close();
     }
@@ -281,7 +258,7 @@ async function receiveToSendRun(kind: ServerKind): Promise<number[]> {
       const done = deliveredAll(dispatcher, TRICKLE_PAIRS * 2);
       dispatcher.start();
       for (let pair = 0; pair < TRICKLE_PAIRS; pair++) {
-        await outbox.confirmMany(inputs('t', 2, tokens, pair * 2));
+        await outbox.confirmMany(confirmInputs('t', 2, tokens, pair * 2));
         await new Promise((resolve) => setTimeout(resolve, TRICKLE_EVERY_MS));
       }
       await withinLimit(done, `trickle on ${kind}`, RUN_LIMIT_MS);
@@ -296,7 +273,7 @@ async function receiveToSendRun(kind: ServerKind): Promise<number[]> {
 /** Milliseconds `dispatcher.drain()` takes for 2 jobs, with a 20 s long poll. */
 async function drainRun(kind: ServerKind): Promise<number> {
   return onSqs(kind, { waitTimeSeconds: LONG_POLL_SECONDS }, async ({ world, tokens, outbox, left }) => {
-    await outbox.confirmMany(inputs('d', 2, tokens));
+    await outbox.confirmMany(confirmInputs('d', 2, tokens));
     const client = createClient({ baseUrl: world.url, apiKey: world.conversionsKey });
     try {
       const dispatcher = createDispatcher({ outbox, client });
@@ -311,11 +288,7 @@ async function drainRun(kind: ServerKind): Promise<number> {
   });
 }
 
-const sorted = (xs: number[]) => [...xs].sort((a, b) => a - b);
-const median = (xs: number[]) => sorted(xs)[Math.floor(xs.length / 2)] as number;
-const quantile = (xs: number[], q: number) =>
-  sorted(xs)[Math.min(xs.length - 1, Math.ceil(q * xs.length) - 1)] as number;
-const spread = (xs: number[]) => `${sorted(xs)[0]?.toFixed(0)}–${sorted(xs).at(-1)?.toFixed(0)}`;
+const spread = (xs: number[]) => `${Math.min(...xs).toFixed(0)}–${Math.max(...xs).toFixed(0)}`;
 const verdict = (ok: boolean) => (ok ? 'OK' : 'MISSED');
 
 // One small untimed round each first: the AWS SDK loads most of its code on the first request, and the
