@@ -111,6 +111,31 @@ function lineReporter(
   };
 }
 
+/**
+ * The job lines of `input` with their numbers, counted in `summary.lines` (blank lines are not); a line
+ * too long or not a job is reported and skipped.
+ */
+async function* jobLines(
+  input: Readable,
+  summary: { lines: number },
+  report: (line: number, error: LineError) => void,
+): AsyncGenerator<{ lineNo: number; job: JobLine }> {
+  let lineNo = 0;
+  for await (const line of readLines(input)) {
+    lineNo += 1;
+    if (line === TOO_LONG) {
+      summary.lines += 1;
+      report(lineNo, { field: null, message: `line longer than ${MAX_LINE_LENGTH} characters` });
+      continue;
+    }
+    const parsed = parseJobLine(line);
+    if (parsed.ok === 'skip') continue;
+    summary.lines += 1;
+    if (parsed.ok === false) report(lineNo, parsed.error);
+    else yield { lineNo, job: parsed.job };
+  }
+}
+
 /** A line's problem as the real run reports it: core's field named as the file names it. */
 function lineProblem(error: unknown): LineError | null {
   const problem = validationProblem(error);
@@ -135,22 +160,7 @@ async function dryRun(input: Readable, json: boolean, now: number, io: CommandIo
     windows: emptyWindows(),
   };
   const report = lineReporter(summary, json, io);
-  let lineNo = 0;
-  for await (const line of readLines(input)) {
-    lineNo += 1;
-    if (line === TOO_LONG) {
-      summary.lines += 1;
-      report(lineNo, { field: null, message: `line longer than ${MAX_LINE_LENGTH} characters` });
-      continue;
-    }
-    const parsed = parseJobLine(line);
-    if (parsed.ok === 'skip') continue;
-    summary.lines += 1;
-    if (parsed.ok === false) {
-      report(lineNo, parsed.error);
-      continue;
-    }
-    const job = parsed.job;
+  for await (const { lineNo, job } of jobLines(input, summary, report)) {
     try {
       if (job.kind === 'confirm') {
         const checked = validateConfirmInput(job.input, { now });
@@ -229,36 +239,23 @@ export function createEnqueueCommand(
       if (fatal !== null) throw fatal;
     };
     try {
-      let lineNo = 0;
-      for await (const text of readLines(input)) {
-        lineNo += 1;
-        if (text === TOO_LONG) {
-          summary.lines += 1;
-          report(lineNo, { field: null, message: `line longer than ${MAX_LINE_LENGTH} characters` });
-          continue;
-        }
-        const parsed = parseJobLine(text);
-        if (parsed.ok === 'skip') continue;
-        summary.lines += 1;
-        if (parsed.ok === false) {
-          report(lineNo, parsed.error);
-          continue;
-        }
-        const job = parsed.job;
+      for await (const { lineNo, job } of jobLines(input, summary, report)) {
         const order = JSON.stringify([job.input.account ?? null, job.input.orderId]);
         if (inflight.size >= WINDOW || inflight.has(order)) await settle();
-        const at = lineNo;
         inflight.set(
           order,
           enqueueOne(backend.outbox, job, summary, now).catch((error: unknown) => {
             const problem = lineProblem(error);
             if (problem === null) {
-              fatal ??= new Error(`line ${at}: ${error instanceof Error ? error.message : String(error)}`, {
-                cause: error,
-              });
+              fatal ??= new Error(
+                `line ${lineNo}: ${error instanceof Error ? error.message : String(error)}`,
+                {
+                  cause: error,
+                },
+              );
               return;
             }
-            report(at, problem);
+            report(lineNo, problem);
           }),
         );
       }
