@@ -2,28 +2,21 @@
  * The Express shop: routes only. Capture runs on every page (`app.use(postback(...))`); orders and
  * refunds go through the shared handlers of `@postback/example-shop-kit`.
  */
-import type { Server } from 'node:http';
+import { createServer } from 'node:http';
 import {
   type Answer,
+  listenShop,
   openShopBackend,
   placeOrder,
   readJsonBody,
   readShopConfig,
   refundOrder,
   renderLandingPage,
-  type ShopBackend,
+  type Shop,
   type ShopBackendOptions,
 } from '@postback/example-shop-kit';
 import { confirmOrder, postback } from '@postback/express';
 import express from 'express';
-
-/** A running shop. */
-export interface Shop {
-  /** `http://host:port` it listens on. */
-  url: string;
-  backend: ShopBackend;
-  close(): Promise<void>;
-}
 
 /**
  * Starts the shop configured by `env` (see the README for the variables); `options.now` is the clock of
@@ -61,21 +54,5 @@ export async function createShop(
     reply(res, await refundOrder(backend, req.params.orderId));
   });
 
-  const server = await new Promise<Server>((resolve, reject) => {
-    const s = app.listen(config.port, config.host, (error?: Error) => (error ? reject(error) : resolve(s)));
-  }).catch(async (error: unknown) => {
-    await backend.close();
-    throw error;
-  });
-  const address = server.address();
-  const port = typeof address === 'object' && address !== null ? address.port : config.port;
-  return {
-    url: `http://${config.host}:${port}`,
-    backend,
-    async close() {
-      server.closeAllConnections();
-      await new Promise<void>((resolve) => server.close(() => resolve()));
-      await backend.close();
-    },
-  };
+  return listenShop(createServer(app), config, backend);
 }

@@ -11,18 +11,10 @@ import {
   readShopConfig,
   refundOrder,
   renderLandingPage,
-  type ShopBackend,
+  type Shop,
 } from '@postback/example-shop-kit';
 import { confirmOrder, postback } from '@postback/fastify';
 import Fastify, { type FastifyReply, type FastifyRequest } from 'fastify';
-
-/** A running shop. */
-export interface Shop {
-  /** `http://host:port` it listens on. */
-  url: string;
-  backend: ShopBackend;
-  close(): Promise<void>;
-}
 
 /**
  * Starts the shop configured by `env` (see the README for the variables).

@@ -2,27 +2,20 @@
  * The Koa shop: routes only. Capture runs on every page (`app.use(postback(...))`); orders and refunds go
  * through the shared handlers of `@postback/example-shop-kit`.
  */
-import type { Server } from 'node:http';
+import { createServer } from 'node:http';
 import {
   type Answer,
+  listenShop,
   openShopBackend,
   placeOrder,
   readJsonBody,
   readShopConfig,
   refundOrder,
   renderLandingPage,
-  type ShopBackend,
+  type Shop,
 } from '@postback/example-shop-kit';
 import { confirmOrder, type PostbackState, postback } from '@postback/koa';
 import Koa from 'koa';
-
-/** A running shop. */
-export interface Shop {
-  /** `http://host:port` it listens on. */
-  url: string;
-  backend: ShopBackend;
-  close(): Promise<void>;
-}
 
 const REFUND_PATH = /^\/orders\/([^/]+)\/refund$/;
 
@@ -78,23 +71,5 @@ export async function createShop(env: Record<string, string | undefined>): Promi
     reply({ status: 404, body: { error: 'not found', field: 'path' } });
   });
 
-  const server = await new Promise<Server>((resolve, reject) => {
-    const s = app.listen(config.port, config.host);
-    s.once('listening', () => resolve(s));
-    s.once('error', reject);
-  }).catch(async (error: unknown) => {
-    await backend.close();
-    throw error;
-  });
-  const address = server.address();
-  const port = typeof address === 'object' && address !== null ? address.port : config.port;
-  return {
-    url: `http://${config.host}:${port}`,
-    backend,
-    async close() {
-      server.closeAllConnections();
-      await new Promise<void>((resolve) => server.close(() => resolve()));
-      await backend.close();
-    },
-  };
+  return listenShop(createServer(app.callback()), config, backend);
 }
