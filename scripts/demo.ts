@@ -3,7 +3,7 @@
  *
  * It starts the ad-service sandbox, creates an account and an s2s campaign whose landing page is the
  * Express example shop, runs that shop (SQLite outbox in a temp dir, Dispatcher in process), and
- * simulates shoppers with plain HTTP: ad clicks that land and order, organic orders, and returns. It
+ * simulates shoppers with plain HTTP (the sandbox's `createShopper`, a cookie jar over `fetch`): ad clicks that land and order, organic orders, and returns. It
  * waits until the outbox has delivered everything, then prints what the sandbox accepted and exits 0 —
  * or non-zero saying what did not add up.
  */
@@ -13,6 +13,7 @@ import { join } from 'node:path';
 import { createClient } from '@postback/client';
 import { createShop } from '@postback/example-express-shop';
 import { startSandbox } from '@postback/sandbox';
+import { createShopper, type Shopper } from '@postback/sandbox/shop-testing';
 
 const AD_SHOPPERS = 16;
 const ORGANIC_SHOPPERS = 4;
@@ -22,14 +23,9 @@ const SETTLE_TIMEOUT_MS = 25_000;
 
 const usd = (micros: number) => `${(micros / 1_000_000).toFixed(2)} USD`;
 
-async function postJson(url: string, body: unknown, cookie?: string) {
-  const headers: Record<string, string> = { 'content-type': 'application/json' };
-  if (cookie !== undefined) headers.cookie = cookie;
-  const res = await fetch(url, {
-    method: 'POST',
-    headers,
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
+/** A shopper's order: the shop's answer as status and JSON. */
+async function order(shopper: Shopper, orderId: string) {
+  const res = await shopper.post('/orders', { order_id: orderId, total_micros: PRICE_MICROS });
   return { status: res.status, json: (await res.json()) as Record<string, unknown> };
 }
 
@@ -73,37 +69,26 @@ async function main(): Promise<string[]> {
 
     const attributedOrders: string[] = [];
     for (let i = 1; i <= AD_SHOPPERS; i++) {
-      const click = await sandbox.control.click(campaign.id);
-      const landing = await fetch(click.landing_url);
-      await landing.text();
-      const cookie = landing.headers
-        .getSetCookie()
-        .map((c) => c.split(';')[0])
-        .join('; ');
-      if (cookie === '') problems.push(`shopper ${i}: the landing page set no click cookie`);
+      const shopper = createShopper(shop.url);
+      await (await shopper.fetch((await sandbox.control.click(campaign.id)).landing_url)).text();
+      if (shopper.cookie() === '') problems.push(`shopper ${i}: the landing page set no click cookie`);
       const orderId = `ord_ad_${i}`;
-      const order = await postJson(
-        `${shop.url}/orders`,
-        { order_id: orderId, total_micros: PRICE_MICROS },
-        cookie,
-      );
-      if (order.status !== 201 || order.json.attributed !== true)
-        problems.push(`shopper ${i}: order answered ${order.status} ${JSON.stringify(order.json)}`);
+      const answer = await order(shopper, orderId);
+      if (answer.status !== 201 || answer.json.attributed !== true)
+        problems.push(`shopper ${i}: order answered ${answer.status} ${JSON.stringify(answer.json)}`);
       else attributedOrders.push(orderId);
     }
     for (let i = 1; i <= ORGANIC_SHOPPERS; i++) {
-      const landing = await fetch(`${shop.url}/`);
-      await landing.text();
-      const order = await postJson(`${shop.url}/orders`, {
-        order_id: `ord_organic_${i}`,
-        total_micros: PRICE_MICROS,
-      });
-      if (order.status !== 201 || order.json.attributed !== false)
-        problems.push(`organic shopper ${i}: order answered ${order.status} ${JSON.stringify(order.json)}`);
+      const shopper = createShopper(shop.url);
+      await (await shopper.fetch('/')).text();
+      const answer = await order(shopper, `ord_organic_${i}`);
+      if (answer.status !== 201 || answer.json.attributed !== false)
+        problems.push(`organic shopper ${i}: order answered ${answer.status} ${JSON.stringify(answer.json)}`);
     }
     const returned = attributedOrders.slice(0, RETURNS);
     for (const orderId of returned) {
-      const refund = await postJson(`${shop.url}/orders/${orderId}/refund`, undefined);
+      const refund = await createShopper(shop.url).post(`/orders/${orderId}/refund`);
+      await refund.body?.cancel();
       if (refund.status !== 202) problems.push(`return of ${orderId} answered ${refund.status}`);
     }
     console.log(
