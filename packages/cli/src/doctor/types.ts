@@ -47,29 +47,19 @@ export interface DoctorReport {
   checks: DoctorCheck[];
 }
 
+const result =
+  (status: CheckStatus) =>
+  (name: CheckName, detail: string, fix: string | null = null): DoctorCheck => ({
+    name,
+    ok: status !== 'fail',
+    status,
+    detail,
+    fix,
+  });
+
 /** A passed check. */
-export const pass = (name: CheckName, detail: string, fix: string | null = null): DoctorCheck => ({
-  name,
-  ok: true,
-  status: 'pass',
-  detail,
-  fix,
-});
-
+export const pass = result('pass');
 /** A failed check, with what to do. */
-export const fail = (name: CheckName, detail: string, fix: string): DoctorCheck => ({
-  name,
-  ok: false,
-  status: 'fail',
-  detail,
-  fix,
-});
-
+export const fail: (name: CheckName, detail: string, fix: string) => DoctorCheck = result('fail');
 /** A check not run. */
-export const skip = (name: CheckName, detail: string, fix: string | null = null): DoctorCheck => ({
-  name,
-  ok: true,
-  status: 'skip',
-  detail,
-  fix,
-});
+export const skip = result('skip');
