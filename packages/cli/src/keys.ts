@@ -254,35 +254,18 @@ export async function loadAccountKeys(options: AccountKeysOptions): Promise<Acco
     exposed = now;
   };
 
-  if (path !== undefined) {
-    let textValue: string;
-    let mode: number;
-    try {
-      const s = await stat(path);
-      textValue = await readFile(path, 'utf8');
-      lastSignature = signatureOf(s);
-      mode = s.mode;
-    } catch (error) {
-      throw new KeysError(`cannot read the keys file ${path} (${errorCode(error)})`);
-    }
-    checkMode(path, mode);
-    try {
-      use(parseKeysFile(textValue));
-    } catch (error) {
-      throw new KeysError(`the keys file ${path} ${(error as Error).message}`);
-    }
-    lastText = textValue;
-  }
-
-  const report = (message: string) => {
-    if (message === lastError) return;
-    lastError = message;
-    options.onError?.(message);
-  };
-
-  let checking: Promise<void> | undefined;
-  let again = false;
-  const checkOnce = async (file: string, force: boolean) => {
+  /**
+   * Reads the keys file when it changed (or when `force`d) and uses its keys. What cannot be read or
+   * parsed throws a {@link KeysError} on the first read (`initial`); later, the previous keys stay and
+   * it is reported once.
+   */
+  const checkOnce = async (file: string, force: boolean, initial = false) => {
+    const failed = (message: string) => {
+      if (initial) throw new KeysError(message);
+      const full = `${message}; the previous keys stay in use`;
+      if (full !== lastError) options.onError?.(full);
+      lastError = full;
+    };
     let textValue: string;
     let signature: Signature;
     try {
@@ -292,8 +275,7 @@ export async function loadAccountKeys(options: AccountKeysOptions): Promise<Acco
       if (!force && signature === lastSignature) return;
       textValue = await readFile(file, 'utf8');
     } catch (error) {
-      report(`cannot read the keys file ${file} (${errorCode(error)}); the previous keys stay in use`);
-      return;
+      return failed(`cannot read the keys file ${file} (${errorCode(error)})`);
     }
     lastSignature = signature;
     if (textValue === lastText) return;
@@ -302,19 +284,23 @@ export async function loadAccountKeys(options: AccountKeysOptions): Promise<Acco
     try {
       keys = parseKeysFile(textValue);
     } catch (error) {
-      report(`the keys file ${file} ${(error as Error).message}; the previous keys stay in use`);
-      return;
+      return failed(`the keys file ${file} ${(error as Error).message}`);
     }
     lastError = undefined;
     const before = fileKeys;
     use(keys);
-    options.onReload?.({
-      accounts: keys.size,
-      added: [...keys.keys()].filter((a) => !before.has(a)),
-      removed: [...before.keys()].filter((a) => !keys.has(a)),
-      changed: [...keys.keys()].filter((a) => before.has(a) && before.get(a) !== keys.get(a)),
-    });
+    if (!initial)
+      options.onReload?.({
+        accounts: keys.size,
+        added: [...keys.keys()].filter((a) => !before.has(a)),
+        removed: [...before.keys()].filter((a) => !keys.has(a)),
+        changed: [...keys.keys()].filter((a) => before.has(a) && before.get(a) !== keys.get(a)),
+      });
   };
+  if (path !== undefined) await checkOnce(path, true, true);
+
+  let checking: Promise<void> | undefined;
+  let again = false;
   /** One check at a time; a request during a check runs one more after it. */
   const check = (force: boolean): Promise<void> => {
     if (path === undefined) return Promise.resolve();
