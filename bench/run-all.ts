@@ -19,6 +19,7 @@ const BENCHMARKS = [
   'delivery', // Dispatcher vs bare loop (>= 0.8), vs BullMQ worker (ahead)
   'backlog', // worker peak RSS and the outbox's claim, 1,000,000 vs 1,000 pending (< 1.5x), stats time
   'capture', // middleware CPU per request in Express and Koa (no token, cookie >= 0.97; landing <= 10 µs over bare)
+  'capture-instructions', // the same landing cost in CPU instructions (callgrind), immune to machine noise
   'postgres', // enqueue and claim/complete vs pg-boss, 4 workers vs 1 (>= 1.6x)
   'sqs', // SQS worker vs bare loop (>= 0.8), receive → send p99 (< 100 ms), drain of 2 jobs (< 2 s)
   'shop-under-delivery', // shop pages while its Dispatcher drains a backlog vs idle (>= 0.85 req/s, <= 1.5 p99), idle drain
