@@ -6,6 +6,7 @@
 import { type EpochMs, OutboxClosedError, type WindowPolicy } from '@postback/core';
 import { createNotifyGate, createNotifyListener, type NotifyGate, type NotifyListener } from './listener.ts';
 import { type PostgresOutboxOptions, resolveOutboxOptions } from './options.ts';
+import { statementName } from './prepared.ts';
 import { connectListening, type PoolLike, type Queryable, type QueryResultLike, run } from './queryable.ts';
 import { channelOf, quoteIdent } from './schema-name.ts';
 import { type JobStatements, jobStatements } from './statements.ts';
@@ -29,6 +30,13 @@ export interface PostgresOutboxContext {
   readonly notifyGate: NotifyGate;
   /** Runs one statement in the outbox's schema (a missing table becomes `SchemaNotMigratedError`). */
   readonly q: (db: Queryable, text: string, values?: unknown[]) => Promise<QueryResultLike>;
+  /**
+   * Runs one of the worker's statements on the outbox's own pool or one of its clients: as a prepared
+   * statement when `preparedStatements` is on, otherwise as `q` does.
+   */
+  readonly qp: (db: Queryable, text: string, values: unknown[]) => Promise<QueryResultLike>;
+  /** Whether the worker's statements run prepared (the option `preparedStatements`). */
+  readonly preparedStatements: boolean;
   /** Set by `close()`. */
   closed: boolean;
 }
@@ -42,8 +50,18 @@ export interface PostgresOutboxContext {
  * ```
  */
 export function createPostgresOutboxContext(options: PostgresOutboxOptions): PostgresOutboxContext {
-  const { pool, ownsPool, schema, policy, now, onError, reconnectMs, reconnectMaxMs, notifyCoalesceMs } =
-    resolveOutboxOptions(options);
+  const {
+    pool,
+    ownsPool,
+    schema,
+    policy,
+    now,
+    onError,
+    reconnectMs,
+    reconnectMaxMs,
+    notifyCoalesceMs,
+    preparedStatements,
+  } = resolveOutboxOptions(options);
   const channel = channelOf(schema);
   return {
     pool,
@@ -60,6 +78,9 @@ export function createPostgresOutboxContext(options: PostgresOutboxOptions): Pos
       pool.query('SELECT pg_notify($1, $2)', [channel, '']).catch(onError);
     }),
     q: (db, text, values) => run(db, schema, text, values),
+    qp: (db, text, values) =>
+      run(db, schema, text, values, preparedStatements ? statementName('pbq', text) : undefined),
+    preparedStatements,
     closed: false,
   };
 }

@@ -75,7 +75,7 @@ export class SchemaNotMigratedError extends Error {
 }
 
 /**
- * Runs a statement, turning "relation does not exist" (never migrated) and "column does not exist" (not
+ * Runs a statement (as the prepared statement `name` when given one: `pg`'s query config), turning "relation does not exist" (never migrated) and "column does not exist" (not
  * migrated since an upgrade; our statements name only our own columns) into a {@link SchemaNotMigratedError}.
  */
 export async function run(
@@ -83,8 +83,14 @@ export async function run(
   schema: string,
   text: string,
   values?: unknown[],
+  name?: string,
 ): Promise<QueryResultLike> {
   try {
+    if (name !== undefined) {
+      // A named statement (pg's query config): prepared once per connection, then bound and executed.
+      const named = db.query as unknown as (config: object) => Promise<QueryResultLike>;
+      return await named.call(db, { name, text, values });
+    }
     return values === undefined ? await db.query(text) : await db.query(text, values);
   } catch (err) {
     const code = (err as { code?: unknown }).code;

@@ -1,0 +1,107 @@
+/**
+ * Prepared statements for the worker's side of the outbox. Postgres parses and plans a statement at every
+ * call unless it was prepared on that connection; the claim is a long statement whose planning cost about
+ * as much as running it. Single statements go through `pg`'s named statements (prepared by `pg` on each
+ * connection at first use); a script of several statements in one round trip (the group commit's) is
+ * prepared with SQL `PREPARE` once per connection and sent as `EXECUTE`s with checked literals.
+ */
+import { createHash } from 'node:crypto';
+import { literal } from './literal.ts';
+import { connectListening, type PoolLike, type QueryResultLike, run } from './queryable.ts';
+
+const names = new Map<string, string>();
+
+/**
+ * The prepared statement name of `text`: `prefix` (`pbq` for `pg`'s named statements, `pbs` for SQL
+ * `PREPARE`, so the two never collide on a connection) and a hash of the text, which holds the schema.
+ *
+ * @example
+ * ```ts
+ * statementName('pbq', sql.claim); // 'pbq_3f2a…'
+ * ```
+ */
+export function statementName(prefix: 'pbq' | 'pbs', text: string): string {
+  const key = `${prefix}:${text}`;
+  let name = names.get(key);
+  if (name === undefined) {
+    name = `${prefix}_${createHash('sha256').update(text).digest('hex').slice(0, 32)}`;
+    names.set(key, name);
+  }
+  return name;
+}
+
+/** One statement of a script, with the checked values inlined as its `$1`, `$2`, ... */
+export interface ScriptStep {
+  text: string;
+  values: readonly unknown[];
+}
+
+/**
+ * The `PREPARE`d names of each connection. A `pg` pool hands out the same client object for as long as
+ * its connection lives, so the set goes with the connection (and with the client when it is dropped).
+ */
+const preparedOn = new WeakMap<object, Set<string>>();
+
+/** SQLSTATE of "prepared statement does not exist" (someone ran `DISCARD ALL` or `DEALLOCATE`). */
+const UNDEFINED_PSTATEMENT = '26000';
+
+/**
+ * Runs `steps` as one simple-protocol message on one pooled connection: one round trip, one implicit
+ * transaction, each statement with its own snapshot. Each step is `PREPARE`d on that connection the first
+ * time (in a round trip of its own, once per connection), then sent as `EXECUTE name(literals)`. Returns
+ * the results of the steps (an array for several), as `pg` does for a multi-statement query.
+ *
+ * @example
+ * ```ts
+ * const [updated] = await runPreparedScript(pool, schema, [{ text: sql.completeMany, values }, ...]);
+ * ```
+ */
+export async function runPreparedScript(
+  pool: PoolLike,
+  schema: string,
+  steps: readonly ScriptStep[],
+): Promise<unknown> {
+  let broken: Error | undefined;
+  const onClientError = (err: Error) => {
+    broken ??= err;
+  };
+  const client = await connectListening(pool, onClientError);
+  try {
+    for (let attempt = 1; ; attempt += 1) {
+      let ready = preparedOn.get(client);
+      if (ready === undefined) {
+        ready = new Set();
+        preparedOn.set(client, ready);
+      }
+      for (const { text } of steps) {
+        const name = statementName('pbs', text);
+        if (ready.has(name)) continue;
+        await run(client, schema, `PREPARE ${name} AS ${text}`);
+        ready.add(name);
+      }
+      const script = steps
+        .map(({ text, values }) => `EXECUTE ${statementName('pbs', text)}(${values.map(literal).join(', ')})`)
+        .join(';\n');
+      try {
+        return (await run(client, schema, script)) as QueryResultLike | QueryResultLike[];
+      } catch (err) {
+        // The script ran as one transaction, so nothing of it was applied: prepare again and resend, once.
+        if ((err as { code?: unknown }).code !== UNDEFINED_PSTATEMENT || attempt >= 2) throw err;
+        preparedOn.delete(client);
+      }
+    }
+  } catch (err) {
+    broken ??= isConnectionError(err) ? (err as Error) : undefined;
+    throw err;
+  } finally {
+    client.release(broken);
+    client.off?.('error', onClientError);
+  }
+}
+
+/** Whether `err` came without a SQLSTATE (the connection, not a statement, failed): that client is dropped. */
+function isConnectionError(err: unknown): boolean {
+  const failure = err as { code?: unknown; cause?: { code?: unknown } } | null;
+  const code = failure?.code ?? failure?.cause?.code;
+  return typeof code !== 'string' || !/^[0-9A-Z]{5}$/.test(code);
+}
