@@ -19,6 +19,8 @@
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { availableParallelism, loadavg } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { createPostgresOutbox, migrate, type PostgresOutbox } from '@postback/postgres';
 import { startSandboxWorld } from '@postback/sandbox/testing';
@@ -89,22 +91,41 @@ async function inTx(pool: pg.Pool, work: (tx: pg.PoolClient) => Promise<unknown>
   }
 }
 
-/** Interleaves slices of each variant; returns jobs per second of each. */
+/** A variant: `prepare` (untimed, e.g. the prefill) then `run`, which returns how many jobs it handled. */
+type Variant =
+  | ((round: number) => Promise<number>)
+  | { prepare: (round: number) => Promise<void>; run: (round: number) => Promise<number> };
+
+/**
+ * Interleaves slices of each variant; returns jobs per second of each, over the time of `run` only, and
+ * (`withPrepare`) over the time of `prepare` and `run` together.
+ */
 async function interleave(
-  variants: Record<string, (round: number) => Promise<number>>,
-): Promise<Record<string, number>> {
-  const totals = Object.fromEntries(Object.keys(variants).map((k) => [k, { jobs: 0, ms: 0 }]));
+  variants: Record<string, Variant>,
+): Promise<Record<string, number> & { withPrepare: Record<string, number> }> {
+  const totals = Object.fromEntries(Object.keys(variants).map((k) => [k, { jobs: 0, ms: 0, prepareMs: 0 }]));
   const started = Date.now();
   for (let round = 0; round < ROUNDS && Date.now() - started < MAX_MS; round += 1) {
-    for (const [name, run] of Object.entries(variants)) {
+    for (const [name, variant] of Object.entries(variants)) {
+      const total = totals[name]!;
+      const { prepare, run } = typeof variant === 'function' ? { prepare: undefined, run: variant } : variant;
+      if (prepare !== undefined) {
+        const p0 = performance.now();
+        await prepare(round);
+        total.prepareMs += performance.now() - p0;
+      }
       const t0 = performance.now();
       const jobs = await run(round);
-      const total = totals[name]!;
       total.ms += performance.now() - t0;
       total.jobs += jobs;
     }
   }
-  return Object.fromEntries(Object.entries(totals).map(([k, t]) => [k, (t.jobs / t.ms) * 1000]));
+  const rate = (f: (t: { jobs: number; ms: number; prepareMs: number }) => number) =>
+    Object.fromEntries(Object.entries(totals).map(([k, t]) => [k, f(t)]));
+  return Object.assign(
+    rate((t) => (t.jobs / t.ms) * 1000),
+    { withPrepare: rate((t) => (t.jobs / (t.ms + t.prepareMs)) * 1000) },
+  );
 }
 
 const fmt = (n: number) => `${Math.round(n).toLocaleString('en-US')}/s`;
@@ -199,46 +220,57 @@ async function benchClaimComplete(): Promise<void> {
       return total;
     };
     const rates = await interleave({
-      ours: async (round) => {
-        await prefillOurs(SLICE, round);
-        return consume(async () => {
-          const jobs = await ours.outbox.claim({ now: Date.now(), limit: BATCH, leaseMs: 60_000 });
-          await Promise.all(
-            jobs.map((job) => ours.outbox.complete(job, { now: Date.now(), campaignId: 'cmp_bench' })),
-          );
-          return jobs.length;
-        });
-      },
-      pgBossEach: async () => {
-        await prefillBoss(bossEach, SLICE);
-        return consume(async () => {
-          const jobs = await bossEach.fetch(QUEUE, { batchSize: BATCH });
-          await Promise.all(jobs.map((job) => bossEach.complete(QUEUE, job.id)));
-          return jobs.length;
-        });
-      },
-      pgBossBatch: async () => {
-        await prefillBoss(bossBatch, SLICE);
-        return consume(async () => {
-          const jobs = await bossBatch.fetch(QUEUE, { batchSize: BATCH });
-          if (jobs.length > 0)
-            await bossBatch.complete(
-              QUEUE,
-              jobs.map((job) => job.id),
+      ours: {
+        prepare: async (round) => {
+          await prefillOurs(SLICE, round);
+        },
+        run: () =>
+          consume(async () => {
+            const jobs = await ours.outbox.claim({ now: Date.now(), limit: BATCH, leaseMs: 60_000 });
+            await Promise.all(
+              jobs.map((job) => ours.outbox.complete(job, { now: Date.now(), campaignId: 'cmp_bench' })),
             );
-          return jobs.length;
-        });
+            return jobs.length;
+          }),
+      },
+      pgBossEach: {
+        prepare: async () => {
+          await prefillBoss(bossEach, SLICE);
+        },
+        run: () =>
+          consume(async () => {
+            const jobs = await bossEach.fetch(QUEUE, { batchSize: BATCH });
+            await Promise.all(jobs.map((job) => bossEach.complete(QUEUE, job.id)));
+            return jobs.length;
+          }),
+      },
+      pgBossBatch: {
+        prepare: async () => {
+          await prefillBoss(bossBatch, SLICE);
+        },
+        run: () =>
+          consume(async () => {
+            const jobs = await bossBatch.fetch(QUEUE, { batchSize: BATCH });
+            if (jobs.length > 0)
+              await bossBatch.complete(
+                QUEUE,
+                jobs.map((job) => job.id),
+              );
+            return jobs.length;
+          }),
       },
     });
-    console.log(
-      `claim + complete (no-op handler), ${CONSUMERS} consumers, batches of ${BATCH} (prefill included in every variant's time):`,
-    );
+    const { withPrepare } = rates;
+    console.log(`claim + complete (no-op handler), ${CONSUMERS} consumers, batches of ${BATCH}:`);
     console.log(`  ours claim + complete per job        ${fmt(rates.ours!)}`);
     console.log(
       `  pg-boss fetch + complete per job     ${fmt(rates.pgBossEach!)}   ratio ours/pg-boss ${(rates.ours! / rates.pgBossEach!).toFixed(2)}x`,
     );
     console.log(
       `  pg-boss fetch + complete per batch   ${fmt(rates.pgBossBatch!)}   ratio ${(rates.ours! / rates.pgBossBatch!).toFixed(2)}x`,
+    );
+    console.log(
+      `  with each one's prefill of ${SLICE} jobs a round in its time: ours ${fmt(withPrepare.ours!)}, ratios ${(withPrepare.ours! / withPrepare.pgBossEach!).toFixed(2)}x per job, ${(withPrepare.ours! / withPrepare.pgBossBatch!).toFixed(2)}x per batch`,
     );
   } finally {
     await ours.outbox.close();
@@ -253,6 +285,36 @@ const DELIVERY_JOBS = 600;
 const WORKER_CONCURRENCY = 8;
 const SERVICE_LATENCY_MS = 25;
 
+/** `url` with `application_name` set, so the server's backends of one run can be found. */
+function withAppName(url: string, name: string): string {
+  return `${url}${url.includes('?') ? '&' : '?'}application_name=${name}`;
+}
+
+/** CPU time (µs) used so far by each backend of `appName`, read from /proc (empty where there is none). */
+async function backendCpu(appName: string): Promise<Map<number, number>> {
+  const { rows } = await admin.query('SELECT pid FROM pg_stat_activity WHERE application_name = $1', [
+    appName,
+  ]);
+  const cpu = new Map<number, number>();
+  for (const { pid } of rows as Array<{ pid: number }>) {
+    try {
+      // utime and stime, fields 14 and 15 of /proc/<pid>/stat, in clock ticks (100 a second on Linux).
+      const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+      cpu.set(pid, (Number(fields[11]) + Number(fields[12])) * 10_000);
+    } catch {
+      // Not on this machine (a remote server) or already gone.
+    }
+  }
+  return cpu;
+}
+
+/** CPU per job in µs: worker processes, their Postgres backends, this process (the sandbox, the polling). */
+interface DeliveryCpu {
+  workers: number;
+  server: number;
+  bench: number;
+}
+
 async function benchDelivery(): Promise<void> {
   const world = await startSandboxWorld();
   const children: ChildProcess[] = [];
@@ -261,13 +323,22 @@ async function benchDelivery(): Promise<void> {
     // queue, would be what is measured on a 2-core machine.
     await world.setFaults({ latency_ms: SERVICE_LATENCY_MS });
     const seconds: Record<string, number[]> = { one: [], four: [] };
+    const cpu: Record<string, DeliveryCpu[]> = { one: [], four: [] };
     for (const [round, workers] of [1, 4, 1, 4].entries()) {
       const ours = await ourOutbox(`deliv${round}`);
       const clicks = await world.clicks(DELIVERY_JOBS);
+      const appName = `pbbench_${tag}_deliv${round}`;
+      const workerCpu: Array<{ ready: number; exit: number }> = [];
       const procs = Array.from({ length: workers }, () => {
         const child = spawn(
           process.execPath,
-          ['--conditions=@postback/source', WORKER_SCRIPT, URL_, ours.schema, world.url],
+          [
+            '--conditions=@postback/source',
+            WORKER_SCRIPT,
+            withAppName(URL_, appName),
+            ours.schema,
+            world.url,
+          ],
           {
             env: {
               PATH: process.env.PATH ?? '',
@@ -278,16 +349,26 @@ async function benchDelivery(): Promise<void> {
           },
         );
         children.push(child);
+        const used = { ready: 0, exit: 0 };
+        workerCpu.push(used);
+        child.stdout?.setEncoding('utf8').on('data', (s: string) => {
+          const ready = /ready cpu (\d+)/.exec(s);
+          if (ready) used.ready = Number(ready[1]);
+          const exit = /^cpu (\d+)/m.exec(s);
+          if (exit) used.exit = Number(exit[1]);
+        });
         return child;
       });
       await Promise.all(
         procs.map(
           (child) =>
             new Promise<void>((resolve) =>
-              child.stdout?.setEncoding('utf8').on('data', (s: string) => s.includes('ready') && resolve()),
+              child.stdout?.on('data', (s: string) => s.includes('ready') && resolve()),
             ),
         ),
       );
+      const server0 = await backendCpu(appName);
+      const bench0 = process.cpuUsage();
       // Workers are idle and listening; one shop transaction enqueues everything and wakes them at commit.
       await inTx(ours.pool, async (tx) => {
         for (const [i, click] of clicks.entries())
@@ -298,6 +379,8 @@ async function benchDelivery(): Promise<void> {
       while ((await ours.outbox.stats(Date.now())).counts.delivered < DELIVERY_JOBS && Date.now() < limit)
         await new Promise((r) => setTimeout(r, 20));
       const elapsed = (performance.now() - t0) / 1000;
+      const bench = process.cpuUsage(bench0);
+      const server1 = await backendCpu(appName);
       const delivered = (await ours.outbox.stats(Date.now())).counts.delivered;
       if (delivered < DELIVERY_JOBS)
         throw new Error(`delivery run ${round} stalled at ${delivered}/${DELIVERY_JOBS}`);
@@ -311,17 +394,34 @@ async function benchDelivery(): Promise<void> {
             }),
         ),
       );
+      let server = 0;
+      for (const [pid, used] of server1) server += used - (server0.get(pid) ?? 0);
+      (workers === 1 ? cpu.one! : cpu.four!).push({
+        workers: workerCpu.reduce((sum, w) => sum + (w.exit > 0 ? w.exit - w.ready : 0), 0) / DELIVERY_JOBS,
+        server: server / DELIVERY_JOBS,
+        bench: (bench.user + bench.system) / DELIVERY_JOBS,
+      });
       await ours.outbox.close();
       await ours.pool.end();
     }
     const rate = (list: number[]) => (DELIVERY_JOBS * list.length) / list.reduce((a, b) => a + b, 0);
     const one = rate(seconds.one!);
     const four = rate(seconds.four!);
+    const cores = availableParallelism();
+    const perJob = (list: DeliveryCpu[]) => {
+      const mean = (f: (c: DeliveryCpu) => number) => list.reduce((sum, c) => sum + f(c), 0) / list.length;
+      const [w, s, b] = [mean((c) => c.workers), mean((c) => c.server), mean((c) => c.bench)];
+      return `CPU per job ${Math.round(w + s + b)} µs (workers ${Math.round(w)}, their Postgres backends ${Math.round(s)}, sandbox + bench ${Math.round(b)}): at most ${fmt((cores * 1e6) / (w + s + b))} on ${cores} idle cores`;
+    };
     console.log(
-      `delivery through the Dispatcher to the sandbox (${SERVICE_LATENCY_MS} ms latency, ${WORKER_CONCURRENCY} sends in flight per worker), ${DELIVERY_JOBS} jobs per run:`,
+      `delivery through the Dispatcher to the sandbox (${SERVICE_LATENCY_MS} ms latency, ${WORKER_CONCURRENCY} sends in flight per worker), ${DELIVERY_JOBS} jobs per run, load average ${loadavg()[0]!.toFixed(1)}:`,
     );
-    console.log(`  1 worker process    ${fmt(one)}`);
-    console.log(`  4 worker processes  ${fmt(four)}   ratio 4/1 ${(four / one).toFixed(2)}x`);
+    console.log(
+      `  1 worker process    ${fmt(one)}   (latency bound ${fmt((WORKER_CONCURRENCY * 1000) / SERVICE_LATENCY_MS)}); ${perJob(cpu.one!)}`,
+    );
+    console.log(
+      `  4 worker processes  ${fmt(four)}   ratio 4/1 ${(four / one).toFixed(2)}x (latency bound ${fmt((4 * WORKER_CONCURRENCY * 1000) / SERVICE_LATENCY_MS)}); ${perJob(cpu.four!)}`,
+    );
   } finally {
     for (const child of children)
       if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
