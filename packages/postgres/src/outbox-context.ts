@@ -124,6 +124,9 @@ export async function inTransaction<T>(
     await client.query('COMMIT');
     return result;
   } catch (err) {
+    // A prepared statement gone from the session (DISCARD ALL): pg would keep believing it is there, so
+    // the connection goes, as pg's own pool.query does with a connection whose query failed.
+    if ((err as { code?: unknown }).code === '26000') broken ??= err as Error;
     try {
       await client.query('ROLLBACK');
     } catch (rollbackErr) {

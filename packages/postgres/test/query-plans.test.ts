@@ -25,7 +25,7 @@ function nodes(
 }
 
 describe('the claim statement', () => {
-  it('reads the fair and urgent indexes and fetches by primary key, never the backlog: 20,000 delivered jobs, 100,000 due in one account, 19 other accounts', async () => {
+  it('reads the fair and urgent indexes and fetches by primary key, never the backlog, planned for its values or generic: 20,000 delivered jobs, 100,000 due in one account, 19 other accounts', async () => {
     const { schema, drop } = await freshSchema(pool);
     try {
       const now = Date.now();
@@ -53,35 +53,40 @@ describe('the claim statement', () => {
       await pool.query(`VACUUM ANALYZE "${schema}".jobs`);
       const sql = jobStatements(`"${schema}"`);
       const client = await pool.connect();
+      // Planned for its values (a statement sent once), and generic (prepared, as the outbox sends it by
+      // default: Postgres may then reuse one plan for any values).
+      await client.query(`PREPARE claim_plan AS ${sql.claim}`);
       try {
-        await client.query('BEGIN');
-        const { rows } = await client.query(`EXPLAIN (ANALYZE, FORMAT JSON) ${sql.claim}`, [
-          now,
-          16,
-          30_000,
-          [],
-          3_600_000,
-          'shop_3',
-        ]);
-        await client.query('ROLLBACK');
-        const plan = (rows[0]['QUERY PLAN'] as Array<{ Plan: Record<string, unknown> }>)[0]!.Plan;
-        const all = nodes(plan);
-        const summary = JSON.stringify(all);
-        expect(
-          all.filter((n) => n.type === 'Seq Scan' && n.relation === 'jobs'),
-          summary,
-        ).toEqual([]);
-        for (const index of ['jobs_fair', 'jobs_urgent', 'jobs_open', 'jobs_pkey'])
+        for (const generic of [false, true]) {
+          await client.query('BEGIN');
+          const values = [now, 16, 30_000, [], 3_600_000, 'shop_3'];
+          if (generic) await client.query('SET LOCAL plan_cache_mode = force_generic_plan');
+          const { rows } = generic
+            ? await client.query(
+                `EXPLAIN (ANALYZE, FORMAT JSON) EXECUTE claim_plan(${now}, 16, 30000, ARRAY[]::text[], 3600000, 'shop_3')`,
+              )
+            : await client.query(`EXPLAIN (ANALYZE, FORMAT JSON) ${sql.claim}`, values);
+          await client.query('ROLLBACK');
+          const plan = (rows[0]['QUERY PLAN'] as Array<{ Plan: Record<string, unknown> }>)[0]!.Plan;
+          const all = nodes(plan);
+          const summary = JSON.stringify(all);
           expect(
-            all.some((n) => n.index === index),
-            `${index}: ${summary}`,
-          ).toBe(true);
-        // No node reads more than a few hundred rows, whatever the backlog.
-        const widest = Math.max(...all.map((n) => n.rows));
-        expect(widest, summary).toBeLessThan(500);
-        // A full claim: the 2 retaken, the 2 urgent, then 12 in turns.
-        expect(plan['Actual Rows'], summary).toBe(16);
+            all.filter((n) => n.type === 'Seq Scan' && n.relation === 'jobs'),
+            summary,
+          ).toEqual([]);
+          for (const index of ['jobs_fair', 'jobs_urgent', 'jobs_open', 'jobs_pkey'])
+            expect(
+              all.some((n) => n.index === index),
+              `${index}: ${summary}`,
+            ).toBe(true);
+          // No node reads more than a few hundred rows, whatever the backlog.
+          const widest = Math.max(...all.map((n) => n.rows));
+          expect(widest, summary).toBeLessThan(500);
+          // A full claim: the 2 retaken, the 2 urgent, then 12 in turns.
+          expect(plan['Actual Rows'], summary).toBe(16);
+        }
       } finally {
+        await client.query('DEALLOCATE claim_plan');
         client.release();
       }
     } finally {

@@ -1,0 +1,183 @@
+/**
+ * Outcomes recorded in batches (`outcome-batch.ts`), with and without prepared statements: completions
+ * made together share one transaction, yet each stays conditional on its own lease token, and a batch
+ * that fails records none of its outcomes, so nothing is lost or doubled when they are made again.
+ * Also: the prepared statements survive a `DISCARD ALL` on the pool's connection.
+ */
+import type { AttemptRecord, Job } from '@postback/core';
+import type pg from 'pg';
+import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { createPostgresOutbox, type PoolLike, type PostgresOutbox } from '../src/index.ts';
+import { freshSchema, TEST_PG_URL, testPool } from './pg-test-db.ts';
+
+const admin = testPool(2);
+afterAll(() => admin.end());
+
+let schema: string;
+let drop: () => Promise<void>;
+const pools: pg.Pool[] = [];
+const outboxes: PostgresOutbox[] = [];
+
+beforeEach(async () => {
+  ({ schema, drop } = await freshSchema(admin));
+});
+afterEach(async () => {
+  await Promise.all(outboxes.splice(0).map((o) => o.close()));
+  await Promise.all(pools.splice(0).map((p) => p.end()));
+  await drop();
+});
+
+const click = { token: 'tok_outcome_batch', clickedAt: Date.now() - 1000 };
+
+/** The send the service accepted, as the Dispatcher records it. */
+const accepted = (startedAt: number): AttemptRecord => ({
+  startedAt,
+  durationMs: 5,
+  outcome: 'delivered',
+  status: 200,
+  detail: null,
+});
+
+/** An outbox on a pool of its own, counting the connections its calls check out. */
+function worker(preparedStatements: boolean, max = 3): { outbox: PostgresOutbox; checkouts: () => number } {
+  const pool = testPool(max);
+  pools.push(pool);
+  let checkouts = 0;
+  const counting = new Proxy(pool, {
+    get(target, key) {
+      if (key === 'connect')
+        return (...args: unknown[]) => {
+          checkouts += 1;
+          return (target.connect as (...a: unknown[]) => unknown).apply(target, args);
+        };
+      const value = Reflect.get(target, key, target);
+      return typeof value === 'function' ? value.bind(target) : value;
+    },
+  }) as PoolLike;
+  const outbox = createPostgresOutbox({ pool: counting, schema, preparedStatements });
+  outboxes.push(outbox);
+  return { outbox, checkouts: () => checkouts };
+}
+
+async function enqueue(outbox: PostgresOutbox, n: number): Promise<void> {
+  for (let i = 0; i < n; i += 1) await outbox.confirm({ orderId: `ord_b${i}`, valueMicros: 1, click });
+}
+
+describe.each([
+  ['prepared statements', true],
+  ['plain statements', false],
+])('a batch of completions (%s)', (_, prepared) => {
+  it('where one job lost its lease records the others and not that one', async () => {
+    const a = worker(prepared);
+    const b = worker(prepared);
+    await enqueue(a.outbox, 3);
+    const t0 = Date.now();
+    const held = await a.outbox.claim({ now: t0, limit: 3, leaseMs: 1000 });
+    expect(held).toHaveLength(3);
+    // Worker a stalls past its lease; b takes the middle job over (a newer token).
+    const lost = held[1]!;
+    await admin.query(`UPDATE "${schema}".jobs SET lease_expires_at = $2 WHERE id = $1`, [lost.id, t0]);
+    const [takenOver] = await b.outbox.claim({ now: t0 + 1, limit: 1, leaseMs: 60_000 });
+    expect(takenOver?.id).toBe(lost.id);
+
+    const before = a.checkouts();
+    const results = await Promise.all(
+      held.map((job, i) =>
+        a.outbox.complete(job, { now: t0 + 10, campaignId: `cmp_a${i}`, attempt: accepted(t0 + 5) }),
+      ),
+    );
+    expect(results).toEqual([true, false, true]);
+    // One batch: one connection (prepared: the script's) or none (plain: through pool.query).
+    expect(a.checkouts() - before).toBe(prepared ? 1 : 0);
+
+    const stored = await Promise.all(held.map((job) => a.outbox.get(job.id)));
+    expect(stored.map((job) => [job?.state, job?.campaignId])).toEqual([
+      ['delivered', 'cmp_a0'],
+      ['inflight', null],
+      ['delivered', 'cmp_a2'],
+    ]);
+    // The lost job is b's as b claimed it: its lease, no attempt of a in its history.
+    expect(stored[1]?.lease).toEqual(takenOver?.lease);
+    expect(await a.outbox.history(lost.id)).toEqual([]);
+    expect(await a.outbox.history(held[0]!.id)).toEqual([accepted(t0 + 5)]);
+    // b still holds it, and records its own outcome.
+    expect(await b.outbox.complete(takenOver as Job, { now: t0 + 20, campaignId: 'cmp_b' })).toBe(true);
+    expect(await b.outbox.get(lost.id)).toMatchObject({ state: 'delivered', campaignId: 'cmp_b' });
+  });
+
+  it('that fails records none of its outcomes; made again, each is recorded once', async () => {
+    // The worker's statements give up after 300 ms waiting (here: for a row another transaction holds).
+    const pool = testPool(2);
+    pools.push(pool);
+    const impatient = new (pool.constructor as typeof pg.Pool)({
+      connectionString: TEST_PG_URL,
+      max: 2,
+      options: '-c statement_timeout=300',
+    });
+    pools.push(impatient);
+    const outbox = createPostgresOutbox({ pool: impatient, schema, preparedStatements: prepared });
+    outboxes.push(outbox);
+    await enqueue(outbox, 3);
+    const t0 = Date.now();
+    const held = await outbox.claim({ now: t0, limit: 3, leaseMs: 60_000 });
+    expect(held).toHaveLength(3);
+
+    const blocker = await admin.connect();
+    try {
+      await blocker.query('BEGIN');
+      await blocker.query(`SELECT 1 FROM "${schema}".jobs WHERE id = $1 FOR UPDATE`, [held[2]!.id]);
+      const outcomes = await Promise.allSettled(
+        held.map((job) => outbox.complete(job, { now: t0 + 10, attempt: accepted(t0 + 5) })),
+      );
+      // The whole batch failed: every caller has its error, none an answer.
+      expect(outcomes.map((o) => o.status)).toEqual(['rejected', 'rejected', 'rejected']);
+      expect(String((outcomes[0] as PromiseRejectedResult).reason)).toMatch(/statement timeout/);
+    } finally {
+      await blocker.query('ROLLBACK');
+      blocker.release();
+    }
+    // Nothing was recorded, not even the two jobs that were not blocked.
+    const between = await Promise.all(held.map((job) => outbox.get(job.id)));
+    expect(between.map((job) => job?.state)).toEqual(['inflight', 'inflight', 'inflight']);
+    expect(await outbox.history(held[0]!.id)).toEqual([]);
+
+    // The Dispatcher's next try records each outcome exactly once; a third call changes nothing.
+    const again = await Promise.all(
+      held.map((job) => outbox.complete(job, { now: t0 + 20, attempt: accepted(t0 + 15) })),
+    );
+    expect(again).toEqual([true, true, true]);
+    expect(await outbox.complete(held[0]!, { now: t0 + 30, attempt: accepted(t0 + 25) })).toBe(false);
+    for (const job of held) {
+      expect((await outbox.get(job.id))?.state).toBe('delivered');
+      expect(await outbox.history(job.id)).toEqual([accepted(t0 + 15)]);
+    }
+  });
+});
+
+describe('prepared statements', () => {
+  it('survive a DISCARD ALL on the connection: the script is prepared again, a named statement fails once', async () => {
+    const pool = testPool(1);
+    pools.push(pool);
+    const outbox = createPostgresOutbox({ pool, schema });
+    outboxes.push(outbox);
+    await enqueue(outbox, 4);
+    const t0 = Date.now();
+    const [first, second] = await outbox.claim({ now: t0, limit: 2, leaseMs: 60_000 });
+    expect(await outbox.complete(first!, { now: t0 + 1 })).toBe(true);
+    const { rows } = await pool.query('SELECT count(*)::int AS n FROM pg_prepared_statements');
+    expect(rows[0].n).toBeGreaterThanOrEqual(3); // the claim (pg's), completeMany and followConfirms (ours)
+
+    // Someone resets the session (a pooler's server_reset_query, or the app itself).
+    await pool.query('DISCARD ALL');
+    expect(await outbox.complete(second!, { now: t0 + 2 })).toBe(true);
+    // pg still believes the claim is prepared on that connection: that call fails, and pg's pool drops
+    // the connection with it; the next call runs on a new one.
+    const claims = [];
+    for (let i = 0; i < 2; i += 1)
+      claims.push(
+        await outbox.claim({ now: t0 + 3, limit: 1, leaseMs: 60_000 }).catch((err: unknown) => err),
+      );
+    expect(claims[0]).toMatchObject({ code: '26000' });
+    expect(claims[1]).toHaveLength(1);
+  });
+});
