@@ -54,7 +54,7 @@ async function ourOutbox(
 ): Promise<{ outbox: PostgresOutbox; pool: pg.Pool; schema: string }> {
   const schema = `pbbench_${name}_${tag}`;
   schemas.push(schema);
-  const pool = new pg.Pool({ connectionString: URL_, max: POOL_MAX });
+  const pool = new pg.Pool({ connectionString: withAppName(URL_, schema), max: POOL_MAX });
   await migrate(pool, { schema });
   return { outbox: createPostgresOutbox({ pool, schema, preparedStatements }), pool, schema };
 }
@@ -63,7 +63,7 @@ async function startBoss(name: string): Promise<PgBoss> {
   const schema = `pbbench_${name}_${tag}`;
   schemas.push(schema);
   const boss = new PgBoss({
-    connectionString: URL_,
+    connectionString: withAppName(URL_, schema),
     schema,
     max: POOL_MAX,
     supervise: false,
@@ -99,41 +99,58 @@ async function inTx(pool: pg.Pool, work: (tx: pg.PoolClient) => Promise<unknown>
   }
 }
 
-/** A variant: `prepare` (untimed, e.g. the prefill) then `run`, which returns how many jobs it handled. */
+/**
+ * A variant: `prepare` (untimed, e.g. the prefill) then `run`, which returns how many jobs it handled;
+ * `app`: the application_name of its connections, to count their server CPU.
+ */
 type Variant =
   | ((round: number) => Promise<number>)
-  | { prepare: (round: number) => Promise<void>; run: (round: number) => Promise<number> };
+  | { prepare: (round: number) => Promise<void>; run: (round: number) => Promise<number>; app?: string };
 
-/**
- * Interleaves slices of each variant; returns jobs per second of each, over the time of `run` only, and
- * (`withPrepare`) over the time of `prepare` and `run` together.
- */
-async function interleave(
-  variants: Record<string, Variant>,
-): Promise<Record<string, number> & { withPrepare: Record<string, number> }> {
-  const totals = Object.fromEntries(Object.keys(variants).map((k) => [k, { jobs: 0, ms: 0, prepareMs: 0 }]));
+interface Rates {
+  /** Jobs per second over the time of `run` only. */
+  rate: Record<string, number>;
+  /** Jobs per second over the time of `prepare` and `run` together. */
+  withPrepare: Record<string, number>;
+  /** CPU per job during `run`, µs: the server's backends of the variant (its `app`) and this process. */
+  cpu: Record<string, { server: number; client: number }>;
+}
+
+/** Interleaves slices of each variant (round after round, in turn). */
+async function interleave(variants: Record<string, Variant>): Promise<Rates> {
+  const totals = Object.fromEntries(
+    Object.keys(variants).map((k) => [k, { jobs: 0, ms: 0, prepareMs: 0, server: 0, client: 0 }]),
+  );
   const started = Date.now();
   for (let round = 0; round < ROUNDS && Date.now() - started < MAX_MS; round += 1) {
     for (const [name, variant] of Object.entries(variants)) {
       const total = totals[name]!;
-      const { prepare, run } = typeof variant === 'function' ? { prepare: undefined, run: variant } : variant;
+      const { prepare, run, app } =
+        typeof variant === 'function' ? { prepare: undefined, run: variant, app: undefined } : variant;
       if (prepare !== undefined) {
         const p0 = performance.now();
         await prepare(round);
         total.prepareMs += performance.now() - p0;
       }
+      const server0 = app === undefined ? null : await backendCpu(app);
+      const client0 = process.cpuUsage();
       const t0 = performance.now();
       const jobs = await run(round);
       total.ms += performance.now() - t0;
+      const client = process.cpuUsage(client0);
+      total.client += client.user + client.system;
+      if (app !== undefined && server0 !== null)
+        for (const [pid, used] of await backendCpu(app)) total.server += used - (server0.get(pid) ?? 0);
       total.jobs += jobs;
     }
   }
-  const rate = (f: (t: { jobs: number; ms: number; prepareMs: number }) => number) =>
+  const each = <T>(f: (t: (typeof totals)[string]) => T) =>
     Object.fromEntries(Object.entries(totals).map(([k, t]) => [k, f(t)]));
-  return Object.assign(
-    rate((t) => (t.jobs / t.ms) * 1000),
-    { withPrepare: rate((t) => (t.jobs / (t.ms + t.prepareMs)) * 1000) },
-  );
+  return {
+    rate: each((t) => (t.jobs / t.ms) * 1000),
+    withPrepare: each((t) => (t.jobs / (t.ms + t.prepareMs)) * 1000),
+    cpu: each((t) => ({ server: t.server / t.jobs, client: t.client / t.jobs })),
+  };
 }
 
 const fmt = (n: number) => `${Math.round(n).toLocaleString('en-US')}/s`;
@@ -144,7 +161,7 @@ async function benchEnqueue(): Promise<void> {
   const bossTx = await startBoss('enq_bosstx');
   const bossTxPool = new pg.Pool({ connectionString: URL_, max: POOL_MAX });
   try {
-    const rates = await interleave({
+    const { rate: rates } = await interleave({
       ours: async (round) => {
         await inFlight(SLICE, IN_FLIGHT, (i) =>
           inTx(ours.pool, (tx) =>
@@ -229,8 +246,9 @@ async function benchClaimComplete(): Promise<void> {
       );
       return total;
     };
-    const rates = await interleave({
+    const measured = interleave({
       ours: {
+        app: ours.schema,
         prepare: async (round) => {
           await prefillOurs(SLICE, round);
         },
@@ -244,6 +262,7 @@ async function benchClaimComplete(): Promise<void> {
           }),
       },
       oursPlain: {
+        app: plain.schema,
         prepare: async (round) => {
           await prefillOurs(SLICE, round, plain);
         },
@@ -257,6 +276,7 @@ async function benchClaimComplete(): Promise<void> {
           }),
       },
       pgBossEach: {
+        app: `pbbench_claim_each_${tag}`,
         prepare: async () => {
           await prefillBoss(bossEach, SLICE);
         },
@@ -268,6 +288,7 @@ async function benchClaimComplete(): Promise<void> {
           }),
       },
       pgBossBatch: {
+        app: `pbbench_claim_batch_${tag}`,
         prepare: async () => {
           await prefillBoss(bossBatch, SLICE);
         },
@@ -283,7 +304,9 @@ async function benchClaimComplete(): Promise<void> {
           }),
       },
     });
-    const { withPrepare } = rates;
+    const { rate: rates, withPrepare, cpu } = await measured;
+    const cpuOf = (name: string) =>
+      `${Math.round(cpu[name]!.server + cpu[name]!.client)} µs (server ${Math.round(cpu[name]!.server)}, client ${Math.round(cpu[name]!.client)})`;
     console.log(`claim + complete (no-op handler), ${CONSUMERS} consumers, batches of ${BATCH}:`);
     console.log(`  ours claim + complete per job        ${fmt(rates.ours!)}`);
     console.log(
@@ -294,6 +317,9 @@ async function benchClaimComplete(): Promise<void> {
     );
     console.log(
       `  ours with preparedStatements: false  ${fmt(rates.oursPlain!)}   ratio prepared/plain ${(rates.ours! / rates.oursPlain!).toFixed(2)}x; plain/pg-boss per batch ${(rates.oursPlain! / rates.pgBossBatch!).toFixed(2)}x`,
+    );
+    console.log(
+      `  CPU per job: ours ${cpuOf('ours')}; plain ${cpuOf('oursPlain')}; pg-boss per job ${cpuOf('pgBossEach')}; per batch ${cpuOf('pgBossBatch')}`,
     );
     console.log(
       `  with each one's prefill of ${SLICE} jobs a round in its time: ours ${fmt(withPrepare.ours!)}, ratios ${(withPrepare.ours! / withPrepare.pgBossEach!).toFixed(2)}x per job, ${(withPrepare.ours! / withPrepare.pgBossBatch!).toFixed(2)}x per batch`,
