@@ -12,6 +12,7 @@ import { type Batcher, createBatcher } from '@postback/core/store';
 import { arrayLiteral, inline } from './literal.ts';
 import type { PostgresOutboxContext } from './outbox-context.ts';
 import { runPreparedScript, type ScriptStep } from './prepared.ts';
+import type { QueryResultLike } from './queryable.ts';
 
 /** One completion waiting for its batch. */
 export interface Completion {
@@ -94,8 +95,11 @@ async function writeCompletions(context: PostgresOutboxContext, group: Completio
     try {
       const results = preparedStatements
         ? await runPreparedScript(pool, schema, steps)
-        : await q(pool, steps.map((step) => inline(step.text, step.values)).join(';\n'));
-      const first = (Array.isArray(results) ? results[0] : results) as { rows: Array<{ id: string }> };
+        : ((await q(
+            pool,
+            steps.map((step) => inline(step.text, step.values)).join(';\n'),
+          )) as unknown as QueryResultLike[]);
+      const first = results[0] as { rows: Array<{ id: string }> };
       const applied = new Set(first.rows.map((row) => row.id));
       return ids.map((id) => applied.has(id));
     } catch (err) {

@@ -2,8 +2,9 @@
  * Prepared statements for the worker's side of the outbox. Postgres parses and plans a statement at every
  * call unless it was prepared on that connection; the claim is a long statement whose planning cost about
  * as much as running it. Single statements go through `pg`'s named statements (prepared by `pg` on each
- * connection at first use); a script of several statements in one round trip (the group commit's) is
- * prepared with SQL `PREPARE` once per connection and sent as `EXECUTE`s with checked literals.
+ * connection at first use); the claim, and the group commit's two statements in one round trip, are
+ * prepared with SQL `PREPARE` once per connection and sent as `EXECUTE`s with checked literals, with
+ * the generic plan forced for that transaction.
  */
 import { createHash } from 'node:crypto';
 import { literal } from './literal.ts';
@@ -42,14 +43,20 @@ export interface ScriptStep {
  */
 const preparedOn = new WeakMap<object, Set<string>>();
 
+/** For the transaction of one script only (the implicit transaction of a multi-statement message). */
+const GENERIC_PLANS = 'SET LOCAL plan_cache_mode = force_generic_plan';
+
 /** SQLSTATE of "prepared statement does not exist" (someone ran `DISCARD ALL` or `DEALLOCATE`). */
 const UNDEFINED_PSTATEMENT = '26000';
 
 /**
  * Runs `steps` as one simple-protocol message on one pooled connection: one round trip, one implicit
  * transaction, each statement with its own snapshot. Each step is `PREPARE`d on that connection the first
- * time (in a round trip of its own, once per connection), then sent as `EXECUTE name(literals)`. Returns
- * the results of the steps (an array for several), as `pg` does for a multi-statement query.
+ * time (in a round trip of its own, once per connection), then sent as `EXECUTE name(literals)` after a
+ * `SET LOCAL plan_cache_mode = force_generic_plan` (for this transaction only): Postgres's own choice
+ * re-planned the claim at every call, its cost estimate for the generic plan being the higher, and that
+ * planning cost as much as running it. The query-plan test checks the generic plan. Returns one result
+ * per step.
  *
  * @example
  * ```ts
@@ -60,7 +67,7 @@ export async function runPreparedScript(
   pool: PoolLike,
   schema: string,
   steps: readonly ScriptStep[],
-): Promise<unknown> {
+): Promise<QueryResultLike[]> {
   let broken: Error | undefined;
   const onClientError = (err: Error) => {
     broken ??= err;
@@ -79,11 +86,15 @@ export async function runPreparedScript(
         await run(client, schema, `PREPARE ${name} AS ${text}`);
         ready.add(name);
       }
-      const script = steps
-        .map(({ text, values }) => `EXECUTE ${statementName('pbs', text)}(${values.map(literal).join(', ')})`)
-        .join(';\n');
+      const script = [
+        GENERIC_PLANS,
+        ...steps.map(
+          ({ text, values }) => `EXECUTE ${statementName('pbs', text)}(${values.map(literal).join(', ')})`,
+        ),
+      ].join(';\n');
       try {
-        return (await run(client, schema, script)) as QueryResultLike | QueryResultLike[];
+        const results = (await run(client, schema, script)) as unknown as QueryResultLike[];
+        return results.slice(1);
       } catch (err) {
         // The script ran as one transaction, so nothing of it was applied: prepare again and resend, once.
         if ((err as { code?: unknown }).code !== UNDEFINED_PSTATEMENT || attempt >= 2) throw err;

@@ -21,8 +21,10 @@ import {
   type RetryResult,
   truncateReason,
 } from '@postback/core/store';
+import { arrayLiteral } from './literal.ts';
 import { assertOpen, inTransaction, type PostgresOutboxContext } from './outbox-context.ts';
 import { attemptValues, createCompletionBatcher } from './outcome-batch.ts';
+import { runPreparedScript } from './prepared.ts';
 import type { Queryable } from './queryable.ts';
 import { rowToJob, toBigintText } from './rows.ts';
 
@@ -60,7 +62,17 @@ export function transitionMethods(context: PostgresOutboxContext) {
     async claim(options: ClaimOptions): Promise<Job[]> {
       assertOpen(context);
       const { now: at, limit, leaseMs, excludeKeys, urgentWithinMs } = checkClaim(options);
-      const result = await qp(pool, SQL.claim, [at, limit, leaseMs, excludeKeys, urgentWithinMs, cursor]);
+      const values = [at, limit, leaseMs, excludeKeys, urgentWithinMs, cursor];
+      const result = context.preparedStatements
+        ? (
+            await runPreparedScript(pool, context.schema, [
+              {
+                text: SQL.claim,
+                values: [at, limit, leaseMs, arrayLiteral(excludeKeys, 'text'), urgentWithinMs, cursor],
+              },
+            ])
+          )[0]!
+        : await context.q(pool, SQL.claim, values);
       // In claim order: retaken, urgent, then in turns; the cursor moves to the last account served in turns.
       const rows = [...result.rows].sort((a, b) => Number(a.claim_order) - Number(b.claim_order));
       const lastInTurns = rows.findLast((row) => Number(row.claim_order) > Number(row.claim_first));
