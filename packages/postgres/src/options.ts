@@ -60,8 +60,8 @@ export const DEFAULT_NOTIFY_COALESCE_MS = 25;
 /**
  * Whether the worker's statements (claim, complete, retry, fail, release, extendLease) run as prepared
  * statements on each pooled connection: Postgres parses the claim (a long statement) once per connection
- * and reuses its plan, instead of parsing and planning it at every call (measured: a claim of 10 in about
- * half the time). Turn it off behind a pooler that does not keep a session's prepared statements across
+ * and reuses its plan, instead of parsing and planning it at every call (measured: half the server's CPU
+ * per claim of 10). Turn it off behind a pooler that does not keep a session's prepared statements across
  * transactions (PgBouncer in transaction mode before 1.21), or with a pool whose `query()` takes text only.
  * @defaultValue true
  * @example

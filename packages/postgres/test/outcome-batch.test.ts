@@ -155,6 +155,27 @@ describe.each([
 });
 
 describe('prepared statements', () => {
+  it('give the claim excluded account keys and a cursor with quotes and backslashes as they are', async () => {
+    const { outbox } = worker(true);
+    const odd = "o'brien\\shop";
+    await outbox.confirm({ orderId: 'ord_odd', account: odd, valueMicros: 1, click });
+    await outbox.confirm({ orderId: 'ord_plain', account: 'plain', valueMicros: 1, click });
+    const t0 = Date.now();
+    const first = await outbox.claim({ now: t0, limit: 5, leaseMs: 60_000, excludeAccounts: [odd] });
+    expect(first.map((job) => job.account)).toEqual(['plain']);
+    // The cursor is now 'plain'; the odd account's turn comes next.
+    expect(
+      (await outbox.claim({ now: t0, limit: 5, leaseMs: 60_000, excludeAccounts: ['plain'] })).map(
+        (job) => job.account,
+      ),
+    ).toEqual([odd]);
+    await outbox.confirm({ orderId: 'ord_odd_2', account: odd, valueMicros: 1, click });
+    // With the odd key as the cursor.
+    expect(
+      (await outbox.claim({ now: Date.now(), limit: 5, leaseMs: 60_000 })).map((job) => job.orderId),
+    ).toEqual(['ord_odd_2']);
+  });
+
   it('survive a DISCARD ALL on the connection: scripts are prepared again, a named statement fails once', async () => {
     const pool = testPool(1);
     pools.push(pool);
