@@ -48,6 +48,12 @@ describe('createPostgresOutbox options', () => {
     );
   });
 
+  it('rejects a preparedStatements that is not a boolean, naming it', () => {
+    expect(() => createPostgresOutbox({ pool, preparedStatements: 'no' as never })).toThrow(
+      expect.objectContaining({ name: 'OptionsError', field: 'preparedStatements' }),
+    );
+  });
+
   it('never prints the password of its connection string (inspect, JSON, errors)', async () => {
     const secret = 'S3cr3t-pa55word';
     const outbox = createPostgresOutbox({
