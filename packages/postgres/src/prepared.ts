@@ -10,7 +10,8 @@ import { createHash } from 'node:crypto';
 import { literal } from './literal.ts';
 import { connectListening, type PoolLike, type QueryResultLike, run } from './queryable.ts';
 
-const names = new Map<string, string>();
+/** Names by prefix, then by text (the statement texts are built once per schema: their hash is cached). */
+const names = { pbq: new Map<string, string>(), pbs: new Map<string, string>() };
 
 /**
  * The prepared statement name of `text`: `prefix` (`pbq` for `pg`'s named statements, `pbs` for SQL
@@ -22,11 +23,11 @@ const names = new Map<string, string>();
  * ```
  */
 export function statementName(prefix: 'pbq' | 'pbs', text: string): string {
-  const key = `${prefix}:${text}`;
-  let name = names.get(key);
+  const known = names[prefix];
+  let name = known.get(text);
   if (name === undefined) {
     name = `${prefix}_${createHash('sha256').update(text).digest('hex').slice(0, 32)}`;
-    names.set(key, name);
+    known.set(text, name);
   }
   return name;
 }
