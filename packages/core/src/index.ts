@@ -42,7 +42,7 @@ export { OptionsError, OutboxClosedError, PostbackError, type PostbackErrorCode 
 export {
   DAY_MS,
   DEFAULT_CONFIRM_WINDOW_MS,
-  DEFAULT_RETURN_WINDOW_MS,
+  DEFAULT_CONFIRMATION_RETENTION_MS,
   DEFAULT_SAFETY_MARGIN_MS,
   deadlineOf,
   type EpochMs,

@@ -4,8 +4,11 @@
  * - A confirmation is accepted by the service for 7 days after the click (spec, "Limits").
  * - A confirm job's deadline is the click time + that window − a safety margin, so a request sent at
  *   the deadline still arrives inside the window despite clock skew and network time.
- * - A reversal is accepted inside the return window, whose length the spec does not give: we default to
- *   30 days after the confirmation, and make it an option.
+ * - A reversal is accepted inside the return window, whose length the spec does not give. By default we do
+ *   not guess it (`returnWindowMs: null`, open-ended): a reversal is sent and the service decides, its
+ *   "window closed" answer ending the job. The kit keeps trying a reversal (and keeps a delivered
+ *   confirmation to reverse it) for `confirmationRetentionMs` after the charge. A configured window is the
+ *   only thing that ends a reversal without a request.
  */
 import { z } from 'zod';
 
@@ -28,10 +31,12 @@ export const DEFAULT_CONFIRM_WINDOW_MS = 7 * DAY_MS;
 export const DEFAULT_SAFETY_MARGIN_MS = 3_600_000;
 
 /**
- * How long after a confirmation it may be reversed. Not in the spec: our choice, documented in the README.
- * @defaultValue 2_592_000_000 (30 days)
+ * With no return window configured, how long after a charge the kit keeps trying its reversal, and keeps
+ * the delivered confirmation so a refund still finds it and its campaign. Not in the spec: our choice,
+ * documented in the README (longer than any return window a shop is likely to offer).
+ * @defaultValue 34_560_000_000 (400 days)
  */
-export const DEFAULT_RETURN_WINDOW_MS = 30 * DAY_MS;
+export const DEFAULT_CONFIRMATION_RETENTION_MS = 400 * DAY_MS;
 
 /**
  * One window of a {@link WindowPolicy}: a non-negative safe integer of milliseconds.
@@ -43,8 +48,8 @@ const windowMs = z.int({ error: 'must be a non-negative safe integer of millisec
 /**
  * Schema of the `policy` option every store takes (memory, SQLite, Postgres, SQS): the one source of
  * truth for the windows' validation and defaults. Strict: unknown keys are refused (a misspelt
- * `returnWindowMS` must not silently leave the 30-day default), each window is a non-negative safe
- * integer of milliseconds, and the safety margin is shorter than the confirmation window (reported on the
+ * `returnWindowMS` must not silently leave the window open-ended), each window is a non-negative safe
+ * integer of milliseconds (`returnWindowMs` may be null: open-ended), and the safety margin is shorter than the confirmation window (reported on the
  * policy itself). Absent windows — or an absent policy — take the `DEFAULT_*` values, so the output is a
  * whole {@link WindowPolicy}.
  *
@@ -61,8 +66,14 @@ export const windowPolicySchema = z
     confirmWindowMs: windowMs.default(DEFAULT_CONFIRM_WINDOW_MS),
     /** @defaultValue {@link DEFAULT_SAFETY_MARGIN_MS} */
     safetyMarginMs: windowMs.default(DEFAULT_SAFETY_MARGIN_MS),
-    /** @defaultValue {@link DEFAULT_RETURN_WINDOW_MS} */
-    returnWindowMs: windowMs.default(DEFAULT_RETURN_WINDOW_MS),
+    /**
+     * How long after the charge the service accepts a reversal, when the shop knows it; null: open-ended
+     * (the service decides, and its "window closed" answer ends the reversal).
+     * @defaultValue null
+     */
+    returnWindowMs: windowMs.nullable().default(null),
+    /** @defaultValue {@link DEFAULT_CONFIRMATION_RETENTION_MS} */
+    confirmationRetentionMs: windowMs.default(DEFAULT_CONFIRMATION_RETENTION_MS),
   })
   .refine((policy) => policy.safetyMarginMs < policy.confirmWindowMs, {
     error: 'safetyMarginMs must be shorter than confirmWindowMs',
@@ -104,10 +115,29 @@ export function deadlineOf(clickedAt: EpochMs, policy: WindowPolicy = DEFAULT_WI
   return clickedAt + policy.confirmWindowMs - policy.safetyMarginMs;
 }
 
-/** The last moment a reversal may be sent: confirmation time + return window − safety margin. */
-export function refundDeadlineOf(
-  confirmedAt: EpochMs,
-  policy: WindowPolicy = DEFAULT_WINDOW_POLICY,
-): EpochMs {
-  return confirmedAt + policy.returnWindowMs - policy.safetyMarginMs;
+/**
+ * How long after the charge a reversal may be sent: the return window − safety margin when one is
+ * configured, else `confirmationRetentionMs` (the service decides inside it).
+ *
+ * @example
+ * ```ts
+ * refundSpanOf(resolvePolicy({ returnWindowMs: 14 * DAY_MS })); // 14 days minus 1 hour
+ * ```
+ */
+export function refundSpanOf(policy: WindowPolicy = DEFAULT_WINDOW_POLICY): number {
+  return policy.returnWindowMs === null
+    ? policy.confirmationRetentionMs
+    : policy.returnWindowMs - policy.safetyMarginMs;
+}
+
+/**
+ * The last moment a reversal may be sent: charge time + {@link refundSpanOf} the policy.
+ *
+ * @example
+ * ```ts
+ * refundDeadlineOf(confirm.deliveredAt, policy);
+ * ```
+ */
+export function refundDeadlineOf(chargedAt: EpochMs, policy: WindowPolicy = DEFAULT_WINDOW_POLICY): EpochMs {
+  return chargedAt + refundSpanOf(policy);
 }

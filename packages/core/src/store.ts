@@ -14,7 +14,7 @@
 
 export { documented, type OptionRow, renderOptionsTable } from './options-table.ts';
 export { parseOptions } from './parse-options.ts';
-export { refundDeadlineOf, resolvePolicy, windowPolicySchema } from './policy.ts';
+export { refundDeadlineOf, refundSpanOf, resolvePolicy, windowPolicySchema } from './policy.ts';
 export {
   type AccountQueue,
   accountFromKey,

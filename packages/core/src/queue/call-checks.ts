@@ -203,8 +203,11 @@ export function checkRetry(job: unknown, result: RetryResult): CheckedTransition
 export function checkFail(job: unknown, result: FailResult): CheckedTransition<FailResult> {
   const held = checkClaimedJob(job);
   const now = checkEpoch(result?.now, 'now');
-  if (result.state !== 'dead' && result.state !== 'expired') {
-    throw new RangeError(`state must be 'dead' or 'expired', got ${String(result.state)}`);
+  if (result.state !== 'dead' && result.state !== 'expired' && result.state !== 'unmatched') {
+    throw new RangeError(`state must be 'dead', 'expired' or 'unmatched', got ${String(result.state)}`);
+  }
+  if (result.state === 'unmatched' && held.kind !== 'refund') {
+    throw new RangeError(`state 'unmatched' is for refund jobs only, got a ${held.kind} job`);
   }
   return {
     job: held,

@@ -9,6 +9,7 @@
  *    ▲                  │ ──transient──► pending (next attempt ≤ deadline)
  *    │                  │ ──permanent──► dead      (reason kept; replayable)
  *    └──replay── dead   │ ──deadline passed──► expired
+ *                       │ ──404 on a reversal──► unmatched (the service had no such conversion)
  *  pending ──refund before send──► cancelled
  * ```
  */
@@ -28,8 +29,12 @@ export interface JobContext {
 /** The two things a shop asks the service to do with an order. */
 export type JobKind = 'confirm' | 'refund';
 
-/** Where a job is in its life. `delivered`, `expired` and `cancelled` are final; `dead` can be replayed. */
-export type JobState = 'pending' | 'inflight' | 'delivered' | 'dead' | 'expired' | 'cancelled';
+/**
+ * Where a job is in its life. `delivered`, `expired`, `cancelled` and `unmatched` are final; `dead` can be
+ * replayed. `unmatched` (refund jobs only): the service answered that it had no such conversion to
+ * reverse (a 404 with its `detail`, the campaign taken from its own confirmation answer).
+ */
+export type JobState = 'pending' | 'inflight' | 'delivered' | 'dead' | 'expired' | 'cancelled' | 'unmatched';
 
 /** Every job state, in lifecycle order. */
 export const JOB_STATES: readonly JobState[] = [
@@ -39,6 +44,7 @@ export const JOB_STATES: readonly JobState[] = [
   'dead',
   'expired',
   'cancelled',
+  'unmatched',
 ];
 
 /** Fields every job has, whatever its kind. */
@@ -94,9 +100,21 @@ export interface ConfirmJob extends JobFields {
   clickedAt: EpochMs;
 }
 
+/**
+ * Where a refund's campaign came from: `answer`, the service's own confirmation answer (copied from the
+ * delivered confirm); `caller`, a person or the app (`refund({ campaignId })`); null, none yet (or a job
+ * stored before this was kept).
+ */
+export type CampaignSource = 'answer' | 'caller' | null;
+
 /** A reversal of a confirmed sale: POST /v1/conversions/s2s/refund. */
 export interface RefundJob extends JobFields {
   kind: 'refund';
+  /**
+   * Where `campaignId` came from. A 404 on a reversal whose campaign came from the service's answer ends
+   * it `unmatched` (the service had no such conversion); from a caller, it may be a typo: `dead`.
+   */
+  campaignFrom: CampaignSource;
 }
 
 /** Any job. Narrow on `kind`. */

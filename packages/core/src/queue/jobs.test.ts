@@ -190,7 +190,7 @@ describe('planRefund of a confirm that may have been applied', () => {
     const outcome = planRefund({ orderId: 'ord_1', campaignId: 'cmp_8' }, ctx(confirmIn('inflight'), refund));
     expect(outcome).toEqual({
       outcome: 'updated',
-      job: { ...refund, campaignId: 'cmp_8', updatedAt: NOW },
+      job: { ...refund, campaignId: 'cmp_8', campaignFrom: 'caller', updatedAt: NOW },
     });
   });
 
@@ -208,6 +208,7 @@ describe('planRefund of a confirm that may have been applied', () => {
       job: {
         ...dead,
         campaignId: 'cmp_8',
+        campaignFrom: 'caller',
         state: 'pending',
         attempts: 0,
         nextAttemptAt: NOW,

@@ -192,7 +192,7 @@ export function retryJob<J extends Job>(stored: J, result: RetryResult): J {
 }
 
 /**
- * `dead` (replayable) or `expired` (final), with its reason; `maybeApplied` as in {@link retryJob}.
+ * `dead` (replayable), `expired` or `unmatched` (final), with its reason; `maybeApplied` as in {@link retryJob}.
  *
  * @example
  * ```ts
@@ -290,5 +290,5 @@ export function replayJob<J extends Job>(stored: J, options: { now: EpochMs; ord
  * ```
  */
 export function isFinalState(state: JobState): boolean {
-  return state === 'delivered' || state === 'expired' || state === 'cancelled';
+  return state === 'delivered' || state === 'expired' || state === 'cancelled' || state === 'unmatched';
 }

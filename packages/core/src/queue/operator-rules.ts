@@ -16,6 +16,7 @@ import {
   type Job,
   type JobState,
 } from './job-types.ts';
+import { isFinalState } from './jobs.ts';
 import {
   DEFAULT_AT_RISK_WITHIN_MS,
   DEFAULT_LIST_JOBS_LIMIT,
@@ -181,7 +182,7 @@ export function prunableAt(
   job: Pick<Job, 'kind' | 'state' | 'updatedAt' | 'deadline' | 'deliveredAt' | 'maybeAppliedAt'>,
   options: Pick<PruneOptions, 'olderThanMs' | 'returnWindowMs'>,
 ): EpochMs | null {
-  if (job.state !== 'delivered' && job.state !== 'cancelled' && job.state !== 'expired') return null;
+  if (!isFinalState(job.state)) return null;
   const byAge = Math.max(job.updatedAt + options.olderThanMs, job.deadline ?? 0);
   if (job.kind !== 'confirm') return byAge;
   const charged = [job.deliveredAt, job.maybeAppliedAt].filter((t): t is number => t !== null);

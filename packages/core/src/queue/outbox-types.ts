@@ -66,13 +66,17 @@ export interface EnqueueResult<J extends Job = Job> {
  *   none of its requests may have reached the service.
  * - `updated`: the order's reversal had no campaign to reverse in (the confirmation's answer carried none,
  *   or was lost) and the caller gave one: it is stored, and a dead reversal is `pending` again, due now.
+ * - `window-closed`: a return window is configured (`policy.returnWindowMs`) and it closed before now,
+ *   counted from the confirmation's charge: nothing is written and nothing will be sent (`job` is the
+ *   confirm). With no window configured (the default) this never happens: the service decides.
  */
 export type RefundOutcome =
   | { outcome: 'enqueued'; job: RefundJob }
   | { outcome: 'duplicate'; job: RefundJob }
   | { outcome: 'cancelled'; job: ConfirmJob }
   | { outcome: 'not-charged'; job: ConfirmJob }
-  | { outcome: 'updated'; job: RefundJob };
+  | { outcome: 'updated'; job: RefundJob }
+  | { outcome: 'window-closed'; job: ConfirmJob };
 
 /** What the app passes to withdraw an order's confirmation (see {@link Outbox.withdraw}). */
 export interface WithdrawInput {
@@ -111,7 +115,8 @@ export interface RetryResult {
 /** What {@link Outbox.fail} records; `maybeApplied` as in {@link RetryResult}. */
 export interface FailResult {
   now: EpochMs;
-  state: 'dead' | 'expired';
+  /** `unmatched`: refund jobs only (the service had no such conversion). */
+  state: 'dead' | 'expired' | 'unmatched';
   reason: string;
   maybeApplied?: boolean;
   /** The send that ended the job, appended to its history (none when it expired unsent). */
@@ -301,16 +306,17 @@ export interface OutboxDeadlineBucket {
 }
 
 /**
- * What `Outbox.prune` deletes. Only final jobs are ever pruned (`delivered`, `cancelled`, `expired`), and
- * never before their own deadline: see `prunableAt` for the whole rule.
+ * What `Outbox.prune` deletes. Only final jobs are ever pruned (`delivered`, `cancelled`, `expired`,
+ * `unmatched`), and never before their own deadline: see `prunableAt` for the whole rule.
  */
 export interface PruneOptions {
   now: EpochMs;
   /** Final jobs last changed more than this long ago are deleted. */
   olderThanMs: number;
   /**
-   * A delivered confirmation is kept at least until its return window closes (from `deliveredAt`, or
-   * `maybeAppliedAt` when earlier), so a refund still finds it and its campaign.
+   * A delivered confirmation is kept at least this long after its charge (from `deliveredAt`, or
+   * `maybeAppliedAt` when earlier), so a refund still finds it and its campaign: the configured return
+   * window, or, when the window is open-ended, the policy's `confirmationRetentionMs`.
    */
   returnWindowMs: number;
 }

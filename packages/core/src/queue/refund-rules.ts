@@ -38,9 +38,11 @@ export function mayHaveCharged(confirm: ConfirmJob): boolean {
  *   UPDATE the confirm to the returned job.
  * - `not-charged`: the confirm ended `expired` or `cancelled` and none of its requests may have reached the
  *   service; write nothing.
+ * - `window-closed`: a return window is configured and closed before `now`, counted from the charge of a
+ *   confirm that ended delivered (or may have been applied); write nothing: nothing will be sent.
  * - `enqueued`: INSERT the returned refund job. It waits (deadline null) while the confirm is `pending` or
  *   `inflight`; after a confirm that was delivered, or may have been applied, it takes the confirm's
- *   campaign and the return-window deadline (see {@link refundAfterConfirm}).
+ *   campaign and the refund deadline (see {@link refundAfterConfirm}).
  *
  * Throws {@link JobValidationError} (`campaignId`) when no campaign is given and none can be known.
  *
@@ -102,6 +104,7 @@ export function planRefund(input: unknown, context: RefundContext): RefundOutcom
     lease: null,
     deliveredAt: null,
     campaignId: checked.campaignId ?? null,
+    campaignFrom: checked.campaignId === undefined ? null : 'caller',
     maybeAppliedAt: null,
   };
 
@@ -116,6 +119,10 @@ export function planRefund(input: unknown, context: RefundContext): RefundOutcom
     // its window can end, so we bound by it and let the service refuse a reversal that is too late.
     return { outcome: 'enqueued', job: { ...base, deadline: refundDeadlineOf(now, policy) } };
   }
+  // Only a configured window ends a reversal without a request; the charge time must be known.
+  const chargedAt = chargeOf(confirm);
+  if (policy.returnWindowMs !== null && chargedAt !== null && refundDeadlineOf(chargedAt, policy) < now)
+    return { outcome: 'window-closed', job: confirm };
   // Pending or inflight: the refund waits for the confirm's outcome (its deadline stays null); ended
   // delivered or maybe applied: it follows the confirm now.
   return { outcome: 'enqueued', job: refundAfterConfirm(base, confirm, policy) };
@@ -126,7 +133,7 @@ function supplyCampaign(refund: RefundJob, campaignId: string | undefined, now: 
   const waiting = refund.state === 'pending' || refund.state === 'dead';
   if (campaignId === undefined || refund.campaignId !== null || !waiting)
     return { outcome: 'duplicate', job: refund };
-  const job: RefundJob = { ...refund, campaignId, updatedAt: now };
+  const job: RefundJob = { ...refund, campaignId, campaignFrom: 'caller', updatedAt: now };
   if (refund.state === 'dead') {
     Object.assign(job, { state: 'pending', attempts: 0, nextAttemptAt: now, lastError: null, lease: null });
   }
@@ -156,8 +163,7 @@ export function refundAfterConfirm(
 ): RefundJob {
   if (refund.state !== 'pending' || confirm.state === 'pending' || confirm.state === 'inflight')
     return refund;
-  const chargedAt =
-    confirm.state === 'delivered' ? (confirm.deliveredAt ?? confirm.updatedAt) : confirm.maybeAppliedAt;
+  const chargedAt = chargeOf(confirm);
   if (chargedAt === null) {
     return {
       ...refund,
@@ -167,12 +173,24 @@ export function refundAfterConfirm(
     };
   }
   if (refund.deadline !== null) return refund;
+  const fromAnswer = refund.campaignId === null && confirm.campaignId !== null;
   return {
     ...refund,
     campaignId: refund.campaignId ?? confirm.campaignId,
+    campaignFrom: fromAnswer ? 'answer' : refund.campaignFrom,
     deadline: refundDeadlineOf(chargedAt, policy),
     updatedAt: Math.max(refund.updatedAt, confirm.updatedAt),
   };
+}
+
+/**
+ * When a confirm that has ended was (or may have been) charged: its delivery, or the first request that
+ * may have been applied; null while it is `pending` or `inflight` (it may yet be charged later) and for
+ * one never charged.
+ */
+function chargeOf(confirm: ConfirmJob): EpochMs | null {
+  if (confirm.state === 'pending' || confirm.state === 'inflight') return null;
+  return confirm.state === 'delivered' ? (confirm.deliveredAt ?? confirm.updatedAt) : confirm.maybeAppliedAt;
 }
 
 /**

@@ -5,6 +5,7 @@
  * test through the backend's factory, and closes and cleans it up after.
  */
 import { afterEach, beforeEach, describe } from 'vitest';
+import type { WindowPolicy } from '../policy.ts';
 import type { Outbox } from '../queue/outbox-types.ts';
 import { createFakeClock, type FakeClock } from './fake-clock.ts';
 import { describeAccounts } from './outbox-conformance/accounts.ts';
@@ -16,10 +17,12 @@ import { describeEnqueue } from './outbox-conformance/enqueue.ts';
 import { describeMaybeApplied } from './outbox-conformance/maybe-applied.ts';
 import { describeOperatorView } from './outbox-conformance/operator-view.ts';
 import { describeRefunds } from './outbox-conformance/refunds.ts';
+import { describeReturnWindow } from './outbox-conformance/return-window.ts';
 import { describeStats } from './outbox-conformance/stats.ts';
 import { createSuite, SUITE_POLICY } from './outbox-conformance/suite.ts';
 import { describeTransitions } from './outbox-conformance/transitions.ts';
 import type { DescribeOutboxOptions, OutboxFactory } from './outbox-conformance/types.ts';
+import { describeUnmatched } from './outbox-conformance/unmatched.ts';
 import { describeValidation } from './outbox-conformance/validation.ts';
 import { describeWithdraw } from './outbox-conformance/withdraw.ts';
 
@@ -52,26 +55,39 @@ export function describeOutbox(
   factory: OutboxFactory,
   options: DescribeOutboxOptions = {},
 ): void {
-  const current = {} as { outbox: Outbox; clock: FakeClock };
+  const current = {} as {
+    outbox: Outbox;
+    clock: FakeClock;
+    reopen: (policy: WindowPolicy) => Promise<void>;
+  };
   const s = createSuite(current, options.unsupported ?? {}, options.timeoutMs ?? 15_000);
 
   describe(`Outbox conformance: ${name}`, () => {
     let cleanup: (() => Promise<void> | void) | undefined;
-
-    beforeEach(async () => {
-      current.clock = createFakeClock();
-      const made = await factory({ now: current.clock.now, policy: SUITE_POLICY });
+    const open = async (policy: WindowPolicy) => {
+      const made = await factory({ now: current.clock.now, policy });
       current.outbox = made.outbox;
       cleanup = made.cleanup;
-    });
-
-    afterEach(async () => {
+    };
+    const close = async () => {
       try {
         await current.outbox.close();
       } finally {
         await cleanup?.();
+        cleanup = undefined;
       }
+    };
+    current.reopen = async (policy) => {
+      await close();
+      await open(policy);
+    };
+
+    beforeEach(async () => {
+      current.clock = createFakeClock();
+      await open(SUITE_POLICY);
     });
+
+    afterEach(close);
 
     describeValidation(s);
     describeEnqueue(s);
@@ -79,6 +95,8 @@ export function describeOutbox(
     describeTransitions(s);
     describeRefunds(s);
     describeWithdraw(s);
+    describeReturnWindow(s);
+    describeUnmatched(s);
     describeMaybeApplied(s);
     describeDeadJobs(s);
     describeStats(s);

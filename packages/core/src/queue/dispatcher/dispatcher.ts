@@ -35,6 +35,8 @@ export interface RunSummary {
   retried: number;
   dead: number;
   expired: number;
+  /** Reversals the service had no conversion for (see the `unmatched` event). */
+  unmatched: number;
   /** Jobs given back because delivery is paused (401/403); their attempt was not counted. */
   deferred: number;
   /** Jobs whose lease was lost to another worker (their outcome was not recorded by us). */
@@ -66,13 +68,8 @@ export interface Dispatcher {
 }
 
 const emptySummary = (): RunSummary => ({
-  claimed: 0,
-  delivered: 0,
-  retried: 0,
-  dead: 0,
-  expired: 0,
-  deferred: 0,
-  lost: 0,
+  ...{ claimed: 0, delivered: 0, retried: 0, dead: 0, expired: 0, unmatched: 0 },
+  ...{ deferred: 0, lost: 0 },
 });
 
 /**

@@ -21,6 +21,11 @@ export interface DispatcherEvents {
   dead: { job: Job; reason: string; status: number | null };
   /** The job's deadline passed before it could be sent; it is `expired` and was not sent (again). */
   expired: { job: Job; reason: string };
+  /**
+   * A reversal the service answered 404 (with its `detail`) in the campaign its own confirmation answer
+   * named: it had no such conversion, so there is nothing to reverse. The job is `unmatched` (final).
+   */
+  unmatched: { job: Job; reason: string };
   /** 401/403: all delivery is paused until `until` (an alert: the API key is missing, revoked or lacks scope). */
   paused: { status: number | null; reason: string; until: EpochMs };
   /**

@@ -9,7 +9,15 @@ import type { Job } from '../job-types.ts';
 import { createLeaseKeeper, type LeaseContext } from './leases.ts';
 
 /** How a held job ended for this process (`released`: given back by `stop()`, not counted). */
-export type JobOutcome = 'delivered' | 'retried' | 'dead' | 'expired' | 'deferred' | 'lost' | 'released';
+export type JobOutcome =
+  | 'delivered'
+  | 'retried'
+  | 'dead'
+  | 'expired'
+  | 'unmatched'
+  | 'deferred'
+  | 'lost'
+  | 'released';
 
 /** The reason a request past the send timeout is aborted with: read as a timeout. */
 const sendTimedOut = () => Object.assign(new Error('send timed out'), { name: 'TimeoutError' });

@@ -1,12 +1,14 @@
 /**
  * Records the outcome of a send durably, then tells listeners: delivered, retried with deadline-capped
- * backoff (or the service's `Retry-After`), dead, expired, or given back untried while delivery is paused.
+ * backoff (or the service's `Retry-After`), dead, expired, unmatched (a reversal of a conversion the
+ * service does not have), or given back untried while delivery is paused.
  * What each failure class means is decided in `classify.ts`; what is done with it is decided here.
  */
 import type { EpochMs } from '../../policy.ts';
 import { backoffDelay, nextAttemptTime } from '../backoff.ts';
 import type { AttemptOutcome, AttemptRecord, Job } from '../job-types.ts';
 import type { Outbox } from '../outbox-types.ts';
+import type { Failure } from './classify.ts';
 import type { Emit } from './events.ts';
 import type { JobOutcome } from './held-jobs.ts';
 import type { ResolvedDispatcherOptions } from './options.ts';
@@ -33,6 +35,8 @@ export interface OutcomeCounters {
   dead: number;
   expired: number;
   failed: number;
+  /** Reversals the service had no conversion for (not failures: the service answered). */
+  unmatched: number;
 }
 
 /** Records outcomes; see {@link createRecorder}. Each method returns `lost` when another worker holds the job. */
@@ -67,12 +71,40 @@ function attemptOf(
   return { startedAt: sent.startedAt, durationMs, outcome, status: sent.status, detail };
 }
 
+/**
+ * What a 404 with the service's `detail` on a reversal means. When its campaign came from the service's
+ * own confirmation answer, the service has no such conversion: nothing to reverse (`unmatched`). When a
+ * person or the app supplied it, the campaign may be a typo: `dead`, naming the campaign tried, so they
+ * can check it and refund again with the right one. Null for any other failure.
+ */
+export function notFoundReversal(
+  job: Job,
+  failure: Failure,
+): { state: 'unmatched' | 'dead'; reason: string } | null {
+  if (job.kind !== 'refund' || failure.class !== 'permanent' || failure.status !== 404) return null;
+  if (job.campaignFrom === 'answer') {
+    return { state: 'unmatched', reason: `the service has no such conversion to reverse: ${failure.reason}` };
+  }
+  const source = job.campaignFrom === 'caller' ? 'was supplied by the caller' : 'has no known source';
+  return {
+    state: 'dead',
+    reason: `campaign ${job.campaignId ?? '(none)'} ${source}; check it and refund with the right campaignId: ${failure.reason}`,
+  };
+}
+
 /** Creates a recorder with its counters at zero. */
 export function createRecorder(ctx: RecordContext): Recorder {
   const { outbox, emit, pauses } = ctx;
   /** Any answer of the service but 401/403 proves the key and the address work again. */
   const proven = (job: Job) => pauses.answered(job.account);
-  const counters: OutcomeCounters = { delivered: 0, retried: 0, dead: 0, expired: 0, failed: 0 };
+  const counters: OutcomeCounters = {
+    delivered: 0,
+    retried: 0,
+    dead: 0,
+    expired: 0,
+    failed: 0,
+    unmatched: 0,
+  };
 
   const expire = async (
     job: Job,
@@ -142,12 +174,22 @@ export function createRecorder(ctx: RecordContext): Recorder {
       const reason = `the service says the window has closed: ${failure.reason}`;
       return expire(job, at, reason, maybeApplied, attempt);
     }
+    const notFound = notFoundReversal(job, failure);
+    if (notFound?.state === 'unmatched') {
+      const { reason } = notFound;
+      if (!(await outbox.fail(job, { now: at, state: 'unmatched', reason, maybeApplied, attempt })))
+        return 'lost';
+      counters.unmatched += 1;
+      emit('unmatched', { job, reason });
+      return 'unmatched';
+    }
     if (failure.class === 'permanent') {
-      const dead = { now: at, state: 'dead' as const, reason: failure.reason, maybeApplied, attempt };
+      const reason = notFound?.reason ?? failure.reason;
+      const dead = { now: at, state: 'dead' as const, reason, maybeApplied, attempt };
       if (!(await outbox.fail(job, dead))) return 'lost';
       counters.dead += 1;
       counters.failed += 1;
-      emit('dead', { job, reason: failure.reason, status: failure.status });
+      emit('dead', { job, reason, status: failure.status });
       return 'dead';
     }
     // A failure at (or after) the deadline was the last chance: retrying "at the deadline" would loop.

@@ -11,7 +11,7 @@ export function describeStats(s: Suite): void {
       async () => {
         const stats = await s.outbox.stats(s.clock.now());
         expect(stats).toEqual({
-          counts: { pending: 0, inflight: 0, delivered: 0, dead: 0, expired: 0, cancelled: 0 },
+          counts: { pending: 0, inflight: 0, delivered: 0, dead: 0, expired: 0, cancelled: 0, unmatched: 0 },
           oldestPendingAt: null,
           nearestDeadline: null,
           atRisk: { count: 0, withinMs: DAY_MS },
@@ -38,6 +38,7 @@ export function describeStats(s: Suite): void {
           dead: 1,
           expired: 0,
           cancelled: 0,
+          unmatched: 0,
         });
       },
       'exactStats',

@@ -26,6 +26,8 @@ export interface Suite {
   readonly outbox: Outbox;
   /** The fake clock of the running test. */
   readonly clock: FakeClock;
+  /** Closes the running test's outbox and builds a fresh, empty one with `policy` (same clock). */
+  reopen(policy: WindowPolicy): Promise<void>;
   /** Whether the backend has `capability`. */
   has(capability: OutboxCapability): boolean;
   /** `it`, or a skip that says why when the backend lacks one of `capabilities`. */
@@ -49,7 +51,7 @@ export interface Suite {
 
 /** Builds the {@link Suite} over `current`, which the suite's `beforeEach` refills for every test. */
 export function createSuite(
-  current: { outbox: Outbox; clock: FakeClock },
+  current: { outbox: Outbox; clock: FakeClock; reopen: (policy: WindowPolicy) => Promise<void> },
   unsupported: Partial<Record<OutboxCapability, string>>,
   timeout: number,
 ): Suite {
@@ -62,6 +64,7 @@ export function createSuite(
     get clock() {
       return current.clock;
     },
+    reopen: (policy) => current.reopen(policy),
     has,
     test(title, fn, ...capabilities) {
       const missing = capabilities.find((c) => !has(c));
