@@ -168,6 +168,7 @@ describe('chaos: faults at the service and a worker killed again and again', () 
       dead: 0,
       expired: 0,
       cancelled: 0,
+      unmatched: 0,
     });
     expect(kills).toBeGreaterThanOrEqual(KILLS);
 

@@ -87,7 +87,15 @@ describe('a worker killed with SIGKILL in the middle of sending', () => {
     expect((await second.exited).code).toBe(0);
 
     const counts = await db.counts();
-    expect(counts).toEqual({ pending: 0, inflight: 0, delivered: JOBS, dead: 0, expired: 0, cancelled: 0 });
+    expect(counts).toEqual({
+      pending: 0,
+      inflight: 0,
+      delivered: JOBS,
+      dead: 0,
+      expired: 0,
+      cancelled: 0,
+      unmatched: 0,
+    });
     const seen = await world.conversions();
     const orders = seen.conversions.map((c) => c.order_id);
     expect(orders).toHaveLength(JOBS);

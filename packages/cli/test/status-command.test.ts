@@ -33,6 +33,7 @@ describe('postback status', () => {
       dead: 2,
       expired: 0,
       cancelled: 0,
+      unmatched: 0,
     });
     expect(status.total).toBe(3);
     expect(typeof status.oldestPendingAt).toBe('string');

@@ -8,6 +8,7 @@ const counts = (delivered: number, dead = 0, expired = 0) => ({
   dead,
   expired,
   cancelled: 0,
+  unmatched: 0,
 });
 
 describe('the activity series', () => {

@@ -17,7 +17,7 @@ import { ATTEMPT_HISTORY_LIMIT, accountFromKey, accountKey } from '@postback/cor
 export const ROW_COLUMNS =
   'id, kind, order_id, state, attempts, created_at, updated_at, next_attempt_at, deadline, last_error, ' +
   'lease_token, lease_expires_at, delivered_at, campaign_id, click_token, value_micros, clicked_at, ' +
-  'maybe_applied_at, account';
+  'maybe_applied_at, account, campaign_from';
 
 /** One row of `jobs` as node:sqlite returns it: an object of the {@link ROW_COLUMNS}, by name. */
 export interface JobRow {
@@ -41,6 +41,8 @@ export interface JobRow {
   maybe_applied_at: number | null;
   /** The job's `accountKey` ('' for none). */
   account: string;
+  /** A refund's `campaignFrom` (null for confirms). */
+  campaign_from: 'answer' | 'caller' | null;
 }
 
 /**
@@ -72,7 +74,7 @@ export function jobFromRow(row: JobRow): Job {
     campaignId: row.campaign_id,
     maybeAppliedAt: row.maybe_applied_at,
   };
-  if (row.kind === 'refund') return { kind: 'refund', ...common } as Job;
+  if (row.kind === 'refund') return { kind: 'refund', ...common, campaignFrom: row.campaign_from } as Job;
   return {
     kind: 'confirm',
     ...common,
@@ -107,7 +109,7 @@ export function rowIdOf(id: string): number | null {
 const COLUMNS =
   'kind, order_id, state, attempts, created_at, updated_at, next_attempt_at, deadline, last_error, ' +
   'lease_token, lease_expires_at, delivered_at, campaign_id, click_token, value_micros, clicked_at, ' +
-  'maybe_applied_at, account';
+  'maybe_applied_at, account, campaign_from';
 
 /** Where the order id and the account sit in {@link InsertValues}. */
 export const INSERT_ORDER_ID = 1;
@@ -227,6 +229,7 @@ const WRITE_SQL = `
   UPDATE jobs
      SET state = ?1, attempts = ?2, updated_at = ?3, next_attempt_at = ?4, deadline = ?5, last_error = ?6,
          lease_token = ?7, lease_expires_at = ?8, delivered_at = ?9, campaign_id = ?10, maybe_applied_at = ?11,
+         campaign_from = ?16,
          history = CASE
            WHEN ?14 IS NULL THEN history
            WHEN json_array_length(history) >= ${ATTEMPT_HISTORY_LIMIT}
@@ -275,7 +278,7 @@ export function prepareJobStatements(db: DatabaseSync): JobStatements {
     // Positional parameters and run() (changes + lastInsertRowid) instead of named ones and RETURNING:
     // enqueue is the hot path, and both cost measurable time per row.
     insert: db.prepare(
-      `INSERT INTO jobs (${COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (order_id, account, kind) DO NOTHING`,
+      `INSERT INTO jobs (${COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (order_id, account, kind) DO NOTHING`,
     ),
     byId: db.prepare(`SELECT ${ROW_COLUMNS} FROM jobs WHERE id = ?`),
     byOrderKind: db.prepare(
@@ -330,6 +333,7 @@ export function insertValues(job: Job): InsertValues {
     confirm?.clickedAt ?? null,
     job.maybeAppliedAt,
     accountKey(job.account),
+    job.kind === 'refund' ? job.campaignFrom : null,
   ];
 }
 
@@ -365,5 +369,6 @@ export function writeValues(
     expectedToken,
     attempt?.json ?? null,
     attempt?.status ?? null,
+    job.kind === 'refund' ? job.campaignFrom : null,
   ];
 }

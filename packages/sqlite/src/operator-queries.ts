@@ -35,7 +35,7 @@ const URGENCY_ORDER = 'ORDER BY deadline IS NULL, deadline, created_at, id';
 export const PRUNE_BATCH_SIZE = 500;
 
 /** The final states `prune` deletes from, each walked on `jobs_state_created` by creation. */
-export const PRUNABLE_STATES = ['delivered', 'cancelled', 'expired'] as const;
+export const PRUNABLE_STATES = ['delivered', 'cancelled', 'expired', 'unmatched'] as const;
 
 /** Where a prune continues: after this (created_at, id) in its state's index range. */
 export interface PruneCursor {

@@ -157,7 +157,7 @@ export const sqliteOutboxOptionsSchema = z.strictObject({
   policy: documented(
     windowPolicySchema.describe('the windows this outbox stamps deadlines with'),
     'Partial<WindowPolicy>',
-    'core defaults (7-day confirm window, 1 h safety margin, 30-day return window)',
+    'core defaults (7-day confirm window, 1 h safety margin, open-ended return window, 400-day confirmation retention)',
     'windows used to stamp deadlines',
   ),
   /** Clock for `createdAt`/`updatedAt` of enqueued jobs. @defaultValue `Date.now` */

@@ -105,6 +105,57 @@ const MIGRATIONS: readonly string[] = [
   CREATE INDEX jobs_account_due ON jobs (account, next_attempt_at) WHERE state = 'pending' AND deadline IS NOT NULL;
   ALTER TABLE workers ADD COLUMN paused_accounts TEXT;
   `,
+  // 5: the `unmatched` state (a reversal the service had no conversion for) and a refund's
+  // `campaign_from` (core's `campaignFrom`: 'answer' or 'caller'; null for confirms and for refunds stored
+  // before it was kept, which a 404 dead-letters rather than guess). SQLite cannot change a CHECK in
+  // place, so the table is rebuilt (its documented procedure: create, copy, drop, rename) in the
+  // migration's transaction: the file's rows are copied once (about a second per million jobs), ids
+  // included, and the AUTOINCREMENT sequence is carried over so no id is ever handed out twice.
+  `
+  CREATE TABLE jobs_v5 (
+    id               INTEGER PRIMARY KEY AUTOINCREMENT,
+    kind             TEXT    NOT NULL CHECK (kind IN ('confirm', 'refund')),
+    order_id         TEXT    NOT NULL,
+    state            TEXT    NOT NULL CHECK (state IN ('pending', 'inflight', 'delivered', 'dead', 'expired', 'cancelled', 'unmatched')),
+    attempts         INTEGER NOT NULL DEFAULT 0 CHECK (attempts >= 0),
+    created_at       INTEGER NOT NULL,
+    updated_at       INTEGER NOT NULL,
+    next_attempt_at  INTEGER NOT NULL,
+    deadline         INTEGER,
+    last_error       TEXT,
+    lease_token      TEXT,
+    lease_expires_at INTEGER,
+    delivered_at     INTEGER,
+    campaign_id      TEXT,
+    click_token      TEXT,
+    value_micros     INTEGER,
+    clicked_at       INTEGER,
+    maybe_applied_at INTEGER,
+    history          TEXT,
+    last_status      INTEGER,
+    account          TEXT    NOT NULL DEFAULT '',
+    campaign_from    TEXT    CHECK (campaign_from IN ('answer', 'caller')),
+    CHECK (kind = 'refund' OR (click_token IS NOT NULL AND value_micros IS NOT NULL AND clicked_at IS NOT NULL AND deadline IS NOT NULL)),
+    CHECK ((state = 'inflight') = (lease_token IS NOT NULL AND lease_expires_at IS NOT NULL)),
+    CHECK (kind = 'refund' OR (state <> 'unmatched' AND campaign_from IS NULL))
+  );
+  INSERT INTO jobs_v5 (id, kind, order_id, state, attempts, created_at, updated_at, next_attempt_at, deadline,
+      last_error, lease_token, lease_expires_at, delivered_at, campaign_id, click_token, value_micros, clicked_at,
+      maybe_applied_at, history, last_status, account)
+    SELECT id, kind, order_id, state, attempts, created_at, updated_at, next_attempt_at, deadline,
+      last_error, lease_token, lease_expires_at, delivered_at, campaign_id, click_token, value_micros, clicked_at,
+      maybe_applied_at, history, last_status, account FROM jobs;
+  DELETE FROM sqlite_sequence WHERE name = 'jobs_v5';
+  INSERT INTO sqlite_sequence (name, seq) SELECT 'jobs_v5', seq FROM sqlite_sequence WHERE name = 'jobs';
+  DROP TABLE jobs;
+  ALTER TABLE jobs_v5 RENAME TO jobs;
+  CREATE UNIQUE INDEX jobs_order_account_kind ON jobs (order_id, account, kind);
+  CREATE INDEX jobs_account_due ON jobs (account, next_attempt_at) WHERE state = 'pending' AND deadline IS NOT NULL;
+  CREATE INDEX jobs_lease ON jobs (lease_expires_at) WHERE state = 'inflight';
+  CREATE INDEX jobs_state_created ON jobs (state, created_at);
+  CREATE INDEX jobs_open_deadline ON jobs (deadline) WHERE state IN ('pending', 'inflight');
+  CREATE INDEX jobs_dead ON jobs (id) WHERE state = 'dead';
+  `,
 ];
 
 /**

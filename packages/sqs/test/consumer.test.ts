@@ -284,6 +284,7 @@ describe('operations', () => {
       dead: 1,
       expired: 0,
       cancelled: 0,
+      unmatched: 0,
     });
   });
 

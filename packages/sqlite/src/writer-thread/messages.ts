@@ -6,7 +6,7 @@
  * `syscall`). Nothing else of an error crosses: its stack is the writer thread's and tells a caller nothing.
  */
 
-import { JobValidationError } from '@postback/core';
+import { JobValidationError, type WindowPolicy } from '@postback/core';
 import type { SynchronousOption } from '../database.ts';
 import type { WriteOperation } from '../outbox-operations.ts';
 
@@ -16,7 +16,7 @@ export interface WriterThreadData {
   synchronous: SynchronousOption;
   busyTimeoutMs: number;
   maxBatchSize: number;
-  policy: { confirmWindowMs: number; safetyMarginMs: number; returnWindowMs: number };
+  policy: WindowPolicy;
 }
 
 /** Outbox → thread: the writes of one turn of the caller's event loop, in call order. */
