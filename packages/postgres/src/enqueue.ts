@@ -129,7 +129,8 @@ async function refundIn(
     const confirmJob = (jobs.find((j) => j.kind === 'confirm') as ConfirmJob | undefined) ?? null;
     const refundJob = (jobs.find((j) => j.kind === 'refund') as RefundJob | undefined) ?? null;
     const plan = planRefund(checked, { now: at, id: '0', policy, confirm: confirmJob, refund: refundJob });
-    if (plan.outcome === 'duplicate' || plan.outcome === 'not-charged') return plan;
+    if (plan.outcome === 'duplicate' || plan.outcome === 'not-charged' || plan.outcome === 'window-closed')
+      return plan;
     if (plan.outcome === 'cancelled') {
       const updated = await q(db, SQL.cancelConfirm, [plan.job.id, plan.job.updatedAt, plan.job.lastError]);
       const row = updated.rows[0];
@@ -162,6 +163,7 @@ async function refundIn(
         channel,
         notify,
         account,
+        plan.job.campaignFrom,
       ]);
       const row = inserted.rows[0];
       if (!notify && row !== undefined) notifyGate.skipped();

@@ -130,6 +130,26 @@ CREATE INDEX jobs_urgent ON {s}.jobs (deadline, id) WHERE state = 'pending' AND 
 ALTER TABLE {s}.workers ADD COLUMN paused_accounts jsonb;
 `,
   },
+  // Unmatched reversals. Core's `unmatched` state (a reversal the service had no conversion for) joins the
+  // state CHECK, and `campaign_from` keeps where a refund's campaign came from ('answer': the service's
+  // confirmation answer; 'caller'; NULL for confirms, and for refunds stored before it was kept, which a
+  // 404 dead-letters rather than guess). Both CHECKs are added NOT VALID: the new state list is a superset
+  // of the old one, which every existing row passed, and the new column is NULL in every row, so there is
+  // nothing to check and no scan of the table while it is locked; new and updated rows are checked as
+  // always. The nullable column without a default is a catalog change only.
+  {
+    version: 5,
+    name: 'unmatched reversals: state unmatched, jobs.campaign_from',
+    sql: `
+ALTER TABLE {s}.jobs DROP CONSTRAINT jobs_state_check,
+  ADD CONSTRAINT jobs_state_check
+    CHECK (state IN ('pending', 'inflight', 'delivered', 'dead', 'expired', 'cancelled', 'unmatched')) NOT VALID,
+  ADD COLUMN campaign_from text,
+  ADD CONSTRAINT jobs_campaign_from_check
+    CHECK (campaign_from IS NULL OR (campaign_from IN ('answer', 'caller') AND kind = 'refund')) NOT VALID,
+  ADD CONSTRAINT jobs_unmatched_refunds_only CHECK (state <> 'unmatched' OR kind = 'refund') NOT VALID;
+`,
+  },
 ];
 
 /**

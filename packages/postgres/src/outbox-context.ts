@@ -4,6 +4,7 @@
  * the enqueue, transition and operator modules take it as their first argument.
  */
 import { type EpochMs, OutboxClosedError, type WindowPolicy } from '@postback/core';
+import { refundSpanOf } from '@postback/core/store';
 import { createNotifyGate, createNotifyListener, type NotifyGate, type NotifyListener } from './listener.ts';
 import { type PostgresOutboxOptions, resolveOutboxOptions } from './options.ts';
 import { statementName } from './prepared.ts';
@@ -24,7 +25,10 @@ export interface PostgresOutboxContext {
   readonly sql: JobStatements;
   /** The schema's LISTEN/NOTIFY channel. */
   readonly channel: string;
-  /** A refund that follows its confirm is due this long after the confirm was (or may have been) applied. */
+  /**
+   * A refund that follows its confirm may be sent until this long after the confirm was (or may have been)
+   * applied: core's `refundSpanOf` (the return window less the margin, or the confirmation retention).
+   */
   readonly refundWindowMs: number;
   readonly listener: NotifyListener;
   readonly notifyGate: NotifyGate;
@@ -72,7 +76,7 @@ export function createPostgresOutboxContext(options: PostgresOutboxOptions): Pos
     onError,
     sql: jobStatements(quoteIdent(schema)),
     channel,
-    refundWindowMs: policy.returnWindowMs - policy.safetyMarginMs,
+    refundWindowMs: refundSpanOf(policy),
     listener: createNotifyListener({ pool, channel, onError, reconnectMs, reconnectMaxMs }),
     notifyGate: createNotifyGate(notifyCoalesceMs, () => {
       pool.query('SELECT pg_notify($1, $2)', [channel, '']).catch(onError);

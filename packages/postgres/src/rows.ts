@@ -9,7 +9,7 @@ import { accountFromKey } from '@postback/core/store';
 export const JOB_COLUMNS =
   'id::text AS id, kind, order_id, account, state, attempts, created_at, updated_at, next_attempt_at, deadline, last_error, ' +
   'lease_token::text AS lease_token, lease_expires_at, delivered_at, campaign_id, maybe_applied_at, click_token, value_micros, ' +
-  'clicked_at';
+  'clicked_at, campaign_from';
 
 const num = (value: unknown): number => Number(value);
 const numOrNull = (value: unknown): number | null =>
@@ -47,7 +47,9 @@ export function rowToJob(row: Record<string, unknown>): Job {
     };
     return job;
   }
-  const job: RefundJob = { kind: 'refund', ...common };
+  // A row of a schema read before migration 5 has no column: its source is unknown (null).
+  const campaignFrom = (row.campaign_from as RefundJob['campaignFrom'] | undefined) ?? null;
+  const job: RefundJob = { kind: 'refund', ...common, campaignFrom };
   return job;
 }
 

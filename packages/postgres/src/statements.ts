@@ -40,7 +40,7 @@ export const PRUNE_BATCH_SIZE = 1000;
  * `now - olderThanMs`), past its own deadline, and for a confirm that was (or may have been) charged, past
  * its return window (`$3`) from the earlier of `delivered_at` and `maybe_applied_at` (LEAST skips NULLs).
  */
-const PRUNABLE = `j.state IN ('delivered', 'cancelled', 'expired')
+const PRUNABLE = `j.state IN ('delivered', 'cancelled', 'expired', 'unmatched')
       AND j.updated_at <= $2
       AND (j.deadline IS NULL OR j.deadline <= $1)
       AND (j.kind <> 'confirm' OR least(j.delivered_at, j.maybe_applied_at) IS NULL
@@ -196,13 +196,13 @@ export function jobStatements(s: string) {
     RETURNING ${JOB_COLUMNS}, CASE WHEN $8::boolean THEN pg_notify($7, '') IS NULL END AS notified`,
     // created_at = next_attempt_at = $2 (the plan's now); updated_at is the plan's own (core's
     // refundAfterConfirm may take the later time of the confirm it follows).
-    insertRefund: `INSERT INTO ${s}.jobs (kind, order_id, account, state, attempts, created_at, updated_at, next_attempt_at, deadline, campaign_id)
-    VALUES ('refund', $1, $8, 'pending', 0, $2, $3, $2, $4, $5)
+    insertRefund: `INSERT INTO ${s}.jobs (kind, order_id, account, state, attempts, created_at, updated_at, next_attempt_at, deadline, campaign_id, campaign_from)
+    VALUES ('refund', $1, $8, 'pending', 0, $2, $3, $2, $4, $5, $9)
     ON CONFLICT (account, order_id, kind) DO NOTHING
     RETURNING ${JOB_COLUMNS}, CASE WHEN $7::boolean THEN pg_notify($6, '') IS NULL END AS notified`,
     // planRefund's `updated`: a refund without a campaign is given one (a dead one is pending again). The
     // guard repeats the plan's conditions for a caller whose connection autocommits (no row lock held).
-    updateRefund: `UPDATE ${s}.jobs SET campaign_id = $2, updated_at = $3, state = $4, attempts = $5, next_attempt_at = $6,
+    updateRefund: `UPDATE ${s}.jobs SET campaign_id = $2, campaign_from = 'caller', updated_at = $3, state = $4, attempts = $5, next_attempt_at = $6,
       last_error = $7, lease_token = NULL, lease_expires_at = NULL
     WHERE id = $1 AND kind = 'refund' AND state IN ('pending', 'dead') AND campaign_id IS NULL
     RETURNING ${JOB_COLUMNS}, CASE WHEN $9::boolean THEN pg_notify($8, '') IS NULL END AS notified`,
@@ -231,6 +231,8 @@ export function jobStatements(s: string) {
         THEN 'cancelled: the confirmation ended ' || f.state || ' without being accepted, so nothing was charged'
         ELSE r.last_error END,
       campaign_id = CASE WHEN f.charged_at IS NULL THEN r.campaign_id ELSE coalesce(r.campaign_id, f.campaign_id) END,
+      campaign_from = CASE WHEN f.charged_at IS NOT NULL AND r.campaign_id IS NULL AND f.campaign_id IS NOT NULL
+        THEN 'answer' ELSE r.campaign_from END,
       deadline = CASE WHEN f.charged_at IS NULL THEN r.deadline ELSE f.charged_at + $2::bigint END,
       updated_at = greatest(r.updated_at, f.updated_at)
     FROM (
