@@ -45,7 +45,12 @@ export {
   checkRetry,
   checkWorkersQuery,
 } from './queue/call-checks.ts';
-export { ATTEMPT_DETAIL_MAX_CHARS, ATTEMPT_HISTORY_LIMIT, type JobContext } from './queue/job-types.ts';
+export {
+  ATTEMPT_DETAIL_MAX_CHARS,
+  ATTEMPT_HISTORY_LIMIT,
+  type CampaignSource,
+  type JobContext,
+} from './queue/job-types.ts';
 export {
   claimJob,
   completeJob,

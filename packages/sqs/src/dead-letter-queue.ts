@@ -31,14 +31,15 @@ import { sendMessage } from './producer.ts';
 import { changeVisibility, deleteMessages, type EntryOutcome } from './sqs-calls.ts';
 
 /**
- * The states `listJobs` can list: those the dead-letter queue records (`dead`, `expired`, `cancelled`), or
+ * The states `listJobs` can list: those the dead-letter queue records (`dead`, `expired`, `cancelled`,
+ * `unmatched`), or
  * none without a dead-letter queue. Every other state lives only inside the source queue, which SQS cannot list.
  */
 export function listableStatesOf(context: Pick<SqsOutboxContext, 'dlqUrl'>): readonly JobState[] {
   return context.dlqUrl === undefined ? [] : DEAD_LETTER_STATES;
 }
 
-const DEAD_LETTER_STATES: readonly JobState[] = Object.freeze(['dead', 'expired', 'cancelled']);
+const DEAD_LETTER_STATES: readonly JobState[] = Object.freeze(['dead', 'expired', 'cancelled', 'unmatched']);
 
 /** A message to dead-letter: its body as is, its attributes, and its order (null for a malformed body). */
 export interface DeadLetterMessage {

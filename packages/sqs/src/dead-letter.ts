@@ -18,7 +18,7 @@ import { truncateReason } from '@postback/core/store';
 import { MalformedMessageError } from './errors.ts';
 import { decodeJobBody, type JobBody, jobOfBody } from './message-codec.ts';
 
-/** Message attribute: `dead`, `expired` or `cancelled`. */
+/** Message attribute: `dead`, `expired`, `cancelled` or `unmatched`. */
 export const STATE_ATTRIBUTE = 'postback-state';
 /** Message attribute: why the job failed (the service's `detail`, or ours). */
 export const REASON_ATTRIBUTE = 'postback-reason';
@@ -28,7 +28,7 @@ export const FAILED_AT_ATTRIBUTE = 'postback-failed-at';
 export const ATTEMPTS_ATTRIBUTE = 'postback-attempts';
 
 /** What a dead-letter record says happened to the job. */
-export type DeadLetterState = 'dead' | 'expired' | 'cancelled';
+export type DeadLetterState = 'dead' | 'expired' | 'cancelled' | 'unmatched';
 
 /** One message of the dead-letter queue, as read by {@link peekDeadLetters}. */
 export interface DeadLetter {
@@ -107,7 +107,8 @@ export function deadJobOf(
 export function readDeadLetter(message: Message): DeadLetter {
   const receiveCount = Number(message.Attributes?.ApproximateReceiveCount ?? 0);
   const stateText = attribute(message, STATE_ATTRIBUTE);
-  const state: DeadLetterState = stateText === 'expired' || stateText === 'cancelled' ? stateText : 'dead';
+  const state: DeadLetterState =
+    stateText === 'expired' || stateText === 'cancelled' || stateText === 'unmatched' ? stateText : 'dead';
   const sentAt = Number(message.Attributes?.SentTimestamp ?? 0);
   const failedAt =
     numberAttribute(message, FAILED_AT_ATTRIBUTE) ?? (Number.isSafeInteger(sentAt) ? sentAt : 0);

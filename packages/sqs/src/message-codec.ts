@@ -14,6 +14,9 @@
  * changes the message's visibility, so its attempt is not kept. A body without it decodes as `[]`, and a
  * malformed history decodes as `[]` too: the attempts are for operators, never a reason to dead-letter a job.
  *
+ * `campaignFrom` (a refund's campaign source, core's `campaignFrom`) travels in the body only when the refund
+ * has one; a body without it (a confirm's, or one written by an earlier version) decodes as null (unknown).
+ *
  * `account` (the advertiser account, see core's `accounts.ts`) travels in the body only when the job has one,
  * so a job without an account keeps exactly today's body; a body without it (written by an earlier version)
  * decodes as account null.
@@ -27,7 +30,7 @@
  */
 import { createHash } from 'node:crypto';
 import { type AttemptRecord, type Job, type JobKind, MAX_ACCOUNT_LENGTH } from '@postback/core';
-import { ATTEMPT_HISTORY_LIMIT } from '@postback/core/store';
+import { ATTEMPT_HISTORY_LIMIT, type CampaignSource } from '@postback/core/store';
 import { z } from 'zod';
 import { MalformedMessageError } from './errors.ts';
 
@@ -71,7 +74,12 @@ export const jobBodySchema = z.discriminatedUnion('kind', [
     valueMicros: z.number().int().nonnegative().max(Number.MAX_SAFE_INTEGER),
     clickedAt: epochMs,
   }),
-  z.strictObject({ ...common, kind: z.literal('refund') }),
+  z.strictObject({
+    ...common,
+    kind: z.literal('refund'),
+    /** Absent from bodies of refunds with no campaign source, and from bodies written before it existed. */
+    campaignFrom: z.enum(['answer', 'caller']).nullable().default(null),
+  }),
 ]);
 
 /** A decoded message body. */
@@ -109,7 +117,11 @@ export function encodeJobBody(job: Job, history: readonly AttemptRecord[] = []):
           valueMicros: job.valueMicros,
           clickedAt: job.clickedAt,
         }
-      : { ...common, kind: job.kind };
+      : {
+          ...common,
+          kind: job.kind,
+          ...(job.campaignFrom === null ? {} : { campaignFrom: job.campaignFrom }),
+        };
   return JSON.stringify(body);
 }
 
@@ -153,10 +165,14 @@ export function jobOfBody(
   fields: Pick<
     Job,
     'state' | 'attempts' | 'updatedAt' | 'lease' | 'campaignId' | 'maybeAppliedAt' | 'lastError'
-  >,
+  > & {
+    /** A refund's campaign source when its campaign did not come from the body. @defaultValue the body's */
+    campaignFrom?: CampaignSource;
+  },
 ): Job {
+  const { campaignFrom, ...kept } = fields;
   const common = {
-    ...fields,
+    ...kept,
     id: body.id,
     orderId: body.orderId,
     account: body.account,
@@ -173,7 +189,11 @@ export function jobOfBody(
         valueMicros: body.valueMicros,
         clickedAt: body.clickedAt,
       }
-    : { ...common, kind: 'refund' };
+    : {
+        ...common,
+        kind: 'refund',
+        campaignFrom: campaignFrom === undefined ? body.campaignFrom : campaignFrom,
+      };
 }
 
 /** Longest order id used as is in a FIFO id (so `c:` + it stays within SQS's 128 characters). */

@@ -190,8 +190,11 @@ async function admit(
     updatedAt: at,
     lease: null,
     lastError: null,
-    // A campaign given after the refund was enqueued (`updated`) is only in the ledger.
+    // A campaign given after the refund was enqueued (`updated`) is only in the ledger, with its source.
     campaignId: body.campaignId ?? recorded?.campaignId ?? null,
+    ...(body.campaignId === null && recorded?.kind === 'refund'
+      ? { campaignFrom: recorded.campaignFrom ?? null }
+      : {}),
     maybeAppliedAt,
   });
   if (job.kind === 'refund') {

@@ -36,9 +36,11 @@ export function followConfirm(
 ): RefundJob {
   const next = confirm === null ? refund : refundAfterConfirm(refund, confirm, context.policy);
   if (next.state === 'cancelled' || next.deadline !== null) return next;
+  const fromAnswer = next.campaignId === null && (confirm?.campaignId ?? null) !== null;
   return {
     ...next,
     campaignId: next.campaignId ?? confirm?.campaignId ?? null,
+    campaignFrom: fromAnswer ? 'answer' : next.campaignFrom,
     deadline: refundDeadlineOf(at, context.policy),
   };
 }

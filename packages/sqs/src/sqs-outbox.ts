@@ -95,7 +95,7 @@ export const SQS_OUTBOX_LIMITS = Object.freeze({
   attemptHistory:
     'SQS keeps no per-message state: a retry only changes visibility and a delivery deletes the message, so their attempts are lost; history() answers only for dead-lettered jobs (the failing attempt, plus those a replayed body carried)',
   listJobs:
-    "SQS cannot list a queue: listJobs() lists only the dead-letter queue's dead, expired and cancelled jobs, and throws SqsUnsupportedError for other states",
+    "SQS cannot list a queue: listJobs() lists only the dead-letter queue's dead, expired, cancelled and unmatched jobs, and throws SqsUnsupportedError for other states",
   prune:
     'SQS deletes a message once its job is final (delivered) or moves it to the dead-letter queue (whose retention ends it): prune() has nothing to delete and returns 0',
   heartbeats:
@@ -318,6 +318,7 @@ export function createSqsOutbox(input: SqsOutboxOptions): SqsOutbox {
         dead,
         expired: 0,
         cancelled: 0,
+        unmatched: 0,
       };
       // Deadlines are inside the messages, which SQS cannot read without receiving them: none is known
       // at risk (documented in SQS_OUTBOX_LIMITS.exactStats and the README; the Dispatcher's expiries show it).

@@ -90,8 +90,11 @@ describe('job bodies', () => {
       lease: null,
       deliveredAt: null,
       campaignId: null,
+      campaignFrom: null,
       maybeAppliedAt: null,
     };
+    // No campaign source: the body stays what earlier versions wrote.
+    expect(encodeJobBody(refund)).not.toContain('campaignFrom');
     expect(decodeJobBody(encodeJobBody(refund))).toEqual({
       v: 1,
       kind: 'refund',
@@ -101,9 +104,37 @@ describe('job bodies', () => {
       createdAt: 5,
       deadline: null,
       campaignId: null,
+      campaignFrom: null,
       maybeAppliedAt: null,
       history: [],
     });
+  });
+
+  test('a refund keeps where its campaign came from; a body without it reads null (unknown)', () => {
+    const body = JSON.parse(
+      encodeJobBody({
+        kind: 'refund',
+        id: 'r2',
+        orderId: 'A-2',
+        account: null,
+        state: 'pending',
+        attempts: 0,
+        createdAt: 5,
+        updatedAt: 5,
+        nextAttemptAt: 5,
+        deadline: 9,
+        lastError: null,
+        lease: null,
+        deliveredAt: null,
+        campaignId: 'cmp_1',
+        campaignFrom: 'answer',
+        maybeAppliedAt: null,
+      }),
+    );
+    expect(decodeJobBody(JSON.stringify(body))).toMatchObject({ campaignFrom: 'answer' });
+    delete body.campaignFrom;
+    expect(decodeJobBody(JSON.stringify(body))).toMatchObject({ campaignFrom: null });
+    expect(() => decodeJobBody(JSON.stringify({ ...body, campaignFrom: 'guess' }))).toThrow(/campaignFrom/);
   });
 
   test('a body written before maybeAppliedAt existed decodes with maybeAppliedAt null', () => {

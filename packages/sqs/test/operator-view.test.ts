@@ -148,7 +148,7 @@ describe('listJobs on SQS', () => {
     await expect(refused).rejects.toBeInstanceOf(SqsUnsupportedError);
     await expect(outbox.listJobs({ states: ['inflight'] })).rejects.toThrow(/'inflight'/);
     await expect(outbox.listJobs({ limit: 0 })).rejects.toBeInstanceOf(JobValidationError);
-    expect(outbox.features.listableStates).toEqual(['dead', 'expired', 'cancelled']);
+    expect(outbox.features.listableStates).toEqual(['dead', 'expired', 'cancelled', 'unmatched']);
 
     const noDlq = h.outbox({ deadLetterQueueUrl: undefined });
     expect(noDlq.features.listableStates).toEqual([]);
@@ -177,7 +177,7 @@ describe('what SQS does not keep', () => {
     const outbox = h.outbox();
     expect(outbox.features).toEqual({
       attemptHistory: false,
-      listableStates: ['dead', 'expired', 'cancelled'],
+      listableStates: ['dead', 'expired', 'cancelled', 'unmatched'],
       heartbeats: false,
       prune: false,
       fairClaims: false,
