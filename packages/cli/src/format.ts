@@ -95,7 +95,9 @@ export interface JobView {
   updatedAt: string;
   deadline: string | null;
   campaignId: string | null;
-  /** The last error, or for dead/expired jobs the reason. */
+  /** A refund's campaign source (`answer`: the service's confirmation answer; `caller`), else null. */
+  campaignFrom: 'answer' | 'caller' | null;
+  /** The last error, or for dead/expired/unmatched jobs the reason. */
   reason: string | null;
 }
 
@@ -124,6 +126,7 @@ export function jobView(job: Job): JobView {
     updatedAt: iso(job.updatedAt) as string,
     deadline: iso(job.deadline),
     campaignId: job.campaignId,
+    campaignFrom: job.kind === 'refund' ? job.campaignFrom : null,
     reason: job.lastError,
   };
 }

@@ -4,7 +4,12 @@
  * window has closed), and clicks older than the confirmation window through the backend's
  * `ClickStore.sweep`, when it has a click store.
  */
-import { DEFAULT_RETURN_WINDOW_MS, type Job, MAX_LIST_JOBS_LIMIT, type Outbox } from '@postback/core';
+import {
+  DEFAULT_CONFIRMATION_RETENTION_MS,
+  type Job,
+  MAX_LIST_JOBS_LIMIT,
+  type Outbox,
+} from '@postback/core';
 import { prunableAt } from '@postback/core/store';
 import type { OpenedBackend } from './backends/backend.ts';
 
@@ -23,8 +28,10 @@ export interface PruneResult {
 }
 
 /**
- * The return window the store stamps its jobs with (an SQLite outbox tells its policy), else core's
- * default (30 days).
+ * How long the store keeps a charged confirmation for refunds: its configured return window, or, with an
+ * open-ended window (core's default: `returnWindowMs: null`), its `confirmationRetentionMs`. A store that
+ * does not tell its policy (only an SQLite outbox does) gets core's default, 400 days: keeping a
+ * confirmation too long costs a row; pruning it too early loses a refund's campaign.
  *
  * @example
  * ```ts
@@ -32,8 +39,11 @@ export interface PruneResult {
  * ```
  */
 export function storeReturnWindowMs(outbox: Outbox): number {
-  const policy = (outbox as { policy?: { returnWindowMs?: unknown } }).policy;
-  return typeof policy?.returnWindowMs === 'number' ? policy.returnWindowMs : DEFAULT_RETURN_WINDOW_MS;
+  const policy = (outbox as { policy?: { returnWindowMs?: unknown; confirmationRetentionMs?: unknown } })
+    .policy;
+  if (typeof policy?.returnWindowMs === 'number') return policy.returnWindowMs;
+  const retention = policy?.confirmationRetentionMs;
+  return typeof retention === 'number' ? retention : DEFAULT_CONFIRMATION_RETENTION_MS;
 }
 
 /**
@@ -71,7 +81,7 @@ export async function prunableJobs(outbox: Outbox, now: number, options: Retenti
   const out: Job[] = [];
   for (let offset = 0; ; offset += MAX_LIST_JOBS_LIMIT) {
     const page = await outbox.listJobs({
-      states: ['delivered', 'cancelled', 'expired'],
+      states: ['delivered', 'cancelled', 'expired', 'unmatched'],
       updatedBefore: now - options.olderThanMs,
       limit: MAX_LIST_JOBS_LIMIT,
       offset,

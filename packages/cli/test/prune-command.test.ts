@@ -47,7 +47,7 @@ async function orders(): Promise<Record<string, string>> {
 }
 
 describe('postback prune', () => {
-  it('deletes old final jobs, keeps a delivered confirmation inside its return window, and never touches open or dead jobs', async () => {
+  it('deletes old final jobs, keeps a delivered confirmation for the retention (no return window configured), and never touches open or dead jobs', async () => {
     await deliveredDaysAgo('old-delivered', 40, 1);
     await deliveredDaysAgo('in-return-window', 10, 2);
     await cancelledDaysAgo('old-cancelled', 10, 3);
@@ -69,18 +69,20 @@ describe('postback prune', () => {
     expect(dry.code, dry.err).toBe(0);
     expect(JSON.parse(dry.out)).toEqual({
       dryRun: true,
-      pruned: 2,
+      pruned: 1,
       olderThanMs: 2 * DAY_MS,
-      returnWindowMs: 30 * DAY_MS,
+      returnWindowMs: 400 * DAY_MS,
     });
     expect(await orders()).toEqual(before);
 
     const { code, out, err } = await run(['prune', '--db', db.file, '--older-than', '2d']);
     expect(code, err).toBe(0);
     expect(out).toBe(
-      'pruned 2 final job(s) older than 2d (charged confirmations kept 30d for refunds); swept 1 expired click(s)\n',
+      'pruned 1 final job(s) older than 2d (charged confirmations kept 400d for refunds); swept 1 expired click(s)\n',
     );
+    // Delivered 40 days ago: a refund may still come, and the service decides whether it is too late.
     expect(await orders()).toEqual({
+      'old-delivered/confirm': 'delivered',
       'in-return-window/confirm': 'delivered',
       'pending/confirm': 'pending',
       'dead/confirm': 'dead',

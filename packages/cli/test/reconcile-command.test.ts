@@ -240,10 +240,10 @@ describe('postback reconcile', () => {
       ['h1', a],
     ]);
     await drain();
-    // r1's reversal with a configured window long closed: it ends without a request. h1's, in a
-    // campaign supplied by hand that never had it: the service answers 404, the job is dead.
+    // r1's reversal with a configured window long closed: refused at once, nothing written or sent. h1's,
+    // in a campaign supplied by hand that never had it: the service answers 404, the job is dead.
     const local = createSqliteOutbox({ filename: db.file, policy: { returnWindowMs: 1_000 } });
-    await local.refund({ orderId: 'r1' });
+    expect((await local.refund({ orderId: 'r1' })).outcome).toBe('window-closed');
     await local.close();
     const byHand = db.open();
     await byHand.refund({ orderId: 'h1', campaignId: b });
@@ -276,7 +276,8 @@ describe('postback reconcile', () => {
 
     const byDefault = await reconcileJson();
     expect(byDefault.code).toBe(RECONCILE_EXIT_FLAGS);
-    expect(byDefault.flags).toEqual(['reversal-dead h1', 'reversal-without-answer r1']);
+    // The store's window is open-ended by default: l1 is the service's to say.
+    expect(byDefault.flags).toEqual(['maybe-applied-open-window l1', 'reversal-dead h1']);
     const dead = byDefault.report.flags.find((f) => f.order_id === 'h1') as Flag;
     expect(dead.campaign_id).toBe(b);
     expect(dead.detail).toMatch(/the reversal is dead: .*404/);
@@ -284,7 +285,7 @@ describe('postback reconcile', () => {
     const row = byDefault.report.campaigns.find((r) => r.campaign_id === a) as Row & {
       reversals_other: Record<string, { count: number }>;
     };
-    expect(row.reversals_other.expired?.count).toBe(2);
+    expect(row.reversals_other.expired?.count).toBe(1); // r1 has no reversal: window-closed wrote nothing
 
     const closed = await reconcileJson(['--return-window', '1s']);
     expect(closed.flags).toContain('maybe-applied-past-return-window l1');

@@ -8,7 +8,7 @@ import { spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { Outbox } from '@postback/core';
+import { JOB_STATES, type Outbox } from '@postback/core';
 import { type SandboxWorld, startSandboxWorld } from '@postback/sandbox/testing';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { promtoolInstallCommand } from '../../../scripts/preflight-plan.ts';
@@ -53,6 +53,11 @@ async function claimed(outbox: Outbox, orderId: string, account: string, clicked
 /** Jobs in every state but delivered (the worker delivers those), and open jobs in every deadline bucket. */
 async function seed(): Promise<void> {
   const outbox = db.open();
+  // unmatched: a reversal the service had no conversion for.
+  await outbox.refund({ account: 'shop-good', orderId: 'unmatched-0', campaignId: 'cmp_unmatched' });
+  const [reversal] = await outbox.claim({ now: Date.now(), limit: 1, leaseMs: 10 * 60_000 });
+  if (reversal === undefined) throw new Error('could not claim unmatched-0');
+  await outbox.fail(reversal, { now: Date.now(), state: 'unmatched', reason: 'no such conversion' });
   // inflight: held by another worker's lease; a refund behind it waits without a deadline (+Inf only).
   await claimed(outbox, 'held-0', 'shop-held');
   await outbox.refund({ account: 'shop-held', orderId: 'held-0' });
@@ -130,7 +135,7 @@ describe('the worker’s /metrics under promtool', () => {
     }, 20_000);
 
     // What the exposition holds is what the test claims to check.
-    for (const state of ['pending', 'inflight', 'delivered', 'dead', 'expired', 'cancelled']) {
+    for (const state of JOB_STATES) {
       expect(text).toMatch(new RegExp(`^postback_jobs\\{state="${state}"\\} [1-9]\\d*$`, 'm'));
     }
     const bucket = (within: string) => {

@@ -1,7 +1,13 @@
 /** How values read on the page: durations, times, accounts, states, links. */
 import { h } from './dom.js';
 
-export const STATES = ['pending', 'inflight', 'delivered', 'dead', 'expired', 'cancelled'];
+export const STATES = ['pending', 'inflight', 'delivered', 'dead', 'expired', 'cancelled', 'unmatched'];
+
+/** What a state means, where its name alone does not say it (shown as the badge's tooltip and the count's). */
+export const STATE_MEANINGS = {
+  unmatched: 'no such conversion at the service: the reversal found nothing to reverse',
+  cancelled: 'refunded before it was sent: nothing was charged',
+};
 export const HOUR = 3_600_000;
 export const DAY = 24 * HOUR;
 
@@ -40,5 +46,10 @@ export function accountHref(account, extra = {}) {
   return `#/jobs?${q}`;
 }
 
-export const stateBadge = (state) => h('span', { class: `state ${state}` }, state);
+export const stateBadge = (state) =>
+  h(
+    'span',
+    { class: `state ${state}`, ...(STATE_MEANINGS[state] ? { title: STATE_MEANINGS[state] } : {}) },
+    state,
+  );
 export const jobLink = (id) => h('a', { href: `#/job/${encodeURIComponent(id)}` }, id);

@@ -2,7 +2,13 @@
 import { actions } from './actions.js';
 import { api } from './api.js';
 import { h, scrollable, table } from './dom.js';
-import { accountName, stateBadge, when } from './format.js';
+import { accountName, STATE_MEANINGS, stateBadge, when } from './format.js';
+
+/** Where a refund's campaign came from, as shown beside it. */
+const CAMPAIGN_SOURCES = {
+  answer: "from the service's confirmation answer",
+  caller: 'given by hand or by the app',
+};
 
 /** The job's sections. */
 export async function jobView(id) {
@@ -13,14 +19,22 @@ export async function jobView(id) {
     ['kind', job.kind],
     ['order', job.orderId],
     ['account', accountName(job.account)],
-    ['state', stateBadge(job.state)],
+    [
+      'state',
+      h('span', {}, stateBadge(job.state), STATE_MEANINGS[job.state] ? ` ${STATE_MEANINGS[job.state]}` : ''),
+    ],
     ['attempts', String(job.attempts)],
     ['deadline', when(job.deadline, now)],
     ['next attempt', job.state === 'pending' ? when(job.nextAttemptAt, now) : '—'],
     ['created', when(job.createdAt, now)],
     ['updated', when(job.updatedAt, now)],
     ['delivered', when(job.deliveredAt, now)],
-    ['campaign', job.campaignId ?? '—'],
+    [
+      'campaign',
+      job.campaignId === null
+        ? '—'
+        : `${job.campaignId}${CAMPAIGN_SOURCES[job.campaignFrom] ? ` (${CAMPAIGN_SOURCES[job.campaignFrom]})` : ''}`,
+    ],
     ['value (micros)', job.valueMicros === null ? '—' : String(job.valueMicros)],
     ['clicked', when(job.clickedAt, now)],
     ['click token', job.clickToken ?? '—'],

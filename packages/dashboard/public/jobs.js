@@ -26,7 +26,7 @@ function filtersForm(query) {
       'states',
       h(
         'select',
-        { name: 'state', multiple: true, size: 6 },
+        { name: 'state', multiple: true, size: STATES.length },
         STATES.map((st) => h('option', { value: st, selected: selected.has(st) }, st)),
       ),
     ),

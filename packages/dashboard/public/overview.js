@@ -7,7 +7,7 @@ import { actions } from './actions.js';
 import { api } from './api.js';
 import { activityChart, deadlineChart } from './charts.js';
 import { h, scrollable, table } from './dom.js';
-import { accountHref, accountName, duration, plural, STATES, when } from './format.js';
+import { accountHref, accountName, duration, plural, STATE_MEANINGS, STATES, when } from './format.js';
 
 function noWorkerWarning(o) {
   const open = o.counts.pending + o.counts.inflight;
@@ -160,7 +160,12 @@ export async function overviewView() {
     STATES.map((state) =>
       h(
         'a',
-        { class: `count state-${state}`, href: `#/jobs?state=${state}`, 'data-state': state },
+        {
+          class: `count state-${state}`,
+          href: `#/jobs?state=${state}`,
+          'data-state': state,
+          ...(STATE_MEANINGS[state] ? { title: STATE_MEANINGS[state] } : {}),
+        },
         h('span', { class: 'n' }, String(o.counts[state])),
         h('span', { class: 'label' }, state),
       ),

@@ -23,6 +23,8 @@ export interface JobView {
   lastError: string | null;
   deliveredAt: number | null;
   campaignId: string | null;
+  /** A refund's campaign source: `answer` (the service's confirmation answer), `caller`; null otherwise. */
+  campaignFrom: 'answer' | 'caller' | null;
   maybeAppliedAt: number | null;
   leaseExpiresAt: number | null;
   valueMicros: number | null;
@@ -58,6 +60,7 @@ export function jobView(job: Job): JobView {
     lastError: job.lastError,
     deliveredAt: job.deliveredAt,
     campaignId: job.campaignId,
+    campaignFrom: job.kind === 'refund' ? job.campaignFrom : null,
     maybeAppliedAt: job.maybeAppliedAt,
     leaseExpiresAt: job.lease?.expiresAt ?? null,
     valueMicros: confirm?.valueMicros ?? null,

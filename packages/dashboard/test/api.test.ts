@@ -104,6 +104,24 @@ describe('the JSON API', () => {
     expect(page.attempts).toEqual([expect.objectContaining({ status: 404, outcome: 'permanent' })]);
     expect((await get('api/jobs/nope')).res.status).toBe(404);
   });
+
+  it('counts and lists unmatched reversals, and shows where a reversal’s campaign came from', async () => {
+    await db.outbox.refund({ orderId: 'ord_unmatched', campaignId: 'cmp_typo' });
+    const [reversal] = (await db.outbox.claim({ now: NOW, limit: 100, leaseMs: 60_000 })).filter(
+      (job) => job.orderId === 'ord_unmatched',
+    );
+    if (reversal === undefined) throw new Error('the reversal was not claimed');
+    await db.outbox.fail(reversal, { now: NOW, state: 'unmatched', reason: 'no such conversion' });
+    server = await serveDashboard({ outbox: db.outbox, now: () => NOW });
+    expect((await get('api/overview')).json().counts).toMatchObject({ unmatched: 1 });
+    const [listed] = (await get('api/jobs?state=unmatched')).json().jobs;
+    expect(listed).toMatchObject({ orderId: 'ord_unmatched', state: 'unmatched' });
+    const page = (await get(`api/jobs/${encodeURIComponent(reversal.id)}`)).json();
+    expect(page.job).toMatchObject({ state: 'unmatched', campaignId: 'cmp_typo', campaignFrom: 'caller' });
+    const format = (await get('assets/format.js')).text;
+    expect(format).toContain("'unmatched'");
+    expect(format).toContain('no such conversion at the service');
+  });
 });
 
 describe('accounts', () => {

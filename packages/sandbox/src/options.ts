@@ -38,8 +38,9 @@ export const DEFAULT_HOST = '127.0.0.1';
 export const DEFAULT_CLICK_PARAM = 'click_token';
 
 /**
- * Days after a confirmation during which it may be reversed. Matches `DEFAULT_RETURN_WINDOW_MS` of
- * `@postback/core` (30 days); the spec does not give the length.
+ * Days after a confirmation during which it may be reversed: the sandbox's stand-in, since the spec does
+ * not give the length. `@postback/core` does not assume it (its return window is open-ended by default:
+ * the service's "window closed" answer ends a reversal), so tests set other lengths to prove it.
  * @defaultValue 30
  * @example
  * ```ts

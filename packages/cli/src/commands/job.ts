@@ -67,17 +67,25 @@ function attemptLines(history: readonly AttemptRecord[], now: number): string[] 
   );
 }
 
+/** Where a refund's campaign came from, as shown after it. */
+const CAMPAIGN_SOURCES: Readonly<Record<string, string>> = {
+  answer: " (from the service's confirmation answer)",
+  caller: ' (given by hand or by the app)',
+  unknown: '',
+};
+
 /**
  * A job and its history as text, every field printable and every time ISO 8601 with the time relative
  * to `now`.
  */
 export function jobText({ job, history }: JobReport, now: number): string {
+  const source = job.kind === 'refund' ? CAMPAIGN_SOURCES[job.campaignFrom ?? 'unknown'] : '';
   const rows: Array<[string, string]> = [
-    ['state', job.state],
+    ['state', job.state === 'unmatched' ? 'unmatched (no such conversion at the service)' : job.state],
     ['kind', job.kind],
     ['order', text`${job.orderId}`],
     ['account', job.account === null ? '-' : text`${job.account}`],
-    ['campaign', job.campaignId === null ? '-' : text`${job.campaignId}`],
+    ['campaign', job.campaignId === null ? '-' : `${text`${job.campaignId}`}${source}`],
     ['attempts', String(job.attempts)],
     ['created', when(job.createdAt, now)],
     ['updated', when(job.updatedAt, now)],

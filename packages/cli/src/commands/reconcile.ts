@@ -3,7 +3,7 @@
  * `reconcile/`), as a table or JSON; exit 16 when something needs a person.
  */
 import { createClient } from '@postback/client';
-import { DEFAULT_RETURN_WINDOW_MS, type Outbox } from '@postback/core';
+import type { Outbox } from '@postback/core';
 import { backendFlags, EXIT, UsageError } from '../args.ts';
 import { parseBaseUrl } from '../base-url.ts';
 import { type Command, defineCommand } from '../command.ts';
@@ -16,7 +16,8 @@ import { RECONCILE_EXIT_FLAGS, reconcileSpec } from '../specs/reconcile.ts';
 
 /**
  * The return window the store stamps its reversals with, read tolerantly: a number, or null where the
- * store's policy has none (an open-ended window); core's default when the store does not say.
+ * store's policy has none (an open-ended window), and when the store does not say: core's default is
+ * open-ended.
  */
 export function storeReturnWindow(outbox: Outbox): number | null {
   const policy = (outbox as { policy?: { returnWindowMs?: unknown } }).policy;
@@ -24,7 +25,7 @@ export function storeReturnWindow(outbox: Outbox): number | null {
     if (policy.returnWindowMs === null) return null;
     if (typeof policy.returnWindowMs === 'number') return policy.returnWindowMs;
   }
-  return DEFAULT_RETURN_WINDOW_MS as number | null;
+  return null;
 }
 
 /**

@@ -29,6 +29,8 @@ function describeOutcome(result: RefundOutcome): string {
       return `${text`the confirmation of `}${order}${text` ended ${job.state} without a charge; nothing to reverse`}`;
     case 'updated':
       return `${text`refund job ${job.id} of `}${order}${text` now reverses in campaign ${job.campaignId} (${job.state})`}`;
+    case 'window-closed':
+      return `${text`the configured return window of `}${order}${text` has closed: nothing was enqueued and nothing will be sent`}`;
   }
 }
 

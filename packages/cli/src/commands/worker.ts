@@ -263,7 +263,16 @@ export function createWorkerCommand(
       if (values.drain) {
         // Batch by batch until a claim finds nothing due (or a 401/403 pauses delivery, or a signal).
         const interrupted = aborted(io.signal).then(() => null);
-        drained = { claimed: 0, delivered: 0, retried: 0, dead: 0, expired: 0, deferred: 0, lost: 0 };
+        drained = {
+          claimed: 0,
+          delivered: 0,
+          retried: 0,
+          dead: 0,
+          expired: 0,
+          unmatched: 0,
+          deferred: 0,
+          lost: 0,
+        };
         for (;;) {
           batch = dispatcher.runOnce();
           const round = await Promise.race([batch, interrupted]);

@@ -34,7 +34,7 @@ export const pruneSpec = {
     'return-window': {
       type: 'duration',
       value: 'DURATION',
-      help: "how long a charged confirmation is kept for refunds (default: the store's\npolicy, 30d unless configured)",
+      help: "how long a charged confirmation is kept for refunds (default: the store's\npolicy: its return window, or 400d with none configured)",
     },
     'dry-run': { type: 'boolean', help: 'count what would be deleted, delete nothing' },
     json: { type: 'boolean', help: 'print one JSON object: {"pruned": N, "clicks": N, ...}' },

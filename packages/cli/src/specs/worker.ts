@@ -117,7 +117,7 @@ export const workerSpec = {
     'return-window': {
       type: 'duration',
       value: 'DURATION',
-      help: "the scheduled prune keeps a charged confirmation this long for refunds\n(default: the store's policy, 30d unless configured)",
+      help: "the scheduled prune keeps a charged confirmation this long for refunds\n(default: the store's policy: its return window, or 400d with none configured)",
     },
     'summary-every': {
       type: 'duration',
