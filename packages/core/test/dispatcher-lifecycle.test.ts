@@ -207,6 +207,7 @@ describe('Dispatcher lifecycle', () => {
       dead: 1,
       expired: 0,
       cancelled: 0,
+      unmatched: 0,
     });
     expect(metrics.oldestPendingAgeMs).toBe(5_000);
     expect(metrics.nearestDeadline).toMatchObject({
