@@ -64,6 +64,8 @@ export function planWithdraw(confirm: ConfirmJob | null, now: EpochMs): Withdraw
       return { outcome: 'not-charged', job: confirm };
     case 'inflight':
     case 'delivered':
+    // A refund's state only; were a confirm ever in it, the safe answer writes nothing.
+    case 'unmatched':
       return { outcome: 'may-have-charged', job: confirm };
   }
 }
