@@ -162,6 +162,7 @@ describe('four worker processes on one Postgres queue, killed at random', () => 
       dead: 0,
       expired: 0,
       cancelled: cancelled.size,
+      unmatched: 0,
     });
     const seen = await w.conversions();
     expect(seen.conversions).toHaveLength(confirmed);
