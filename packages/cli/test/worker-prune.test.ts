@@ -62,6 +62,9 @@ describe('postback worker routines', () => {
         'json',
         '--summary-every',
         '200ms',
+        // The store's policy has no return window (400 days kept); the operator knows theirs.
+        '--return-window',
+        '30d',
       ],
       io,
     );
@@ -75,7 +78,7 @@ describe('postback worker routines', () => {
       io.controller.abort();
     }
     expect(await running, io.err()).toBe(0);
-    // Inside its return window (30 days from delivery): kept.
+    // Inside its return window (--return-window 30d from delivery): kept.
     expect(await orderIds()).toEqual(['recent']);
     const logged = lines(io.err());
     const started = logged.find((l) => l.msg === 'worker.started');

@@ -37,7 +37,8 @@ export interface OrderRecord {
 /**
  * Where the outbox records each order's jobs, keyed by the order's `key` ({@link orderLedgerKey}: the order
  * id for jobs without an account) and job kind. `put` replaces the job of the same key and kind and must
- * be durable when it resolves. Keep records at least as long as the return window (30 days by default).
+ * be durable when it resolves. Keep records at least as long as the return window (without one configured, the policy's
+ * `confirmationRetentionMs`: 400 days by default).
  *
  * @example
  * ```ts

@@ -29,7 +29,7 @@ export const refundSpec = {
     },
     json: {
       type: 'boolean',
-      help: 'print {"outcome": "enqueued"|"duplicate"|"cancelled"|"not-charged"|"updated",\n"job": {...}}',
+      help: 'print {"outcome": "enqueued"|"duplicate"|"cancelled"|"not-charged"|"updated"|"window-closed",\n"job": {...}}',
     },
   },
   exitCodes: '0 done (any outcome), 2 invalid flag or value, 3 backend unreachable.',
