@@ -43,7 +43,7 @@ describe('postback refund', () => {
     const first = await run(['refund', '--db', db.file, '--order-id', 'o-2', '--json']);
     expect(JSON.parse(first.out)).toMatchObject({
       outcome: 'enqueued',
-      job: { kind: 'refund', campaignId: 'cmp_abc' },
+      job: { kind: 'refund', campaignId: 'cmp_abc', campaignFrom: 'answer' },
     });
     const second = await run(['refund', '--db', db.file, '--order-id', 'o-2', '--json']);
     expect(JSON.parse(second.out)).toMatchObject({ outcome: 'duplicate' });
@@ -68,8 +68,31 @@ describe('postback refund', () => {
     expect(await createRefundCommand(ctx).run(args, io)).toBe(0);
     expect(JSON.parse(io.out())).toMatchObject({
       outcome: 'updated',
-      job: { kind: 'refund', campaignId: 'cmp_given', state: 'pending' },
+      job: { kind: 'refund', campaignId: 'cmp_given', state: 'pending', campaignFrom: 'caller' },
     });
+  });
+
+  it('says a configured return window has closed, and enqueues nothing', async () => {
+    // Delivered 31 days ago into a store whose policy configures a 30-day return window.
+    const delivered = async () => {
+      const outbox = createMemoryOutbox({ policy: { returnWindowMs: 30 * 86_400_000 } });
+      await outbox.confirm({
+        orderId: 'o-6',
+        valueMicros: 1,
+        click: { token: token(6), clickedAt: Date.now() },
+      });
+      const [confirm] = await outbox.claim({ now: Date.now(), limit: 1, leaseMs: 60_000 });
+      await outbox.complete(confirm as never, { now: Date.now() - 31 * 86_400_000, campaignId: 'cmp_abc' });
+      const ctx = { openBackend: async () => ({ outbox, describe: 'memory' }), now: () => Date.now() };
+      return { outbox, command: createRefundCommand(ctx) };
+    };
+    const text = captureIo();
+    expect(await (await delivered()).command.run(['--db', db.file, '--order-id', 'o-6'], text)).toBe(0);
+    expect(text.out()).toMatch(/return window of order o-6 has closed: nothing was enqueued/);
+    const json = captureIo();
+    const { command } = await delivered();
+    expect(await command.run(['--db', db.file, '--order-id', 'o-6', '--json'], json)).toBe(0);
+    expect(JSON.parse(json.out())).toMatchObject({ outcome: 'window-closed', job: { kind: 'confirm' } });
   });
 
   it('says in text which campaign a refund now reverses in when it supplies one', async () => {
