@@ -11,7 +11,7 @@
  * | extendLease   | `ChangeMessageVisibility` (heart-beat)                                               |
  * | release       | `ChangeMessageVisibilityBatch` to 0                                                  |
  * | stats         | `GetQueueAttributes` (approximate counts; no deadlines, so nothing counts at risk)   |
- * | listJobs      | a scan of the dead-letter queue (`dead`, `expired`, `cancelled` only)                |
+ * | listJobs      | a scan of the dead-letter queue (`dead`, `expired`, `cancelled`, `unmatched` only)   |
  * | history       | the attempts a dead letter's body carries (the failing one, and those replayed)      |
  * | prune, beat   | no-ops: SQS deletes a final message itself, and keeps no worker heart-beats          |
  *
