@@ -3,7 +3,14 @@ import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { OptionsError } from './errors.ts';
 import { parseOptions } from './parse-options.ts';
-import { DAY_MS, DEFAULT_WINDOW_POLICY, resolvePolicy, windowPolicySchema } from './policy.ts';
+import {
+  DAY_MS,
+  DEFAULT_CONFIRMATION_RETENTION_MS,
+  DEFAULT_WINDOW_POLICY,
+  refundDeadlineOf,
+  resolvePolicy,
+  windowPolicySchema,
+} from './policy.ts';
 
 const schema = z.strictObject({
   limit: z.int().min(1).default(10),
@@ -49,6 +56,19 @@ describe('windowPolicySchema', () => {
       policy: { returnWindowMs: 14 * DAY_MS, safetyMarginMs: undefined },
     }).policy;
     expect(policy).toEqual({ ...DEFAULT_WINDOW_POLICY, returnWindowMs: 14 * DAY_MS });
+  });
+
+  it('assumes no return window: null (open-ended) by default, a reversal bounded by the confirmation retention', () => {
+    expect(DEFAULT_WINDOW_POLICY).toMatchObject({
+      returnWindowMs: null,
+      confirmationRetentionMs: 400 * DAY_MS,
+    });
+    expect(DEFAULT_CONFIRMATION_RETENTION_MS).toBe(400 * DAY_MS);
+    expect(refundDeadlineOf(1_000)).toBe(1_000 + 400 * DAY_MS);
+    const configured = resolvePolicy({ returnWindowMs: 30 * DAY_MS });
+    expect(refundDeadlineOf(1_000, configured)).toBe(1_000 + 30 * DAY_MS - configured.safetyMarginMs);
+    expect(parseOptions(schema, { policy: { returnWindowMs: null } }).policy.returnWindowMs).toBeNull();
+    expect(failure({ policy: { confirmationRetentionMs: -1 } }).field).toBe('policy.confirmationRetentionMs');
   });
 
   it('refuses unknown keys, windows that are not non-negative safe integers, and a margin not shorter than the window', () => {
