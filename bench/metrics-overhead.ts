@@ -2,7 +2,7 @@
  * Benchmark: what observing delivery costs. Jobs delivered per second by the same Dispatcher to the
  * sandbox with `@postback/metrics` on — Prometheus metrics (event counters, the send-latency histogram)
  * scraped over HTTP every `--scrape-ms` (far more often than a real Prometheus, so a scrape's
- * `outbox.stats` call weighs in), and a span per send through the OpenTelemetry SDK (a batch span
+ * `outbox.stats` call weighs in), and a delivery span with its request span through the OpenTelemetry SDK (a batch span
  * processor exporting to nowhere) — against the same Dispatcher with nothing attached. Target ratio
  * on / off >= 0.95.
  *
@@ -27,9 +27,9 @@ import {
   type SpanExporter,
 } from '@opentelemetry/sdk-trace-base';
 import { createClient } from '@postback/client';
-import { createDispatcher, createMemoryOutbox, type Outbox } from '@postback/core';
+import { createDispatcher, createMemoryOutbox, type Job, type Outbox } from '@postback/core';
 import { createPrometheusMetrics, type DispatcherLike, serveMetrics } from '@postback/metrics';
-import { traceDispatcher } from '@postback/metrics/otel';
+import { traceDeliveries } from '@postback/metrics/otel';
 import { createSqliteOutbox } from '@postback/sqlite';
 import { confirmInputs, deliveredAll, median, withinLimit, withWorld } from './run-world.ts';
 import { startChildSandboxWorld } from './sandbox-process.ts';
@@ -86,19 +86,20 @@ async function deliveryRun(observed: boolean): Promise<Run> {
     const stops: Array<() => Promise<void> | void> = [];
     try {
       await Promise.all(confirmInputs('m', JOBS, tokens).map((input) => outbox.confirm(input)));
+      const exporter = new DiscardingExporter();
+      const provider = new BasicTracerProvider({ spanProcessors: [new BatchSpanProcessor(exporter)] });
       const dispatcher = createDispatcher({
         outbox,
         client,
         concurrency: CONCURRENCY,
         batchSize: CONCURRENCY,
+        ...(observed ? { tracing: traceDeliveries({ tracer: provider.getTracer('bench') }) } : {}),
       });
       let scrapes = 0;
-      const exporter = new DiscardingExporter();
+      stops.push(() => provider.shutdown());
       if (observed) {
         const metrics = createPrometheusMetrics({ dispatcher, outbox });
         const server = await serveMetrics(metrics, { port: 0 });
-        const provider = new BasicTracerProvider({ spanProcessors: [new BatchSpanProcessor(exporter)] });
-        const stopTracing = traceDispatcher(dispatcher, { tracer: provider.getTracer('bench') });
         const timer = setInterval(() => {
           fetch(`${server.url}/metrics`)
             .then((r) => r.text())
@@ -111,8 +112,6 @@ async function deliveryRun(observed: boolean): Promise<Run> {
         }, SCRAPE_MS);
         stops.push(async () => {
           clearInterval(timer);
-          stopTracing();
-          await provider.shutdown();
           metrics.close();
           await server.close();
         });
@@ -178,9 +177,28 @@ function listenerCost(): { prometheusUs: number; tracingUs: number } {
   const provider = new BasicTracerProvider({
     spanProcessors: [new BatchSpanProcessor(new DiscardingExporter())],
   });
-  traceDispatcher(fake, { tracer: provider.getTracer('bench') });
-  perSend();
-  const tracingUs = perSend() - bare;
+  // A delivery's spans: the delivery and its one request, as the Dispatcher calls the hooks.
+  const tracing = traceDeliveries({ tracer: provider.getTracer('bench') });
+  const url = 'http://127.0.0.1:4010/v1/conversions/s2s';
+  const traced = () => {
+    const t0 = performance.now();
+    for (let i = 0; i < EVENTS; i++) {
+      const at = Date.now();
+      const delivery = tracing.delivery(job as unknown as Job, at);
+      const request = delivery.request({
+        method: 'POST',
+        path: '/v1/conversions/s2s',
+        url,
+        attempt: 1,
+        startedAt: at,
+      });
+      request.end({ endedAt: at + 3, outcome: 'delivered', status: 200, errorType: null });
+      delivery.end({ outcome: 'delivered', endedAt: at + 3 });
+    }
+    return ((performance.now() - t0) * 1000) / EVENTS;
+  };
+  traced();
+  const tracingUs = traced();
   void provider.shutdown();
   return { prometheusUs, tracingUs };
 }
@@ -226,5 +244,5 @@ console.log(
 console.log(`  ratio on / off: ${ratio.toFixed(3)} (target >= 0.95) ${ratio >= 0.95 ? 'OK' : 'MISSED'}`);
 console.log(`  CPU per job off / on: ${cpuRatio.toFixed(3)} (steadier than the rate on a shared machine)`);
 console.log(
-  `  listeners alone: ${cost.prometheusUs.toFixed(2)} µs per send for the Prometheus metrics, ${cost.tracingUs.toFixed(2)} µs for a span (SDK, batch processor)`,
+  `  listeners alone: ${cost.prometheusUs.toFixed(2)} µs per send for the Prometheus metrics, ${cost.tracingUs.toFixed(2)} µs for a delivery's two spans (SDK, batch processor)`,
 );

@@ -106,7 +106,6 @@ describe('many advertisers: one account’s keys revoked mid-run', () => {
       authPauseMs: 300,
       leaseMs: 5_000,
       sendTimeoutMs: 2_000,
-      quickRetries: { retries: 1, minTimeoutMs: 1, maxTimeoutMs: 5 },
       backoff: { baseMs: 100, maxMs: 500, minMs: 50 },
     });
     cleanups.push(() => dispatcher.stop({ timeoutMs: 5_000 }));

@@ -59,7 +59,6 @@ describe.each([
       now,
       concurrency: 8,
       pollIntervalMs: 10,
-      quickRetries: { retries: 1, minTimeoutMs: 1, maxTimeoutMs: 5 },
       backoff: { baseMs: 60_000, maxMs: 120_000, minMs: 30_000 },
     });
     cleanups.push(() => dispatcher.stop({ timeoutMs: 5_000 }));

@@ -165,6 +165,9 @@ export function eventFields(event: string, payload: unknown): Record<string, unk
       return defined({ ...jobRef(p.job), reason: p.reason });
     case 'at-risk':
       return defined({ ...jobRef(p.job), inMs: p.inMs });
+    // Once per job: the host that stamped it runs ahead; it is sent by `sendBy` (its deadline less the skew).
+    case 'clock-skew':
+      return defined({ ...jobRef(p.job), skewMs: p.skewMs, stamp: p.stamp, sendBy: isoOf(p.deadline) });
     case 'paused':
       return defined({ status: p.status, reason: p.reason, until: isoOf(p.until) });
     // Per-account keys: the account (null: jobs without one) whose key was refused or is unknown.

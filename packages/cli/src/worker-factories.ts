@@ -62,6 +62,7 @@ export const WORKER_EVENTS: WorkerFactories['events'] = [
   { name: 'dead', level: 'error' },
   { name: 'expired', level: 'error' },
   { name: 'at-risk', level: 'warn' },
+  { name: 'clock-skew', level: 'warn' },
   { name: 'paused', level: 'error' },
   { name: 'resumed', level: 'info' },
   { name: 'account-paused', level: 'warn' },

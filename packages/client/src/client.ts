@@ -30,6 +30,8 @@ export interface ClientDescription {
  * ```
  */
 export interface AdServiceClient extends AdServiceResources {
+  /** Where requests go: the base URL as given, without user info (never holds the key). */
+  readonly baseUrl: string;
   /** Name of the transport in use: `undici` (Node default), `fetch` (edge default or injected). */
   readonly transport: string;
   /** Closes kept-alive connections (a later call opens new ones). */
@@ -97,6 +99,7 @@ export function createClient(options: ClientOptions): AdServiceClient {
   const close = () => transport.close();
   const client: AdServiceClient = {
     ...createResources(send),
+    baseUrl: withoutUserInfo(baseUrl),
     transport: transport.name,
     close,
     [Symbol.asyncDispose]: close,
@@ -108,4 +111,12 @@ export function createClient(options: ClientOptions): AdServiceClient {
     value: () => `AdServiceClient ${JSON.stringify(description)}`,
   });
   return client;
+}
+
+/** A URL's text without its user name and password. */
+function withoutUserInfo(url: URL): string {
+  const copy = new URL(url.href);
+  copy.username = '';
+  copy.password = '';
+  return copy.href;
 }

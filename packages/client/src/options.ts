@@ -172,4 +172,12 @@ export interface CallOptions {
    * when the service echoes it back. Never stored on the client.
    */
   apiKey?: string;
+  /**
+   * Headers to add to this call, e.g. a trace context (`traceparent`, `tracestate`). Names are checked
+   * (a `RequestValidationError` naming `headers`): none may replace a header the client sets
+   * (`authorization`, `accept`, `user-agent`, `content-type`, …).
+   */
+  headers?: Record<string, string>;
+  /** Called with the HTTP status of each answer that arrives (a 2xx's too, whose body is all a call returns). */
+  onStatus?: (status: number) => void;
 }

@@ -21,7 +21,7 @@ import { parseRetryAfter } from './retry-after.ts';
 import type { Transport, TransportResponse } from './transport/types.ts';
 import { BodyReadError } from './transport/types.ts';
 import { transportUnavailable } from './transport/unavailable.ts';
-import { checkCallApiKey, issuesOf } from './validate.ts';
+import { checkCallApiKey, checkCallHeaders, issuesOf } from './validate.ts';
 
 /** One call to make: already validated; `path` starts with `/v1/`. */
 export interface Endpoint<S extends z.ZodType> {
@@ -84,7 +84,8 @@ export function createRequester(config: RequesterConfig): Requester {
     }
     const redact = callKey === undefined ? config.redact : callRedactor(config.apiKey, callKey);
     const body = endpoint.body === undefined ? undefined : JSON.stringify(endpoint.body);
-    const headers: Record<string, string> = { ...baseHeaders };
+    const extra = call.headers === undefined ? {} : checkCallHeaders(call.headers);
+    const headers: Record<string, string> = { ...extra, ...baseHeaders };
     if (callKey !== undefined) headers.authorization = `Bearer ${callKey}`;
     if (body !== undefined) headers['content-type'] = 'application/json';
     // Every error also runs its message through `redact`, so the call's key is removed there too.
@@ -105,6 +106,7 @@ export function createRequester(config: RequesterConfig): Requester {
           { url, headers, body, what, timeout, method: endpoint.method, redact },
           call.signal,
         );
+        call.onStatus?.(response.status);
         if (response.status >= 200 && response.status < 300)
           return parseBody(endpoint.response, response, what, redact);
         error = errorFromResponse(response.status, parseJson(response.body), response.retryAfter, {

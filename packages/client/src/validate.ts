@@ -62,3 +62,44 @@ export function checkCallApiKey(value: unknown): string {
   }
   return value;
 }
+
+/** Headers the client sets itself: a call cannot replace them (nor the ones the transport owns). */
+const OWN_HEADERS = new Set([
+  'authorization',
+  'accept',
+  'user-agent',
+  'content-type',
+  'content-length',
+  'host',
+  'connection',
+  'transfer-encoding',
+]);
+const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
+const HEADER_VALUE = /^[\x20-\x7e]*$/;
+
+/**
+ * Checks a call's extra `headers` (e.g. a trace context: `traceparent`, `tracestate`) and returns them with
+ * lower-case names: each name a token that is not one the client sets itself (`authorization`, `accept`,
+ * `user-agent`, `content-type`, …), each value printable ASCII.
+ *
+ * @throws RequestValidationError naming `headers` (and the header, never its value)
+ * @example
+ * ```ts
+ * checkCallHeaders({ traceparent: '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01' });
+ * ```
+ */
+export function checkCallHeaders(value: unknown): Record<string, string> {
+  if (typeof value !== 'object' || value === null || Array.isArray(value))
+    throw new RequestValidationError('headers', 'must be an object of header names to values');
+  const out: Record<string, string> = {};
+  for (const [name, v] of Object.entries(value)) {
+    if (!HEADER_NAME.test(name)) throw new RequestValidationError('headers', 'holds an invalid header name');
+    const lower = name.toLowerCase();
+    if (OWN_HEADERS.has(lower))
+      throw new RequestValidationError(`headers.${lower}`, 'is set by the client and cannot be replaced');
+    if (typeof v !== 'string' || !HEADER_VALUE.test(v))
+      throw new RequestValidationError(`headers.${lower}`, 'must be a string of printable ASCII');
+    out[lower] = v;
+  }
+  return out;
+}

@@ -54,6 +54,7 @@ export {
 export type { BackoffOptions } from './queue/backoff.ts';
 export {
   type ApiKeyResolver,
+  CLOCK_SKEW_TOLERANCE_MS,
   type ConversionsClient,
   createDispatcher,
   DEFAULT_AUTH_PAUSE_MS,
@@ -62,12 +63,12 @@ export {
   DEFAULT_CONCURRENCY,
   DEFAULT_LEASE_MS,
   DEFAULT_POLL_INTERVAL_MS,
-  DEFAULT_QUICK_RETRIES,
   DEFAULT_SEND_TIMEOUT_MS,
   DEFAULT_STOP_TIMEOUT_MS,
   DEFAULT_WATCH_INTERVAL_MS,
   DEFAULT_WINDOW_CLOSED_PATTERN,
   DEFAULT_WORKER_VERSION,
+  type DeliveryTracing,
   type Dispatcher,
   type DispatcherEventName,
   type DispatcherEvents,

@@ -45,6 +45,12 @@ export {
   checkRetry,
   checkWorkersQuery,
 } from './queue/call-checks.ts';
+export type {
+  DeliveryTrace,
+  RequestTrace,
+  TracedRequest,
+  TracedRequestEnd,
+} from './queue/dispatcher/tracing.ts';
 export {
   ATTEMPT_DETAIL_MAX_CHARS,
   ATTEMPT_HISTORY_LIMIT,

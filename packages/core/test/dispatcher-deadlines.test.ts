@@ -28,11 +28,14 @@ describe('Dispatcher deadlines', () => {
     expect(eventsNamed('expired')[0]?.reason).toMatch(/deadline .* passed/);
   });
 
-  it('checks the deadline before each quick retry too: no request leaves after it', async () => {
+  it('expires a job whose request failed past its deadline: no request leaves after it', async () => {
     const job = await enqueue('ord_1', clock.now() - 7 * DAY_MS + HOUR + 1_000); // deadline: 1 s from now
     service.script(CONFIRM_PATH, { status: 503 }, { status: 503 });
     service.onRequest(() => clock.advance(2_000)); // the first request takes "2 s"
-    await dispatcherWith({ quickRetries: { retries: 2, minTimeoutMs: 1, maxTimeoutMs: 5 } }).runOnce();
+    const dispatcher = dispatcherWith();
+    await dispatcher.runOnce();
+    clock.advance(60_000);
+    expect(await dispatcher.drain()).toMatchObject({ claimed: 0 });
     expect(confirmRequests()).toHaveLength(1);
     expect(await outbox.get(job.id)).toMatchObject({ state: 'expired' });
     expect((await outbox.get(job.id))?.lastError).toContain('503');

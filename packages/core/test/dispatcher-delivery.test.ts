@@ -1,5 +1,5 @@
 /**
- * The Dispatcher delivering confirms: the request it sends, quick and durable retries, Retry-After,
+ * The Dispatcher delivering confirms: the request it sends, retries (each request an attempt), Retry-After,
  * dead-lettering on a 4xx, refused connections and the concurrency limit.
  * Real HTTP to a scripted fake of the ad service; set-up in `dispatcher-harness.ts`.
  */
@@ -41,16 +41,30 @@ describe('Dispatcher delivery', () => {
     expect(eventsNamed('delivered')).toEqual([expect.objectContaining({ campaignId: 'cmp_from_service' })]);
   });
 
-  it('retries a 5xx blip in-process and delivers without a durable retry', async () => {
+  it('makes every request an attempt: two 5xx blips are two recorded retries, each due again within seconds', async () => {
     service.script(CONFIRM_PATH, { status: 503 }, { status: 502 });
     const job = await enqueue('ord_1');
-    await dispatcherWith({ quickRetries: { retries: 2, minTimeoutMs: 1, maxTimeoutMs: 5 } }).runOnce();
+    const dispatcher = dispatcherWith();
+    expect(await dispatcher.runOnce()).toMatchObject({ retried: 1 });
+    expect(confirmRequests()).toHaveLength(1); // nothing retried in-process
+    // The default backoff (random() = 0.5): the first retry within a second, the next within two.
+    expect(eventsNamed('retried')[0]?.nextAttemptAt).toBe(clock.now() + 500);
+    clock.advance(500);
+    expect(await dispatcher.runOnce()).toMatchObject({ retried: 1 });
+    expect(eventsNamed('retried')[1]?.nextAttemptAt).toBe(clock.now() + 1_000);
+    clock.advance(1_000);
+    expect(await dispatcher.runOnce()).toMatchObject({ delivered: 1 });
     expect(confirmRequests()).toHaveLength(3);
-    expect(await outbox.get(job.id)).toMatchObject({ state: 'delivered', attempts: 1 });
-    expect(eventsNamed('retried')).toEqual([]);
+    expect(await outbox.get(job.id)).toMatchObject({ state: 'delivered', attempts: 3 });
+    const history = await outbox.history(job.id);
+    expect(history.map((a) => [a.outcome, a.status])).toEqual([
+      ['transient', 503],
+      ['transient', 502],
+      ['delivered', 200],
+    ]);
   });
 
-  it('sends a job back with jittered backoff when a 5xx outlasts the quick retries, and delivers it when due', async () => {
+  it('sends a job back with jittered backoff after a 5xx, and delivers it when due', async () => {
     service.script(CONFIRM_PATH, { status: 500, body: { detail: 'database unavailable' } });
     const job = await enqueue('ord_1');
     const dispatcher = dispatcherWith({ backoff: { baseMs: 10_000, maxMs: 60_000 } });
@@ -73,9 +87,9 @@ describe('Dispatcher delivery', () => {
       body: { detail: 'slow down' },
     });
     await enqueue('ord_1');
-    const dispatcher = dispatcherWith({ quickRetries: { retries: 2, minTimeoutMs: 1, maxTimeoutMs: 5 } });
+    const dispatcher = dispatcherWith();
     await dispatcher.runOnce();
-    expect(confirmRequests()).toHaveLength(1); // a 429 is not a blip: no quick retry
+    expect(confirmRequests()).toHaveLength(1);
     expect(eventsNamed('retried')[0]).toMatchObject({ status: 429, nextAttemptAt: clock.now() + 120_000 });
     clock.advance(119_999);
     expect(await dispatcher.runOnce()).toMatchObject({ claimed: 0 });
@@ -95,7 +109,7 @@ describe('Dispatcher delivery', () => {
   it('dead-letters a job the service refuses with a 4xx, keeping the service’s detail as the reason', async () => {
     service.script(CONFIRM_PATH, { status: 422, body: { detail: 'click token tok_ord_1_XyZ is unknown' } });
     const job = await enqueue('ord_1');
-    await dispatcherWith({ quickRetries: { retries: 2, minTimeoutMs: 1, maxTimeoutMs: 5 } }).runOnce();
+    await dispatcherWith().runOnce();
     expect(confirmRequests()).toHaveLength(1);
     const stored = await outbox.get(job.id);
     expect(stored?.state).toBe('dead');

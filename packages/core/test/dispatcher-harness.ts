@@ -73,7 +73,6 @@ export function dispatcherWith(overrides: Partial<DispatcherOptions> = {}): Disp
     client,
     now: clock.now,
     random: () => 0.5,
-    quickRetries: { retries: 0 },
     ...overrides,
   });
   const names = [

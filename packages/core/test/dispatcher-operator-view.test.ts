@@ -52,7 +52,7 @@ describe('Dispatcher attempt history', () => {
     expect(history.map((a) => [a.outcome, a.status])).toEqual([
       ['permanent', 404],
       ['transient', 503],
-      ['delivered', null],
+      ['delivered', 200], // the status of a 2xx too, as the client tells it
     ]);
     expect(history[0]?.detail).toContain('click_token not found');
     expect(history[2]?.detail).toBeNull();

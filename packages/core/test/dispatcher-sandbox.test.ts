@@ -31,7 +31,6 @@ function dispatcherWith(client: AdServiceClient, extra: { authPauseMs?: number }
   return createDispatcher({
     outbox,
     client,
-    quickRetries: { retries: 2, minTimeoutMs: 1, maxTimeoutMs: 10 },
     backoff: { baseMs: 1, maxMs: 1, minMs: 0 },
     ...extra,
   });

@@ -35,7 +35,7 @@ describe('a 2xx means applied, whatever its body', () => {
   ])('delivers a confirmation whose 2xx body is %s, its campaign unknown, sent once', async (_, body) => {
     service.script(CONFIRM_PATH, { status: 200, body });
     const job = await enqueue('ord_1');
-    await dispatcherWith({ quickRetries: { retries: 2, minTimeoutMs: 1, maxTimeoutMs: 2 } }).runOnce();
+    await dispatcherWith().runOnce();
     expect(requestsTo(CONFIRM_PATH)).toHaveLength(1);
     expect(await outbox.get(job.id)).toMatchObject({ state: 'delivered', campaignId: null });
   });
@@ -137,10 +137,10 @@ describe('a request that may have been applied is never "never charged"', () => 
 });
 
 describe('answers that are not about the job', () => {
-  it('honours Retry-After on a 503: no quick retry, the next attempt no sooner than asked', async () => {
+  it('honours Retry-After on a 503: the next attempt no sooner than asked', async () => {
     service.script(CONFIRM_PATH, { status: 503, headers: { 'retry-after': '600' } });
     const job = await enqueue('ord_1');
-    const d = dispatcherWith({ quickRetries: { retries: 2, minTimeoutMs: 1, maxTimeoutMs: 2 } });
+    const d = dispatcherWith();
     await d.runOnce();
     expect(requestsTo(CONFIRM_PATH)).toHaveLength(1);
     expect(await outbox.get(job.id)).toMatchObject({

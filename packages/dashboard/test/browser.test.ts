@@ -38,7 +38,6 @@ beforeAll(async () => {
   dispatcher = createDispatcher({
     outbox: db.outbox,
     client,
-    quickRetries: { retries: 0 },
     backoff: { baseMs: 3_600_000, maxMs: 3_600_000, minMs: 3_600_000 },
   });
   clicks = await world.clicks(10);

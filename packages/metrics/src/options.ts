@@ -22,8 +22,8 @@ export const DEFAULT_DEADLINE_BUCKETS_MS: readonly number[] = [
 ];
 
 /**
- * Buckets of the send-latency histogram (seconds). A send includes its quick in-process retries, so the
- * upper buckets reach past one request's timeout.
+ * Buckets of the send-latency histogram (seconds): one request each (a retry is the job's next attempt),
+ * the upper buckets reaching a slow service's timeout.
  * @defaultValue [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60]
  */
 export const DEFAULT_SEND_DURATION_BUCKETS_S: readonly number[] = [

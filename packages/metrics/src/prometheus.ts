@@ -81,7 +81,7 @@ const DEFAULT_METRICS_LEFT_OUT = [
  * - `postback_jobs_delivered_total{kind}` (`{kind,account}` with `accountLabel`), `_retried_total`,
  *   `_dead_total`, `_expired_total`,
  *   `postback_delivery_pauses_total`, `postback_dispatcher_errors_total{during}`;
- * - `postback_send_duration_seconds{kind,outcome}` — a histogram of sends (quick retries included);
+ * - `postback_send_duration_seconds{kind,outcome}` — a histogram of requests (each one attempt);
  * - with `defaultMetrics`, prom-client's `process_*` and `nodejs_*` metrics of this process.
  *
  * @throws {OptionsError} naming a bad or unknown option.
@@ -302,7 +302,7 @@ export function createPrometheusMetrics(options: PrometheusMetricsOptions): Prom
     (name) =>
       new Histogram({
         name,
-        help: 'Duration of one send of a job, quick in-process retries included, by outcome.',
+        help: 'Duration of one request of a job (one attempt), by outcome.',
         labelNames: ['kind', 'outcome'],
         buckets: o.sendDurationBuckets,
         registers,

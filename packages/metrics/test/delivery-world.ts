@@ -27,13 +27,21 @@ export interface DeliveryWorldOptions {
   authPauseMs?: number;
   /** One key per account (the Dispatcher's `apiKeyFor`); `validKey` is the sandbox's conversions key. */
   apiKeyFor?: (account: string | null, validKey: string) => string | undefined;
+  /** More Dispatcher options (`tracing`, `backoff`). */
+  dispatcher?: Pick<DispatcherOptions, 'tracing' | 'backoff'>;
+  /** Wraps the client's `fetch` (to see the requests as sent). */
+  fetch?: typeof globalThis.fetch;
 }
 
 export async function startDeliveryWorld(options: DeliveryWorldOptions = {}): Promise<DeliveryWorld> {
   const world = await startSandboxWorld();
   const clicks = await world.clicks(3);
   const outbox = createMemoryOutbox();
-  const client = createClient({ baseUrl: world.url, apiKey: world.conversionsKey });
+  const client = createClient({
+    baseUrl: world.url,
+    apiKey: world.conversionsKey,
+    ...(options.fetch === undefined ? {} : { fetch: options.fetch }),
+  });
   const given = options.apiKeyFor;
   const apiKeyFor: DispatcherOptions['apiKeyFor'] =
     given === undefined ? undefined : (account) => given(account, world.conversionsKey);
@@ -44,6 +52,7 @@ export async function startDeliveryWorld(options: DeliveryWorldOptions = {}): Pr
     pollIntervalMs: 10,
     ...(options.authPauseMs === undefined ? {} : { authPauseMs: options.authPauseMs }),
     ...(apiKeyFor === undefined ? {} : { apiKeyFor }),
+    ...options.dispatcher,
   });
   return {
     world,

@@ -49,7 +49,6 @@ function dispatcher(): Dispatcher {
     outbox,
     client,
     now: () => h.sqs.now(),
-    quickRetries: { retries: 0, minTimeoutMs: 1, maxTimeoutMs: 1 },
     backoff: { baseMs: 1_000, maxMs: 1_000 },
   });
 }

@@ -150,7 +150,7 @@ export type AttemptOutcome =
 export interface AttemptRecord {
   /** When the request began. */
   startedAt: EpochMs;
-  /** How long the send took, quick retries included (milliseconds). */
+  /** How long the request took (milliseconds). */
   durationMs: number;
   outcome: AttemptOutcome;
   /** HTTP status of the service's last answer, or null when there was none (timeout, reset, refused). */

@@ -1,6 +1,6 @@
 /**
  * `@postback/metrics/otel`: the Dispatcher through `@opentelemetry/api` (an optional peer dependency, loaded
- * only by this subpath): {@link traceDispatcher} makes a span per send, {@link meterDispatcher} records the
+ * only by this subpath): {@link traceDeliveries} traces each delivery and its request, {@link meterDispatcher} records the
  * same figures as the Prometheus metrics with OpenTelemetry instruments.
  */
 export * from './meter.ts';

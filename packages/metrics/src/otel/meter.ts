@@ -92,7 +92,7 @@ export function meterDispatcher(
   // Bucket advice in seconds: without it the SDK's defaults (0 … 10,000, made for milliseconds) put every
   // send under 5 s in one bucket. A View given to the SDK still overrides it.
   const duration = meter.createHistogram('postback.send.duration', {
-    description: 'Duration of one send, quick retries included.',
+    description: 'Duration of one request to the service (every request is one attempt).',
     unit: 's',
     advice: { explicitBucketBoundaries: [...DEFAULT_SEND_DURATION_BUCKETS_S] },
   });

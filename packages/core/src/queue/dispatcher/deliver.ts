@@ -1,13 +1,16 @@
 /**
  * One held job from its turn to send until its outcome is recorded: the pauses admit it (or it is given
- * back untried), it is sent (`send.ts`), and what the send came to is recorded (`record.ts`) unless the
- * job was lost to another worker or given back by `stop()` meanwhile.
+ * back untried), it is sent (`send.ts`) by its deadline less any clock skew seen (`skew.ts`), and what the
+ * send came to is recorded (`record.ts`) unless the job was lost to another worker or given back by
+ * `stop()` meanwhile. The whole delivery is one trace (`tracing.ts`), its request a child of it.
  */
 import type { EpochMs } from '../../policy.ts';
+import type { Job } from '../job-types.ts';
 import type { HeldJob, HeldJobs, JobOutcome } from './held-jobs.ts';
 import type { PauseTable } from './pauses.ts';
 import type { Recorder } from './record.ts';
 import type { Send } from './send.ts';
+import type { DeliveryTrace } from './tracing.ts';
 
 /** What delivering a job needs. */
 export interface DeliverContext {
@@ -16,6 +19,10 @@ export interface DeliverContext {
   send: Send;
   recorder: Pick<Recorder, 'defer' | 'settle'>;
   now: () => EpochMs;
+  /** The deadline to send a job by: its own, moved back by any clock skew seen (`skew.ts`). */
+  deadlineOf: (job: Job) => EpochMs | null;
+  /** Starts the trace of a delivery (`safeTracing`: one that does nothing without `tracing`). */
+  trace: (job: Job, startedAt: EpochMs) => DeliveryTrace;
   /** Recording failed (the outbox could not answer): the lease runs out and another claim retakes the job. */
   onError(error: unknown): void;
   /** A send ended, before its outcome is recorded: its sending slot is free for the next job. */
@@ -31,7 +38,7 @@ export interface DeliverContext {
 export function createDelivery(ctx: DeliverContext): (job: HeldJob) => Promise<JobOutcome> {
   const { held, pauses, recorder } = ctx;
 
-  const deliver = async (job: HeldJob, sent: () => void): Promise<JobOutcome> => {
+  const deliver = async (job: HeldJob, sent: () => void, trace: DeliveryTrace): Promise<JobOutcome> => {
     let probe = false;
     try {
       // Held back by a pause (claimed before it began, or another job is probing): given back untried.
@@ -39,12 +46,13 @@ export function createDelivery(ctx: DeliverContext): (job: HeldJob) => Promise<J
       const admitted = pauses.admit(job.job.account);
       if (admitted.verdict === 'defer') return await recorder.defer(job.job, admitted);
       probe = admitted.verdict === 'probe';
-      const result = await ctx.send(job);
+      const deadline = ctx.deadlineOf(job.job);
+      const result = await ctx.send(job, { deadline, trace });
       const at = ctx.now();
       sent();
       if (job.abandoned) return 'released';
       if (job.lost) return 'lost';
-      return await recorder.settle(job.job, result, at);
+      return await recorder.settle(job.job, result, at, deadline);
     } catch (error) {
       ctx.onError(error);
       return 'lost';
@@ -64,9 +72,13 @@ export function createDelivery(ctx: DeliverContext): (job: HeldJob) => Promise<J
       if (held.sent(job)) ctx.onSendEnded();
     };
     return held.start(job, async () => {
+      const trace = ctx.trace(job.job, ctx.now());
+      let outcome: JobOutcome = 'lost';
       try {
-        return await deliver(job, sent);
+        outcome = await deliver(job, sent, trace);
+        return outcome;
       } finally {
+        trace.end({ outcome, endedAt: ctx.now() });
         sent();
         held.drop(job);
         ctx.onLetGo();

@@ -184,7 +184,6 @@ describe('Dispatcher send timeout', () => {
       outbox,
       client,
       sendTimeoutMs,
-      quickRetries: { retries: 0 },
       backoff: { baseMs: 60_000, maxMs: 60_000, minMs: 60_000 },
       pollIntervalMs: 10,
     });

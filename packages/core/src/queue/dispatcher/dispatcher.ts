@@ -1,15 +1,15 @@
 /**
  * The Dispatcher: the one place where delivery and retry logic lives, written against the `Outbox`
  * interface so every store gets it unchanged. It claims due jobs, sends them through the ad-service
- * client with bounded concurrency, retries network blips in-process (p-retry), then records the outcome
- * durably: delivered, retried with deadline-capped backoff, dead, or expired. 401/403 pause delivery.
+ * client with bounded concurrency, one request per attempt, then records the outcome durably: delivered,
+ * retried with deadline-capped backoff (a network blip too), dead, or expired. 401/403 pause delivery.
  *
  * This file holds the public API and the run loop; each seam has its own module, given only what it
- * reads: `claims.ts` (claiming ahead), `held-jobs.ts` (the jobs held, with `leases.ts`: heart-beat and
- * send-timeout sweep), `deliver.ts` (one job: admitted, sent, recorded), `send.ts` (one request with its
- * quick retries), `classify.ts` (what a failure means), `record.ts` (recording the outcome), `pauses.ts`
- * (the pause table and the states), `watch.ts` (the worker's heart-beat and the at-risk check), `wake.ts`
- * (the loop's waits), `metrics.ts` (the snapshot of `metrics()`).
+ * reads: `claims.ts` (claiming ahead), `held-jobs.ts` (held jobs; `leases.ts`: heart-beat, send-timeout
+ * sweep), `deliver.ts` (one job: admitted, sent, recorded), `send.ts` (its one request), `skew.ts` (clock
+ * skew in its stamps), `tracing.ts` (trace hooks), `classify.ts` (what a failure means), `record.ts`
+ * (recording it), `pauses.ts` (pauses and states), `watch.ts` (heart-beat, at-risk check), `wake.ts` (the
+ * loop's waits), `metrics.ts` (the snapshot of `metrics()`).
  */
 import { parseOptions } from '../../parse-options.ts';
 import type { Job } from '../job-types.ts';
@@ -22,6 +22,8 @@ import { DEFAULT_STOP_TIMEOUT_MS, type DispatcherOptions, dispatcherOptionsSchem
 import { createPauses, type DispatcherState } from './pauses.ts';
 import { createRecorder } from './record.ts';
 import { createSender } from './send.ts';
+import { createSkewCheck } from './skew.ts';
+import { safeTracing } from './tracing.ts';
 import { createWakeUps, sleep } from './wake.ts';
 import { createWatch } from './watch.ts';
 
@@ -113,13 +115,7 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
     backoff: o.backoff,
     random: o.random,
   });
-  const send = createSender({
-    client: o.client,
-    now,
-    quickRetries: o.quickRetries,
-    windowClosedPattern: o.windowClosedPattern,
-    apiKeyFor: o.apiKeyFor,
-  });
+  const send = createSender(o); // its client, clock, windowClosedPattern and apiKeyFor
   const watch = createWatch({
     outbox,
     now,
@@ -151,6 +147,8 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
     send,
     recorder,
     now,
+    deadlineOf: createSkewCheck({ now, emit }),
+    trace: safeTracing(o.tracing, (error) => emit('error', { error, during: 'tracing' })),
     onError: (error) => emit('error', { error, during: 'transition' }),
     // The freed sending slot takes the next waiting job at once; the run loop may claim more.
     onSendEnded: () => {

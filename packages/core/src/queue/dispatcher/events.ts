@@ -11,8 +11,8 @@ export interface DispatcherEvents {
   /** The service accepted the job. `campaignId` is the campaign a confirm's answer named (null: unknown). */
   delivered: { job: Job; campaignId: string | null; at: EpochMs };
   /**
-   * A send ended (any outcome, quick retries included): what the job's history keeps of it. For metrics
-   * (send latency by outcome) and traces (a span from `attempt.startedAt` over `attempt.durationMs`).
+   * A request ended (any outcome): what the job's history keeps of it. For metrics (send latency by
+   * outcome). Every request is one attempt: a blip is retried as the job's next attempt, with backoff.
    */
   attempt: { job: Job; attempt: AttemptRecord };
   /** A transient failure; the job goes back to `pending` until `nextAttemptAt` (≤ its deadline). */
@@ -42,8 +42,16 @@ export interface DispatcherEvents {
   'account-paused': { account: string | null; status: number | null; reason: string; until: EpochMs };
   /** A probe of a paused account was answered otherwise: its delivery runs again. */
   'account-resumed': { account: string | null; pausedForMs: number };
+  /**
+   * A job's click time or creation time lies `skewMs` in this worker's future: the host that stamped it
+   * runs ahead. The job is sent by `deadline` (its own, moved back by the skew; never later). Once per job.
+   */
+  'clock-skew': { job: Job; skewMs: number; stamp: 'clickedAt' | 'createdAt'; deadline: EpochMs | null };
   /** The Dispatcher itself hit a problem (the outbox unreachable, a listener threw). It keeps running. */
-  error: { error: unknown; during: 'claim' | 'transition' | 'heartbeat' | 'release' | 'listener' | 'watch' };
+  error: {
+    error: unknown;
+    during: 'claim' | 'transition' | 'heartbeat' | 'release' | 'listener' | 'watch' | 'tracing';
+  };
 }
 
 /** An event name. */

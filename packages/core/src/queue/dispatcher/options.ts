@@ -8,6 +8,7 @@ import { documented, renderOptionsTable } from '../../options-table.ts';
 import type { EpochMs } from '../../policy.ts';
 import type { Outbox } from '../outbox-types.ts';
 import { DEFAULT_WINDOW_CLOSED_PATTERN } from './classify.ts';
+import type { DeliveryTracing } from './tracing.ts';
 
 /** Body of POST /v1/conversions/s2s. */
 export interface ConfirmBody {
@@ -40,6 +41,8 @@ export interface ConversionsClient {
    * it to every reason it stores or emits, so a service that echoes the key back stores nothing secret.
    */
   redact?: (text: string) => string;
+  /** Where requests go (e.g. `https://ads.example`), for traces (`url.full`, `server.address`); never holds the key. */
+  readonly baseUrl?: string;
 }
 
 /**
@@ -50,6 +53,13 @@ export interface ConversionsClient {
 export interface SendOptions {
   signal: AbortSignal;
   apiKey?: string;
+  /**
+   * Headers to add to the request: the trace context of the delivery (`traceparent`, `tracestate`) when
+   * `tracing` gives one. A client that does not support them sends without (traces then stop here).
+   */
+  headers?: Record<string, string>;
+  /** To be called with the status of the service's answer (a 2xx's too), for the history and traces. */
+  onStatus?: (status: number) => void;
 }
 
 /**
@@ -89,18 +99,13 @@ export const DEFAULT_LEASE_MS = 60_000;
  */
 export const DEFAULT_SEND_TIMEOUT_MS = 30_000;
 /**
- * Durable backoff between attempts: full jitter over `baseMs · 2^(attempt−1)`, at most `maxMs`, at least
- * `minMs` (so a zero jitter or `Retry-After: 0` cannot spin a job in a hot loop), and never
- * past the job's deadline.
- * @defaultValue `{ baseMs: 5_000, maxMs: 3_600_000, minMs: 1_000 }`
+ * Backoff between attempts: full jitter over `baseMs · 2^(attempt−1)`, at most `maxMs`, at least `minMs`
+ * (so a zero jitter or `Retry-After: 0` cannot spin a job in a hot loop), and never past the job's
+ * deadline. Every retry is durable (there are no in-process retries), so the first ones are quick: a
+ * network blip is tried again within a second, the next within two, then four, … up to an hour.
+ * @defaultValue `{ baseMs: 1_000, maxMs: 3_600_000, minMs: 500 }`
  */
-export const DEFAULT_BACKOFF = Object.freeze({ baseMs: 5_000, maxMs: 3_600_000, minMs: 1_000 });
-/**
- * In-process retries for network blips (connection errors, timeouts, 5xx), before falling back to the
- * durable backoff. Few and short: a worker should not sit on a job.
- * @defaultValue `{ retries: 2, minTimeoutMs: 100, maxTimeoutMs: 1_000 }`
- */
-export const DEFAULT_QUICK_RETRIES = Object.freeze({ retries: 2, minTimeoutMs: 100, maxTimeoutMs: 1_000 });
+export const DEFAULT_BACKOFF = Object.freeze({ baseMs: 1_000, maxMs: 3_600_000, minMs: 500 });
 /**
  * How long delivery pauses after a 401/403 (or an answer that is not the service's: a wrong base URL)
  * before one job probes whether delivery works again. With `apiKeyFor`, a 401/403 pauses only the job's
@@ -244,24 +249,8 @@ export const dispatcherOptionsSchema = z.strictObject({
       })
       .prefault({}),
     '{ baseMs?, maxMs?, minMs? }',
-    '`{ baseMs: 5_000, maxMs: 3_600_000, minMs: 1_000 }` (`DEFAULT_BACKOFF`)',
-    'Durable full-jitter backoff, at least `minMs`, capped by the deadline. A worker whose service asks for another retry schedule sets it (`postback worker --backoff-base-ms` …).',
-  ),
-  /**
-   * In-process retries of network blips: a worker on a flaky link raises `retries`; one that must not sit
-   * on a job (a short-lived function) sets 0. @defaultValue {@link DEFAULT_QUICK_RETRIES}
-   */
-  quickRetries: documented(
-    z
-      .strictObject({
-        retries: z.number().int().min(0).max(10).default(DEFAULT_QUICK_RETRIES.retries),
-        minTimeoutMs: ms().default(DEFAULT_QUICK_RETRIES.minTimeoutMs),
-        maxTimeoutMs: ms().default(DEFAULT_QUICK_RETRIES.maxTimeoutMs),
-      })
-      .prefault({}),
-    '{ retries?, minTimeoutMs?, maxTimeoutMs? }',
-    '`{ retries: 2, minTimeoutMs: 100, maxTimeoutMs: 1_000 }` (`DEFAULT_QUICK_RETRIES`)',
-    'In-process retries (p-retry) of blips before the durable backoff. A worker on a flaky link raises `retries`; one that must not sit on a job (a short-lived function) sets 0.',
+    '`{ baseMs: 1_000, maxMs: 3_600_000, minMs: 500 }` (`DEFAULT_BACKOFF`)',
+    'Durable full-jitter backoff, at least `minMs`, capped by the deadline; every retry (a blip too) is a recorded attempt. A worker whose service asks for another retry schedule sets it (`postback worker --backoff-base-ms` …).',
   ),
   /**
    * A 4xx whose `detail` matches makes the job `expired` (its window has closed), not `dead`: for a shop
@@ -311,6 +300,22 @@ export const dispatcherOptionsSchema = z.strictObject({
     '{ id?, version?, host?, pid? }',
     "`{ version: 'unknown' }`, a random `id`, the runtime's host and pid",
     "How this worker names itself in heart-beats. A fleet whose operator tells workers apart in `postback status` and the dashboard gives a stable id per deployment slot and the app's version.",
+  ),
+  /**
+   * Traces of every delivery and its request, with the trace context sent to the service: an operator
+   * who follows deliveries in OpenTelemetry passes `traceDeliveries({ tracer })` from
+   * `@postback/metrics/otel`.
+   */
+  tracing: documented(
+    z
+      .custom<DeliveryTracing>(
+        (v) => typeof v === 'object' && v !== null && isFunction((v as { delivery?: unknown }).delivery),
+        'must have a delivery(job, startedAt) method (e.g. traceDeliveries from @postback/metrics/otel)',
+      )
+      .optional(),
+    'DeliveryTracing',
+    '—',
+    'Traces each delivery (a span) and its HTTP request (a child CLIENT span), and sends the trace context to the service. An operator who follows deliveries in OpenTelemetry passes `traceDeliveries({ tracer })` from `@postback/metrics/otel`.',
   ),
   /** Clock: a test or a simulation that runs on another clock (the sandbox's). @defaultValue `Date.now` */
   now: documented(

@@ -42,8 +42,11 @@ export interface OutcomeCounters {
 /** Records outcomes; see {@link createRecorder}. Each method returns `lost` when another worker holds the job. */
 export interface Recorder {
   readonly counters: Readonly<OutcomeCounters>;
-  /** Records what a send came to, at `at` (when the send ended). */
-  settle(job: Job, result: SendResult, at: EpochMs): Promise<JobOutcome>;
+  /**
+   * Records what a send came to, at `at` (when the send ended). `deadline` is the one the job was sent
+   * by (its own less any clock skew seen); a retry is never due after it.
+   */
+  settle(job: Job, result: SendResult, at: EpochMs, deadline?: EpochMs | null): Promise<JobOutcome>;
   /**
    * Gives back, untried and its attempt not counted, a job held back by a pause (claimed before it began,
    * or waiting for its probe), due again now: the pause, not the job, keeps this process from claiming it.
@@ -121,7 +124,12 @@ export function createRecorder(ctx: RecordContext): Recorder {
     return 'expired';
   };
 
-  const settle = async (job: Job, result: SendResult, at: EpochMs): Promise<JobOutcome> => {
+  const settle = async (
+    job: Job,
+    result: SendResult,
+    at: EpochMs,
+    deadline: EpochMs | null = job.deadline,
+  ): Promise<JobOutcome> => {
     const attempt =
       result.kind === 'delivered'
         ? attemptOf(result, at, 'delivered', null)
@@ -138,7 +146,7 @@ export function createRecorder(ctx: RecordContext): Recorder {
       return 'delivered';
     }
     if (result.kind === 'expired') {
-      const when = new Date(job.deadline ?? at).toISOString();
+      const when = new Date(deadline ?? at).toISOString();
       const last = result.lastError === null ? '' : `; last error: ${result.lastError}`;
       const reason = `deadline ${when} passed before the job could be sent${last}`;
       return expire(
@@ -193,15 +201,15 @@ export function createRecorder(ctx: RecordContext): Recorder {
       return 'dead';
     }
     // A failure at (or after) the deadline was the last chance: retrying "at the deadline" would loop.
-    if (job.deadline !== null && at >= job.deadline) {
-      const when = new Date(job.deadline).toISOString();
+    if (deadline !== null && at >= deadline) {
+      const when = new Date(deadline).toISOString();
       const reason = `deadline ${when} passed before the job could be sent; last error: ${failure.reason}`;
       return expire(job, at, reason, maybeApplied, attempt);
     }
     // The service's Retry-After, when it sent one (any status), else the backoff.
     const wanted = failure.retryAfterMs ?? backoffDelay(job.attempts, { ...ctx.backoff, random: ctx.random });
     const delay = Math.max(ctx.backoff.minMs, wanted);
-    const nextAttemptAt = nextAttemptTime(job, at, delay);
+    const nextAttemptAt = nextAttemptTime({ deadline }, at, delay);
     const retried = { now: at, nextAttemptAt, error: failure.reason, maybeApplied, attempt };
     if (!(await outbox.retry(job, retried))) return 'lost';
     counters.retried += 1;
@@ -210,7 +218,7 @@ export function createRecorder(ctx: RecordContext): Recorder {
       reason: failure.reason,
       status: failure.status,
       nextAttemptAt,
-      lastChance: nextAttemptAt === job.deadline,
+      lastChance: nextAttemptAt === deadline,
     });
     return 'retried';
   };

@@ -1,17 +1,21 @@
 /**
- * One send of a held job: the request (a confirm or a refund) with its quick in-process retries for
- * network blips (p-retry), never after the job's deadline, aborted on `stop()` or a lost lease. It
- * records nothing: it says what happened, and `record.ts` makes it durable.
+ * One send of a held job: one request (a confirm or a refund), never after the job's deadline, aborted on
+ * `stop()` or a lost lease. A blip is not retried here: every request is an attempt, recorded by
+ * `record.ts` and retried as the job's next attempt (with backoff), so the history, the counters and the
+ * traces each see every request that left. It records nothing: it says what happened.
  */
-import pRetry, { AbortError } from 'p-retry';
 import type { EpochMs } from '../../policy.ts';
 import { describeAccount } from '../accounts.ts';
 import { CAMPAIGN_ID_PATTERN } from '../validation.ts';
 import { classifyFailure, type Failure, redactSecrets } from './classify.ts';
 import type { HeldJob } from './held-jobs.ts';
-import type { ApiKeyResolver, ConversionsClient, ResolvedDispatcherOptions, SendOptions } from './options.ts';
+import type { ApiKeyResolver, ConversionsClient, SendOptions } from './options.ts';
+import { type DeliveryTrace, requestUrl } from './tracing.ts';
 
-/** When a send's first request began and the status of its last answer; null when nothing was sent. */
+/** The endpoint of each job kind. */
+const PATHS = { confirm: '/v1/conversions/s2s', refund: '/v1/conversions/s2s/refund' } as const;
+
+/** When a send's request began and the status of its answer; null when nothing was sent. */
 export type SentRequest = { startedAt: EpochMs; status: number | null } | null;
 
 /** What one send came to. `sent` is what the attempt history keeps of it. */
@@ -24,17 +28,25 @@ export type SendResult =
 export interface SendContext {
   client: ConversionsClient;
   now: () => EpochMs;
-  quickRetries: ResolvedDispatcherOptions['quickRetries'];
   windowClosedPattern: RegExp;
   /** The key of each job's account (see `DispatcherOptions.apiKeyFor`), or undefined: the client's own key. */
-  apiKeyFor: ApiKeyResolver | undefined;
+  apiKeyFor?: ApiKeyResolver | undefined;
 }
 
 /** Removes the secrets the Dispatcher knows of (the client's key, the job's account key) from a text. */
 type Redact = (text: string) => string;
 
+/**
+ * What one delivery sends with: the deadline to send by (the job's own, moved back by any clock skew
+ * seen: `skew.ts`) and the delivery's trace.
+ */
+export interface SendTurn {
+  deadline: EpochMs | null;
+  trace: DeliveryTrace;
+}
+
 /** Sends a held job; see {@link sendJob}. */
-export type Send = (held: HeldJob) => Promise<SendResult>;
+export type Send = (held: HeldJob, turn: SendTurn) => Promise<SendResult>;
 
 /**
  * Creates the send of a Dispatcher. Its failures are classified with `windowClosedPattern`, and their
@@ -44,20 +56,22 @@ export function createSender(ctx: SendContext): Send {
   const clientRedact = ctx.client.redact;
   const redact: Redact = clientRedact === undefined ? (text) => text : (text) => clientRedact(text) ?? text;
   const { apiKeyFor } = ctx;
-  if (apiKeyFor === undefined) return (held) => sendJob(held, ctx, redact, undefined);
-  return async (held) => {
+  if (apiKeyFor === undefined) return (held, turn) => sendJob(held, turn, ctx, redact, undefined);
+  return async (held, turn) => {
     const { job } = held;
     // A job that cannot be sent anyway (past its deadline, or not sendable yet) ends as it would without
     // keys: it must not wait on a missing key past its deadline.
     const unsendable =
-      job.deadline === null || ctx.now() > job.deadline || (job.kind === 'refund' && job.campaignId === null);
-    if (unsendable) return sendJob(held, ctx, redact, undefined);
+      turn.deadline === null ||
+      ctx.now() > turn.deadline ||
+      (job.kind === 'refund' && job.campaignId === null);
+    if (unsendable) return sendJob(held, turn, ctx, redact, undefined);
     const key = await resolveKey(apiKeyFor, job.account);
     if (typeof key !== 'string') return notSent({ class: 'auth', reason: key.reason });
     // The client scrubs a per-request key from what it throws; the reason is scrubbed here as well, so a
     // client that does not leaves no key in the outbox either.
     const withKey: Redact = (text) => redact(text).split(key).join('[redacted]');
-    return sendJob(held, ctx, withKey, key);
+    return sendJob(held, turn, ctx, withKey, key);
   };
 }
 
@@ -88,11 +102,6 @@ async function resolveKey(
   }
 }
 
-/** Thrown inside a send when the job's deadline has passed: it ends retrying and the job expires. */
-class DeadlinePassed extends Error {
-  override name = 'DeadlinePassed';
-}
-
 /** A failure found before any request: nothing was sent. */
 const notSent = (failure: Pick<Failure, 'class' | 'reason'>): SendResult => ({
   kind: 'failed',
@@ -101,20 +110,29 @@ const notSent = (failure: Pick<Failure, 'class' | 'reason'>): SendResult => ({
 });
 
 /**
- * Sends a held job, quick retries included. Every request is preceded by a deadline check, has its own
- * signal (aborted with the held job by `stop()` or a lost lease, or by the send-timeout sweep),
- * and counts towards "maybe applied" when its failure says it may have reached the service.
+ * The `error.type` of a failed request, as OpenTelemetry's HTTP conventions write it: the status as text
+ * when an answer came, else the class of what was thrown (`TimeoutError`, `ConnectionError`).
+ */
+export function errorTypeOf(status: number | null, error: unknown): string {
+  if (status !== null) return String(status);
+  if (!(error instanceof Error)) return '_OTHER';
+  return error.name !== 'Error' ? error.name : error.constructor.name;
+}
+
+/**
+ * Sends a held job: one request, preceded by a deadline check, with its own signal (aborted with the held
+ * job by `stop()` or a lost lease, or by the send-timeout sweep) and the trace context of the delivery.
  */
 async function sendJob(
   held: HeldJob,
+  turn: SendTurn,
   ctx: SendContext,
   redact: Redact,
   apiKey: string | undefined,
 ): Promise<SendResult> {
   const { job } = held;
-  const classify = (error: unknown) =>
-    classifyFailure(error, { windowClosedPattern: ctx.windowClosedPattern, redact });
-  if (job.deadline === null) {
+  const { deadline } = turn;
+  if (deadline === null) {
     return notSent({ class: 'transient', reason: 'refund is waiting for its confirmation' });
   }
   if (job.kind === 'refund' && job.campaignId === null) {
@@ -123,73 +141,53 @@ async function sendJob(
       'supply it with a refund of the order that gives campaignId (postback refund --campaign-id)';
     return notSent({ class: 'permanent', reason });
   }
-  const deadline = job.deadline;
-  let lastError = job.lastError;
-  /** Whether any request of this send may have been applied without our reading an answer. */
-  let maybeApplied = false;
-  /** What the last request threw, as thrown (p-retry turns a thrown non-`Error` into a `TypeError`). */
-  let thrown: unknown;
-  /** The classified failure of the last request, if one failed. */
-  let last: Failure | undefined;
-  const sent = (status: number | null): SentRequest =>
-    held.sentAt === null ? null : { startedAt: held.sentAt, status };
+  // Checked before the request: nothing is sent after a deadline.
+  if (ctx.now() > deadline)
+    return { kind: 'expired', lastError: job.lastError, maybeApplied: false, sent: null };
+  if (held.abortReason !== undefined) return notSent({ class: 'transient', reason: 'send aborted' });
 
-  const attempt = async (): Promise<unknown> => {
-    // Checked before every HTTP request, quick retries included: nothing is sent after a deadline.
-    if (ctx.now() > deadline) throw new AbortError(new DeadlinePassed());
-    if (held.abortReason !== undefined) throw new AbortError(new Error('send aborted'));
-    const signal = held.startRequest(ctx.now());
-    try {
-      const options: SendOptions = apiKey === undefined ? { signal } : { signal, apiKey };
-      if (job.kind === 'confirm') {
-        const body = { click_token: job.clickToken, order_id: job.orderId, value_micros: job.valueMicros };
-        return await ctx.client.conversions.confirm(body, options);
-      }
-      return await ctx.client.conversions.refund(
-        { campaign_id: job.campaignId as string, order_id: job.orderId },
-        options,
-      );
-    } catch (error) {
-      thrown = error;
-      throw error;
-    } finally {
-      held.endRequest();
-    }
+  const path = PATHS[job.kind];
+  const startedAt = ctx.now();
+  const signal = held.startRequest(startedAt);
+  const url = requestUrl(ctx.client.baseUrl, path);
+  const request = turn.trace.request({ method: 'POST', path, url, attempt: job.attempts, startedAt });
+  /** The status of the answer, when the client tells it (a 2xx's too: its body is all it returns). */
+  let answered: number | null = null;
+  const options: SendOptions = {
+    signal,
+    ...(apiKey === undefined ? {} : { apiKey }),
+    ...(request.headers === undefined ? {} : { headers: { ...request.headers } }),
+    onStatus: (status) => {
+      answered = status;
+    },
   };
-
+  const sent = (status: number | null): SentRequest => ({ startedAt, status });
   try {
-    const response = await pRetry(attempt, {
-      retries: ctx.quickRetries.retries,
-      minTimeout: ctx.quickRetries.minTimeoutMs,
-      maxTimeout: ctx.quickRetries.maxTimeoutMs,
-      factor: 2,
-      randomize: true,
-      onFailedAttempt: () => {
-        last = classify(thrown);
-        maybeApplied ||= last.maybeApplied;
-        lastError = last.reason;
-      },
-      shouldRetry: () => held.abortReason === undefined && last?.blip === true,
-    });
-    return {
-      kind: 'delivered',
-      campaignId: job.kind === 'confirm' ? campaignIdOf(response, redact) : null,
-      sent: sent(null),
-    };
+    const response =
+      job.kind === 'confirm'
+        ? await ctx.client.conversions.confirm(
+            { click_token: job.clickToken, order_id: job.orderId, value_micros: job.valueMicros },
+            options,
+          )
+        : await ctx.client.conversions.refund(
+            { campaign_id: job.campaignId as string, order_id: job.orderId },
+            options,
+          );
+    request.end({ endedAt: ctx.now(), outcome: 'delivered', status: answered, errorType: null });
+    const campaignId = job.kind === 'confirm' ? campaignIdOf(response, redact) : null;
+    return { kind: 'delivered', campaignId, sent: sent(answered) };
   } catch (error) {
-    if (error instanceof DeadlinePassed) {
-      return { kind: 'expired', lastError, maybeApplied, sent: sent(last?.status ?? null) };
-    }
-    // The failure p-retry gave up on. Without one the send was aborted (stop, a lost lease) before any
-    // request failed, and its outcome is not recorded.
-    const failure = last ?? classify(error);
+    const failure = classifyFailure(error, { windowClosedPattern: ctx.windowClosedPattern, redact });
+    const status = failure.status ?? answered;
     // A 2xx means applied, whatever its body: a campaign_id we could not read stays unknown.
-    if (failure.class === 'applied')
-      return { kind: 'delivered', campaignId: null, sent: sent(failure.status) };
-    return {
-      kind: 'failed',
-      failure: { ...failure, maybeApplied: maybeApplied || failure.maybeApplied },
-      sent: sent(failure.status),
-    };
+    if (failure.class === 'applied') {
+      request.end({ endedAt: ctx.now(), outcome: 'delivered', status, errorType: null });
+      return { kind: 'delivered', campaignId: null, sent: sent(status) };
+    }
+    const errorType = errorTypeOf(status, error);
+    request.end({ endedAt: ctx.now(), outcome: failure.class, status, errorType });
+    return { kind: 'failed', failure, sent: sent(failure.status) };
+  } finally {
+    held.endRequest();
   }
 }
