@@ -34,7 +34,7 @@ beforeAll(async () => {
   world = await startSandboxWorld();
   db = tempOutbox();
   client = createClient({ baseUrl: world.url, apiKey: world.conversionsKey });
-  // No quick retries, and a long backoff: a job that met a 503 stays pending while the test looks.
+  // A long backoff: a job that met a 503 stays pending while the test looks.
   dispatcher = createDispatcher({
     outbox: db.outbox,
     client,

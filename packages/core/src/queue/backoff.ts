@@ -24,7 +24,7 @@ export interface BackoffOptions {
  * @param attempt - attempts made so far (1 after the first failure)
  * @example
  * ```ts
- * backoffDelay(3, { baseMs: 5_000, maxMs: 3_600_000, random: Math.random }); // somewhere in [0, 20 s)
+ * backoffDelay(3, { baseMs: 1_000, maxMs: 3_600_000, random: Math.random }); // somewhere in [0, 4 s)
  * ```
  */
 export function backoffDelay(attempt: number, options: BackoffOptions): number {

@@ -83,7 +83,7 @@ export function safeTracing(
     return {
       request: (request) => {
         const r = guard(() => trace.request(request), noRequest);
-        const headers = guard(() => r.headers, undefined);
+        const headers = guard(() => traceHeaders(r.headers), undefined);
         return {
           ...(headers === undefined ? {} : { headers }),
           end: (end) => guard(() => r.end(end), undefined),
@@ -92,6 +92,43 @@ export function safeTracing(
       end: (end) => guard(() => trace.end(end), undefined),
     };
   };
+}
+
+/** Headers a request carries itself: a trace's headers never replace them. */
+const OWN_HEADERS = new Set([
+  'authorization',
+  'accept',
+  'user-agent',
+  'content-type',
+  'content-length',
+  'host',
+  'connection',
+  'transfer-encoding',
+  'cookie',
+]);
+const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
+const HEADER_VALUE = /^[\x20-\x7e]*$/;
+
+/**
+ * The headers of a trace that may go with a request: well-formed names and printable values, none the
+ * request carries itself. A tracer's mistake drops a header; it never makes a client refuse the request.
+ */
+function traceHeaders(
+  headers: Readonly<Record<string, string>> | undefined,
+): Record<string, string> | undefined {
+  if (headers === undefined || headers === null || typeof headers !== 'object') return undefined;
+  const out: Record<string, string> = {};
+  for (const [name, value] of Object.entries(headers)) {
+    const lower = name.toLowerCase();
+    if (
+      HEADER_NAME.test(name) &&
+      !OWN_HEADERS.has(lower) &&
+      typeof value === 'string' &&
+      HEADER_VALUE.test(value)
+    )
+      out[lower] = value;
+  }
+  return Object.keys(out).length > 0 ? out : undefined;
 }
 
 /** The URL a request goes to, from the client's base URL: no user info, query or fragment. */
