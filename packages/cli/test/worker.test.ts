@@ -112,6 +112,26 @@ describe('postback worker (in process)', () => {
     expect(await counts()).toMatchObject({ delivered: 5, pending: 0, inflight: 0 });
   });
 
+  it('with --drain, waits for its own retries due within seconds: two 503s then a 200 deliver in the same run, each request counted', async () => {
+    await enqueueClicks(2);
+    await world.setFaults({ fail_next: 2, error_status: 503 });
+    // The default backoff (no FAST flags): each retry is due within a second or two.
+    const io = captureIo({ env: { POSTBACK_API_KEY: world.conversionsKey } });
+    const code = await main(
+      ['worker', '--db', db.file, '--base-url', world.url, '--drain', '--log', 'json'],
+      io,
+    );
+    expect(code, io.err()).toBe(0);
+    expect(await counts()).toMatchObject({ delivered: 2, pending: 0 });
+    const drained = io
+      .err()
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line) as Record<string, unknown>)
+      .find((e) => e.msg === 'worker.drained');
+    expect(drained).toMatchObject({ delivered: 2, retried: 2 });
+  });
+
   it('with --drain, ends with one info line counting what it did (what a cron log keeps)', async () => {
     const outbox = db.open();
     await outbox.confirm({

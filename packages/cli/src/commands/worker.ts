@@ -17,6 +17,7 @@ import { createLogger, eventFields, type LogLevel } from '../log.ts';
 import { storeReturnWindowMs } from '../retention.ts';
 import { workerSpec } from '../specs/worker.ts';
 import { cliVersion } from '../version.ts';
+import { drainBatches } from '../worker-drain.ts';
 import { type DispatcherHandle, realFactories, type WorkerFactories } from '../worker-factories.ts';
 import { startWorkerMetrics, type WorkerMetrics } from '../worker-metrics.ts';
 import { tuningOptions } from '../worker-options.ts';
@@ -261,9 +262,9 @@ export function createWorkerCommand(
         retention,
       });
       if (values.drain) {
-        // Batch by batch until a claim finds nothing due (or a 401/403 pauses delivery, or a signal).
-        const interrupted = aborted(io.signal).then(() => null);
-        drained = {
+        // Batch by batch until a claim finds nothing due (or a 401/403 pauses delivery, or a signal),
+        // waiting for its own retries due within seconds (worker-drain.ts).
+        const total = {
           claimed: 0,
           delivered: 0,
           retried: 0,
@@ -273,12 +274,15 @@ export function createWorkerCommand(
           deferred: 0,
           lost: 0,
         };
-        for (;;) {
-          batch = dispatcher.runOnce();
-          const round = await Promise.race([batch, interrupted]);
-          if (round !== null) add(drained, round);
-          if (round === null || round.claimed === 0 || dispatcher.paused()) break;
-        }
+        drained = total;
+        await drainBatches(dispatcher, {
+          now: ctx.now,
+          interrupted: aborted(io.signal),
+          onBatch: (b) => {
+            batch = b;
+          },
+          onRound: (round) => add(total, round),
+        });
       } else {
         dispatcher.start();
         await aborted(io.signal);

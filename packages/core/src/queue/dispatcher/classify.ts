@@ -26,7 +26,7 @@ export type FailureClass = 'applied' | 'auth' | 'misconfigured' | 'window-closed
 /** A classified failure. */
 export interface Failure {
   class: FailureClass;
-  /** Whether an in-process quick retry may help (a network blip, and the service asked for no wait). */
+  /** Whether it looks like a network blip (no wait asked); the Dispatcher retries it like any transient failure. */
   blip: boolean;
   /** HTTP status, or null when no response arrived. */
   status: number | null;

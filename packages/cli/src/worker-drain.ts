@@ -1,0 +1,74 @@
+/**
+ * `worker --drain`: batch by batch until a claim finds nothing due, delivery pauses, or a signal comes.
+ * Every request is one attempt, retried with backoff (the Dispatcher retries nothing in process), so a job
+ * this run retried after a network blip is due again within a second or two: the run waits for it (up to
+ * {@link DRAIN_RETRY_WAIT_MS} for one retry, {@link DRAIN_RETRY_WAIT_TOTAL_MS} in all) instead of leaving
+ * it to the next cron run.
+ */
+import type { RunSummary } from '@postback/core';
+import type { DispatcherHandle } from './worker-factories.ts';
+
+/**
+ * Longest wait of a `--drain` run for a retry of its own that is due soon.
+ * @defaultValue 5_000
+ */
+export const DRAIN_RETRY_WAIT_MS = 5_000;
+/**
+ * Longest a `--drain` run waits for its own retries in all.
+ * @defaultValue 15_000
+ */
+export const DRAIN_RETRY_WAIT_TOTAL_MS = 15_000;
+
+/** What a drain needs. */
+export interface DrainContext {
+  /** The clock the Dispatcher runs on (its `nextAttemptAt` are in it). */
+  now: () => number;
+  /** Resolves when a signal asks the run to stop. */
+  interrupted: Promise<unknown>;
+  /** Each batch as it starts (awaited before the store closes when a signal cuts it short). */
+  onBatch(batch: Promise<RunSummary>): void;
+  /** Each batch's summary as it ends. */
+  onRound(round: RunSummary): void;
+}
+
+/**
+ * Runs the batches of a `--drain` run (see the module comment).
+ *
+ * @example
+ * ```ts
+ * await drainBatches(dispatcher, { now: Date.now, interrupted, onBatch: (b) => (batch = b), onRound: (r) => add(total, r) });
+ * ```
+ */
+export async function drainBatches(
+  dispatcher: Pick<DispatcherHandle, 'runOnce' | 'paused' | 'on'>,
+  ctx: DrainContext,
+): Promise<void> {
+  const stop = ctx.interrupted.then(() => null);
+  /** The soonest retry this run recorded, not yet waited for. */
+  let retryAt = Number.POSITIVE_INFINITY;
+  dispatcher.on('retried', (payload) => {
+    const { nextAttemptAt } = payload as { nextAttemptAt: number };
+    retryAt = Math.min(retryAt, nextAttemptAt);
+  });
+  let waited = 0;
+  for (;;) {
+    const batch = dispatcher.runOnce();
+    ctx.onBatch(batch);
+    const round = await Promise.race([batch, stop]);
+    if (round === null) return;
+    ctx.onRound(round);
+    if (dispatcher.paused()) return;
+    if (round.claimed > 0) continue;
+    const wait = Math.max(0, retryAt - ctx.now());
+    retryAt = Number.POSITIVE_INFINITY;
+    if (wait > DRAIN_RETRY_WAIT_MS || waited + wait > DRAIN_RETRY_WAIT_TOTAL_MS) return;
+    waited += wait;
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const slept = new Promise<true>((resolve) => {
+      timer = setTimeout(() => resolve(true), wait);
+    });
+    const woke = await Promise.race([slept, stop]);
+    clearTimeout(timer);
+    if (woke === null) return;
+  }
+}
