@@ -50,7 +50,7 @@ export const SPAN_ATTRIBUTES = {
 export const DELIVERY_SPAN_NAME = 'postback.deliver';
 
 /** How a delivery ended that is a failure for its span (a retry too: that request failed). */
-const FAILED = new Set(['retried', 'dead', 'expired', 'failed-to-record']);
+const FAILED = new Set(['retried', 'dead', 'expired']);
 
 /**
  * The Dispatcher's `tracing`: spans of every delivery and request, and the trace context sent to the

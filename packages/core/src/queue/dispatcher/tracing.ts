@@ -46,7 +46,7 @@ export interface DeliveryTrace {
   /** A request is about to leave (at most one per delivery: a retry is the job's next delivery). */
   request(request: TracedRequest): RequestTrace;
   /** The delivery ended: how this worker left the job (`deferred`: held back by a pause, unsent). */
-  end(end: { outcome: JobOutcome | 'failed-to-record'; endedAt: EpochMs }): void;
+  end(end: { outcome: JobOutcome; endedAt: EpochMs }): void;
 }
 
 /**
