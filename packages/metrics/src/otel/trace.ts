@@ -64,6 +64,7 @@ const FAILED = new Set(['retried', 'dead', 'expired']);
  * ```
  */
 export function traceDeliveries({ tracer }: TraceDeliveriesOptions): DeliveryTracing {
+  const urlAttributes = urlReader();
   return {
     delivery(job, startedAt) {
       const span = tracer.startSpan(DELIVERY_SPAN_NAME, {
@@ -73,7 +74,7 @@ export function traceDeliveries({ tracer }: TraceDeliveriesOptions): DeliveryTra
       });
       const parent = trace.setSpan(context.active(), span);
       return {
-        request: (request) => requestTrace(tracer, parent, job, request),
+        request: (request) => requestTrace(tracer, parent, job, request, urlAttributes(request.url)),
         end({ outcome, endedAt }) {
           span.setAttribute(SPAN_ATTRIBUTES.outcome, outcome);
           if (FAILED.has(outcome)) {
@@ -98,8 +99,19 @@ function jobAttributes(job: Job): Attributes {
   return attributes;
 }
 
-/** `server.address`, `server.port` and `url.full` of a request's URL (core leaves out user info and query). */
-function urlAttributes(url: string | null): Attributes {
+/**
+ * Reads `server.address`, `server.port` and `url.full` of a request's URL (core leaves out user info and
+ * query), keeping the last one read: every request of a Dispatcher goes to one of two URLs.
+ */
+function urlReader(): (url: string | null) => Attributes {
+  let last: { url: string | null; attributes: Attributes } = { url: null, attributes: {} };
+  return (url) => {
+    if (url !== last.url) last = { url, attributes: readUrl(url) };
+    return last.attributes;
+  };
+}
+
+function readUrl(url: string | null): Attributes {
   if (url === null) return {};
   try {
     const u = new URL(url);
@@ -119,11 +131,12 @@ function requestTrace(
   parent: ReturnType<typeof context.active>,
   job: Job,
   request: TracedRequest,
+  url: Attributes,
 ): { headers?: Record<string, string>; end(end: TracedRequestEnd): void } {
   const attributes: Attributes = {
     [SPAN_ATTRIBUTES.method]: request.method,
     [SPAN_ATTRIBUTES.urlTemplate]: request.path,
-    ...urlAttributes(request.url),
+    ...url,
     [SPAN_ATTRIBUTES.orderId]: job.orderId,
     [SPAN_ATTRIBUTES.attempt]: request.attempt,
   };
