@@ -44,13 +44,14 @@ export async function drainBatches(
   ctx: DrainContext,
 ): Promise<void> {
   const stop = ctx.interrupted.then(() => null);
-  /** The soonest retry this run recorded, not yet waited for. */
-  let retryAt = Number.POSITIVE_INFINITY;
+  /** When the jobs this run retried are due again (stale times are dropped as the clock passes them). */
+  let retries: number[] = [];
   dispatcher.on('retried', (payload) => {
-    const { nextAttemptAt } = payload as { nextAttemptAt: number };
-    retryAt = Math.min(retryAt, nextAttemptAt);
+    retries.push((payload as { nextAttemptAt: number }).nextAttemptAt);
   });
   let waited = 0;
+  /** The retry time waited for last: a clock that does not move (a test's) is not waited on twice. */
+  let waitedFor: number | undefined;
   for (;;) {
     const batch = dispatcher.runOnce();
     ctx.onBatch(batch);
@@ -59,10 +60,14 @@ export async function drainBatches(
     ctx.onRound(round);
     if (dispatcher.paused()) return;
     if (round.claimed > 0) continue;
-    const wait = Math.max(0, retryAt - ctx.now());
-    retryAt = Number.POSITIVE_INFINITY;
+    const now = ctx.now();
+    retries = retries.filter((at) => at > now);
+    const next = Math.min(...retries);
+    const wait = next - now;
+    if (!Number.isFinite(next) || next === waitedFor) return;
     if (wait > DRAIN_RETRY_WAIT_MS || waited + wait > DRAIN_RETRY_WAIT_TOTAL_MS) return;
     waited += wait;
+    waitedFor = next;
     let timer: ReturnType<typeof setTimeout> | undefined;
     const slept = new Promise<true>((resolve) => {
       timer = setTimeout(() => resolve(true), wait);
