@@ -1,6 +1,6 @@
 import type { RunSummary } from '@postback/core';
 import { describe, expect, it } from 'vitest';
-import { DRAIN_RETRY_WAIT_MS, drainBatches } from './worker-drain.ts';
+import { DRAIN_RETRY_WAIT_MS, DRAIN_RETRY_WAITS, drainBatches } from './worker-drain.ts';
 
 const summary = (claimed: number, retried = 0): RunSummary => ({
   claimed,
@@ -55,6 +55,15 @@ describe('drainBatches', () => {
     await run(d.handle, Date.now);
     expect(d.runs()).toBe(2);
     expect(Date.now() - started).toBeLessThan(1_000);
+  });
+
+  it('waits at most DRAIN_RETRY_WAITS times, however short the backoff', async () => {
+    const batches = Array.from({ length: 40 }, (_, i) =>
+      i % 2 === 0 ? { claimed: 1, retryInMs: [1] } : { claimed: 0 },
+    );
+    const d = scripted(Date.now, batches);
+    await run(d.handle, Date.now);
+    expect(d.runs()).toBe(2 * (DRAIN_RETRY_WAITS + 1));
   });
 
   it('waits once on a clock that does not move', async () => {

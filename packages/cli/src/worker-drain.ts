@@ -2,8 +2,8 @@
  * `worker --drain`: batch by batch until a claim finds nothing due, delivery pauses, or a signal comes.
  * Every request is one attempt, retried with backoff (the Dispatcher retries nothing in process), so a job
  * this run retried after a network blip is due again within a second or two: the run waits for it (up to
- * {@link DRAIN_RETRY_WAIT_MS} for one retry, {@link DRAIN_RETRY_WAIT_TOTAL_MS} in all) instead of leaving
- * it to the next cron run.
+ * {@link DRAIN_RETRY_WAIT_MS} for one retry, {@link DRAIN_RETRY_WAIT_TOTAL_MS} and
+ * {@link DRAIN_RETRY_WAITS} waits in all) instead of leaving it to the next cron run.
  */
 import type { RunSummary } from '@postback/core';
 import type { DispatcherHandle } from './worker-factories.ts';
@@ -18,6 +18,13 @@ export const DRAIN_RETRY_WAIT_MS = 5_000;
  * @defaultValue 15_000
  */
 export const DRAIN_RETRY_WAIT_TOTAL_MS = 15_000;
+
+/**
+ * Most waits of one `--drain` run for its own retries: a worker tuned to retry within milliseconds does
+ * not hammer a failing service for the whole {@link DRAIN_RETRY_WAIT_TOTAL_MS}.
+ * @defaultValue 10
+ */
+export const DRAIN_RETRY_WAITS = 10;
 
 /** What a drain needs. */
 export interface DrainContext {
@@ -50,6 +57,7 @@ export async function drainBatches(
     retries.push((payload as { nextAttemptAt: number }).nextAttemptAt);
   });
   let waited = 0;
+  let waits = 0;
   /** The retry time waited for last: a clock that does not move (a test's) is not waited on twice. */
   let waitedFor: number | undefined;
   for (;;) {
@@ -66,6 +74,7 @@ export async function drainBatches(
     const wait = next - now;
     if (!Number.isFinite(next) || next === waitedFor) return;
     if (wait > DRAIN_RETRY_WAIT_MS || waited + wait > DRAIN_RETRY_WAIT_TOTAL_MS) return;
+    if (++waits > DRAIN_RETRY_WAITS) return;
     waited += wait;
     waitedFor = next;
     let timer: ReturnType<typeof setTimeout> | undefined;
