@@ -7,7 +7,8 @@
  * `appendAttempt` keeps them, and answers operators by the operator rules (`resolveJobFilter`,
  * `matchesJobFilter`, `prunableAt`, …): it only persists what these return. A tool's HTTP face (metrics,
  * the dashboard) reads each request's target and `Host` with `parseRequestTarget` and `isHostValue`,
- * which refuse rather than throw. The conformance suite
+ * which refuse rather than throw. A tracer (`DispatcherOptions.tracing`) is built on `DeliveryTrace`,
+ * `RequestTrace`, `TracedRequest` and `TracedRequestEnd`. The conformance suite
  * (`describeOutbox` from `@postback/core/testing`) holds it to the same answers as the memory outbox.
  * The job model and the `Outbox` interface themselves are in the main entry, `@postback/core`.
  */
