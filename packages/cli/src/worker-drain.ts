@@ -51,16 +51,18 @@ export async function drainBatches(
   ctx: DrainContext,
 ): Promise<void> {
   const stop = ctx.interrupted.then(() => null);
-  /** When the jobs this run retried are due again (stale times are dropped as the clock passes them). */
+  /** When the jobs this run retried are due again (dropped once a claim has looked after that time). */
   let retries: number[] = [];
   dispatcher.on('retried', (payload) => {
     retries.push((payload as { nextAttemptAt: number }).nextAttemptAt);
   });
   let waited = 0;
   let waits = 0;
-  /** The retry time waited for last: a clock that does not move (a test's) is not waited on twice. */
-  let waitedFor: number | undefined;
+  /** When the last wait began, by the clock: a clock that does not move (a test's) is not waited on twice. */
+  let waitedAt: number | undefined;
   for (;;) {
+    // A retry due by the time the claim looked was claimed (or is another worker's): only later ones wait.
+    const claimedAt = ctx.now();
     const batch = dispatcher.runOnce();
     ctx.onBatch(batch);
     const round = await Promise.race([batch, stop]);
@@ -68,15 +70,16 @@ export async function drainBatches(
     ctx.onRound(round);
     if (dispatcher.paused()) return;
     if (round.claimed > 0) continue;
-    const now = ctx.now();
-    retries = retries.filter((at) => at > now);
+    retries = retries.filter((at) => at > claimedAt);
     const next = Math.min(...retries);
-    const wait = next - now;
-    if (!Number.isFinite(next) || next === waitedFor) return;
+    const now = ctx.now();
+    // A timer may fire a millisecond early: one more millisecond, so the retry is due when the claim looks.
+    const wait = Math.max(0, next - now) + 1;
+    if (!Number.isFinite(next) || now === waitedAt) return;
     if (wait > DRAIN_RETRY_WAIT_MS || waited + wait > DRAIN_RETRY_WAIT_TOTAL_MS) return;
     if (++waits > DRAIN_RETRY_WAITS) return;
     waited += wait;
-    waitedFor = next;
+    waitedAt = now;
     let timer: ReturnType<typeof setTimeout> | undefined;
     const slept = new Promise<true>((resolve) => {
       timer = setTimeout(() => resolve(true), wait);
