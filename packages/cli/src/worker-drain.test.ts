@@ -8,6 +8,7 @@ const summary = (claimed: number, retried: number): RunSummary => ({
   retried,
   dead: 0,
   expired: 0,
+  unmatched: 0,
   deferred: 0,
   lost: 0,
 });
