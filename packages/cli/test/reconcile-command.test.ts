@@ -249,11 +249,12 @@ describe('postback reconcile', () => {
     await byHand.refund({ orderId: 'h1', campaignId: b });
     await byHand.close();
     await drain();
-    // l1: every answer lost, its deadline 3 s away: it ends expired, maybe applied.
+    // l1: every answer lost, its deadline 8 s away (room for a slow start on a loaded machine): it ends
+    // expired, maybe applied.
     await service.sandbox.control.setFaults({ reset_after_rate: 1 });
     const outbox = db.open();
     const click = await service.click(a);
-    const clickedAt = Date.now() - 7 * DAY_MS + 3_600_000 + 3_000;
+    const clickedAt = Date.now() - 7 * DAY_MS + 3_600_000 + 8_000;
     await outbox.confirm({ orderId: 'l1', valueMicros: 4_000_000, click: { token: click.token, clickedAt } });
     await outbox.close();
     await drain(false);
