@@ -101,6 +101,7 @@ export {
   DEFAULT_LIST_DEAD_LIMIT,
   DEFAULT_LIST_JOBS_LIMIT,
   type EnqueueResult,
+  type HeldProblem,
   type JobFilter,
   type ListDeadOptions,
   MAX_LIST_DEAD_LIMIT,

@@ -17,10 +17,11 @@ import {
   type FailResult,
   type ListDeadOptions,
   MAX_LIST_DEAD_LIMIT,
+  type ReleaseHeldOptions,
   type RetryResult,
   type WorkerBeat,
 } from './outbox-types.ts';
-import { validateAccount, validateOrderId } from './validation.ts';
+import { CAMPAIGN_ID_PATTERN, validateAccount, validateOrderId } from './validation.ts';
 
 const isCount = (v: unknown): v is number => typeof v === 'number' && Number.isSafeInteger(v) && v >= 0;
 const isStringOrNull = (v: unknown): v is string | null => v === null || typeof v === 'string';
@@ -181,11 +182,38 @@ export function checkComplete(job: unknown, result: CompleteResult): CheckedTran
   };
 }
 
-/** Checks `retry`'s arguments (`maybeApplied` kept only when true). */
-export function checkRetry(job: unknown, result: RetryResult): CheckedTransition<RetryResult> {
+/** A campaign id as a hold or a release names it: `cmp_…` or null (a TypeError/RangeError naming `field`). */
+function checkHeldCampaign(value: unknown, field: string): string | null {
+  if (value === null) return null;
+  if (typeof value !== 'string') throw new TypeError(`${field} must be a campaign id string or null`);
+  if (!CAMPAIGN_ID_PATTERN.test(value)) {
+    throw new RangeError(`${field} must be a campaign id (cmp_…) or null, got ${JSON.stringify(value)}`);
+  }
+  return value;
+}
+
+/** A retry's `hold`: absent, or `{ campaignId }` (a campaign id or null). */
+function checkHold(value: unknown): RetryResult['hold'] {
+  if (value === undefined) return undefined;
+  if (typeof value !== 'object' || value === null)
+    throw new TypeError('hold must be { campaignId } when given');
+  return { campaignId: checkHeldCampaign((value as { campaignId?: unknown }).campaignId, 'hold.campaignId') };
+}
+
+/**
+ * Checks `retry`'s arguments (`maybeApplied` kept only when true). A `hold` is refused (TypeError) by a
+ * store that cannot hold jobs (`holds: false`).
+ */
+export function checkRetry(
+  job: unknown,
+  result: RetryResult,
+  options: { holds: boolean } = { holds: true },
+): CheckedTransition<RetryResult> {
   const held = checkClaimedJob(job);
   const now = checkEpoch(result?.now, 'now');
   const countAttempt = checkFlag(result.countAttempt, 'countAttempt');
+  const hold = checkHold(result.hold);
+  if (hold !== undefined && !options.holds) throw new TypeError('hold is not supported by this outbox');
   return {
     job: held,
     result: {
@@ -194,8 +222,25 @@ export function checkRetry(job: unknown, result: RetryResult): CheckedTransition
       error: String(result.error),
       ...(countAttempt === undefined ? {} : { countAttempt }),
       ...(checkFlag(result.maybeApplied, 'maybeApplied') === true ? { maybeApplied: true } : {}),
+      ...(hold === undefined ? {} : { hold }),
     },
     attempt: checkAttempt(result.attempt),
+  };
+}
+
+/**
+ * Checks `releaseHeld`'s options: `now`, and `account` and `campaignId` when given (`account` as an order's
+ * account is checked, a `JobValidationError`; `campaignId` a `cmp_…` id or null). Returns only those fields.
+ */
+export function checkReleaseHeld(options: ReleaseHeldOptions): ReleaseHeldOptions {
+  const given = (options ?? {}) as Partial<Record<keyof ReleaseHeldOptions, unknown>>;
+  const now = checkEpoch(given.now, 'now');
+  return {
+    now,
+    ...(given.account === undefined ? {} : { account: validateAccount(given.account) }),
+    ...(given.campaignId === undefined
+      ? {}
+      : { campaignId: checkHeldCampaign(given.campaignId, 'campaignId') }),
   };
 }
 

@@ -7,6 +7,7 @@
  * ```
  * pending ──claim──► inflight ──ok──────────► delivered
  *    ▲                  │ ──transient──► pending (next attempt ≤ deadline)
+ *    │                  │ ──campaign not on s2s──► pending, held (probed again; attempt not counted)
  *    │                  │ ──permanent──► dead      (reason kept; replayable)
  *    └──replay── dead   │ ──deadline passed──► expired
  *                       │ ──404 on a reversal──► unmatched (the service had no such conversion)
@@ -89,6 +90,14 @@ export interface JobFields {
    * the job ends in. A refund that follows such a confirmation counts its return window from this time.
    */
   maybeAppliedAt: EpochMs | null;
+  /**
+   * When the job was first held for a problem of its campaign rather than of the job (the service said
+   * the campaign is not on s2s), or null: a held job stays `pending`, its attempts uncounted, probed again
+   * on a schedule. Kept across probes; cleared by any other outcome (delivered, retried, dead, expired).
+   */
+  heldAt: EpochMs | null;
+  /** While held: the campaign the service's answer named (`cmp_…`), or null when it named none. */
+  heldCampaignId: string | null;
 }
 
 /** A confirmation of a sale: POST /v1/conversions/s2s. */
@@ -131,6 +140,7 @@ export const ATTEMPT_DETAIL_MAX_CHARS = 500;
  * - `delivered`: the service accepted it (any 2xx);
  * - `auth`, `misconfigured`: refused for the key or the address (delivery paused; the attempt is not counted);
  * - `window-closed`: the service said the window has closed (the job expired);
+ * - `held`: the service said the campaign is not on s2s (the job is held, its attempt not counted);
  * - `transient`: a failure worth retrying (5xx, 429, a timeout, a reset);
  * - `permanent`: a 4xx that retrying cannot fix (the job is dead);
  * - `stopped`: the worker stopped while the request was under way (it may have been applied).
@@ -141,6 +151,7 @@ export type AttemptOutcome =
   | 'auth'
   | 'misconfigured'
   | 'window-closed'
+  | 'held'
   | 'transient'
   | 'permanent'
   | 'stopped'

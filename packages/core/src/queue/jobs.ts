@@ -75,6 +75,8 @@ export function newConfirmJob(input: unknown, context: JobContext): ConfirmJob {
     deliveredAt: null,
     campaignId: null,
     maybeAppliedAt: null,
+    heldAt: null,
+    heldCampaignId: null,
     clickToken: checked.click.token,
     valueMicros: checked.valueMicros,
     clickedAt: checked.click.clickedAt,
@@ -166,6 +168,8 @@ export function completeJob<J extends Job>(
     lease: null,
     lastError: null,
     campaignId: stored.kind === 'confirm' ? (result.campaignId ?? stored.campaignId) : stored.campaignId,
+    heldAt: null,
+    heldCampaignId: null,
   };
 }
 
@@ -179,16 +183,59 @@ export function completeJob<J extends Job>(
  * ```
  */
 export function retryJob<J extends Job>(stored: J, result: RetryResult): J {
+  const { hold } = result;
+  const uncounted = result.countAttempt === false || hold !== undefined;
   return {
     ...stored,
     maybeAppliedAt: appliedSince(stored, result.maybeApplied, result.now),
     state: 'pending',
-    attempts: result.countAttempt === false ? Math.max(0, stored.attempts - 1) : stored.attempts,
+    attempts: uncounted ? Math.max(0, stored.attempts - 1) : stored.attempts,
     updatedAt: result.now,
     nextAttemptAt: result.nextAttemptAt,
     lastError: truncateReason(result.error),
     lease: null,
+    heldAt: hold === undefined ? null : (stored.heldAt ?? result.now),
+    heldCampaignId: hold === undefined ? null : hold.campaignId,
   };
+}
+
+/**
+ * Whether a job is held for a campaign problem (see `RetryResult.hold`) and still open.
+ *
+ * @example
+ * ```ts
+ * const held = jobs.filter(isHeldJob).length;
+ * ```
+ */
+export function isHeldJob(job: Pick<Job, 'state' | 'heldAt'>): boolean {
+  return job.heldAt !== null && (job.state === 'pending' || job.state === 'inflight');
+}
+
+/**
+ * Whether `Outbox.releaseHeld` with `options` releases the job: held, `pending`, of the account and
+ * campaign asked for (each absent: any). `account` is compared as stored (`accountKey`: '' for none).
+ */
+export function isReleasable(
+  job: Pick<Job, 'state' | 'heldAt' | 'account' | 'heldCampaignId'>,
+  options: { account?: string | null; campaignId?: string | null },
+): boolean {
+  if (job.state !== 'pending' || job.heldAt === null) return false;
+  if (options.account !== undefined && options.account !== job.account) return false;
+  return options.campaignId === undefined || options.campaignId === job.heldCampaignId;
+}
+
+/**
+ * A held job released at `now` (`Outbox.releaseHeld`, which counts every job it matched): due now (or as
+ * it was, if that is sooner), `updatedAt` now; its
+ * held fields stay until its next outcome, so operators still see it held until it is delivered.
+ *
+ * @example
+ * ```ts
+ * await db.update(releaseHeldJob(stored, now));
+ * ```
+ */
+export function releaseHeldJob<J extends Job>(stored: J, now: EpochMs): J {
+  return { ...stored, nextAttemptAt: Math.min(stored.nextAttemptAt, now), updatedAt: now };
 }
 
 /**
@@ -207,6 +254,8 @@ export function failJob<J extends Job>(stored: J, result: FailResult): J {
     updatedAt: result.now,
     lastError: truncateReason(result.reason),
     lease: null,
+    heldAt: null,
+    heldCampaignId: null,
   };
 }
 

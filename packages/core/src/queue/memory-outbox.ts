@@ -20,6 +20,7 @@ import {
   checkOrderLookup,
   checkPurge,
   checkRelease,
+  checkReleaseHeld,
   checkReplay,
   checkRetry,
   checkWorkersQuery,
@@ -32,8 +33,10 @@ import {
   failJob,
   holdsLease,
   isClaimable,
+  isReleasable,
   newConfirmJob,
   newLeaseToken,
+  releaseHeldJob,
   releaseJob,
   replayJob,
   retryJob,
@@ -85,6 +88,7 @@ const FEATURES: OutboxFeatures = Object.freeze({
   heartbeats: true,
   prune: true,
   fairClaims: true,
+  holds: true,
 });
 
 /**
@@ -252,6 +256,18 @@ export function createMemoryOutbox(options: MemoryOutboxOptions = {}): Outbox {
       assertOpen();
       const { jobs: held, now: at } = checkRelease(claimed, now);
       for (const job of held) transition(job, (stored) => releaseJob(stored, at));
+    },
+
+    async releaseHeld(options) {
+      assertOpen();
+      const { now: at, ...which } = checkReleaseHeld(options);
+      let released = 0;
+      for (const job of jobs.values()) {
+        if (!isReleasable(job, which)) continue;
+        jobs.set(job.id, releaseHeldJob(job, at));
+        released += 1;
+      }
+      return released;
     },
 
     async extendLease(job, options) {

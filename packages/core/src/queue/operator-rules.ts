@@ -16,10 +16,11 @@ import {
   type Job,
   type JobState,
 } from './job-types.ts';
-import { isFinalState } from './jobs.ts';
+import { isFinalState, isHeldJob } from './jobs.ts';
 import {
   DEFAULT_AT_RISK_WITHIN_MS,
   DEFAULT_LIST_JOBS_LIMIT,
+  type HeldProblem,
   type JobFilter,
   MAX_LIST_JOBS_LIMIT,
   type OutboxStats,
@@ -249,8 +250,10 @@ export function statsOf(jobs: Iterable<Job>, now: EpochMs, options: ResolvedStat
   let atRisk = 0;
   let oldestPendingAt: EpochMs | null = null;
   let nearestDeadline: OutboxStats['nearestDeadline'] = null;
+  const held: Job[] = [];
   for (const job of jobs) {
     counts[job.state] += 1;
+    if (isHeldJob(job)) held.push(job);
     if (job.state === 'pending' && (oldestPendingAt === null || job.createdAt < oldestPendingAt))
       oldestPendingAt = job.createdAt;
     if (!isOpenJob(job) || job.deadline === null) continue;
@@ -265,5 +268,45 @@ export function statsOf(jobs: Iterable<Job>, now: EpochMs, options: ResolvedStat
     nearestDeadline,
     atRisk: { count: atRisk, withinMs: atRiskWithinMs },
     deadlineBuckets: deadlineBucketsMs.map((withinMs, i) => ({ withinMs, count: buckets[i] ?? 0 })),
+    held: heldProblemsOf(held),
   };
+}
+
+/**
+ * The held open jobs (`isHeldJob`) as `stats().held` reports them: one {@link HeldProblem} per account
+ * and held campaign, the oldest hold first (then by account and campaign). `reason` is the `lastError` of
+ * the job held first. SQL stores group the same way in their queries.
+ */
+export function heldProblemsOf(jobs: Iterable<Job>): HeldProblem[] {
+  const problems = new Map<string, HeldProblem>();
+  for (const job of jobs) {
+    if (!isHeldJob(job) || job.heldAt === null) continue;
+    const key = `${accountKey(job.account)}\u0001${job.heldCampaignId ?? ''}`;
+    const value = job.kind === 'confirm' ? job.valueMicros : 0;
+    const problem = problems.get(key);
+    if (problem === undefined) {
+      problems.set(key, {
+        account: job.account,
+        campaignId: job.heldCampaignId,
+        count: 1,
+        valueMicros: value,
+        reason: job.lastError ?? '',
+        since: job.heldAt,
+      });
+      continue;
+    }
+    problem.count += 1;
+    problem.valueMicros += value;
+    if (job.heldAt < problem.since) {
+      problem.since = job.heldAt;
+      problem.reason = job.lastError ?? '';
+    }
+  }
+  return [...problems.values()].sort(byHeldSince);
+}
+
+/** Held problems oldest first, then by account ('' first) and campaign (unknown first). */
+export function byHeldSince(a: HeldProblem, b: HeldProblem): number {
+  const key = (p: HeldProblem) => `${accountKey(p.account)}\u0001${p.campaignId ?? ''}`;
+  return a.since - b.since || (key(a) < key(b) ? -1 : key(a) > key(b) ? 1 : 0);
 }

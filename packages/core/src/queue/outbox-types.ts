@@ -110,6 +110,44 @@ export interface RetryResult {
   maybeApplied?: boolean;
   /** The send this retry follows, appended to the job's history (none when the job was not sent). */
   attempt?: AttemptRecord;
+  /**
+   * The job is held for a problem of its campaign (the service said it is not on s2s), not retried for one
+   * of its own: it stays `pending` until `nextAttemptAt` (its next probe), its attempt is not counted
+   * (whatever `countAttempt` says), `heldAt` is set (kept when already set) and `heldCampaignId` is
+   * `campaignId` (the campaign the answer named, or null). Stores whose `features.holds` is false refuse it.
+   * Without `hold`, a retry clears the held fields.
+   */
+  hold?: { campaignId: string | null };
+}
+
+/**
+ * Which held jobs {@link Outbox.releaseHeld} makes due at `now`: every held job, or those of `account`
+ * (`null`: jobs without one) and of `campaignId` (`null`: held without a known campaign).
+ */
+export interface ReleaseHeldOptions {
+  now: EpochMs;
+  /** @defaultValue every account */
+  account?: string | null;
+  /** @defaultValue every campaign, known or not */
+  campaignId?: string | null;
+}
+
+/**
+ * Jobs held for one problem: one account's jobs held for one campaign (or for a campaign the service's
+ * answer did not name), as `Outbox.stats` reports them.
+ */
+export interface HeldProblem {
+  account: string | null;
+  /** The campaign the service's answer named (`cmp_…`), or null when none was named. */
+  campaignId: string | null;
+  /** Open jobs held. */
+  count: number;
+  /** Their order value in micros (reversals count 0: they carry none). */
+  valueMicros: number;
+  /** The service's words (the `lastError` of one of them). */
+  reason: string;
+  /** When the first of them was held. */
+  since: EpochMs;
 }
 
 /** What {@link Outbox.fail} records; `maybeApplied` as in {@link RetryResult}. */
@@ -166,6 +204,11 @@ export interface OutboxStats {
   atRisk: { count: number; withinMs: number };
   /** Open jobs by time left to their deadline, one per bound asked for in `deadlineBucketsMs`. */
   deadlineBuckets: OutboxDeadlineBucket[];
+  /**
+   * Open jobs held for a campaign problem, one entry per account and campaign, oldest hold first (empty
+   * when none, or when `features.holds` is false).
+   */
+  held: HeldProblem[];
 }
 
 /** Page through dead jobs (with their reasons), oldest first. */
@@ -225,6 +268,12 @@ export interface Outbox {
   release(jobs: readonly Job[], now: EpochMs): Promise<void>;
   /** Extend a lease while a send is still in flight. */
   extendLease(job: Job, options: { now: EpochMs; leaseMs: number }): Promise<boolean>;
+  /**
+   * Makes held `pending` jobs (see {@link RetryResult.hold}) due at `now` (never later than they were),
+   * keeping their held fields until their next outcome: the campaign's problem is fixed. Returns how
+   * many. Resolves 0 when `features.holds` is false.
+   */
+  releaseHeld(options: ReleaseHeldOptions): Promise<number>;
 
   /** One job by id, or null. */
   get(id: string): Promise<Job | null>;
@@ -373,4 +422,9 @@ export interface OutboxFeatures {
    * False for SQS, whose queue decides the order (fair queues spread it by message group, the account).
    */
   fairClaims: boolean;
+  /**
+   * `retry` takes `hold`, `releaseHeld` works and `stats` reports `held`. False (SQS): the Dispatcher
+   * dead-letters a job whose campaign is not on s2s, as before holds existed.
+   */
+  holds: boolean;
 }

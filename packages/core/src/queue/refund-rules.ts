@@ -106,6 +106,8 @@ export function planRefund(input: unknown, context: RefundContext): RefundOutcom
     campaignId: checked.campaignId ?? null,
     campaignFrom: checked.campaignId === undefined ? null : 'caller',
     maybeAppliedAt: null,
+    heldAt: null,
+    heldCampaignId: null,
   };
 
   if (confirm === null) {

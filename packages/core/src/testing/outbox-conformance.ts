@@ -14,6 +14,7 @@ import { describeClosed } from './outbox-conformance/closed.ts';
 import { describeCrashes } from './outbox-conformance/crashes.ts';
 import { describeDeadJobs } from './outbox-conformance/dead-jobs.ts';
 import { describeEnqueue } from './outbox-conformance/enqueue.ts';
+import { describeHolds } from './outbox-conformance/holds.ts';
 import { describeMaybeApplied } from './outbox-conformance/maybe-applied.ts';
 import { describeOperatorView } from './outbox-conformance/operator-view.ts';
 import { describeRefunds } from './outbox-conformance/refunds.ts';
@@ -100,6 +101,7 @@ export function describeOutbox(
     describeMaybeApplied(s);
     describeDeadJobs(s);
     describeStats(s);
+    describeHolds(s);
     describeAccounts(s);
     describeOperatorView(s);
     describeCrashes(s);

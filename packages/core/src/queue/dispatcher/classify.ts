@@ -7,6 +7,7 @@
  */
 
 import { escapeControls } from '../../escape-controls.ts';
+import { CAMPAIGN_ID_PATTERN } from '../validation.ts';
 
 /**
  * - `applied`: a 2xx, whatever its body: the service applied the request.
@@ -17,11 +18,21 @@ import { escapeControls } from '../../escape-controls.ts';
  *   pause all delivery and alert, as for `auth`; nothing is dead-lettered, and the reason names the cause.
  * - `window-closed`: a 4xx whose `detail` says the job's window has closed (see `windowClosedPattern`):
  *   the job is `expired`, not `dead` (replaying it cannot help).
+ * - `held`: a 4xx whose `detail` says the campaign is not on s2s (see `campaignNotS2sPattern`): a problem
+ *   of the campaign, not of the job, which the advertiser fixes in a minute. The job is held (`pending`,
+ *   its attempt not counted) and probed again; `campaignId` is the campaign the detail names, if any.
  * - `transient`: what the client calls retryable (5xx, 408, 429, timeouts, connection failures), and
  *   unknown errors — retry with backoff.
  * - `permanent`: any other 4xx, a request we could not even build — dead-letter.
  */
-export type FailureClass = 'applied' | 'auth' | 'misconfigured' | 'window-closed' | 'transient' | 'permanent';
+export type FailureClass =
+  | 'applied'
+  | 'auth'
+  | 'misconfigured'
+  | 'window-closed'
+  | 'held'
+  | 'transient'
+  | 'permanent';
 
 /** A classified failure. */
 export interface Failure {
@@ -40,12 +51,22 @@ export interface Failure {
   maybeApplied: boolean;
   /** Safe description: status and the service's `detail`, no secret, no control character. */
   reason: string;
+  /**
+   * For `held`: the campaign the service's `detail` names (`cmp_…`, unchanged by every redaction), or
+   * null when it names none. Absent for the other classes.
+   */
+  campaignId?: string | null;
 }
 
 /** What {@link classifyFailure} needs besides the error. */
 export interface ClassifyOptions {
   /** A 4xx `detail` matching this means the job's window has closed. */
   windowClosedPattern?: RegExp;
+  /**
+   * A 4xx `detail` matching this (and not `windowClosedPattern`) means the job's campaign is not on s2s:
+   * class `held`. @defaultValue {@link DEFAULT_CAMPAIGN_NOT_S2S_PATTERN}
+   */
+  campaignNotS2sPattern?: RegExp;
   /** Removes secrets the caller knows of (the configured API key) from text, before any pattern. */
   redact?: (text: string) => string;
 }
@@ -58,7 +79,19 @@ export interface ClassifyOptions {
 export const DEFAULT_WINDOW_CLOSED_PATTERN =
   /older than|window (?:is |has )?closed|expired|too (?:old|late)/i;
 
+/**
+ * What a 4xx `detail` says when the job's campaign is not on s2s (its conversion source is the pixel):
+ * the s2s endpoints apply only to s2s campaigns. The spec does not show the service's wording; this
+ * matches the sandbox's ("campaign cmp_… is not on s2s: its conversion source is pixel …") and the usual
+ * variants ("conversion source", "not set to s2s", "pixel").
+ * @defaultValue `/conversion source|not (?:on |set to |using )?s2s|pixel/i`
+ */
+export const DEFAULT_CAMPAIGN_NOT_S2S_PATTERN = /conversion source|not (?:on |set to |using )?s2s|pixel/i;
+
 const MAX_REASON = 500;
+
+/** A campaign id anywhere in a text (checked whole against `CAMPAIGN_ID_PATTERN` afterwards). */
+const CAMPAIGN_IN_TEXT = /\bcmp_[A-Za-z0-9_-]{1,250}/;
 
 /**
  * Names and codes of a runtime refusing network access outright (Deno's `NotCapable`/`PermissionDenied`,
@@ -91,6 +124,17 @@ export function redactSecrets(text: string): string {
 function safeReason(text: string, redact: ((text: string) => string) | undefined): string {
   const clean = escapeControls(redactSecrets(redact === undefined ? text : redact(text)));
   return clean.length <= MAX_REASON ? clean : `${clean.slice(0, MAX_REASON - 1)}…`;
+}
+
+/**
+ * The campaign a detail names, or null: only an id of the form every campaign id has (`cmp_<id>`) that no
+ * redaction changes (a service that echoes the API key there must not get it stored with the job).
+ */
+function campaignNamed(text: string, redact: ((text: string) => string) | undefined): string | null {
+  const found = CAMPAIGN_IN_TEXT.exec(text)?.[0];
+  if (found === undefined || !CAMPAIGN_ID_PATTERN.test(found)) return null;
+  const redacted = redactSecrets(redact === undefined ? found : redact(found));
+  return redacted === found ? found : null;
 }
 
 function field(err: unknown, name: string): unknown {
@@ -156,6 +200,9 @@ export function classifyFailure(err: unknown, options: ClassifyOptions = {}): Fa
     const said = typeof detail === 'string' ? detail : message;
     const pattern = options.windowClosedPattern ?? DEFAULT_WINDOW_CLOSED_PATTERN;
     if (pattern.test(said)) return failure('window-closed', false, false);
+    if ((options.campaignNotS2sPattern ?? DEFAULT_CAMPAIGN_NOT_S2S_PATTERN).test(said)) {
+      return { ...failure('held', false, false), campaignId: campaignNamed(said, options.redact) };
+    }
   }
   // No usable API key (none at all, or one the client refused to send: a stray newline from a keys
   // file): the key's fault, not the job's, so delivery pauses (the account's, with `apiKeyFor`).

@@ -9,7 +9,8 @@
  * sweep), `deliver.ts` (one job: admitted, sent, recorded), `send.ts` (its one request), `skew.ts` (clock
  * skew in its stamps), `tracing.ts` (trace hooks), `classify.ts` (what a failure means), `record.ts`
  * (recording it), `pauses.ts` (pauses and states), `watch.ts` (heart-beat, at-risk check), `wake.ts` (the
- * loop's waits), `metrics.ts` (the snapshot of `metrics()`).
+ * loop's waits), `metrics.ts` (the snapshot of `metrics()`), `holds.ts` (jobs held for a campaign not on
+ * s2s, released by a delivery).
  */
 import { parseOptions } from '../../parse-options.ts';
 import type { Job } from '../job-types.ts';
@@ -17,6 +18,7 @@ import { createClaims } from './claims.ts';
 import { createDelivery } from './deliver.ts';
 import { createEmitter, type DispatcherEventName, type DispatcherEvents } from './events.ts';
 import { createHeldJobs } from './held-jobs.ts';
+import { createHolds } from './holds.ts';
 import { type DispatcherMetrics, readMetrics } from './metrics.ts';
 import { DEFAULT_STOP_TIMEOUT_MS, type DispatcherOptions, dispatcherOptionsSchema } from './options.ts';
 import { createPauses, type DispatcherState } from './pauses.ts';
@@ -35,6 +37,8 @@ export interface RunSummary {
   claimed: number;
   delivered: number;
   retried: number;
+  /** Jobs held for their campaign (not on s2s): `pending`, probed again, their attempt not counted. */
+  held: number;
   dead: number;
   expired: number;
   /** Reversals the service had no conversion for (see the `unmatched` event). */
@@ -70,7 +74,7 @@ export interface Dispatcher {
 }
 
 const emptySummary = (): RunSummary => ({
-  ...{ claimed: 0, delivered: 0, retried: 0, dead: 0, expired: 0, unmatched: 0 },
+  ...{ claimed: 0, delivered: 0, retried: 0, held: 0, dead: 0, expired: 0, unmatched: 0 },
   ...{ deferred: 0, lost: 0 },
 });
 
@@ -114,8 +118,9 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
     perAccountKeys: o.apiKeyFor !== undefined,
     backoff: o.backoff,
     random: o.random,
+    holds: createHolds({ outbox, emit, holdProbeMs: o.holdProbeMs }),
   });
-  const send = createSender(o); // its client, clock, windowClosedPattern and apiKeyFor
+  const send = createSender(o); // its client, clock, both patterns and apiKeyFor
   const watch = createWatch({
     outbox,
     now,
@@ -130,9 +135,8 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
     }),
   });
   // A pause and its end are recorded at once, not at the watch's next round (every 30 s by default).
-  for (const name of ['paused', 'resumed', 'account-paused', 'account-resumed'] as const) {
+  for (const name of ['paused', 'resumed', 'account-paused', 'account-resumed'] as const)
     on(name, () => void watch.beatNow());
-  }
   /** Every claim leaves out the paused accounts (and takes urgent deadlines first). */
   const claim = (limit: number) => {
     const excludeAccounts = pauses.excluded();

@@ -47,6 +47,25 @@ export interface DispatcherEvents {
    * runs ahead. The job is sent by `deadline` (its own, moved back by the skew; never later). Once per job.
    */
   'clock-skew': { job: Job; skewMs: number; stamp: 'clickedAt' | 'createdAt'; deadline: EpochMs | null };
+  /**
+   * The service said a job's campaign is not on s2s: the job is held (`pending`, its attempt not counted)
+   * and probed again at `nextProbeAt`. Emitted once per problem (account and campaign) until it is
+   * released, not once per job: an alert ("switch campaign X to s2s"). `campaignId` is the campaign the
+   * answer named, or null.
+   */
+  held: { account: string | null; campaignId: string | null; reason: string; job: Job; nextProbeAt: EpochMs };
+  /**
+   * A job of a held problem was delivered (the campaign is on s2s again): the account's held jobs of that
+   * campaign (and those held without a known campaign) were made due now; `released` is how many.
+   */
+  'hold-released': {
+    account: string | null;
+    campaignId: string | null;
+    released: number;
+    /** Since the problem was first seen by this Dispatcher (or the delivered job was first held). */
+    heldForMs: number;
+    job: Job;
+  };
   /** The Dispatcher itself hit a problem (the outbox unreachable, a listener threw). It keeps running. */
   error: {
     error: unknown;

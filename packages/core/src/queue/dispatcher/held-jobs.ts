@@ -12,6 +12,7 @@ import { createLeaseKeeper, type LeaseContext } from './leases.ts';
 export type JobOutcome =
   | 'delivered'
   | 'retried'
+  | 'held'
   | 'dead'
   | 'expired'
   | 'unmatched'

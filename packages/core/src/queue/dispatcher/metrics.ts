@@ -23,6 +23,8 @@ export interface DispatcherMetrics {
   nearestDeadline: (NonNullable<OutboxStats['nearestDeadline']> & { inMs: number }) | null;
   /** Open jobs whose deadline is within `DEFAULT_AT_RISK_WITHIN_MS` (24 h). */
   atRisk: OutboxStats['atRisk'];
+  /** Open jobs held for a campaign problem, one entry per account and campaign (from `outbox.stats`). */
+  held: OutboxStats['held'];
   state: DispatcherState;
   /** End of the current auth pause, or null. */
   pausedUntil: EpochMs | null;
@@ -34,6 +36,8 @@ export interface DispatcherMetrics {
   counters: {
     delivered: number;
     retried: number;
+    /** Jobs held for their campaign (each probe held again counts). */
+    held: number;
     dead: number;
     expired: number;
     failed: number;
@@ -70,6 +74,7 @@ export async function readMetrics(
         ? null
         : { ...stats.nearestDeadline, inMs: stats.nearestDeadline.deadline - at },
     atRisk: stats.atRisk,
+    held: stats.held ?? [],
     state,
     pausedUntil,
     pausedAccounts,

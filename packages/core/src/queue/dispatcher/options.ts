@@ -7,7 +7,7 @@ import { z } from 'zod';
 import { documented, renderOptionsTable } from '../../options-table.ts';
 import type { EpochMs } from '../../policy.ts';
 import type { Outbox } from '../outbox-types.ts';
-import { DEFAULT_WINDOW_CLOSED_PATTERN } from './classify.ts';
+import { DEFAULT_CAMPAIGN_NOT_S2S_PATTERN, DEFAULT_WINDOW_CLOSED_PATTERN } from './classify.ts';
 import type { DeliveryTracing } from './tracing.ts';
 
 /** Body of POST /v1/conversions/s2s. */
@@ -113,6 +113,12 @@ export const DEFAULT_BACKOFF = Object.freeze({ baseMs: 1_000, maxMs: 3_600_000, 
  * @defaultValue 60_000
  */
 export const DEFAULT_AUTH_PAUSE_MS = 60_000;
+/**
+ * How long a job held for its campaign (not on s2s) waits before it is sent again to probe whether the
+ * campaign was switched; the first success releases the rest of its account's held jobs at once.
+ * @defaultValue 600_000 (10 minutes)
+ */
+export const DEFAULT_HOLD_PROBE_MS = 600_000;
 /**
  * How often a running Dispatcher records its heart-beat in the outbox and looks for open jobs whose
  * deadline entered the at-risk window (one small query each).
@@ -262,6 +268,28 @@ export const dispatcherOptionsSchema = z.strictObject({
     'RegExp',
     '`/older than\\|window (?:is \\|has )?closed\\|expired\\|too (?:old\\|late)/i` (`DEFAULT_WINDOW_CLOSED_PATTERN`)',
     'A 4xx whose `detail` matches expires the job (its window has closed) instead of dead-lettering it. For a shop whose service (or proxy) words a closed window otherwise: the spec does not show the wording.',
+  ),
+  /**
+   * A 4xx whose `detail` matches (and not `windowClosedPattern`) holds the job instead of dead-lettering
+   * it: its campaign is not on s2s, which the advertiser fixes by switching it. For a shop whose service
+   * words it otherwise (the spec does not show the wording). @defaultValue {@link DEFAULT_CAMPAIGN_NOT_S2S_PATTERN}
+   */
+  campaignNotS2sPattern: documented(
+    z.instanceof(RegExp).default(DEFAULT_CAMPAIGN_NOT_S2S_PATTERN),
+    'RegExp',
+    '`/conversion source\\|not (?:on \\|set to \\|using )?s2s\\|pixel/i` (`DEFAULT_CAMPAIGN_NOT_S2S_PATTERN`)',
+    'A 4xx whose `detail` matches (and not `windowClosedPattern`) holds the job (see [Held jobs](#held-jobs-a-campaign-not-on-s2s)) instead of dead-lettering it: its campaign is not on s2s. For a shop whose service words it otherwise: the spec does not show the wording.',
+  ),
+  /**
+   * How long a held job waits before it probes its campaign again: a shop that switches campaigns and
+   * wants delivery back sooner lowers it; one with many held orders raises it (each held job probes on its
+   * own). @defaultValue {@link DEFAULT_HOLD_PROBE_MS}
+   */
+  holdProbeMs: documented(
+    positiveMs().default(DEFAULT_HOLD_PROBE_MS),
+    'number',
+    '`600_000` (`DEFAULT_HOLD_PROBE_MS`)',
+    "How long a held job waits before it is sent again to probe its campaign (never past its deadline). The first success releases its account's other held jobs at once. Lower it to see a switched campaign sooner; raise it when many orders are held (each probes on its own).",
   ),
   /**
    * How long a refused key pauses delivery before a probe: an operator who fixes keys within minutes

@@ -21,6 +21,8 @@ const refund = (campaignFrom: RefundJob['campaignFrom']): RefundJob => ({
   campaignId: 'cmp_42',
   campaignFrom,
   maybeAppliedAt: null,
+  heldAt: null,
+  heldCampaignId: null,
 });
 const notFound = classifyFailure(
   errorFromResponse(404, { detail: 'no confirmed order ord_1 for campaign cmp_42' }),

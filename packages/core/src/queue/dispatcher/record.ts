@@ -1,7 +1,7 @@
 /**
  * Records the outcome of a send durably, then tells listeners: delivered, retried with deadline-capped
- * backoff (or the service's `Retry-After`), dead, expired, unmatched (a reversal of a conversion the
- * service does not have), or given back untried while delivery is paused.
+ * backoff (or the service's `Retry-After`), held (a campaign not on s2s), dead, expired, unmatched (a
+ * reversal of a conversion the service does not have), or given back untried while delivery is paused.
  * What each failure class means is decided in `classify.ts`; what is done with it is decided here.
  */
 import type { EpochMs } from '../../policy.ts';
@@ -11,6 +11,7 @@ import type { Outbox } from '../outbox-types.ts';
 import type { Failure } from './classify.ts';
 import type { Emit } from './events.ts';
 import type { JobOutcome } from './held-jobs.ts';
+import type { Holds } from './holds.ts';
 import type { ResolvedDispatcherOptions } from './options.ts';
 import { ALL_ACCOUNTS, type PauseTable } from './pauses.ts';
 import type { SendResult } from './send.ts';
@@ -26,12 +27,16 @@ export interface RecordContext {
   perAccountKeys: boolean;
   backoff: ResolvedDispatcherOptions['backoff'];
   random: () => number;
+  /** Jobs held for their campaign (not on s2s), and released by a delivery. */
+  holds: Pick<Holds, 'supported' | 'hold' | 'delivered'>;
 }
 
 /** Outcomes recorded since the Dispatcher was created (`failed` = dead + expired). */
 export interface OutcomeCounters {
   delivered: number;
   retried: number;
+  /** Jobs held for their campaign (each probe that is held again counts). */
+  held: number;
   dead: number;
   expired: number;
   failed: number;
@@ -103,6 +108,7 @@ export function createRecorder(ctx: RecordContext): Recorder {
   const counters: OutcomeCounters = {
     delivered: 0,
     retried: 0,
+    held: 0,
     dead: 0,
     expired: 0,
     failed: 0,
@@ -124,6 +130,21 @@ export function createRecorder(ctx: RecordContext): Recorder {
     return 'expired';
   };
 
+  /** A store that cannot hold jobs dead-letters a campaign not on s2s, as before holds existed. */
+  const failureOf = (result: Extract<SendResult, { kind: 'failed' }>): Failure =>
+    result.failure.class === 'held' && !ctx.holds.supported
+      ? { ...result.failure, class: 'permanent' }
+      : result.failure;
+
+  /** A delivery proves its campaign on s2s: held jobs it fixes are released (a failure is only reported). */
+  const releaseHeldBy = async (job: Job, campaignId: string | null, at: EpochMs) => {
+    try {
+      await ctx.holds.delivered(job, campaignId, at);
+    } catch (error) {
+      emit('error', { error, during: 'transition' });
+    }
+  };
+
   const settle = async (
     job: Job,
     result: SendResult,
@@ -135,7 +156,7 @@ export function createRecorder(ctx: RecordContext): Recorder {
         ? attemptOf(result, at, 'delivered', null)
         : result.kind === 'expired'
           ? attemptOf(result, at, 'transient', result.lastError)
-          : attemptOf(result, at, result.failure.class, result.failure.reason);
+          : attemptOf(result, at, failureOf(result).class, result.failure.reason);
     // Metrics and traces see every send, whether or not its outcome can still be recorded.
     if (attempt !== undefined) emit('attempt', { job, attempt });
     if (result.kind === 'delivered') {
@@ -143,6 +164,7 @@ export function createRecorder(ctx: RecordContext): Recorder {
       counters.delivered += 1;
       proven(job);
       emit('delivered', { job, campaignId: result.campaignId, at });
+      await releaseHeldBy(job, job.kind === 'refund' ? job.campaignId : result.campaignId, at);
       return 'delivered';
     }
     if (result.kind === 'expired') {
@@ -158,7 +180,7 @@ export function createRecorder(ctx: RecordContext): Recorder {
       );
     }
 
-    const { failure } = result;
+    const failure = failureOf(result);
     const { maybeApplied } = failure;
     if (failure.class === 'auth' || failure.class === 'misconfigured') {
       // A refused key pauses its account when keys are per account; anything else pauses all delivery.
@@ -181,6 +203,11 @@ export function createRecorder(ctx: RecordContext): Recorder {
     if (failure.class === 'window-closed') {
       const reason = `the service says the window has closed: ${failure.reason}`;
       return expire(job, at, reason, maybeApplied, attempt);
+    }
+    if (failure.class === 'held' && (deadline === null || at < deadline)) {
+      const outcome = await ctx.holds.hold(job, failure, at, attempt);
+      if (outcome === 'held') counters.held += 1;
+      return outcome;
     }
     const notFound = notFoundReversal(job, failure);
     if (notFound?.state === 'unmatched') {

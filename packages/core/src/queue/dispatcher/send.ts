@@ -29,6 +29,8 @@ export interface SendContext {
   client: ConversionsClient;
   now: () => EpochMs;
   windowClosedPattern: RegExp;
+  /** A 4xx detail matching it says the job's campaign is not on s2s (class `held`). */
+  campaignNotS2sPattern: RegExp;
   /** The key of each job's account (see `DispatcherOptions.apiKeyFor`), or undefined: the client's own key. */
   apiKeyFor?: ApiKeyResolver | undefined;
 }
@@ -177,7 +179,11 @@ async function sendJob(
     const campaignId = job.kind === 'confirm' ? campaignIdOf(response, redact) : null;
     return { kind: 'delivered', campaignId, sent: sent(answered) };
   } catch (error) {
-    const failure = classifyFailure(error, { windowClosedPattern: ctx.windowClosedPattern, redact });
+    const failure = classifyFailure(error, {
+      windowClosedPattern: ctx.windowClosedPattern,
+      campaignNotS2sPattern: ctx.campaignNotS2sPattern,
+      redact,
+    });
     const status = failure.status ?? answered;
     // A 2xx means applied, whatever its body: a campaign_id we could not read stays unknown.
     if (failure.class === 'applied') {

@@ -16,6 +16,7 @@ export function describeStats(s: Suite): void {
           nearestDeadline: null,
           atRisk: { count: 0, withinMs: DAY_MS },
           deadlineBuckets: [],
+          held: [],
         });
       },
       'exactStats',

@@ -42,6 +42,9 @@ export type OutboxFactory = (context: OutboxFactoryContext) => Promise<OutboxUnd
  * - `prune`: `prune` deletes old final jobs (SQS deletes a message once it is final).
  * - `heartbeats`: `beat` and `workers` keep workers' heart-beats.
  * - `fairClaims`: `claim` takes urgent jobs first, then turns across accounts (SQS: the queue decides).
+ * - `holds`: `retry({ hold })` holds a job for its campaign, `releaseHeld` releases held jobs and `stats`
+ *   reports them (`features.holds`). Without it the suite checks that a hold is refused and
+ *   `releaseHeld` resolves 0.
  */
 export type OutboxCapability =
   | 'lookup'
@@ -55,7 +58,8 @@ export type OutboxCapability =
   | 'listJobs'
   | 'prune'
   | 'heartbeats'
-  | 'fairClaims';
+  | 'fairClaims'
+  | 'holds';
 
 /** Options of {@link describeOutbox}. */
 export interface DescribeOutboxOptions {
