@@ -17,7 +17,7 @@ import { ATTEMPT_HISTORY_LIMIT, accountFromKey, accountKey } from '@postback/cor
 export const ROW_COLUMNS =
   'id, kind, order_id, state, attempts, created_at, updated_at, next_attempt_at, deadline, last_error, ' +
   'lease_token, lease_expires_at, delivered_at, campaign_id, click_token, value_micros, clicked_at, ' +
-  'maybe_applied_at, account, campaign_from';
+  'maybe_applied_at, account, campaign_from, held_at, held_campaign_id';
 
 /** One row of `jobs` as node:sqlite returns it: an object of the {@link ROW_COLUMNS}, by name. */
 export interface JobRow {
@@ -43,6 +43,8 @@ export interface JobRow {
   account: string;
   /** A refund's `campaignFrom` (null for confirms). */
   campaign_from: 'answer' | 'caller' | null;
+  held_at: number | null;
+  held_campaign_id: string | null;
 }
 
 /**
@@ -73,6 +75,8 @@ export function jobFromRow(row: JobRow): Job {
     deliveredAt: row.delivered_at,
     campaignId: row.campaign_id,
     maybeAppliedAt: row.maybe_applied_at,
+    heldAt: row.held_at,
+    heldCampaignId: row.held_campaign_id,
   };
   if (row.kind === 'refund') return { kind: 'refund', ...common, campaignFrom: row.campaign_from } as Job;
   return {
@@ -236,7 +240,8 @@ const WRITE_SQL = `
              THEN json_insert(json_remove(history, '$[0]'), '$[#]', json(?14))
            ELSE json_insert(COALESCE(history, '[]'), '$[#]', json(?14))
          END,
-         last_status = CASE WHEN ?14 IS NULL THEN last_status ELSE ?15 END
+         last_status = CASE WHEN ?14 IS NULL THEN last_status ELSE ?15 END,
+         held_at = ?17, held_campaign_id = ?18
    WHERE id = ?12 AND lease_token IS ?13`;
 
 /** Prepared statements of the outbox, prepared once per connection. */
@@ -370,5 +375,7 @@ export function writeValues(
     attempt?.json ?? null,
     attempt?.status ?? null,
     job.kind === 'refund' ? job.campaignFrom : null,
+    job.heldAt,
+    job.heldCampaignId,
   ];
 }

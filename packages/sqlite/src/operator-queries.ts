@@ -26,6 +26,7 @@ export const OUTBOX_FEATURES: OutboxFeatures = Object.freeze({
   heartbeats: true,
   prune: true,
   fairClaims: true,
+  holds: true,
 });
 
 /** Most urgent first, as core's `byUrgency`: by deadline (none last), then creation, then id. */

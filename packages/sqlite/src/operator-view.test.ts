@@ -145,6 +145,7 @@ describe('listJobs on the SQLite outbox', () => {
       heartbeats: true,
       prune: true,
       fairClaims: true,
+      holds: true,
     });
   });
 });

@@ -31,6 +31,7 @@ import {
   holdsLease,
   planRefund,
   planWithdraw,
+  type ReleaseHeldOptions,
   type ResolvedJobFilter,
   type ResolvedStatsOptions,
   type RetryResult,
@@ -42,6 +43,7 @@ import {
 } from '@postback/core/store';
 import { createFairClaim } from './fair-claim.ts';
 import { CallError } from './group-commit.ts';
+import { createHeldQueries } from './held-queries.ts';
 import {
   type AttemptValues,
   INSERT_ACCOUNT,
@@ -100,6 +102,7 @@ function jobsOf(rows: readonly unknown[]): Job[] {
 export function createOutboxOperations(db: DatabaseSync, policy: Readonly<WindowPolicy>) {
   const sql = prepareJobStatements(db);
   const operator = createOperatorQueries(db);
+  const holds = createHeldQueries(db);
   const fairClaim = createFairClaim(sql);
 
   function load(id: number): Job | null {
@@ -253,6 +256,11 @@ export function createOutboxOperations(db: DatabaseSync, policy: Readonly<Window
       return transition(job, (stored) => extendJobLease(stored, options)) !== null;
     },
 
+    /** Makes the held jobs of a checked selection due now; returns how many. */
+    releaseHeld(options: ReleaseHeldOptions): number {
+      return holds.releaseHeld(options);
+    },
+
     /** Replays the dead jobs of `ids` (checked), or every dead job when `ids` is null. */
     replay(ids: readonly string[] | null, now: EpochMs): number {
       let replayed = 0;
@@ -350,6 +358,7 @@ export function createOutboxOperations(db: DatabaseSync, policy: Readonly<Window
           withinMs,
           count: risk.buckets[i] ?? 0,
         })),
+        held: holds.heldProblems(),
       };
     },
 
@@ -374,6 +383,7 @@ export type WriteOperation =
   | 'fail'
   | 'release'
   | 'extendLease'
+  | 'releaseHeld'
   | 'replay'
   | 'purgeDead'
   | 'prune'

@@ -35,6 +35,7 @@ import {
   checkOrderLookup,
   checkPurge,
   checkRelease,
+  checkReleaseHeld,
   checkReplay,
   checkRetry,
   checkWithdraw,
@@ -209,6 +210,13 @@ export function createSqliteOutbox(options: SqliteOutboxOptions): SqliteOutbox {
       return guard(
         () => checkExtendLease(job, options),
         (c) => writer.write('extendLease', [held(c.job), { now: c.now, leaseMs: c.leaseMs }]),
+      );
+    },
+
+    releaseHeld(options) {
+      return guard(
+        () => checkReleaseHeld(options),
+        (checked) => writer.write('releaseHeld', [checked]),
       );
     },
 

@@ -7,6 +7,7 @@ import { DatabaseSync, type StatementSync } from 'node:sqlite';
 import type { JobFilter } from '@postback/core';
 import { resolveJobFilter } from '@postback/core/store';
 import { describe, expect, it } from 'vitest';
+import { HELD_PROBLEMS_SQL, RELEASE_HELD_SQL } from './held-queries.ts';
 import { prepareJobStatements } from './job-rows.ts';
 import { createOperatorQueries } from './operator-queries.ts';
 import { migrate } from './schema.ts';
@@ -61,6 +62,14 @@ describe('query plans of the outbox', () => {
       'SEARCH jobs USING COVERING INDEX jobs_state_created (state=?)',
     );
     expect(planOf(db, sql.nearestDeadline).join()).toContain('SEARCH jobs USING INDEX jobs_open_deadline');
+  });
+
+  it('releaseHeld and the held problems of stats read only the open held jobs (jobs_held)', () => {
+    const release = planOf(db, db.prepare(RELEASE_HELD_SQL));
+    expect(release.join()).toContain('USING INDEX jobs_held');
+    expect(release.filter(fullTableScan)).toEqual([]);
+    const problems = planOf(db, db.prepare(HELD_PROBLEMS_SQL));
+    expect(problems).toEqual(['SCAN jobs USING INDEX jobs_held']);
   });
 
   it('listDead, purge and lookups by order search indexes', () => {

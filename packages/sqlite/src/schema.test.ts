@@ -293,3 +293,49 @@ describe('a file of schema version 3 (before accounts)', () => {
     ]);
   });
 });
+
+describe('a file of schema version 5 (before held jobs)', () => {
+  it('is migrated on open: held columns (null on every job) and jobs_held; its jobs can then be held and released', async () => {
+    temp = tempDatabase();
+    const filename = temp.filename;
+    const at = T0 + DAY;
+    const before = open(filename, at);
+    await before.confirm({
+      orderId: 'ord_v5',
+      valueMicros: 7_000_000,
+      click: { token: 'tok_v5', clickedAt: T0 },
+    });
+    await before.close();
+    const db = new DatabaseSync(filename);
+    db.exec(`
+      DROP INDEX jobs_held;
+      ALTER TABLE jobs DROP COLUMN held_campaign_id;
+      ALTER TABLE jobs DROP COLUMN held_at;
+      PRAGMA user_version = 5;
+    `);
+    db.close();
+    const outbox = open(filename, at);
+    const raw = new DatabaseSync(filename, { readOnly: true });
+    expect(raw.prepare('PRAGMA user_version').get()).toEqual({ user_version: SCHEMA_VERSION });
+    expect(raw.prepare("SELECT name FROM sqlite_schema WHERE name = 'jobs_held'").all()).toHaveLength(1);
+    raw.close();
+    const [job] = await outbox.getByOrder('ord_v5');
+    expect(job).toMatchObject({ state: 'pending', heldAt: null, heldCampaignId: null });
+    const [claimed] = await outbox.claim({ now: at, limit: 1, leaseMs: 30_000 });
+    const error = 'campaign cmp_v5 is not on s2s';
+    const hold = { campaignId: 'cmp_v5' };
+    expect(
+      await outbox.retry(claimed as NonNullable<typeof claimed>, {
+        now: at,
+        nextAttemptAt: at + DAY,
+        error,
+        hold,
+      }),
+    ).toBe(true);
+    expect((await outbox.stats(at)).held).toEqual([
+      { account: null, campaignId: 'cmp_v5', count: 1, valueMicros: 7_000_000, reason: error, since: at },
+    ]);
+    expect(await outbox.releaseHeld({ now: at + 1, campaignId: 'cmp_v5' })).toBe(1);
+    expect(await outbox.claim({ now: at + 1, limit: 1, leaseMs: 30_000 })).toHaveLength(1);
+  });
+});

@@ -15,6 +15,8 @@
  * - `jobs_open_deadline` (deadline) over pending and inflight jobs: the nearest deadline, and the claim's
  *   urgent jobs (deadline within `urgentWithinMs`), nearest first.
  * - `jobs_dead` (id) over dead jobs: `listDead` pages by id, replay, purge.
+ * - `jobs_held` (account, held_campaign_id) over open held jobs: `releaseHeld` and the held problems of
+ *   `stats`.
  * `listJobs` (an operator's read, not a worker's) has no index of its own: see migration 3.
  */
 import type { DatabaseSync } from 'node:sqlite';
@@ -155,6 +157,15 @@ const MIGRATIONS: readonly string[] = [
   CREATE INDEX jobs_state_created ON jobs (state, created_at);
   CREATE INDEX jobs_open_deadline ON jobs (deadline) WHERE state IN ('pending', 'inflight');
   CREATE INDEX jobs_dead ON jobs (id) WHERE state = 'dead';
+  `,
+  // 6: jobs held for their campaign (core's `heldAt`, `heldCampaignId`: the service said the campaign is
+  // not on s2s). Nullable with no default: no existing row is touched, and none of them was held.
+  // `jobs_held` (account, held_campaign_id) holds only open held jobs, so `releaseHeld` and the stats'
+  // `held` read those and nothing else; every other job costs it one predicate check per write.
+  `
+  ALTER TABLE jobs ADD COLUMN held_at INTEGER;
+  ALTER TABLE jobs ADD COLUMN held_campaign_id TEXT;
+  CREATE INDEX jobs_held ON jobs (account, held_campaign_id) WHERE held_at IS NOT NULL AND state IN ('pending', 'inflight');
   `,
 ];
 

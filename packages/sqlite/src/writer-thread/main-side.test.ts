@@ -64,6 +64,8 @@ function threadWriter(entry: ThreadEntry) {
       deliveredAt: null,
       campaignId: null,
       maybeAppliedAt: null,
+      heldAt: null,
+      heldCampaignId: null,
       clickToken: 'tok_thread_test',
       valueMicros: 1,
       clickedAt: 1,
