@@ -150,6 +150,19 @@ ALTER TABLE {s}.jobs DROP CONSTRAINT jobs_state_check,
   ADD CONSTRAINT jobs_unmatched_refunds_only CHECK (state <> 'unmatched' OR kind = 'refund') NOT VALID;
 `,
   },
+  // Jobs held for their campaign (core's heldAt, heldCampaignId: the service said the campaign is not on
+  // s2s). Nullable without a default, as in version 2: no rewrite, every existing job reads as not held,
+  // and a worker of the previous release, which names its columns, keeps working during a rollout.
+  // `jobs_held` holds only open held jobs (none, usually), so `releaseHeld` and the stats' held problems
+  // read those alone and every other write costs one predicate check.
+  {
+    version: 6,
+    name: 'held jobs: jobs.held_at, jobs.held_campaign_id, jobs_held',
+    sql: `
+ALTER TABLE {s}.jobs ADD COLUMN held_at bigint, ADD COLUMN held_campaign_id text;
+CREATE INDEX jobs_held ON {s}.jobs (account, held_campaign_id) WHERE held_at IS NOT NULL AND state IN ('pending', 'inflight');
+`,
+  },
 ];
 
 /**

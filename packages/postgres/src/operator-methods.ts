@@ -19,7 +19,9 @@ import {
   type WorkerBeat,
 } from '@postback/core';
 import {
+  accountFromKey,
   accountKey,
+  byHeldSince,
   checkBeat,
   checkEpoch,
   checkListDead,
@@ -45,6 +47,7 @@ export const POSTGRES_OUTBOX_FEATURES: OutboxFeatures = Object.freeze({
   heartbeats: true,
   prune: true,
   fairClaims: true,
+  holds: true,
 });
 
 /** Rows one read of a `reason` listing fetches (the RegExp is tested in JavaScript, so pages are refilled). */
@@ -87,11 +90,12 @@ export function operatorMethods(context: PostgresOutboxContext) {
       // Bounds as width_bucket thresholds: `deadline <= now + withinMs` is `deadline < now + withinMs + 1`.
       const within = [...new Set([atRiskWithinMs, ...deadlineBucketsMs])].sort((a, b) => a - b);
       const thresholds = within.map((ms) => at + ms + 1);
-      const [counts, oldest, nearest, risk] = await Promise.all([
+      const [counts, oldest, nearest, risk, held] = await Promise.all([
         q(pool, SQL.counts),
         q(pool, SQL.oldestPending),
         q(pool, SQL.nearestDeadline),
         q(pool, SQL.deadlineRisk, [thresholds.map(String), String(at + (within.at(-1) ?? 0))]),
+        q(pool, SQL.heldProblems),
       ]);
       // A job in width bucket b (b thresholds at or before its deadline) counts in bounds b, b+1, ...
       const cumulative = within.map(() => 0);
@@ -118,6 +122,16 @@ export function operatorMethods(context: PostgresOutboxContext) {
               },
         atRisk: { count: countWithin(atRiskWithinMs), withinMs: atRiskWithinMs },
         deadlineBuckets: deadlineBucketsMs.map((withinMs) => ({ withinMs, count: countWithin(withinMs) })),
+        held: held.rows
+          .map((row) => ({
+            account: accountFromKey(row.account as string),
+            campaignId: (row.held_campaign_id as string | null) ?? null,
+            count: Number(row.n),
+            valueMicros: Number(row.value),
+            reason: (row.reason as string | null) ?? '',
+            since: Number(row.since),
+          }))
+          .sort(byHeldSince),
       };
     },
 

@@ -9,7 +9,7 @@ import { accountFromKey } from '@postback/core/store';
 export const JOB_COLUMNS =
   'id::text AS id, kind, order_id, account, state, attempts, created_at, updated_at, next_attempt_at, deadline, last_error, ' +
   'lease_token::text AS lease_token, lease_expires_at, delivered_at, campaign_id, maybe_applied_at, click_token, value_micros, ' +
-  'clicked_at, campaign_from';
+  'clicked_at, campaign_from, held_at, held_campaign_id';
 
 const num = (value: unknown): number => Number(value);
 const numOrNull = (value: unknown): number | null =>
@@ -36,6 +36,9 @@ export function rowToJob(row: Record<string, unknown>): Job {
     deliveredAt: numOrNull(row.delivered_at),
     campaignId: (row.campaign_id as string | null) ?? null,
     maybeAppliedAt: numOrNull(row.maybe_applied_at),
+    // A row of a schema read before migration 5 has neither column: not held.
+    heldAt: numOrNull(row.held_at),
+    heldCampaignId: (row.held_campaign_id as string | null | undefined) ?? null,
   };
   if ((row.kind as JobKind) === 'confirm') {
     const job: ConfirmJob = {

@@ -213,7 +213,7 @@ export function jobStatements(s: string) {
     WHERE id = $1 AND state IN ('pending', 'dead') AND maybe_applied_at IS NULL RETURNING ${JOB_COLUMNS}`,
     claim: claimStatement(s),
     completeMany: `UPDATE ${s}.jobs AS j SET state = 'delivered', updated_at = v.at, delivered_at = v.at, lease_token = NULL,
-      lease_expires_at = NULL, last_error = NULL,
+      lease_expires_at = NULL, last_error = NULL, held_at = NULL, held_campaign_id = NULL,
       campaign_id = CASE WHEN j.kind = 'confirm' THEN coalesce(v.campaign_id, j.campaign_id) ELSE j.campaign_id END,
       history = ${appendHistory('j.history', 'v.attempt::jsonb')},
       last_status = ${lastStatus('j.last_status', 'v.attempt', 'v.status::integer')}
@@ -245,12 +245,16 @@ export function jobStatements(s: string) {
       AND (f.charged_at IS NULL OR r.deadline IS NULL)
     RETURNING CASE WHEN f.charged_at IS NOT NULL THEN pg_notify($3, '') IS NULL END AS notified`,
     // maybe_applied_at keeps its first time; $7/$6 (maybeApplied) sets it to this attempt's time if unset.
+    // $10: held (core's RetryResult.hold; its attempt is then uncounted, $5 false), $11 its campaign.
     retry: `UPDATE ${s}.jobs SET state = 'pending', attempts = CASE WHEN $5 THEN attempts ELSE greatest(attempts - 1, 0) END,
       updated_at = $3, next_attempt_at = $4, last_error = $6, lease_token = NULL, lease_expires_at = NULL,
       maybe_applied_at = coalesce(maybe_applied_at, CASE WHEN $7::boolean THEN $3::bigint END),
+      held_at = CASE WHEN $10::boolean THEN coalesce(held_at, $3::bigint) END,
+      held_campaign_id = CASE WHEN $10::boolean THEN $11::text END,
       history = ${appendHistory('history', '$8::jsonb')}, last_status = ${lastStatus('last_status', '$8::jsonb', '$9::integer')}
     WHERE id = $1 AND state = 'inflight' AND lease_token = $2`,
     fail: `UPDATE ${s}.jobs SET state = $4, updated_at = $3, last_error = $5, lease_token = NULL, lease_expires_at = NULL,
+      held_at = NULL, held_campaign_id = NULL,
       maybe_applied_at = coalesce(maybe_applied_at, CASE WHEN $6::boolean THEN $3::bigint END),
       history = ${appendHistory('history', '$7::jsonb')}, last_status = ${lastStatus('last_status', '$7::jsonb', '$8::integer')}
     WHERE id = $1 AND state = 'inflight' AND lease_token = $2 RETURNING kind`,
@@ -259,6 +263,15 @@ export function jobStatements(s: string) {
     FROM unnest($1::bigint[], $2::bigint[]) AS r(id, token)
     WHERE j.id = r.id AND j.state = 'inflight' AND j.lease_token = r.token
     RETURNING pg_notify($4, '') IS NULL AS notified`,
+    // Core's releaseHeldJob on the pending held jobs of the selection ($2/$4 true: any account/campaign).
+    releaseHeld: `UPDATE ${s}.jobs SET next_attempt_at = least(next_attempt_at, $1::bigint), updated_at = $1
+    WHERE held_at IS NOT NULL AND state IN ('pending', 'inflight') AND state = 'pending'
+      AND ($2::boolean OR account = $3) AND ($4::boolean OR held_campaign_id IS NOT DISTINCT FROM $5::text)`,
+    notify: "SELECT pg_notify($1, '')",
+    // Core's heldProblemsOf: one row per account and held campaign; the reason of the job held first.
+    heldProblems: `SELECT account, held_campaign_id, count(*)::int AS n, coalesce(sum(value_micros), 0)::text AS value,
+      min(held_at)::text AS since, (array_agg(last_error ORDER BY held_at, id))[1] AS reason
+    FROM ${s}.jobs WHERE held_at IS NOT NULL AND state IN ('pending', 'inflight') GROUP BY account, held_campaign_id`,
     extendLease: `UPDATE ${s}.jobs SET lease_expires_at = $3::bigint + $4::bigint, updated_at = $3
     WHERE id = $1 AND state = 'inflight' AND lease_token = $2`,
     get: `SELECT ${JOB_COLUMNS} FROM ${s}.jobs WHERE id = $1`,

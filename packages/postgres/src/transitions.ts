@@ -9,6 +9,7 @@
  */
 import type { Job } from '@postback/core';
 import {
+  accountKey,
   type ClaimOptions,
   type CompleteResult,
   checkClaim,
@@ -16,8 +17,10 @@ import {
   checkExtendLease,
   checkFail,
   checkRelease,
+  checkReleaseHeld,
   checkRetry,
   type FailResult,
+  type ReleaseHeldOptions,
   type RetryResult,
   truncateReason,
 } from '@postback/core/store';
@@ -29,7 +32,7 @@ import type { Queryable } from './queryable.ts';
 import { rowToJob, toBigintText } from './rows.ts';
 
 /**
- * The outbox's `claim`, `complete`, `retry`, `fail`, `release` and `extendLease` methods.
+ * The outbox's `claim`, `complete`, `retry`, `fail`, `release`, `releaseHeld` and `extendLease` methods.
  *
  * @example
  * ```ts
@@ -98,10 +101,12 @@ export function transitionMethods(context: PostgresOutboxContext) {
         ...ids,
         retry.now,
         retry.nextAttemptAt,
-        retry.countAttempt !== false,
+        retry.countAttempt !== false && retry.hold === undefined,
         truncateReason(retry.error),
         retry.maybeApplied === true,
         ...attemptValues(attempt),
+        retry.hold !== undefined,
+        retry.hold?.campaignId ?? null,
       ];
       return ((await qp(pool, SQL.retry, values)).rowCount ?? 0) > 0;
     },
@@ -130,6 +135,22 @@ export function transitionMethods(context: PostgresOutboxContext) {
       const fenced = checked.jobs.map(fence).filter((f): f is [string, string] => f !== null);
       if (fenced.length === 0) return;
       await qp(pool, SQL.release, [fenced.map((f) => f[0]), fenced.map((f) => f[1]), checked.now, channel]);
+    },
+
+    async releaseHeld(options: ReleaseHeldOptions): Promise<number> {
+      assertOpen(context);
+      const { now: at, account, campaignId } = checkReleaseHeld(options);
+      const values = [
+        at,
+        account === undefined,
+        account === undefined ? '' : accountKey(account),
+        campaignId === undefined,
+        campaignId ?? null,
+      ];
+      const released = (await qp(pool, SQL.releaseHeld, values)).rowCount ?? 0;
+      // Workers listening wake to claim them now, as after an enqueue.
+      if (released > 0) await qp(pool, SQL.notify, [channel]);
+      return released;
     },
 
     async extendLease(job: Job, options: { now: number; leaseMs: number }): Promise<boolean> {

@@ -171,6 +171,8 @@ describe('the operator view statements', () => {
     ['the nearest deadline', () => [sql.nearestDeadline, []], 'jobs_open'],
     ['a prune batch', () => [sql.prune, [now, now - 86_400_000, 14 * 86_400_000, '5000']], 'jobs_pkey'],
     ['a history', () => [sql.history, ['5']], 'jobs_pkey'],
+    ['releaseHeld', () => [sql.releaseHeld, [now, true, '', true, null]], 'jobs_held'],
+    ['the held problems of stats', () => [sql.heldProblems, []], 'jobs_held'],
   ];
 
   for (const [name, statement, index] of cases) {
