@@ -6,6 +6,7 @@ const summary = (claimed: number, retried: number): RunSummary => ({
   claimed,
   delivered: claimed - retried,
   retried,
+  held: 0,
   dead: 0,
   expired: 0,
   unmatched: 0,

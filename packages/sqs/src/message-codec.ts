@@ -180,6 +180,9 @@ export function jobOfBody(
     nextAttemptAt: fields.updatedAt,
     deadline: body.deadline,
     deliveredAt: null,
+    // Never held on SQS (`SQS_OUTBOX_LIMITS.holds`).
+    heldAt: null,
+    heldCampaignId: null,
   };
   return body.kind === 'confirm'
     ? {

@@ -36,6 +36,7 @@ import {
   checkFail,
   checkOrderLookup,
   checkRelease,
+  checkReleaseHeld,
   checkRetry,
   checkWithdraw,
   checkWorkersQuery,
@@ -100,6 +101,8 @@ export const SQS_OUTBOX_LIMITS = Object.freeze({
     'SQS deletes a message once its job is final (delivered) or moves it to the dead-letter queue (whose retention ends it): prune() has nothing to delete and returns 0',
   heartbeats:
     'SQS is a queue, not a store: beat() is a no-op and workers() returns []; watch the Dispatcher (its events, metrics) instead',
+  holds:
+    'a held job must keep its attempts and wait out a probe interval, but ApproximateReceiveCount only grows, so every probe would count towards the dead-letter redrive: retry() refuses a hold, releaseHeld() returns 0, and the Dispatcher dead-letters a job whose campaign is not on s2s (replay it once the campaign is switched)',
   fairClaims:
     'the queue decides which messages a receive returns: claim() cannot take urgent deadlines first nor take turns across accounts; on a standard queue each account is a message group of an SQS fair queue, on a FIFO queue each order is',
 });
@@ -156,6 +159,7 @@ export function createSqsOutbox(input: SqsOutboxOptions): SqsOutbox {
     heartbeats: false,
     prune: false,
     fairClaims: false,
+    holds: false,
   });
 
   const outbox: SqsOutbox = {
@@ -205,7 +209,7 @@ export function createSqsOutbox(input: SqsOutboxOptions): SqsOutbox {
 
     async retry(given, retried) {
       assertOpen(context);
-      const { job, result } = checkRetry(given, retried);
+      const { job, result } = checkRetry(given, retried, { holds: false });
       // Recorded while this worker still holds the message, before it can become visible again: the next
       // receive finds this outcome (and `maybeAppliedAt`, if the attempt may have been applied). `attempts`
       // stays the receive count: SQS gives no attempt back, and the record must explain this receive.
@@ -328,7 +332,15 @@ export function createSqsOutbox(input: SqsOutboxOptions): SqsOutbox {
         nearestDeadline: null,
         atRisk: { count: 0, withinMs: atRiskWithinMs },
         deadlineBuckets: deadlineBucketsMs.map((withinMs) => ({ withinMs, count: 0 })),
+        held: [],
       };
+    },
+
+    async releaseHeld(options) {
+      assertOpen(context);
+      checkReleaseHeld(options);
+      // No job is ever held on SQS (`SQS_OUTBOX_LIMITS.holds`).
+      return 0;
     },
 
     async prune(pruneOptions) {

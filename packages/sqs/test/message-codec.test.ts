@@ -58,6 +58,8 @@ function asJob(fields: ConfirmFields): Job {
     nextAttemptAt: fields.createdAt,
     lastError: null,
     lease: null,
+    heldAt: null,
+    heldCampaignId: null,
     deliveredAt: null,
     ...fields,
   };
@@ -92,6 +94,8 @@ describe('job bodies', () => {
       campaignId: null,
       campaignFrom: null,
       maybeAppliedAt: null,
+      heldAt: null,
+      heldCampaignId: null,
     };
     // No campaign source: the body stays what earlier versions wrote.
     expect(encodeJobBody(refund)).not.toContain('campaignFrom');

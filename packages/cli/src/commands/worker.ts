@@ -268,6 +268,7 @@ export function createWorkerCommand(
           claimed: 0,
           delivered: 0,
           retried: 0,
+          held: 0,
           dead: 0,
           expired: 0,
           unmatched: 0,
