@@ -85,6 +85,8 @@ export function dispatcherWith(overrides: Partial<DispatcherOptions> = {}): Disp
     'error',
     'account-paused',
     'account-resumed',
+    'held',
+    'hold-released',
   ] as const;
   for (const name of names) {
     dispatcher.on(name, (payload) => events.push({ name, payload }));

@@ -32,6 +32,35 @@ describe('classifyFailure', () => {
     expect(failure.reason).toContain('the detail');
   });
 
+  it.each([
+    ['campaign cmp_spring-1 is not on s2s: its conversion source is pixel', 'cmp_spring-1'],
+    ['Conversion source of campaign cmp_9 must be s2s', 'cmp_9'],
+    ['campaign is not set to S2S', null],
+    ['this campaign bills by pixel', null],
+  ])(
+    'holds a 422 saying the campaign is not on s2s (%s), naming the campaign when the detail does',
+    (detail, campaignId) => {
+      const failure = classifyFailure(errorFromResponse(422, { detail }));
+      expect(failure).toMatchObject({ class: 'held', status: 422, maybeApplied: false, campaignId });
+      expect(failure.reason).toContain(detail);
+    },
+  );
+
+  it('takes a campaign id from the detail only whole and unchanged by redaction, and obeys a custom pattern', () => {
+    const detail = 'campaign cmp_pbsk_live_SECRET is not on s2s';
+    const redact = (text: string) => text.replaceAll('pbsk_live_SECRET', '[redacted]');
+    expect(classifyFailure(errorFromResponse(422, { detail }), { redact })).toMatchObject({
+      class: 'held',
+      campaignId: null,
+    });
+    const custom = { campaignNotS2sPattern: /S2S_DISABLED/ };
+    expect(classifyFailure(errorFromResponse(422, { detail: 'S2S_DISABLED' }), custom).class).toBe('held');
+    expect(classifyFailure(errorFromResponse(422, { detail: 'not on s2s' }), custom).class).toBe('permanent');
+    // A closed window wins: that job cannot be sent whatever the campaign.
+    const both = 'click is older than 7 days; campaign cmp_1 is not on s2s';
+    expect(classifyFailure(errorFromResponse(422, { detail: both })).class).toBe('window-closed');
+  });
+
   it('keeps the Retry-After of a 429', () => {
     expect(classifyFailure(errorFromResponse(429, {}, '30')).retryAfterMs).toBe(30_000);
   });
