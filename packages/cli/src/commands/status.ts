@@ -1,11 +1,11 @@
 /**
  * `postback status`: what an operator looks at first — jobs by state, the oldest pending job, the
  * nearest deadline, the open jobs whose deadline is close (at risk), the workers' heart-beats and
- * pauses (of delivery, and of single accounts whose key was refused or is missing), and the first dead
- * jobs with their reasons. `--fail-on-*` turn conditions into exit codes
+ * pauses (of delivery, and of single accounts whose key was refused or is missing), the jobs held for
+ * a campaign not on s2s (one line per campaign problem), and the first dead jobs with their reasons. `--fail-on-*` turn conditions into exit codes
  * (`STATUS_EXIT`), so the command is a cron alert.
  */
-import { type AccountPause, JOB_STATES, type WorkerBeat } from '@postback/core';
+import { type AccountPause, type HeldProblem, JOB_STATES, type WorkerBeat } from '@postback/core';
 import { backendFlags, EXIT, UsageError } from '../args.ts';
 import { type QueueStats, queueStats } from '../at-risk.ts';
 import { type Command, defineCommand } from '../command.ts';
@@ -17,7 +17,7 @@ import { STATUS_EXIT, statusSpec } from '../specs/status.ts';
 type Values = ParsedCommand<typeof statusSpec.flags>['values'];
 
 /** A condition `--fail-on-*` can turn into an exit code, by its name in `--json`'s `alerts`. */
-type Alert = 'dead' | 'at-risk' | 'paused' | 'accounts-paused' | 'no-worker';
+type Alert = 'dead' | 'at-risk' | 'paused' | 'accounts-paused' | 'jobs-held' | 'no-worker';
 
 const ALERT_EXIT: Readonly<Record<Alert, number>> = {
   dead: STATUS_EXIT.dead,
@@ -25,6 +25,8 @@ const ALERT_EXIT: Readonly<Record<Alert, number>> = {
   paused: STATUS_EXIT.paused,
   // The same flag and exit code: delivery stopped for some jobs either way; `alerts` tells which.
   'accounts-paused': STATUS_EXIT.paused,
+  // Jobs held for a campaign not on s2s: delivery stopped for them too, until the campaign is switched.
+  'jobs-held': STATUS_EXIT.paused,
   'no-worker': STATUS_EXIT.noWorker,
 };
 
@@ -75,6 +77,7 @@ function conditions(stats: QueueStats, workers: WorkerBeat[] | null): Alert[] {
   if (stats.atRisk.count > 0) found.push('at-risk');
   if (live?.some(isPaused)) found.push('paused');
   if (live?.some((beat) => pausesOf(beat).length > 0)) found.push('accounts-paused');
+  if ((stats.held ?? []).length > 0) found.push('jobs-held');
   if (live !== null && live.length === 0) found.push('no-worker');
   return found;
 }
@@ -85,6 +88,7 @@ function asked(values: Values): Alert[] {
     [values['fail-on-at-risk'], 'at-risk'],
     [values['fail-on-paused'], 'paused'],
     [values['fail-on-paused'], 'accounts-paused'],
+    [values['fail-on-paused'], 'jobs-held'],
     [values['fail-on-no-worker'], 'no-worker'],
   ];
   return flags.filter(([on]) => on).map(([, alert]) => alert);
@@ -112,6 +116,25 @@ function accountPauseView(pause: AccountPause) {
     since: iso(pause.since),
     until: iso(pause.until),
   };
+}
+
+function heldView(problem: HeldProblem) {
+  return { ...problem, since: iso(problem.since) };
+}
+
+/** What a held problem is about: its campaign (or "a campaign the service did not name") and account. */
+function heldSubject(problem: HeldProblem): string {
+  const campaign = problem.campaignId === null ? 'a campaign not named by the service' : problem.campaignId;
+  return problem.account === null ? campaign : text`${campaign} (account ${problem.account})`;
+}
+
+function heldLine(problem: HeldProblem, now: number): string {
+  return text`  ${heldSubject(problem)}: ${problem.count} job(s) worth ${money(problem.valueMicros)} held since ${when(problem.since, now)}: ${problem.reason}`;
+}
+
+/** Micros as a decimal amount (the service's currency, which the outbox does not know). */
+function money(micros: number): string {
+  return (micros / 1_000_000).toFixed(2);
 }
 
 function accountLine(pause: PausedAccount, now: number): string {
@@ -145,6 +168,8 @@ function alertLine(
       return 'delivery is paused by a worker';
     case 'accounts-paused':
       return text`${accounts.length} account(s) paused (key refused or missing): ${accounts.map((a) => accountName(a.account)).join(', ')}`;
+    case 'jobs-held':
+      return text`${(stats.held ?? []).reduce((n, p) => n + p.count, 0)} job(s) held: campaign not on s2s: ${(stats.held ?? []).map(heldSubject).join(', ')} (switch it to s2s; held jobs are then delivered with no action)`;
     case 'no-worker':
       return `no worker seen in the last ${duration(seenWithin)}`;
   }
@@ -199,6 +224,7 @@ export function createStatusCommand(ctx: CommandContext = defaultContext): Comma
             paused,
             pausedAccounts:
               pausedAccounts?.map((p) => ({ ...accountPauseView(p), workers: p.workers })) ?? null,
+            held: stats.held?.map(heldView) ?? [],
             alerts,
             dead: dead.map(jobView),
           })}\n`,
@@ -239,6 +265,13 @@ export function createStatusCommand(ctx: CommandContext = defaultContext): Comma
         if (pausedAccounts !== null && pausedAccounts.length > 0) {
           lines.push(`paused accounts (${pausedAccounts.length}; their jobs wait, the others deliver):`);
           for (const pause of pausedAccounts) lines.push(accountLine(pause, now));
+        }
+        const held = stats.held ?? [];
+        if (held.length > 0) {
+          lines.push(
+            `held jobs (${held.length} campaign problem(s); probed again, delivered once the campaign is on s2s):`,
+          );
+          for (const problem of held) lines.push(heldLine(problem, now));
         }
         if (dead.length > 0) {
           lines.push(`dead jobs (first ${dead.length} of ${stats.counts.dead}; see 'postback dlq list'):`);

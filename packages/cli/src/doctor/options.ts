@@ -4,8 +4,12 @@
  * table, which a test keeps equal to {@link renderDoctorOptionsTable}'s rendering.
  */
 import { DEFAULT_TIMEOUT_MS } from '@postback/client';
-import * as core from '@postback/core';
-import { DEFAULT_CONFIRM_WINDOW_MS, DEFAULT_SAFETY_MARGIN_MS, type Outbox } from '@postback/core';
+import {
+  DEFAULT_CAMPAIGN_NOT_S2S_PATTERN,
+  DEFAULT_CONFIRM_WINDOW_MS,
+  DEFAULT_SAFETY_MARGIN_MS,
+  type Outbox,
+} from '@postback/core';
 import { documented, parseOptions, renderOptionsTable } from '@postback/core/store';
 import { DEFAULT_WORKER_SEEN_WITHIN_MS } from '@postback/dashboard';
 import { z } from 'zod';
@@ -13,14 +17,10 @@ import { CHECK_NAMES, type CheckName } from './types.ts';
 
 /**
  * What a 4xx `detail` says when a campaign is not on s2s (its conversion source is the pixel): core's
- * `DEFAULT_CAMPAIGN_NOT_S2S_PATTERN` when this core has it (issue 22), else the same wording.
+ * `DEFAULT_CAMPAIGN_NOT_S2S_PATTERN`, the Dispatcher's default `campaignNotS2sPattern`.
  * @defaultValue `/conversion source|not (?:on |set to |using )?s2s|pixel/i`
  */
-export const DEFAULT_NOT_S2S_PATTERN: RegExp = (() => {
-  const fromCore = (core as unknown as { DEFAULT_CAMPAIGN_NOT_S2S_PATTERN?: unknown })
-    .DEFAULT_CAMPAIGN_NOT_S2S_PATTERN;
-  return fromCore instanceof RegExp ? fromCore : /conversion source|not (?:on |set to |using )?s2s|pixel/i;
-})();
+export const DEFAULT_NOT_S2S_PATTERN: RegExp = DEFAULT_CAMPAIGN_NOT_S2S_PATTERN;
 
 /**
  * How far back the answers of the outbox's jobs count as recent for the pixel-billing check: one

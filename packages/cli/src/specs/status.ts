@@ -13,8 +13,9 @@ export const STATUS_EXIT = Object.freeze({
   /** `--fail-on-at-risk`: some open job's deadline is within `--at-risk-within`. */
   atRisk: 11,
   /**
-   * `--fail-on-paused`: some worker seen is paused (the service refused the key or the address), or some
-   * account is paused by a worker (per-account keys: its key was refused or is missing).
+   * `--fail-on-paused`: some worker seen is paused (the service refused the key or the address), some
+   * account is paused by a worker (per-account keys: its key was refused or is missing), or some jobs are
+   * held because their campaign is not on s2s (alert `jobs-held`).
    */
   paused: 12,
   /** `--fail-on-no-worker`: no running worker beat within `--worker-seen-within`. */
@@ -33,9 +34,10 @@ export const statusSpec = {
     'Shows jobs by state, the oldest pending job, the nearest deadline, how many open jobs have a\n' +
     'deadline within --at-risk-within, the workers that beat within --worker-seen-within (state, pause,\n' +
     'version, last seen), whether delivery is paused, the accounts paused by a worker (their key refused\n' +
-    'or missing: their jobs wait, the others deliver), and the first dead jobs. Times are ISO 8601, with\n' +
-    'the time relative to now. The --fail-on-* flags turn a condition into a non-zero exit code, so a\n' +
-    'cron line is an alert. DURATION is digits and a unit: 90m, 24h, 2d (units ms s m h d w).',
+    'or missing: their jobs wait, the others deliver), the jobs held because their campaign is not on\n' +
+    's2s (one line per campaign, with the count and value held), and the first dead jobs. Times are ISO\n' +
+    '8601, with the time relative to now. The --fail-on-* flags turn a condition into a non-zero exit\n' +
+    'code, so a cron line is an alert. DURATION is digits and a unit: 90m, 24h, 2d (units ms s m h d w).',
   env: BACKEND_ENV,
   flags: {
     ...EXISTING_BACKEND_FLAGS,
@@ -59,7 +61,7 @@ export const statusSpec = {
     },
     'fail-on-paused': {
       type: 'boolean',
-      help: `exit ${STATUS_EXIT.paused} when a worker seen is paused, or has paused an account`,
+      help: `exit ${STATUS_EXIT.paused} when a worker seen is paused or has paused an account, or jobs are held (campaign not on s2s)`,
     },
     'fail-on-no-worker': {
       type: 'boolean',
@@ -70,6 +72,6 @@ export const statusSpec = {
   exitCodes:
     `0 ok, 2 usage error (also --fail-on-paused or --fail-on-no-worker on a backend without\n` +
     `heart-beats), 3 backend unreachable, ${STATUS_EXIT.dead} dead jobs (--fail-on-dead), ${STATUS_EXIT.atRisk} deadlines at risk\n` +
-    `(--fail-on-at-risk), ${STATUS_EXIT.paused} a worker or an account paused (--fail-on-paused), ${STATUS_EXIT.noWorker} no worker (--fail-on-no-worker);\n` +
+    `(--fail-on-at-risk), ${STATUS_EXIT.paused} a worker or an account paused, or jobs held (--fail-on-paused), ${STATUS_EXIT.noWorker} no worker (--fail-on-no-worker);\n` +
     'when several hold, the highest.',
 } as const satisfies CommandSpec;
