@@ -2,8 +2,8 @@
  * The sandbox's refusal wording, read by the kit as it reads the real service: the real client sends to a
  * sandbox and the Dispatcher's own classifier (`classifyFailure`, default `windowClosedPattern`) sorts what
  * came back. A closed return window and a click past 7 days read as `window-closed`; a campaign not on s2s
- * and a reversal of an order never applied do not (the first names the campaign, the second is the
- * service's own JSON 404, not a misconfiguration). The sandbox imports nothing of ours, so this check of
+ * reads as `held` (default `campaignNotS2sPattern`), with the campaign its detail names; a reversal of an
+ * order never applied is neither (the service's own JSON 404, not a misconfiguration). The sandbox imports nothing of ours, so this check of
  * its words against the kit's pattern lives here.
  */
 import { createClient } from '@postback/client';
@@ -61,7 +61,7 @@ describe("the sandbox's refusals, as the kit reads them", () => {
         ads.conversions.confirm({ click_token: fresh.click_token, order_id: 'o-3', value_micros: 1 }),
       );
       expect(pixel.failure.status).toBe(422);
-      expect(pixel.failure.class).not.toBe('window-closed');
+      expect(pixel.failure).toMatchObject({ class: 'held', campaignId: campaign.id });
       expect(pixel.failure.reason).toContain(`campaign ${campaign.id} is not on s2s`);
       expect(DEFAULT_WINDOW_CLOSED_PATTERN.test(pixel.failure.reason)).toBe(false);
     } finally {
