@@ -1,6 +1,6 @@
 /**
  * `promtool check metrics` (Prometheus' own checker) on a real worker's `/metrics`, with a job in every
- * state, a paused account and open jobs in every deadline bucket: it reports nothing. promtool comes from
+ * state, a paused account, a held job and open jobs in every deadline bucket: it reports nothing. promtool comes from
  * Debian's `prometheus` package (`npm test`'s preflight installs it); without it the test is skipped and
  * says how to install it.
  */
@@ -72,6 +72,11 @@ async function seed(): Promise<void> {
     click: { token: token(8), clickedAt: Date.now() },
   });
   await outbox.refund({ account: 'shop-good', orderId: 'cancel-0' });
+  // pending, held: its campaign is not on s2s (probed again in 10 minutes; the worker leaves it).
+  const hold = await claimed(outbox, 'pixel-0', 'shop-hold');
+  const error = 'campaign cmp_pix is not on s2s';
+  const at = Date.now();
+  await outbox.retry(hold, { now: at, nextAttemptAt: at + 600_000, error, hold: { campaignId: 'cmp_pix' } });
   // pending in the paused account, one deadline in each bucket: 1 h, 6 h, 24 h, 3 d, 7 d.
   for (const [i, left] of [0.5 * HOUR, 3 * HOUR, 20 * HOUR, 2 * DAY, 6 * DAY].entries()) {
     await outbox.confirm({
@@ -147,7 +152,9 @@ describe('the worker’s /metrics under promtool', () => {
           ?.slice(prefix.length),
       );
     };
-    expect(['3600', '21600', '86400', '259200', '604800', '+Inf'].map(bucket)).toEqual([1, 2, 3, 4, 6, 7]);
+    expect(['3600', '21600', '86400', '259200', '604800', '+Inf'].map(bucket)).toEqual([1, 2, 3, 4, 7, 8]);
+    expect(text).toMatch(/^postback_held_jobs\{account="shop-hold",campaign="cmp_pix"\} 1$/m);
+    expect(text).toMatch(/^postback_held_order_value\{account="shop-hold",campaign="cmp_pix"\} 0\.001$/m);
     expect(text).toMatch(/^postback_build_info\{version="\d+\.\d+\.\d+[^"]*"\} 1$/m);
     expect(text).toMatch(/^postback_delivery_paused_until_timestamp_seconds 0$/m);
     expect(text).toMatch(/^process_cpu_user_seconds_total /m);

@@ -3,6 +3,7 @@
  * the sandbox applied, a 401 shows as a pause and turns `/readyz` to 503, and no label carries an order id.
  */
 import { createMemoryOutbox, OptionsError } from '@postback/core';
+import { createSandboxControl } from '@postback/sandbox';
 import { afterEach, describe, expect, it } from 'vitest';
 import { type DeliveryWorld, parsePrometheusText, startDeliveryWorld } from '../test/delivery-world.ts';
 import { type MetricsServer, metricsFetchHandler, serveMetrics } from './handler.ts';
@@ -89,6 +90,27 @@ describe('createPrometheusMetrics served by serveMetrics', () => {
     const resumed = await scrape(server.url);
     expect(resumed.get('postback_delivery_paused')).toBe(0);
     expect(resumed.get('postback_delivery_paused_until_timestamp_seconds')).toBe(0);
+  });
+
+  it('shows jobs held for a campaign not on s2s once per campaign, with their value, gone once released', async () => {
+    world = await startDeliveryWorld();
+    const control = createSandboxControl(world.world.url);
+    await control.setConversionSource(world.world.campaignId, 'pixel');
+    await world.enqueue(3, 'pixel');
+    const metrics = createPrometheusMetrics({ dispatcher: world.dispatcher, outbox: world.outbox });
+    expect(await world.dispatcher.drain()).toMatchObject({ held: 3, dead: 0 });
+    const series = `{account="",campaign="${world.world.campaignId}"}`;
+    const held = parsePrometheusText(await metrics.scrape());
+    expect(held.get(`postback_held_jobs${series}`)).toBe(3);
+    expect(held.get(`postback_held_order_value${series}`)).toBe(0.003);
+    expect(held.get('postback_jobs_dead_total{kind="confirm"}')).toBe(0);
+
+    await control.setConversionSource(world.world.campaignId, 's2s');
+    await world.outbox.releaseHeld({ now: Date.now() });
+    expect(await world.dispatcher.drain()).toMatchObject({ delivered: 3 });
+    const text = await metrics.scrape();
+    expect(text).not.toContain('postback_held_jobs{');
+    expect(text).toContain('# TYPE postback_held_jobs gauge');
   });
 
   it('never puts an order id, a job id or a click token in the exposition', async () => {

@@ -4,7 +4,7 @@
  * the same truth; delivery figures (counters, send latency) come from this process's Dispatcher events.
  * No label takes an unbounded value: never an order id, a job id or a reason.
  */
-import { JOB_STATES, OptionsError } from '@postback/core';
+import { type HeldProblem, JOB_STATES, OptionsError } from '@postback/core';
 import { parseOptions } from '@postback/core/store';
 import {
   Counter,
@@ -78,6 +78,8 @@ const DEFAULT_METRICS_LEFT_OUT = [
  *   when not paused), `postback_outbox_up` (1 when the last `stats` call answered);
  * - `postback_account_paused{account}` (1 per account paused now; the series goes when it resumes),
  *   `postback_paused_accounts` (how many), `postback_account_pauses_total`;
+ * - `postback_held_jobs{account,campaign}` — jobs held because their campaign is not on s2s, one series
+ *   per problem (gone once released), and `postback_held_order_value{account,campaign}` (their order value);
  * - `postback_jobs_delivered_total{kind}` (`{kind,account}` with `accountLabel`), `_retried_total`,
  *   `_dead_total`, `_expired_total`,
  *   `postback_delivery_pauses_total`, `postback_dispatcher_errors_total{during}`;
@@ -190,6 +192,35 @@ export function createPrometheusMetrics(options: PrometheusMetricsOptions): Prom
             for (const bucket of stats.deadlineBuckets)
               byDeadline.set({ within_seconds: String(seconds(bucket.withinMs)) }, bucket.count);
             byDeadline.set({ within_seconds: '+Inf' }, stats.counts.pending + stats.counts.inflight);
+          })(),
+      }),
+  );
+  const heldLabel = (h: HeldProblem) => ({ account: accountLabel(h.account), campaign: h.campaignId ?? '' });
+  const held: Gauge<'account' | 'campaign'> = track(
+    `${p}held_jobs`,
+    (name) =>
+      new Gauge({
+        name,
+        help: 'Open jobs held because their campaign is not on s2s, per account and campaign (campaign="": not named by the service); absent once released.',
+        labelNames: ['account', 'campaign'],
+        registers,
+        collect: () =>
+          withStats(held, ({ stats }) => {
+            for (const h of stats.held ?? []) held.set(heldLabel(h), h.count);
+          })(),
+      }),
+  );
+  const heldValue: Gauge<'account' | 'campaign'> = track(
+    `${p}held_order_value`,
+    (name) =>
+      new Gauge({
+        name,
+        help: "Order value of the held jobs (in the service's currency units), per account and campaign.",
+        labelNames: ['account', 'campaign'],
+        registers,
+        collect: () =>
+          withStats(heldValue, ({ stats }) => {
+            for (const h of stats.held ?? []) heldValue.set(heldLabel(h), h.valueMicros / 1_000_000);
           })(),
       }),
   );
