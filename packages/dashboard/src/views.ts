@@ -273,6 +273,8 @@ export async function overview(
       pausedAccounts: w.pausedAccounts ?? [],
     })),
     pausedAccounts: pausedAccounts(workers),
+    /** Open jobs held because their campaign is not on s2s, one entry per account and campaign. */
+    held: stats.held ?? [],
     /**
      * Is anyone delivering? `noWorker`: open jobs wait and no live worker beat within `seenWithinMs`
      * (`heartbeats` false: the store keeps none, or they could not be read, so nobody can tell).

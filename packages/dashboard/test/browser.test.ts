@@ -301,4 +301,39 @@ describe('the dashboard in a browser', () => {
     expect(await page.textContent('dl.fields')).toContain('shop-b');
     await page.close();
   });
+
+  it('shows jobs held for a campaign not on s2s in a held panel, one row per campaign, axe-clean', async () => {
+    const held = tempOutbox();
+    const served = await serveDashboard({ outbox: held.outbox });
+    try {
+      for (const n of [1, 2]) {
+        await held.outbox.confirm({
+          orderId: `pixel-${n}`,
+          account: 'shop-a',
+          valueMicros: 5_000_000,
+          click: { token: `pixel-click-${n}-000000000000`, clickedAt: Date.now() - HOUR },
+        });
+      }
+      const now = Date.now();
+      const error = 'Ad service answered 422: campaign cmp_pix is not on s2s: its conversion source is pixel';
+      for (const job of await held.outbox.claim({ now, limit: 10, leaseMs: 60_000 })) {
+        const hold = { campaignId: 'cmp_pix' };
+        expect(await held.outbox.retry(job, { now, nextAttemptAt: now + HOUR, error, hold })).toBe(true);
+      }
+      const page = await open(served.url);
+      const row = page.locator('#held tr.held-problem');
+      expect(await row.count()).toBe(1);
+      const cells = await row.locator('td').allTextContents();
+      expect(cells.slice(0, 4)).toEqual(['cmp_pix', 'shop-a', '2', '10.00']);
+      expect(cells[5]).toContain('is not on s2s');
+      expect(await page.textContent('#held h2')).toBe('Held: campaign not on s2s (2 jobs)');
+      expect(severe(await axeViolations(page))).toEqual([]);
+      await page.setViewportSize({ width: 390, height: 800 });
+      expect(await sidewaysScroll(page)).toBe(0);
+      await page.close();
+    } finally {
+      await served.close();
+      await held.cleanup();
+    }
+  });
 });
