@@ -98,6 +98,21 @@ describe('a campaign not on s2s', () => {
     expect(eventsNamed('held')).toHaveLength(1);
   });
 
+  it('names a problem again when it comes back after its held jobs all ended (a new alert, not a repeat)', async () => {
+    const first = await enqueue('ord_1', clock.now() - 7 * 86_400_000 + 2 * 3_600_000);
+    service.script(CONFIRM_PATH, notOnS2s('cmp_pix'));
+    const dispatcher = dispatcherWith({ holdProbeMs: PROBE });
+    await dispatcher.drain();
+    clock.set((first.deadline as number) + 1);
+    expect(await dispatcher.drain()).toMatchObject({ expired: 1 });
+    // Two days later, a new order of the same campaign: held, and named again.
+    clock.advance(2 * 86_400_000);
+    await enqueue('ord_2');
+    service.script(CONFIRM_PATH, notOnS2s('cmp_pix'));
+    expect(await dispatcher.drain()).toMatchObject({ held: 1 });
+    expect(eventsNamed('held')).toHaveLength(2);
+  });
+
   it('a detail without a campaign id holds the job with the campaign unknown; a matching pattern option is used', async () => {
     await enqueue('ord_1');
     service.script(CONFIRM_PATH, { status: 422, body: { detail: 'S2S_DISABLED for this campaign' } });

@@ -35,6 +35,8 @@ interface Problem {
   account: string | null;
   campaignId: string | null;
   since: EpochMs;
+  /** When a job of it was last held: a problem none of whose jobs was held for two probes is gone. */
+  lastHeldAt: EpochMs;
 }
 
 const keyOf = (account: string | null, campaignId: string | null) =>
@@ -63,16 +65,20 @@ export function createHolds(ctx: HoldsContext): Holds {
     if (!ok) return 'lost';
     const key = keyOf(job.account, campaignId);
     released.delete(key);
-    if (!problems.has(key)) {
-      problems.set(key, { account: job.account, campaignId, since: job.heldAt ?? at });
-      emit('held', {
-        account: job.account,
-        campaignId,
-        reason: failure.reason,
-        job,
-        nextProbeAt: nextAttemptAt,
-      });
+    const known = problems.get(key);
+    // Its jobs all ended (expired, withdrawn) meanwhile: the problem is new again, and alerted again.
+    if (known !== undefined && at - known.lastHeldAt <= 2 * ctx.holdProbeMs) {
+      known.lastHeldAt = at;
+      return 'held';
     }
+    problems.set(key, { account: job.account, campaignId, since: job.heldAt ?? at, lastHeldAt: at });
+    emit('held', {
+      account: job.account,
+      campaignId,
+      reason: failure.reason,
+      job,
+      nextProbeAt: nextAttemptAt,
+    });
     return 'held';
   };
 
