@@ -175,6 +175,22 @@ export function eventFields(event: string, payload: unknown): Record<string, unk
       return defined({ account: p.account, status: p.status, reason: p.reason, until: isoOf(p.until) });
     case 'account-resumed':
       return defined({ account: p.account, pausedForMs: p.pausedForMs });
+    // A campaign not on s2s (`campaignId` null: its answer named none): its jobs are held, not dead.
+    case 'held':
+      return defined({
+        ...jobRef(p.job),
+        account: p.account,
+        campaignId: p.campaignId,
+        reason: p.reason,
+        nextProbeAt: isoOf(p.nextProbeAt),
+      });
+    case 'hold-released':
+      return defined({
+        account: p.account,
+        campaignId: p.campaignId,
+        released: p.released,
+        heldForMs: p.heldForMs,
+      });
     case 'error':
       return defined({ during: p.during, error: errorFields(p.error) });
     default:

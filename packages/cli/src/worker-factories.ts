@@ -67,6 +67,9 @@ export const WORKER_EVENTS: WorkerFactories['events'] = [
   { name: 'resumed', level: 'info' },
   { name: 'account-paused', level: 'warn' },
   { name: 'account-resumed', level: 'info' },
+  // A campaign not on s2s: once per problem, an alert on the log; its jobs wait, held, until it is switched.
+  { name: 'held', level: 'error' },
+  { name: 'hold-released', level: 'info' },
   { name: 'error', level: 'error' },
 ];
 

@@ -106,6 +106,33 @@ describe('the worker log', () => {
   });
 });
 
+describe('the worker log of held jobs (a campaign not on s2s)', () => {
+  it('logs held with the campaign, the reason and the next probe (never the click token), and hold-released with the count', () => {
+    const job = { id: '7', kind: 'confirm', orderId: 'A-7', attempts: 0, clickToken: 'tok_secret_0123' };
+    const held = eventFields('held', {
+      job,
+      account: 'shop-1',
+      campaignId: 'cmp_pix',
+      reason: 'Ad service answered 422: campaign cmp_pix is not on s2s',
+      nextProbeAt: Date.UTC(2026, 0, 2, 3, 4, 5),
+    });
+    expect(held).toEqual({
+      jobId: '7',
+      kind: 'confirm',
+      orderId: 'A-7',
+      attempts: 0,
+      account: 'shop-1',
+      campaignId: 'cmp_pix',
+      reason: 'Ad service answered 422: campaign cmp_pix is not on s2s',
+      nextProbeAt: '2026-01-02T03:04:05.000Z',
+    });
+    expect(JSON.stringify(held)).not.toContain('tok_secret');
+    expect(
+      eventFields('hold-released', { job, account: null, campaignId: null, released: 19, heldForMs: 3_000 }),
+    ).toEqual({ account: null, campaignId: null, released: 19, heldForMs: 3_000 });
+  });
+});
+
 describe('the worker log with per-account keys', () => {
   it('logs account-paused and account-resumed with the account, status, reason and until, and a job its account', () => {
     const until = Date.UTC(2026, 0, 2, 3, 4, 5);
