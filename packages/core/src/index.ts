@@ -80,6 +80,7 @@ export {
   dispatcherOptionsSchema,
   type RunSummary,
 } from './queue/dispatcher/index.ts';
+export type { HeldProblem } from './queue/held-types.ts';
 export {
   type AttemptOutcome,
   type AttemptRecord,
@@ -103,7 +104,6 @@ export {
   DEFAULT_LIST_DEAD_LIMIT,
   DEFAULT_LIST_JOBS_LIMIT,
   type EnqueueResult,
-  type HeldProblem,
   type JobFilter,
   type ListDeadOptions,
   MAX_LIST_DEAD_LIMIT,

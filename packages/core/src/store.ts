@@ -47,6 +47,7 @@ export {
   checkRetry,
   checkWorkersQuery,
 } from './queue/call-checks.ts';
+export type { ReleaseHeldOptions } from './queue/held-types.ts';
 export type {
   DeliveryTrace,
   RequestTrace,
@@ -99,7 +100,6 @@ export type {
   ClaimOptions,
   CompleteResult,
   FailResult,
-  ReleaseHeldOptions,
   RetryResult,
   StateCounts,
 } from './queue/outbox-types.ts';

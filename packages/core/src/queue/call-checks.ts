@@ -7,6 +7,7 @@
  */
 import type { EpochMs } from '../policy.ts';
 import { accountKey, DEFAULT_URGENT_WITHIN_MS } from './accounts.ts';
+import type { ReleaseHeldOptions } from './held-types.ts';
 import type { AttemptRecord, Job } from './job-types.ts';
 import { keptAttempt } from './operator-rules.ts';
 import {
@@ -17,7 +18,6 @@ import {
   type FailResult,
   type ListDeadOptions,
   MAX_LIST_DEAD_LIMIT,
-  type ReleaseHeldOptions,
   type RetryResult,
   type WorkerBeat,
 } from './outbox-types.ts';

@@ -8,6 +8,7 @@
 import { escapeControls } from '../escape-controls.ts';
 import type { EpochMs } from '../policy.ts';
 import { accountKey } from './accounts.ts';
+import type { HeldProblem } from './held-types.ts';
 import {
   ATTEMPT_DETAIL_MAX_CHARS,
   ATTEMPT_HISTORY_LIMIT,
@@ -20,7 +21,6 @@ import { isFinalState, isHeldJob } from './jobs.ts';
 import {
   DEFAULT_AT_RISK_WITHIN_MS,
   DEFAULT_LIST_JOBS_LIMIT,
-  type HeldProblem,
   type JobFilter,
   MAX_LIST_JOBS_LIMIT,
   type OutboxStats,

@@ -9,6 +9,7 @@
  */
 import type { ClickStamp } from '../click.ts';
 import type { EpochMs } from '../policy.ts';
+import type { HeldProblem, ReleaseHeldOptions } from './held-types.ts';
 import type { AttemptRecord, ConfirmJob, Job, JobKind, JobState, RefundJob } from './job-types.ts';
 
 /** Page size of `listJobs` when none is given. @defaultValue 100 */
@@ -118,36 +119,6 @@ export interface RetryResult {
    * Without `hold`, a retry clears the held fields.
    */
   hold?: { campaignId: string | null };
-}
-
-/**
- * Which held jobs {@link Outbox.releaseHeld} makes due at `now`: every held job, or those of `account`
- * (`null`: jobs without one) and of `campaignId` (`null`: held without a known campaign).
- */
-export interface ReleaseHeldOptions {
-  now: EpochMs;
-  /** @defaultValue every account */
-  account?: string | null;
-  /** @defaultValue every campaign, known or not */
-  campaignId?: string | null;
-}
-
-/**
- * Jobs held for one problem: one account's jobs held for one campaign (or for a campaign the service's
- * answer did not name), as `Outbox.stats` reports them.
- */
-export interface HeldProblem {
-  account: string | null;
-  /** The campaign the service's answer named (`cmp_…`), or null when none was named. */
-  campaignId: string | null;
-  /** Open jobs held. */
-  count: number;
-  /** Their order value in micros (reversals count 0: they carry none). */
-  valueMicros: number;
-  /** The service's words (the `lastError` of one of them). */
-  reason: string;
-  /** When the first of them was held. */
-  since: EpochMs;
 }
 
 /** What {@link Outbox.fail} records; `maybeApplied` as in {@link RetryResult}. */

@@ -7,8 +7,9 @@
  */
 import type { EpochMs } from '../../policy.ts';
 import { accountKey } from '../accounts.ts';
+import type { ReleaseHeldOptions } from '../held-types.ts';
 import type { AttemptRecord, Job } from '../job-types.ts';
-import type { Outbox, ReleaseHeldOptions } from '../outbox-types.ts';
+import type { Outbox } from '../outbox-types.ts';
 import type { Failure } from './classify.ts';
 import type { Emit } from './events.ts';
 import type { JobOutcome } from './held-jobs.ts';
