@@ -82,7 +82,6 @@ describe('orders of a campaign not on s2s', () => {
         now: sandbox.now,
         holdProbeMs: PROBE,
         concurrency: 1,
-        quickRetries: { retries: 0 },
       });
       const held: Array<DispatcherEvents['held']> = [];
       const released: Array<DispatcherEvents['hold-released']> = [];

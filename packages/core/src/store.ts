@@ -47,13 +47,13 @@ export {
   checkRetry,
   checkWorkersQuery,
 } from './queue/call-checks.ts';
-export type { ReleaseHeldOptions } from './queue/held-types.ts';
 export type {
   DeliveryTrace,
   RequestTrace,
   TracedRequest,
   TracedRequestEnd,
 } from './queue/dispatcher/tracing.ts';
+export type { ReleaseHeldOptions } from './queue/held-types.ts';
 export {
   ATTEMPT_DETAIL_MAX_CHARS,
   ATTEMPT_HISTORY_LIMIT,

@@ -133,6 +133,8 @@ describe('job bodies', () => {
         campaignId: 'cmp_1',
         campaignFrom: 'answer',
         maybeAppliedAt: null,
+        heldAt: null,
+        heldCampaignId: null,
       }),
     );
     expect(decodeJobBody(JSON.stringify(body))).toMatchObject({ campaignFrom: 'answer' });
