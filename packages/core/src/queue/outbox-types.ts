@@ -175,10 +175,7 @@ export interface OutboxStats {
   atRisk: { count: number; withinMs: number };
   /** Open jobs by time left to their deadline, one per bound asked for in `deadlineBucketsMs`. */
   deadlineBuckets: OutboxDeadlineBucket[];
-  /**
-   * Open jobs held for a campaign problem, one entry per account and campaign, oldest hold first (empty
-   * when none, or when `features.holds` is false).
-   */
+  /** Open jobs held for their campaign, one per account and campaign, oldest first ([]: none, or no holds). */
   held: HeldProblem[];
 }
 
