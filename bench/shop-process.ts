@@ -33,10 +33,20 @@ export interface Setup {
 /**
  * The setups `shop-under-delivery.ts` measures side by side (`--setups` picks some). Issue 24 compared the
  * outbox's writer thread with `synchronous: 'full-async'` here (packages/sqlite/README.md, "Keeping the
- * fsync off the event loop"); add an entry to compare another backend or Dispatcher setting.
+ * fsync off the event loop"), issue 25 the Dispatcher's pace; add an entry to compare another backend or
+ * Dispatcher setting.
  */
 export const SETUPS: Record<string, Setup> = {
-  default: { label: "the outbox's defaults (writer thread, synchronous 'full')", outbox: {} },
+  default: {
+    label: "the outbox's and the Dispatcher's defaults (writer thread, synchronous 'full'; pace 'adaptive')",
+    outbox: {},
+  },
+  // Issue 25: the Dispatcher at full speed whatever the pages, as before its adaptive pace.
+  'pace-off': {
+    label: "the same with the Dispatcher's pace 'off' (as before issue 25)",
+    outbox: {},
+    dispatcher: { pace: 'off' },
+  },
 };
 
 /** Longest one command of the shop child (filling a backlog, draining it, stopping a Dispatcher) may take. */

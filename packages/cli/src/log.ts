@@ -168,11 +168,18 @@ export function eventFields(event: string, payload: unknown): Record<string, unk
     // Once per job: the host that stamped it runs ahead; it is sent by `sendBy` (its deadline less the skew).
     case 'clock-skew':
       return defined({ ...jobRef(p.job), skewMs: p.skewMs, stamp: p.stamp, sendBy: isoOf(p.deadline) });
+    // `cause`: auth (401/403, a misconfiguration) or rate-limited (a 429: its Retry-After, then one probe).
     case 'paused':
-      return defined({ status: p.status, reason: p.reason, until: isoOf(p.until) });
-    // Per-account keys: the account (null: jobs without one) whose key was refused or is unknown.
+      return defined({ status: p.status, reason: p.reason, until: isoOf(p.until), cause: p.cause });
+    // Per-account keys: the account (null: jobs without one) whose key was refused or is unknown, or met a 429.
     case 'account-paused':
-      return defined({ account: p.account, status: p.status, reason: p.reason, until: isoOf(p.until) });
+      return defined({
+        account: p.account,
+        status: p.status,
+        reason: p.reason,
+        until: isoOf(p.until),
+        cause: p.cause,
+      });
     case 'account-resumed':
       return defined({ account: p.account, pausedForMs: p.pausedForMs });
     // A campaign not on s2s (`campaignId` null: its answer named none): its jobs are held, not dead.

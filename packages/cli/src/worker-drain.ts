@@ -3,7 +3,9 @@
  * Every request is one attempt, retried with backoff (the Dispatcher retries nothing in process), so a job
  * this run retried after a network blip is due again within a second or two: the run waits for it (up to
  * {@link DRAIN_RETRY_WAIT_MS} for one retry, {@link DRAIN_RETRY_WAIT_TOTAL_MS} and
- * {@link DRAIN_RETRY_WAITS} waits in all) instead of leaving it to the next cron run.
+ * {@link DRAIN_RETRY_WAITS} waits in all) instead of leaving it to the next cron run. A 429's pause (its
+ * `Retry-After`) is waited out too, up to {@link DRAIN_RATE_LIMIT_WAIT_TOTAL_MS} in all: only a refused
+ * key or address ends a drain paused.
  */
 import type { RunSummary } from '@postback/core';
 import type { DispatcherHandle } from './worker-factories.ts';
@@ -26,6 +28,13 @@ export const DRAIN_RETRY_WAIT_TOTAL_MS = 15_000;
  */
 export const DRAIN_RETRY_WAITS = 10;
 
+/**
+ * Longest a `--drain` run waits out the pauses of 429s in all (a service that keeps answering 429 ends it
+ * then, its jobs left pending).
+ * @defaultValue 300_000
+ */
+export const DRAIN_RATE_LIMIT_WAIT_TOTAL_MS = 300_000;
+
 /** What a drain needs. */
 export interface DrainContext {
   /** The clock the Dispatcher runs on (its `nextAttemptAt` are in it). */
@@ -36,6 +45,8 @@ export interface DrainContext {
   onBatch(batch: Promise<RunSummary>): void;
   /** Each batch's summary as it ends. */
   onRound(round: RunSummary): void;
+  /** How long until the pause of a 429 that holds delivery back ends (ms), or null: none does. */
+  rateLimited?: () => Promise<number | null>;
 }
 
 /**
@@ -60,6 +71,17 @@ export async function drainBatches(
   let waits = 0;
   /** When the last wait began, by the clock: a clock that does not move (a test's) is not waited on twice. */
   let waitedAt: number | undefined;
+  let rateWaited = 0;
+  /** Sleeps `ms`; false when a signal came first. */
+  const sleep = async (ms: number): Promise<boolean> => {
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const slept = new Promise<true>((resolve) => {
+      timer = setTimeout(() => resolve(true), ms);
+    });
+    const woke = await Promise.race([slept, stop]);
+    clearTimeout(timer);
+    return woke !== null;
+  };
   for (;;) {
     // A retry due by the time the claim looked was claimed (or is another worker's): only later ones wait.
     const claimedAt = ctx.now();
@@ -68,6 +90,14 @@ export async function drainBatches(
     const round = await Promise.race([batch, stop]);
     if (round === null) return;
     ctx.onRound(round);
+    if (dispatcher.paused() || round.claimed === 0) {
+      const limited = (await ctx.rateLimited?.()) ?? null;
+      if (limited !== null && rateWaited + limited <= DRAIN_RATE_LIMIT_WAIT_TOTAL_MS) {
+        rateWaited += limited;
+        if (!(await sleep(limited))) return;
+        continue;
+      }
+    }
     if (dispatcher.paused()) return;
     if (round.claimed > 0) continue;
     retries = retries.filter((at) => at > claimedAt);
@@ -80,12 +110,6 @@ export async function drainBatches(
     if (++waits > DRAIN_RETRY_WAITS) return;
     waited += wait;
     waitedAt = now;
-    let timer: ReturnType<typeof setTimeout> | undefined;
-    const slept = new Promise<true>((resolve) => {
-      timer = setTimeout(() => resolve(true), wait);
-    });
-    const woke = await Promise.race([slept, stop]);
-    clearTimeout(timer);
-    if (woke === null) return;
+    if (!(await sleep(wait))) return;
   }
 }

@@ -169,6 +169,29 @@ describe('postback worker (in process)', () => {
     );
   });
 
+  it('with --drain, waits out the pause of a 429 (its Retry-After) and delivers everything, at full pace by default', async () => {
+    await enqueueClicks(6);
+    await world.setFaults({ rate_limit_per_s: 2 }); // 429 with Retry-After: 1 once over 2 a second
+    const io = captureIo({ env: { POSTBACK_API_KEY: world.conversionsKey } });
+    const code = await main(
+      ['worker', '--db', db.file, '--base-url', world.url, '--drain', '--log', 'json', ...FAST],
+      io,
+    );
+    expect(code, io.err()).toBe(0);
+    expect(await counts()).toMatchObject({ delivered: 6, pending: 0, inflight: 0 });
+    const events = io
+      .err()
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line) as Record<string, unknown>);
+    expect(events[0]).toMatchObject({ msg: 'worker.started', pace: 'off', concurrency: 4 });
+    expect(events).toContainEqual(
+      expect.objectContaining({ msg: 'paused', status: 429, cause: 'rate-limited' }),
+    );
+    // A 429 burns no attempt and is no durable retry.
+    expect(events.filter((e) => e.msg === 'retried')).toEqual([]);
+  });
+
   it('names itself in its heart-beats by this machine, this process and the version of the CLI', async () => {
     const io = captureIo({ env: { POSTBACK_API_KEY: world.conversionsKey } });
     const running = main(['worker', '--db', db.file, '--base-url', world.url, ...FAST], io);

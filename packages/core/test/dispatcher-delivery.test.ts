@@ -80,29 +80,41 @@ describe('Dispatcher delivery', () => {
     expect(confirmRequests()).toHaveLength(2);
   });
 
-  it('honours Retry-After of a 429: the job is not sent again before that time', async () => {
+  it('honours Retry-After of a 429: delivery pauses until then, the attempt not counted, then one job probes', async () => {
     service.script(CONFIRM_PATH, {
       status: 429,
       headers: { 'retry-after': '120' },
       body: { detail: 'slow down' },
     });
-    await enqueue('ord_1');
-    const dispatcher = dispatcherWith();
-    await dispatcher.runOnce();
+    const job = await enqueue('ord_1');
+    await enqueue('ord_2');
+    const dispatcher = dispatcherWith({ concurrency: 1 });
+    expect(await dispatcher.runOnce()).toMatchObject({ claimed: 2, deferred: 2, retried: 0 });
+    // One request; the other job was not sent into the wait.
     expect(confirmRequests()).toHaveLength(1);
-    expect(eventsNamed('retried')[0]).toMatchObject({ status: 429, nextAttemptAt: clock.now() + 120_000 });
+    expect(eventsNamed('retried')).toEqual([]);
+    const until = clock.now() + 120_000;
+    expect(eventsNamed('paused')).toEqual([
+      expect.objectContaining({ status: 429, cause: 'rate-limited', until }),
+    ]);
+    expect(dispatcher.state).toBe('paused');
+    expect(await outbox.get(job.id)).toMatchObject({ state: 'pending', attempts: 0, nextAttemptAt: until });
     clock.advance(119_999);
     expect(await dispatcher.runOnce()).toMatchObject({ claimed: 0 });
     clock.advance(1);
-    expect(await dispatcher.runOnce()).toMatchObject({ delivered: 1 });
+    // The probe: one job, then the rest once it was answered.
+    expect(await dispatcher.runOnce()).toMatchObject({ claimed: 1, delivered: 1 });
+    expect(eventsNamed('resumed')).toHaveLength(1);
+    expect(await dispatcher.runOnce()).toMatchObject({ claimed: 1, delivered: 1 });
+    expect(await outbox.get(job.id)).toMatchObject({ state: 'delivered', attempts: 1 });
   });
 
   it('waits at least backoff.minMs even when the service says Retry-After: 0, so drain() cannot spin', async () => {
     service.script(CONFIRM_PATH, { status: 429, headers: { 'retry-after': '0' } });
     await enqueue('ord_1');
     const dispatcher = dispatcherWith({ backoff: { minMs: 2_000 } });
-    expect(await dispatcher.drain()).toMatchObject({ claimed: 1, retried: 1 });
-    expect(eventsNamed('retried')[0]?.nextAttemptAt).toBe(clock.now() + 2_000);
+    expect(await dispatcher.drain()).toMatchObject({ claimed: 1, deferred: 1 });
+    expect(eventsNamed('paused')[0]?.until).toBe(clock.now() + 2_000);
     expect(confirmRequests()).toHaveLength(1);
   });
 

@@ -21,6 +21,7 @@ import { drainBatches } from '../worker-drain.ts';
 import { type DispatcherHandle, realFactories, type WorkerFactories } from '../worker-factories.ts';
 import { startWorkerMetrics, type WorkerMetrics } from '../worker-metrics.ts';
 import { tuningOptions } from '../worker-options.ts';
+import { type GlobalPause, maxRequestsPerSecond, rateLimitWait } from '../worker-rate-limit.ts';
 import { type Routines, startRoutines } from '../worker-routines.ts';
 
 /**
@@ -29,7 +30,7 @@ import { type Routines, startRoutines } from '../worker-routines.ts';
  * error). The reason is the Dispatcher's (already redacted); the key is scrubbed again all the same.
  */
 function pausedExit(
-  pause: { status: number | null; reason: string } | null,
+  pause: GlobalPause | null,
   redact: (text: string) => string,
   io: { stderr(text: string): void },
 ): number {
@@ -173,6 +174,9 @@ export function createWorkerCommand(
           ...(accountKeys.perAccount ? { apiKeyFor: accountKeys.keyFor } : {}),
           ...(backend.wake === undefined ? {} : { wake: backend.wake }),
           ...tuning.dispatcher,
+          // A dedicated worker has no pages to give way to: full speed unless --pace adaptive.
+          pace: values.pace as 'adaptive' | 'off',
+          ...maxRequestsPerSecond(values),
         },
         client: { baseUrl, ...(apiKey === undefined ? {} : { apiKey }), ...tuning.client },
         redact: accountKeys.redact,
@@ -201,10 +205,10 @@ export function createWorkerCommand(
       logger.log('info', 'worker.metrics', { url: metricsServer.url });
     }
     // The pause delivery is in, if any: a --drain run that ends paused must not exit 0.
-    let pause: { status: number | null; reason: string } | null = null;
+    let pause: GlobalPause | null = null;
     dispatcher.on('paused', (payload) => {
-      const { status, reason } = payload as { status: number | null; reason: string };
-      pause = { status, reason };
+      const { status, reason, until } = payload as GlobalPause;
+      pause = { status, reason, until };
     });
     dispatcher.on('resumed', () => {
       pause = null;
@@ -241,6 +245,8 @@ export function createWorkerCommand(
         keysFile: values['keys-file'] ?? 'none',
         // The Dispatcher's and the client's options as their schemas resolved them.
         ...tuning.dispatcher,
+        pace: values.pace,
+        ...maxRequestsPerSecond(values),
         client: tuning.client,
         shutdownTimeoutMs,
         drain: values.drain,
@@ -263,7 +269,7 @@ export function createWorkerCommand(
       });
       if (values.drain) {
         // Batch by batch until a claim finds nothing due (or a 401/403 pauses delivery, or a signal),
-        // waiting for its own retries due within seconds (worker-drain.ts).
+        // waiting for its own retries due within seconds (worker-drain.ts) and out a 429's pause.
         const total = {
           claimed: 0,
           delivered: 0,
@@ -283,6 +289,7 @@ export function createWorkerCommand(
             batch = b;
           },
           onRound: (round) => add(total, round),
+          rateLimited: () => rateLimitWait(pause, dispatcher, ctx.now()),
         });
       } else {
         dispatcher.start();

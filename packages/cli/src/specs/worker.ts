@@ -82,6 +82,29 @@ export const workerSpec = {
     'backoff-max-ms': tuningFlag('backoff-max-ms', 'largest retry delay ceiling'),
     'backoff-min-ms': tuningFlag('backoff-min-ms', 'shortest retry delay, also after Retry-After: 0'),
     'request-timeout-ms': tuningFlag('request-timeout-ms', 'timeout of one HTTP request'),
+    pace: {
+      type: 'string',
+      value: 'adaptive|off',
+      help:
+        'off: always --concurrency sends in flight (a dedicated worker); adaptive: fewer\n' +
+        'while the event loop is busy, as an in-process Dispatcher does (Dispatcher option pace)',
+      choices: ['adaptive', 'off'],
+      default: 'off',
+    },
+    'max-requests-per-second': {
+      type: 'integer',
+      value: 'N',
+      min: 1,
+      max: 100_000,
+      help: 'keep all sends below N a second, spaced evenly, for a service whose limit is\nknown (Dispatcher option maxRequestsPerSecond.total; default: none, 429s teach a rate)',
+    },
+    'max-requests-per-second-per-account': {
+      type: 'integer',
+      value: 'N',
+      min: 1,
+      max: 100_000,
+      help: "keep each account's sends below N a second (maxRequestsPerSecond.perAccount)",
+    },
     'shutdown-timeout-ms': {
       type: 'integer',
       value: 'N',

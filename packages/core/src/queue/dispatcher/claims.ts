@@ -9,6 +9,8 @@
  */
 import type { Job } from '../job-types.ts';
 import type { HeldJob, HeldJobs } from './held-jobs.ts';
+import type { ResolvedDispatcherOptions } from './options.ts';
+import { createPace } from './pace.ts';
 
 /** What claiming ahead needs. */
 export interface ClaimContext {
@@ -22,8 +24,8 @@ export interface ClaimContext {
   begin(held: HeldJob): void;
   /** `stopping`: claim nothing, start nothing; `probing`: one job at a time tests a paused key. */
   mode(): 'running' | 'probing' | 'stopping';
-  batchSize: number;
-  concurrency: number;
+  /** `pace` (`pace.ts`): how many of the `concurrency` slots may send now; urgent jobs go whatever it says. */
+  options: Pick<ResolvedDispatcherOptions, 'batchSize' | 'concurrency' | 'pace' | 'now'>;
   /** A claim failed (the outbox could not answer): the loop polls later. */
   onError(error: unknown): void;
   /** A claim came back (or failed): the run loop looks again. */
@@ -42,7 +44,7 @@ export interface Claims {
   readonly underWay: number;
   /** The last claim found nothing due, or failed: the loop polls (after the claims under way) instead. */
   pollNext: boolean;
-  /** Takes every job waiting for a sending slot out of the queue (for `stop()`). */
+  /** Takes every job waiting for a sending slot out of the queue, and ends the pace's wait (for `stop()`). */
   takeWaiting(): HeldJob[];
   /** The claims under way, resolving when each is back (never rejecting). */
   pending(): Promise<void>[];
@@ -50,7 +52,14 @@ export interface Claims {
 
 /** Creates the claim queue, empty. */
 export function createClaims(ctx: ClaimContext): Claims {
-  const { held, batchSize, concurrency } = ctx;
+  const { held } = ctx;
+  const { batchSize, concurrency } = ctx.options;
+  const pace = createPace({
+    mode: ctx.options.pace,
+    concurrency,
+    now: ctx.options.now,
+    onReady: () => startWaiting(),
+  });
   /** Claimed jobs waiting for a sending slot, in claim order (also in `held`: their leases are renewed). */
   const waiting: HeldJob[] = [];
   /** Jobs claimed ahead of free sending slots. */
@@ -61,10 +70,16 @@ export function createClaims(ctx: ClaimContext): Claims {
   const claims = new Set<Promise<void>>();
   let claimingJobs = 0;
 
+  /** The next waiting job to start: the first when the pace lets it, else the first urgent one (-1: none). */
+  const nextToStart = (): number =>
+    pace.mayStart(held.sending) ? 0 : waiting.findIndex((job) => pace.urgent(job.job));
+
   const startWaiting = () => {
     for (let mode = ctx.mode(); waiting.length > 0 && mode !== 'stopping'; mode = ctx.mode()) {
       if (held.sending >= (mode === 'probing' ? 1 : concurrency)) return;
-      ctx.begin(waiting.shift() as HeldJob);
+      const next = mode === 'probing' ? 0 : nextToStart();
+      if (next < 0) return;
+      ctx.begin(waiting.splice(next, 1)[0] as HeldJob);
     }
   };
 
@@ -119,7 +134,10 @@ export function createClaims(ctx: ClaimContext): Claims {
     },
 
     startWaiting,
-    takeWaiting: () => waiting.splice(0),
+    takeWaiting() {
+      pace.stop();
+      return waiting.splice(0);
+    },
     pending: () => [...claims],
   };
   return queue;

@@ -1,13 +1,16 @@
 /**
- * One held job from its turn to send until its outcome is recorded: the pauses admit it (or it is given
- * back untried), it is sent (`send.ts`) by its deadline less any clock skew seen (`skew.ts`), and what the
- * send came to is recorded (`record.ts`) unless the job was lost to another worker or given back by
- * `stop()` meanwhile. The whole delivery is one trace (`tracing.ts`), its request a child of it.
+ * One held job from its turn to send until its outcome is recorded: it waits for its turn under the
+ * request rate (`rate.ts`), the pauses admit it (or it is given back untried), it is sent (`send.ts`) by
+ * its deadline less any clock skew seen (`skew.ts`), and what the send came to is recorded (`record.ts`)
+ * unless the job was lost to another worker or given back by `stop()` meanwhile. The whole delivery is one
+ * trace (`tracing.ts`), its request a child of it.
  */
 import type { EpochMs } from '../../policy.ts';
 import type { Job } from '../job-types.ts';
 import type { HeldJob, HeldJobs, JobOutcome } from './held-jobs.ts';
+import type { ResolvedDispatcherOptions } from './options.ts';
 import type { PauseTable } from './pauses.ts';
+import { createRequestRate } from './rate.ts';
 import type { Recorder } from './record.ts';
 import type { Send } from './send.ts';
 import type { DeliveryTrace } from './tracing.ts';
@@ -23,6 +26,8 @@ export interface DeliverContext {
   deadlineOf: (job: Job) => EpochMs | null;
   /** Starts the trace of a delivery (`safeTracing`: one that does nothing without `tracing`). */
   trace: (job: Job, startedAt: EpochMs) => DeliveryTrace;
+  /** `maxRequestsPerSecond`, and `apiKeyFor` (whether a 429 slows the job's account or all sends): `rate.ts`. */
+  options: Pick<ResolvedDispatcherOptions, 'maxRequestsPerSecond' | 'apiKeyFor'>;
   /** Recording failed (the outbox could not answer): the lease runs out and another claim retakes the job. */
   onError(error: unknown): void;
   /** A send ended, before its outcome is recorded: its sending slot is free for the next job. */
@@ -37,18 +42,25 @@ export interface DeliverContext {
  */
 export function createDelivery(ctx: DeliverContext): (job: HeldJob) => Promise<JobOutcome> {
   const { held, pauses, recorder } = ctx;
+  const { maxRequestsPerSecond: max, apiKeyFor } = ctx.options;
+  const rate = createRequestRate({ max, perAccountKeys: apiKeyFor !== undefined });
 
   const deliver = async (job: HeldJob, sent: () => void, trace: DeliveryTrace): Promise<JobOutcome> => {
     let probe = false;
+    const { account } = job.job;
     try {
+      // Its turn under the request rate first (`rate.ts`), then the pauses, which may have begun meanwhile.
+      const turn = rate.take(account);
+      if (turn !== undefined) await turn;
       // Held back by a pause (claimed before it began, or another job is probing): given back untried.
       // The first job to come once a pause is up probes the key.
-      const admitted = pauses.admit(job.job.account);
+      const admitted = pauses.admit(account);
       if (admitted.verdict === 'defer') return await recorder.defer(job.job, admitted);
       probe = admitted.verdict === 'probe';
       const deadline = ctx.deadlineOf(job.job);
       const result = await ctx.send(job, { deadline, trace });
       const at = ctx.now();
+      rate.answered(account, result.kind === 'delivered' ? 200 : (result.sent?.status ?? null));
       sent();
       if (job.abandoned) return 'released';
       if (job.lost) return 'lost';
@@ -57,7 +69,7 @@ export function createDelivery(ctx: DeliverContext): (job: HeldJob) => Promise<J
       ctx.onError(error);
       return 'lost';
     } finally {
-      if (probe) pauses.probeEnded(job.job.account);
+      if (probe) pauses.probeEnded(account);
     }
   };
 

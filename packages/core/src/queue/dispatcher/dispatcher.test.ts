@@ -125,7 +125,9 @@ describe('Dispatcher batching', () => {
       seed = (seed * 16_807) % 2_147_483_647;
       return seed % 4; // 0–3 ms: responses arrive spread over many turns
     });
-    const dispatcher = createDispatcher({ outbox, client, concurrency: 4, batchSize: 8, pollIntervalMs: 10 });
+    // At full pace from the start: the adaptive pace's slow start is tested in pace.test.ts.
+    const options = { concurrency: 4, batchSize: 8, pollIntervalMs: 10, pace: 'off' } as const;
+    const dispatcher = createDispatcher({ outbox, client, ...options });
     dispatchers.push(dispatcher);
     const done = deliveredAll(dispatcher, jobs);
     dispatcher.start();

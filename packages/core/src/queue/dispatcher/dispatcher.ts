@@ -2,15 +2,15 @@
  * The Dispatcher: the one place where delivery and retry logic lives, written against the `Outbox`
  * interface so every store gets it unchanged. It claims due jobs, sends them through the ad-service
  * client with bounded concurrency, one request per attempt, then records the outcome durably: delivered,
- * retried with deadline-capped backoff (a network blip too), dead, or expired. 401/403 pause delivery.
+ * retried with deadline-capped backoff (a network blip too), dead, or expired. 401/403, 429 pause delivery.
  *
  * This file holds the public API and the run loop; each seam has its own module, given only what it
- * reads: `claims.ts` (claiming ahead), `held-jobs.ts` (held jobs; `leases.ts`: heart-beat, send-timeout
- * sweep), `deliver.ts` (one job: admitted, sent, recorded), `send.ts` (its one request), `skew.ts` (clock
- * skew in its stamps), `tracing.ts` (trace hooks), `classify.ts` (what a failure means), `record.ts`
- * (recording it), `pauses.ts` (pauses and states), `watch.ts` (heart-beat, at-risk check), `wake.ts` (the
- * loop's waits), `metrics.ts` (the snapshot of `metrics()`), `holds.ts` (jobs held for a campaign not on
- * s2s, released by a delivery).
+ * reads: `claims.ts` (claiming ahead, at the host's `pace.ts`), `held-jobs.ts` (held jobs; `leases.ts`:
+ * heart-beat, send-timeout sweep), `deliver.ts` (one job: its turn under `rate.ts`, admitted, sent,
+ * recorded), `send.ts` (its one request), `skew.ts` (clock skew in its stamps), `tracing.ts` (trace hooks),
+ * `classify.ts` (what a failure means), `record.ts` (recording it), `pauses.ts` (pauses and states),
+ * `watch.ts` (heart-beat, at-risk check), `wake.ts` (the loop's waits), `metrics.ts` (`metrics()`),
+ * `holds.ts` (jobs held for a campaign not on s2s, released by a delivery).
  */
 import { parseOptions } from '../../parse-options.ts';
 import type { Job } from '../job-types.ts';
@@ -153,6 +153,7 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
     now,
     deadlineOf: createSkewCheck({ now, emit }),
     trace: safeTracing(o.tracing, (error) => emit('error', { error, during: 'tracing' })),
+    options: o,
     onError: (error) => emit('error', { error, during: 'transition' }),
     // The freed sending slot takes the next waiting job at once; the run loop may claim more.
     onSendEnded: () => {
@@ -168,8 +169,7 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
     held,
     begin: (job) => void begin(job),
     mode: () => (stopping() ? 'stopping' : pauses.globalState() === 'probing' ? 'probing' : 'running'),
-    batchSize: o.batchSize,
-    concurrency: o.concurrency,
+    options: o,
     onError: (error) => emit('error', { error, during: 'claim' }),
     onSettled: () => waits.wakeUp(),
   });

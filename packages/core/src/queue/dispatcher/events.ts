@@ -26,8 +26,12 @@ export interface DispatcherEvents {
    * named: it had no such conversion, so there is nothing to reverse. The job is `unmatched` (final).
    */
   unmatched: { job: Job; reason: string };
-  /** 401/403: all delivery is paused until `until` (an alert: the API key is missing, revoked or lacks scope). */
-  paused: { status: number | null; reason: string; until: EpochMs };
+  /**
+   * All delivery is paused until `until`. `cause` `auth` (401/403, an alert: the API key is missing,
+   * revoked or lacks scope; or an answer that is not the service's), `rate-limited` (a 429 without
+   * `apiKeyFor`: the service's wait, then one probe at a time).
+   */
+  paused: { status: number | null; reason: string; until: EpochMs; cause: 'auth' | 'rate-limited' };
   /**
    * An open job's deadline is now within `atRiskWithinMs` (emitted once per job by a running Dispatcher,
    * whose watch looks every `watchIntervalMs`): deliver it, or see why it is stuck, before `deadline`.
@@ -36,10 +40,17 @@ export interface DispatcherEvents {
   /** A probe succeeded after a pause: delivery runs again. */
   resumed: { pausedForMs: number };
   /**
-   * With `apiKeyFor`: the key of one account was refused (401/403) or none is known; that account's jobs
-   * wait until `until`, when one probes again. Other accounts keep delivering. Once per outage.
+   * With `apiKeyFor`: the key of one account was refused (401/403, `cause` `auth`) or none is known, or
+   * the service answered one of its jobs 429 (`rate-limited`); that account's jobs wait until `until`,
+   * when one probes again. Other accounts keep delivering. Once per outage.
    */
-  'account-paused': { account: string | null; status: number | null; reason: string; until: EpochMs };
+  'account-paused': {
+    account: string | null;
+    status: number | null;
+    reason: string;
+    until: EpochMs;
+    cause: 'auth' | 'rate-limited';
+  };
   /** A probe of a paused account was answered otherwise: its delivery runs again. */
   'account-resumed': { account: string | null; pausedForMs: number };
   /**

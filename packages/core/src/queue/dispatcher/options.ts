@@ -8,6 +8,7 @@ import { documented, renderOptionsTable } from '../../options-table.ts';
 import type { EpochMs } from '../../policy.ts';
 import type { Outbox } from '../outbox-types.ts';
 import { DEFAULT_CAMPAIGN_NOT_S2S_PATTERN, DEFAULT_WINDOW_CLOSED_PATTERN } from './classify.ts';
+import { maxRequestsPerSecondOption, paceOption } from './pace-options.ts';
 import type { DeliveryTracing } from './tracing.ts';
 
 /** Body of POST /v1/conversions/s2s. */
@@ -211,6 +212,10 @@ export const dispatcherOptionsSchema = z.strictObject({
     `\`${DEFAULT_BATCH_SIZE}\` (\`DEFAULT_BATCH_SIZE\`)`,
     'Most jobs per claim; the loop keeps `2 × (batchSize + concurrency)` claimed ahead of free sending slots. An SQS worker sets what one receive returns (at most 10); a worker at a high concurrency, larger claims.',
   ),
+  /** How sends adapt to the host (`pace-options.ts`). @defaultValue `'adaptive'` */
+  pace: paceOption,
+  /** Known request limits of the service, kept below (`pace-options.ts`). */
+  maxRequestsPerSecond: maxRequestsPerSecondOption,
   /**
    * Pause between claims when nothing was due: a worker without wake-ups that must react sooner lowers it
    * (the CLI's `--poll-ms`). @defaultValue {@link DEFAULT_POLL_INTERVAL_MS}

@@ -2,14 +2,14 @@
  * Every pause of delivery in one table, keyed by whose delivery it holds back: one advertiser account's
  * (with `apiKeyFor`), or everyone's, which is one more key ({@link ALL_ACCOUNTS}). A pause is not the
  * job's fault: every other job of its scope would meet it too, so they wait, their attempts uncounted.
- * An entry records each cause that holds it (today `auth`: a refused key, no key for an account, or an
- * answer that is not the service's), with its own reason and end; after the end one job probes, and the
+ * An entry records each cause that holds it (`auth`: a refused key, no key for an account, or an
+ * answer that is not the service's; `rate-limited`: a 429), with its own reason and end; after the end one job probes, and the
  * service's answer ends the pause or extends it.
  *
  * ```
- * none ──401/403 (or no key)──► paused ──until passed──► probing (one job sent) ──any other answer──► none
- *                                  ▲                         │
- *                                  └────────401/403──────────┘ (same outage: no new event)
+ * none ──401/403, 429 (or no key)──► paused ──until passed──► probing (one job sent) ──any other answer──► none
+ *                                       ▲                         │
+ *                                       └──────401/403, 429───────┘ (same outage: no new event)
  * ```
  * Everyone's pause is probed once claiming resumes (one job at a time is claimed and sent), and only its
  * probe's answer ends it; an account's pause is probed by the first of its jobs to come once it is up,
@@ -26,9 +26,10 @@ export type DispatcherState = 'idle' | 'running' | 'paused' | 'probing' | 'stopp
 
 /**
  * Why delivery is paused: `auth`, the key was refused (or none is known, or the answer was not the
- * service's). A rate-limit pause (a 429) fits as one more cause, with its own reason and end.
+ * service's), for `authPauseMs`; `rate-limited`, the service answered 429, for the wait it asked for
+ * (`Retry-After`, else a second; see `record.ts`).
  */
-export type PauseCause = 'auth';
+export type PauseCause = 'auth' | 'rate-limited';
 
 /** The key of the pause of all delivery (no account is a symbol). */
 export const ALL_ACCOUNTS: unique symbol = Symbol('all accounts');
@@ -67,8 +68,16 @@ export type Admission =
 
 /** The pauses of one Dispatcher; see the module header. */
 export interface PauseTable {
-  /** Pauses `scope` for `cause` (or extends the pause of the same outage); returns when its jobs are due. */
-  pause(scope: PauseScope, cause: PauseCause, failure: { status: number | null; reason: string }): EpochMs;
+  /**
+   * Pauses `scope` for `cause` (or extends the pause of the same outage) for `forMs` (default
+   * `authPauseMs`); returns when its jobs are due.
+   */
+  pause(
+    scope: PauseScope,
+    cause: PauseCause,
+    failure: { status: number | null; reason: string },
+    forMs?: number,
+  ): EpochMs;
   /** The service answered a job of `account` otherwise (whatever its outcome): the pauses it disproves end. */
   answered(account: string | null): void;
   /** Whether claiming may proceed; a pause of everyone that is up moves to probing. */
@@ -97,7 +106,7 @@ export interface PauseTable {
 const keyOf = (scope: PauseScope): string | symbol =>
   scope === ALL_ACCOUNTS ? ALL_ACCOUNTS : accountKey(scope);
 
-/** The cause that holds an entry longest (today its only one). */
+/** The cause that holds an entry longest. */
 function longest(entry: Entry): Hold {
   let out: Hold | undefined;
   for (const hold of entry.causes.values()) if (out === undefined || hold.until > out.until) out = hold;
@@ -125,9 +134,9 @@ export function createPauses(ctx: PausesContext): PauseTable {
   return {
     begun,
 
-    pause(scope, cause, failure) {
+    pause(scope, cause, failure, forMs = ctx.authPauseMs) {
       const at = ctx.now();
-      const hold = { reason: failure.reason, status: failure.status, until: at + ctx.authPauseMs };
+      const hold = { reason: failure.reason, status: failure.status, until: at + forMs };
       const existing = entries.get(keyOf(scope));
       if (existing !== undefined) {
         // Still the same outage: one alert per outage.
@@ -140,10 +149,10 @@ export function createPauses(ctx: PausesContext): PauseTable {
       const { status, reason, until } = hold;
       if (scope === ALL_ACCOUNTS) {
         begun.pauses += 1;
-        ctx.emit('paused', { status, reason, until });
+        ctx.emit('paused', { status, reason, until, cause });
       } else {
         begun.accountPauses += 1;
-        ctx.emit('account-paused', { account: scope, status, reason, until });
+        ctx.emit('account-paused', { account: scope, status, reason, until, cause });
       }
       return dueAgain(entry);
     },

@@ -1,7 +1,8 @@
 /**
  * Records the outcome of a send durably, then tells listeners: delivered, retried with deadline-capped
  * backoff (or the service's `Retry-After`), held (a campaign not on s2s), dead, expired, unmatched (a
- * reversal of a conversion the service does not have), or given back untried while delivery is paused.
+ * reversal of a conversion the service does not have), or given back (its attempt not counted) when a
+ * 401/403 or a 429 pauses its scope, or untried while delivery is paused.
  * What each failure class means is decided in `classify.ts`; what is done with it is decided here.
  */
 import type { EpochMs } from '../../policy.ts';
@@ -13,7 +14,8 @@ import type { Emit } from './events.ts';
 import type { JobOutcome } from './held-jobs.ts';
 import type { Holds } from './holds.ts';
 import type { ResolvedDispatcherOptions } from './options.ts';
-import { ALL_ACCOUNTS, type PauseTable } from './pauses.ts';
+import { ALL_ACCOUNTS, type PauseCause, type PauseScope, type PauseTable } from './pauses.ts';
+import { DEFAULT_RATE_LIMIT_PAUSE_MS } from './rate.ts';
 import type { SendResult } from './send.ts';
 
 /** What recording needs. */
@@ -21,7 +23,7 @@ export interface RecordContext {
   outbox: Pick<Outbox, 'complete' | 'retry' | 'fail' | 'release'>;
   now: () => EpochMs;
   emit: Emit;
-  /** Paused by a 401/403 (with per-account keys, the job's account only), ended by any other answer. */
+  /** Paused by a 401/403 or a 429 (with per-account keys, the job's account only), ended by any other answer. */
   pauses: Pick<PauseTable, 'pause' | 'answered'>;
   /** Whether keys are per account (`apiKeyFor` given). */
   perAccountKeys: boolean;
@@ -182,22 +184,31 @@ export function createRecorder(ctx: RecordContext): Recorder {
 
     const failure = failureOf(result);
     const { maybeApplied } = failure;
+    /**
+     * Not the job's fault: its scope pauses, and the job is given back, its attempt not counted. After a
+     * refused key it stays due: the pause lives in this process (claims leave its scope out until the
+     * probe), not in the job, so the next `--drain` run meets the refused key again instead of finding
+     * nothing due and exiting 0, and another worker with a good key is not held back. After a 429 it is due
+     * when the wait the service asked for ends (capped by its deadline): that wait is the key's, whoever
+     * sends with it.
+     */
+    const pauseScope = async (scope: PauseScope, cause: PauseCause, forMs?: number): Promise<JobOutcome> => {
+      const until = pauses.pause(scope, cause, failure, forMs);
+      const dueAt = cause === 'auth' ? at : until;
+      const nextAttemptAt = deadline === null ? dueAt : Math.min(dueAt, deadline);
+      const retry = { now: at, nextAttemptAt, error: failure.reason, countAttempt: false, maybeApplied };
+      return (await outbox.retry(job, { ...retry, attempt })) ? 'deferred' : 'lost';
+    };
     if (failure.class === 'auth' || failure.class === 'misconfigured') {
       // A refused key pauses its account when keys are per account; anything else pauses all delivery.
       const ofAccount = failure.class === 'auth' && ctx.perAccountKeys;
-      pauses.pause(ofAccount ? job.account : ALL_ACCOUNTS, 'auth', failure);
-      // The job stays due: the pause lives in this process (claims leave its scope out until the probe),
-      // not in the job, so the next `--drain` run meets the refused key again instead of finding nothing
-      // due and exiting 0, and another worker with a good key is not held back.
-      const ok = await outbox.retry(job, {
-        now: at,
-        nextAttemptAt: at,
-        error: failure.reason,
-        countAttempt: false,
-        maybeApplied,
-        attempt,
-      });
-      return ok ? 'deferred' : 'lost';
+      return pauseScope(ofAccount ? job.account : ALL_ACCOUNTS, 'auth');
+    }
+    // A 429 slows the sender, not the job: the key's scope (its account with per-account keys) pauses
+    // for the wait asked, at least `backoff.minMs` (unless the deadline is here: then it expires below).
+    if (failure.status === 429 && (deadline === null || at < deadline)) {
+      const wait = Math.max(ctx.backoff.minMs, failure.retryAfterMs ?? DEFAULT_RATE_LIMIT_PAUSE_MS);
+      return pauseScope(ctx.perAccountKeys ? job.account : ALL_ACCOUNTS, 'rate-limited', wait);
     }
     proven(job);
     if (failure.class === 'window-closed') {

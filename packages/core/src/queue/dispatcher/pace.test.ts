@@ -1,0 +1,199 @@
+/**
+ * The adaptive pace's AIMD controller, on an injected clock and load source: it starts at one send in
+ * flight; a busy host halves the sends in flight down to 1 and spaces their starts up to MAX_SEND_GAP_MS;
+ * an idle one takes the gap away and grows the limit back; urgent jobs are told apart; `off` never holds a
+ * send back.
+ */
+import { describe, expect, it } from 'vitest';
+import type { Job } from '../job-types.ts';
+import type { HostLoad } from './host-load.ts';
+import {
+  BUSY_DELAY_MS,
+  BUSY_UTILIZATION,
+  createPace,
+  hostBusy,
+  hostIdle,
+  IDLE_UTILIZATION,
+  MAX_SEND_GAP_MS,
+  MIN_SEND_GAP_MS,
+  OWN_LOOP_MS_PER_SEND,
+  PACE_SAMPLE_MS,
+} from './pace.ts';
+
+const BUSY: HostLoad = { utilization: 0.97, delayMs: 1 };
+const IDLE: HostLoad = { utilization: 0.3, delayMs: 0.5 };
+
+function paceWith(concurrency: number, mode: 'adaptive' | 'off' = 'adaptive') {
+  let t = 0;
+  let load = IDLE;
+  let reads = 0;
+  let ready = 0;
+  const pace = createPace({
+    mode,
+    concurrency,
+    now: () => 1_000_000,
+    clock: () => t,
+    load: () => {
+      reads += 1;
+      return load;
+    },
+    onReady: () => {
+      ready += 1;
+    },
+  });
+  pace.mayStart(0); // the baseline sample
+  /** One sample period later, with the host as `next` says, asking whether a send may start. */
+  const sample = (next: HostLoad, sending = 0) => {
+    load = next;
+    t += PACE_SAMPLE_MS;
+    return pace.mayStart(sending);
+  };
+  return {
+    pace,
+    sample,
+    advance: (ms: number) => {
+      t += ms;
+    },
+    reads: () => reads,
+    ready: () => ready,
+  };
+}
+
+describe('createPace (adaptive)', () => {
+  it('reads busy from a high utilization or a long event-loop delay, idle otherwise', () => {
+    expect(hostBusy({ utilization: BUSY_UTILIZATION, delayMs: 0 })).toBe(true);
+    expect(hostBusy({ utilization: 0.1, delayMs: BUSY_DELAY_MS })).toBe(true);
+    expect(hostBusy({ utilization: BUSY_UTILIZATION - 0.01, delayMs: BUSY_DELAY_MS - 1 })).toBe(false);
+    // A runtime without either signal: never busy, always idle.
+    expect(hostBusy({ utilization: null, delayMs: null })).toBe(false);
+    expect(hostIdle({ utilization: null, delayMs: null })).toBe(true);
+    expect(hostIdle({ utilization: IDLE_UTILIZATION - 0.01, delayMs: 1 })).toBe(true);
+    expect(hostIdle({ utilization: IDLE_UTILIZATION, delayMs: 1 })).toBe(false);
+    expect(hostIdle({ utilization: 0.1, delayMs: BUSY_DELAY_MS / 2 })).toBe(false);
+  });
+
+  it("reads the others' utilization: the loop's less what its own sends are expected to take", () => {
+    // A drain alone keeping the loop 95 % busy at 6,000 sends a second: idle, it keeps growing.
+    const { pace, sample } = paceWith(8);
+    for (let i = 0; i < 2; i++) sample(IDLE);
+    expect(pace.limit).toBe(8);
+    const sends = Math.round((0.95 / OWN_LOOP_MS_PER_SEND) * PACE_SAMPLE_MS);
+    for (let i = 0; i < sends; i++) pace.mayStart(0);
+    sample({ utilization: 0.95, delayMs: 0 });
+    expect(pace.limit).toBe(8);
+    // The same loop with few sends of ours: someone else keeps it busy.
+    sample({ utilization: 0.95, delayMs: 0 });
+    expect(pace.limit).toBe(4);
+  });
+
+  it('once it gave way with a gap, holds it while the host is neither busy nor idle; grows otherwise', () => {
+    const between: HostLoad = { utilization: (BUSY_UTILIZATION + IDLE_UTILIZATION) / 2, delayMs: 1 };
+    const given = paceWith(8);
+    for (let i = 0; i < 2; i++) given.sample(BUSY); // at one send from the start: gaps of 5, then 10 ms
+    expect([given.pace.limit, given.pace.gapMs]).toEqual([1, 2 * MIN_SEND_GAP_MS]);
+    for (let i = 0; i < 5; i++) given.sample(between);
+    expect([given.pace.limit, given.pace.gapMs]).toEqual([1, 2 * MIN_SEND_GAP_MS]);
+    // A drain alone loading the loop as much: no gap, so it grows to `concurrency`.
+    const drain = paceWith(8);
+    for (let i = 0; i < 3; i++) drain.sample(between);
+    expect([drain.pace.limit, drain.pace.gapMs]).toEqual([8, 0]);
+  });
+
+  it('starts at one send in flight and grows to `concurrency` while the host is idle (slow start)', () => {
+    const { pace, sample } = paceWith(8);
+    expect(pace.limit).toBe(1);
+    const seen: number[] = [];
+    for (let i = 0; i < 5; i++) {
+      sample(IDLE);
+      seen.push(pace.limit);
+    }
+    expect(seen).toEqual([5, 8, 8, 8, 8]);
+    expect(pace.gapMs).toBe(0);
+  });
+
+  it('halves the sends in flight while busy down to 1, then doubles the gap between starts up to MAX_SEND_GAP_MS', () => {
+    const { pace, sample } = paceWith(8);
+    for (let i = 0; i < 4; i++) sample(IDLE);
+    expect(pace.limit).toBe(8);
+    const seen: Array<[number, number]> = [];
+    for (let i = 0; i < 7; i++) {
+      sample(BUSY);
+      seen.push([pace.limit, pace.gapMs]);
+    }
+    expect(seen).toEqual([
+      [4, 0],
+      [2, 0],
+      [1, 0],
+      [1, MIN_SEND_GAP_MS],
+      [1, 2 * MIN_SEND_GAP_MS],
+      [1, MAX_SEND_GAP_MS],
+      [1, MAX_SEND_GAP_MS],
+    ]);
+  });
+
+  it('takes the gap away, then grows the limit back additively once the host is idle', () => {
+    const { pace, sample } = paceWith(8);
+    for (let i = 0; i < 6; i++) sample(BUSY);
+    const seen: Array<[number, number]> = [];
+    for (let i = 0; i < 10; i++) {
+      sample(IDLE);
+      seen.push([pace.limit, pace.gapMs]);
+    }
+    expect(seen).toEqual([
+      [1, 10],
+      [1, 5],
+      [1, 2],
+      [1, 1],
+      [1, 0],
+      [5, 0],
+      [8, 0],
+      [8, 0],
+      [8, 0],
+      [8, 0],
+    ]);
+  });
+
+  it('holds back a send beyond the limit, and one that comes before the gap is over (then says when ready)', async () => {
+    const { pace, sample, advance, ready } = paceWith(2);
+    expect(pace.mayStart(0)).toBe(true);
+    expect(pace.mayStart(1)).toBe(false); // slow start: one in flight
+    sample(IDLE);
+    expect(pace.mayStart(1)).toBe(true);
+    expect(sample(BUSY, 1)).toBe(false); // limit 1, one sending
+    sample(BUSY, 1); // still busy at one send: a gap
+    expect(pace.gapMs).toBe(MIN_SEND_GAP_MS);
+    expect(pace.mayStart(0)).toBe(true);
+    advance(MIN_SEND_GAP_MS - 1);
+    expect(pace.mayStart(0)).toBe(false); // 1 ms before the gap is over
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(ready()).toBe(1);
+    advance(1);
+    expect(pace.mayStart(0)).toBe(true);
+  });
+
+  it('looks at the host at most once a sample period', () => {
+    const { pace, reads, advance } = paceWith(4);
+    for (let i = 0; i < 50; i++) pace.mayStart(0);
+    expect(reads()).toBe(1);
+    advance(PACE_SAMPLE_MS);
+    pace.mayStart(0);
+    expect(reads()).toBe(2);
+  });
+
+  it('tells urgent jobs (deadline within DEFAULT_URGENT_WITHIN_MS) apart', () => {
+    const { pace } = paceWith(4);
+    const job = (deadline: number | null) => ({ deadline }) as Job;
+    expect(pace.urgent(job(1_000_000 + 3_600_000))).toBe(true);
+    expect(pace.urgent(job(1_000_000 + 3_600_001))).toBe(false);
+    expect(pace.urgent(job(null))).toBe(false);
+  });
+});
+
+describe('createPace (off)', () => {
+  it('never holds a send back and never reads the host', () => {
+    const { pace, sample, reads } = paceWith(4, 'off');
+    for (let i = 0; i < 10; i++) expect(sample(BUSY, 3)).toBe(true);
+    expect(pace.limit).toBe(4);
+    expect(reads()).toBe(0);
+  });
+});
