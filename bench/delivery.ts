@@ -44,7 +44,7 @@ const { values } = parseArgs({
     rounds: { type: 'string', default: '5' },
     /** Untimed rounds first (JIT, SQLite page cache, the outbox thread's start), for every contender alike. */
     warmup: { type: 'string', default: '1' },
-    /** Comma-separated contenders to run (full, normal, local, bare, bullmq). */
+    /** Comma-separated contenders to run (full, normal, local, adaptive, bare, bullmq). */
     only: { type: 'string' },
     /** Where the sandbox runs: `child` (its own process, as a remote service would be) or `in-process`. */
     sandbox: { type: 'string', default: 'child' },
@@ -88,7 +88,15 @@ function cpuSince(start: { thread: number; process: number }): { cpuUs: number; 
 
 type Synchronous = 'full' | 'normal';
 
-async function dispatcherRun(synchronous: Synchronous, thread = true): Promise<Run> {
+/**
+ * A Dispatcher run. `pace` is `off` for the measured worker (a dedicated worker, as `postback worker` runs:
+ * no pages to protect); `adaptive` (the library's default, for a worker inside a shop) is informational.
+ */
+async function dispatcherRun(
+  synchronous: Synchronous,
+  thread = true,
+  pace: 'off' | 'adaptive' = 'off',
+): Promise<Run> {
   return withWorld(startWorld, async (world, tokens) => {
     const dir = mkdtempSync(join(tmpdir(), 'postback-bench-'));
     const outbox = createSqliteOutbox({ filename: join(dir, 'bench.db'), synchronous, thread });
@@ -100,6 +108,7 @@ async function dispatcherRun(synchronous: Synchronous, thread = true): Promise<R
         client,
         concurrency: CONCURRENCY,
         batchSize: BATCH,
+        pace,
       });
       const done = deliveredAll(dispatcher, JOBS);
       const commitsBefore = outbox.commits;
@@ -193,11 +202,15 @@ async function bullmqRun(): Promise<Run> {
 const rate = (run: Run) => run.delivered / run.seconds;
 
 // The machine is shared: contenders run in alternating rounds so noise hits all of them alike.
-type Contender = 'full' | 'normal' | 'local' | 'bare' | 'bullmq';
+type Contender = 'full' | 'normal' | 'local' | 'adaptive' | 'bare' | 'bullmq';
 const contenders: Record<Contender, { name: string; run: () => Promise<Run> }> = {
   full: { name: 'Dispatcher (SQLite, full)', run: () => dispatcherRun('full') },
   normal: { name: 'Dispatcher (SQLite, normal)', run: () => dispatcherRun('normal') },
   local: { name: 'Dispatcher (SQLite, full, no thread)', run: () => dispatcherRun('full', false) },
+  adaptive: {
+    name: 'Dispatcher (SQLite, full, pace adaptive)',
+    run: () => dispatcherRun('full', true, 'adaptive'),
+  },
   bare: { name: 'bare loop (same client)', run: bareRun },
   bullmq: { name: 'BullMQ worker (Redis)', run: bullmqRun },
 };
@@ -254,6 +267,7 @@ if (ran('full') && ran('bullmq')) {
 const informational: Array<[Contender, string]> = [
   ['normal', 'Dispatcher with synchronous=normal'],
   ['local', 'Dispatcher with its SQLite writes on the main thread (thread: false)'],
+  ['adaptive', "Dispatcher with pace: 'adaptive' (the library's default, for a worker inside a shop)"],
 ];
 for (const [key, label] of informational) {
   if (ran(key) && ran('bare')) {
