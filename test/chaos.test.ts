@@ -122,6 +122,12 @@ describe('chaos: faults at the service and a worker killed again and again', () 
 
     let kills = 0;
     let current = spawnWorker();
+    // One 429 burst while the first worker has the whole backlog before it: it must pause sending (asserted
+    // at the end). The later bursts fall at random moments and may meet a worker starting or being killed.
+    await current.waitForLine(/"event":"worker.started"/, 20_000);
+    await w.setFaults(RATE_LIMIT_BURST);
+    await current.waitForLine(/"event":"paused".*"rate-limited"|"rate-limited".*"event":"paused"/, 15_000);
+    await w.setFaults(CHAOS);
     let nextBurstAt = Date.now() + 4_000;
     // Kill at random moments until KILLS kills happened; then let the last worker finish.
     while (kills < KILLS) {
