@@ -22,19 +22,24 @@
  *
  * Run: node --conditions=@postback/source bench/postgres.ts
  */
-import { type ChildProcess, spawn } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
-import { readFileSync } from 'node:fs';
-import { availableParallelism, loadavg } from 'node:os';
-import { fileURLToPath } from 'node:url';
-import { createPostgresOutbox, migrate, type PostgresOutbox } from '@postback/postgres';
-import { startSandboxWorld } from '@postback/sandbox/testing';
 import pg from 'pg';
 import PgBoss from 'pg-boss';
+import { benchDelivery } from './postgres-delivery.ts';
+import {
+  backendCpu,
+  dropSchemas,
+  fmt,
+  inFlight,
+  inTx,
+  ourOutbox,
+  POOL_MAX,
+  schemas,
+  tag,
+  URL_,
+  withAppName,
+} from './postgres-world.ts';
 
-const URL_ = process.env.POSTBACK_BENCH_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 const IN_FLIGHT = 50;
-const POOL_MAX = 10;
 const ROUNDS = 4;
 const SLICE = 1_000;
 const MAX_MS = 20_000;
@@ -42,22 +47,8 @@ const CONSUMERS = 4;
 const BATCH = 10;
 const QUEUE = 'postback_bench';
 
-const tag = randomBytes(4).toString('hex');
-const admin = new pg.Pool({ connectionString: URL_, max: 2 });
-const schemas: string[] = [];
 const clickedAt = Date.now() - 60_000;
 const click = (i: number) => ({ token: `tok_${i.toString(36)}_bench`, clickedAt });
-
-async function ourOutbox(
-  name: string,
-  preparedStatements = true,
-): Promise<{ outbox: PostgresOutbox; pool: pg.Pool; schema: string }> {
-  const schema = `pbbench_${name}_${tag}`;
-  schemas.push(schema);
-  const pool = new pg.Pool({ connectionString: withAppName(URL_, schema), max: POOL_MAX });
-  await migrate(pool, { schema });
-  return { outbox: createPostgresOutbox({ pool, schema, preparedStatements }), pool, schema };
-}
 
 async function startBoss(name: string): Promise<PgBoss> {
   const schema = `pbbench_${name}_${tag}`;
@@ -73,30 +64,6 @@ async function startBoss(name: string): Promise<PgBoss> {
   await boss.start();
   await boss.createQueue(QUEUE);
   return boss;
-}
-
-/** Runs `count` tasks with at most `width` in flight. */
-async function inFlight(count: number, width: number, task: (i: number) => Promise<unknown>): Promise<void> {
-  let next = 0;
-  await Promise.all(
-    Array.from({ length: Math.min(width, count) }, async () => {
-      while (next < count) await task(next++);
-    }),
-  );
-}
-
-async function inTx(pool: pg.Pool, work: (tx: pg.PoolClient) => Promise<unknown>): Promise<void> {
-  const tx = await pool.connect();
-  try {
-    await tx.query('BEGIN');
-    await work(tx);
-    await tx.query('COMMIT');
-  } catch (err) {
-    await tx.query('ROLLBACK');
-    throw err;
-  } finally {
-    tx.release();
-  }
 }
 
 /**
@@ -152,8 +119,6 @@ async function interleave(variants: Record<string, Variant>): Promise<Rates> {
     cpu: each((t) => ({ server: t.server / t.jobs, client: t.client / t.jobs })),
   };
 }
-
-const fmt = (n: number) => `${Math.round(n).toLocaleString('en-US')}/s`;
 
 async function benchEnqueue(): Promise<void> {
   const ours = await ourOutbox('enq');
@@ -333,157 +298,6 @@ async function benchClaimComplete(): Promise<void> {
     await bossBatch.stop({ graceful: false, wait: true });
   }
 }
-const WORKER_SCRIPT = fileURLToPath(new URL('../packages/postgres/test/fixtures/worker.ts', import.meta.url));
-// POSTBACK_BENCH_DELIVERY_JOBS: longer runs, to see the cost of fresh worker processes (JIT warm-up) amortised.
-const DELIVERY_JOBS = Number(process.env.POSTBACK_BENCH_DELIVERY_JOBS ?? 600);
-/** Sends in flight per worker process, and the service's simulated network latency. */
-const WORKER_CONCURRENCY = 8;
-const SERVICE_LATENCY_MS = 25;
-
-/** `url` with `application_name` set, so the server's backends of one run can be found. */
-function withAppName(url: string, name: string): string {
-  return `${url}${url.includes('?') ? '&' : '?'}application_name=${name}`;
-}
-
-/** CPU time (µs) used so far by each backend of `appName`, read from /proc (empty where there is none). */
-async function backendCpu(appName: string): Promise<Map<number, number>> {
-  const { rows } = await admin.query('SELECT pid FROM pg_stat_activity WHERE application_name = $1', [
-    appName,
-  ]);
-  const cpu = new Map<number, number>();
-  for (const { pid } of rows as Array<{ pid: number }>) {
-    try {
-      // utime and stime, fields 14 and 15 of /proc/<pid>/stat, in clock ticks (100 a second on Linux).
-      const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
-      cpu.set(pid, (Number(fields[11]) + Number(fields[12])) * 10_000);
-    } catch {
-      // Not on this machine (a remote server) or already gone.
-    }
-  }
-  return cpu;
-}
-
-/** CPU per job in µs: worker processes, their Postgres backends, this process (the sandbox, the polling). */
-interface DeliveryCpu {
-  workers: number;
-  server: number;
-  bench: number;
-}
-
-async function benchDelivery(): Promise<void> {
-  const world = await startSandboxWorld();
-  const children: ChildProcess[] = [];
-  try {
-    // A real service is tens of milliseconds away: without latency the in-process sandbox, not the
-    // queue, would be what is measured on a 2-core machine.
-    await world.setFaults({ latency_ms: SERVICE_LATENCY_MS });
-    const seconds: Record<string, number[]> = { one: [], four: [] };
-    const cpu: Record<string, DeliveryCpu[]> = { one: [], four: [] };
-    for (const [round, workers] of [1, 4, 1, 4].entries()) {
-      const ours = await ourOutbox(`deliv${round}`);
-      const clicks = await world.clicks(DELIVERY_JOBS);
-      const appName = `pbbench_${tag}_deliv${round}`;
-      const workerCpu: Array<{ ready: number; exit: number }> = [];
-      const procs = Array.from({ length: workers }, () => {
-        const child = spawn(
-          process.execPath,
-          [
-            '--conditions=@postback/source',
-            WORKER_SCRIPT,
-            withAppName(URL_, appName),
-            ours.schema,
-            world.url,
-          ],
-          {
-            env: {
-              PATH: process.env.PATH ?? '',
-              POSTBACK_API_KEY: world.conversionsKey,
-              WORKER_CONCURRENCY: String(WORKER_CONCURRENCY),
-            },
-            stdio: ['ignore', 'pipe', 'inherit'],
-          },
-        );
-        children.push(child);
-        const used = { ready: 0, exit: 0 };
-        workerCpu.push(used);
-        child.stdout?.setEncoding('utf8').on('data', (s: string) => {
-          const ready = /ready cpu (\d+)/.exec(s);
-          if (ready) used.ready = Number(ready[1]);
-          const exit = /^cpu (\d+)/m.exec(s);
-          if (exit) used.exit = Number(exit[1]);
-        });
-        return child;
-      });
-      await Promise.all(
-        procs.map(
-          (child) =>
-            new Promise<void>((resolve) =>
-              child.stdout?.on('data', (s: string) => s.includes('ready') && resolve()),
-            ),
-        ),
-      );
-      const server0 = await backendCpu(appName);
-      const bench0 = process.cpuUsage();
-      // Workers are idle and listening; one shop transaction enqueues everything and wakes them at commit.
-      await inTx(ours.pool, async (tx) => {
-        for (const [i, click] of clicks.entries())
-          await ours.outbox.confirm(tx, { orderId: `dl_${round}_${i}`, valueMicros: 1_000, click });
-      });
-      const t0 = performance.now();
-      const limit = Date.now() + 30_000 + DELIVERY_JOBS * 50;
-      while ((await ours.outbox.stats(Date.now())).counts.delivered < DELIVERY_JOBS && Date.now() < limit)
-        await new Promise((r) => setTimeout(r, 20));
-      const elapsed = (performance.now() - t0) / 1000;
-      const bench = process.cpuUsage(bench0);
-      const server1 = await backendCpu(appName);
-      const delivered = (await ours.outbox.stats(Date.now())).counts.delivered;
-      if (delivered < DELIVERY_JOBS)
-        throw new Error(`delivery run ${round} stalled at ${delivered}/${DELIVERY_JOBS}`);
-      (workers === 1 ? seconds.one! : seconds.four!).push(elapsed);
-      await Promise.all(
-        procs.map(
-          (child) =>
-            new Promise<void>((resolve) => {
-              child.once('exit', () => resolve());
-              child.kill('SIGTERM');
-            }),
-        ),
-      );
-      let server = 0;
-      for (const [pid, used] of server1) server += used - (server0.get(pid) ?? 0);
-      (workers === 1 ? cpu.one! : cpu.four!).push({
-        workers: workerCpu.reduce((sum, w) => sum + (w.exit > 0 ? w.exit - w.ready : 0), 0) / DELIVERY_JOBS,
-        server: server / DELIVERY_JOBS,
-        bench: (bench.user + bench.system) / DELIVERY_JOBS,
-      });
-      await ours.outbox.close();
-      await ours.pool.end();
-    }
-    const rate = (list: number[]) => (DELIVERY_JOBS * list.length) / list.reduce((a, b) => a + b, 0);
-    const one = rate(seconds.one!);
-    const four = rate(seconds.four!);
-    const cores = availableParallelism();
-    const perJob = (list: DeliveryCpu[]) => {
-      const mean = (f: (c: DeliveryCpu) => number) => list.reduce((sum, c) => sum + f(c), 0) / list.length;
-      const [w, s, b] = [mean((c) => c.workers), mean((c) => c.server), mean((c) => c.bench)];
-      return `CPU per job ${Math.round(w + s + b)} µs (workers ${Math.round(w)}, their Postgres backends ${Math.round(s)}, sandbox + bench ${Math.round(b)}): at most ${fmt((cores * 1e6) / (w + s + b))} on ${cores} idle cores`;
-    };
-    console.log(
-      `delivery through the Dispatcher to the sandbox (${SERVICE_LATENCY_MS} ms latency, ${WORKER_CONCURRENCY} sends in flight per worker), ${DELIVERY_JOBS} jobs per run, load average ${loadavg()[0]!.toFixed(1)}:`,
-    );
-    console.log(
-      `  1 worker process    ${fmt(one)}   (latency bound ${fmt((WORKER_CONCURRENCY * 1000) / SERVICE_LATENCY_MS)}); ${perJob(cpu.one!)}`,
-    );
-    console.log(
-      `  4 worker processes  ${fmt(four)}   ratio 4/1 ${(four / one).toFixed(2)}x (latency bound ${fmt((4 * WORKER_CONCURRENCY * 1000) / SERVICE_LATENCY_MS)}); ${perJob(cpu.four!)}`,
-    );
-  } finally {
-    for (const child of children)
-      if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
-    await world.close();
-  }
-}
-
 async function main(): Promise<void> {
   const started = Date.now();
   try {
@@ -493,8 +307,7 @@ async function main(): Promise<void> {
     if (parts.includes('claim')) await benchClaimComplete();
     if (parts.includes('delivery')) await benchDelivery();
   } finally {
-    for (const schema of schemas) await admin.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
-    await admin.end();
+    await dropSchemas();
   }
   console.log(`total ${((Date.now() - started) / 1000).toFixed(1)} s`);
 }

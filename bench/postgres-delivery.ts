@@ -1,0 +1,137 @@
+/**
+ * Part 3 of the Postgres benchmark (`postgres.ts`): delivery through the Dispatcher to a local sandbox of
+ * the ad service, 4 worker processes vs 1 on one queue, with the CPU each job cost.
+ */
+import { type ChildProcess, spawn } from 'node:child_process';
+import { availableParallelism, loadavg } from 'node:os';
+import { fileURLToPath } from 'node:url';
+import { startSandboxWorld } from '@postback/sandbox/testing';
+import { backendCpu, fmt, inTx, ourOutbox, tag, URL_, withAppName } from './postgres-world.ts';
+
+const WORKER_SCRIPT = fileURLToPath(new URL('../packages/postgres/test/fixtures/worker.ts', import.meta.url));
+// POSTBACK_BENCH_DELIVERY_JOBS: longer runs, to see the cost of fresh worker processes (JIT warm-up) amortised.
+const DELIVERY_JOBS = Number(process.env.POSTBACK_BENCH_DELIVERY_JOBS ?? 600);
+/** Sends in flight per worker process, and the service's simulated network latency. */
+const WORKER_CONCURRENCY = 8;
+const SERVICE_LATENCY_MS = 25;
+
+/** CPU per job in µs: worker processes, their Postgres backends, this process (the sandbox, the polling). */
+interface DeliveryCpu {
+  workers: number;
+  server: number;
+  bench: number;
+}
+
+export async function benchDelivery(): Promise<void> {
+  const world = await startSandboxWorld();
+  const children: ChildProcess[] = [];
+  try {
+    // A real service is tens of milliseconds away: without latency the in-process sandbox, not the
+    // queue, would be what is measured on a 2-core machine.
+    await world.setFaults({ latency_ms: SERVICE_LATENCY_MS });
+    const seconds: Record<string, number[]> = { one: [], four: [] };
+    const cpu: Record<string, DeliveryCpu[]> = { one: [], four: [] };
+    for (const [round, workers] of [1, 4, 1, 4].entries()) {
+      const ours = await ourOutbox(`deliv${round}`);
+      const clicks = await world.clicks(DELIVERY_JOBS);
+      const appName = `pbbench_${tag}_deliv${round}`;
+      const workerCpu: Array<{ ready: number; exit: number }> = [];
+      const procs = Array.from({ length: workers }, () => {
+        const child = spawn(
+          process.execPath,
+          [
+            '--conditions=@postback/source',
+            WORKER_SCRIPT,
+            withAppName(URL_, appName),
+            ours.schema,
+            world.url,
+          ],
+          {
+            env: {
+              PATH: process.env.PATH ?? '',
+              POSTBACK_API_KEY: world.conversionsKey,
+              WORKER_CONCURRENCY: String(WORKER_CONCURRENCY),
+            },
+            stdio: ['ignore', 'pipe', 'inherit'],
+          },
+        );
+        children.push(child);
+        const used = { ready: 0, exit: 0 };
+        workerCpu.push(used);
+        child.stdout?.setEncoding('utf8').on('data', (s: string) => {
+          const ready = /ready cpu (\d+)/.exec(s);
+          if (ready) used.ready = Number(ready[1]);
+          const exit = /^cpu (\d+)/m.exec(s);
+          if (exit) used.exit = Number(exit[1]);
+        });
+        return child;
+      });
+      await Promise.all(
+        procs.map(
+          (child) =>
+            new Promise<void>((resolve) =>
+              child.stdout?.on('data', (s: string) => s.includes('ready') && resolve()),
+            ),
+        ),
+      );
+      const server0 = await backendCpu(appName);
+      const bench0 = process.cpuUsage();
+      // Workers are idle and listening; one shop transaction enqueues everything and wakes them at commit.
+      await inTx(ours.pool, async (tx) => {
+        for (const [i, click] of clicks.entries())
+          await ours.outbox.confirm(tx, { orderId: `dl_${round}_${i}`, valueMicros: 1_000, click });
+      });
+      const t0 = performance.now();
+      const limit = Date.now() + 30_000 + DELIVERY_JOBS * 50;
+      while ((await ours.outbox.stats(Date.now())).counts.delivered < DELIVERY_JOBS && Date.now() < limit)
+        await new Promise((r) => setTimeout(r, 20));
+      const elapsed = (performance.now() - t0) / 1000;
+      const bench = process.cpuUsage(bench0);
+      const server1 = await backendCpu(appName);
+      const delivered = (await ours.outbox.stats(Date.now())).counts.delivered;
+      if (delivered < DELIVERY_JOBS)
+        throw new Error(`delivery run ${round} stalled at ${delivered}/${DELIVERY_JOBS}`);
+      (workers === 1 ? seconds.one! : seconds.four!).push(elapsed);
+      await Promise.all(
+        procs.map(
+          (child) =>
+            new Promise<void>((resolve) => {
+              child.once('exit', () => resolve());
+              child.kill('SIGTERM');
+            }),
+        ),
+      );
+      let server = 0;
+      for (const [pid, used] of server1) server += used - (server0.get(pid) ?? 0);
+      (workers === 1 ? cpu.one! : cpu.four!).push({
+        workers: workerCpu.reduce((sum, w) => sum + (w.exit > 0 ? w.exit - w.ready : 0), 0) / DELIVERY_JOBS,
+        server: server / DELIVERY_JOBS,
+        bench: (bench.user + bench.system) / DELIVERY_JOBS,
+      });
+      await ours.outbox.close();
+      await ours.pool.end();
+    }
+    const rate = (list: number[]) => (DELIVERY_JOBS * list.length) / list.reduce((a, b) => a + b, 0);
+    const one = rate(seconds.one!);
+    const four = rate(seconds.four!);
+    const cores = availableParallelism();
+    const perJob = (list: DeliveryCpu[]) => {
+      const mean = (f: (c: DeliveryCpu) => number) => list.reduce((sum, c) => sum + f(c), 0) / list.length;
+      const [w, s, b] = [mean((c) => c.workers), mean((c) => c.server), mean((c) => c.bench)];
+      return `CPU per job ${Math.round(w + s + b)} µs (workers ${Math.round(w)}, their Postgres backends ${Math.round(s)}, sandbox + bench ${Math.round(b)}): at most ${fmt((cores * 1e6) / (w + s + b))} on ${cores} idle cores`;
+    };
+    console.log(
+      `delivery through the Dispatcher to the sandbox (${SERVICE_LATENCY_MS} ms latency, ${WORKER_CONCURRENCY} sends in flight per worker), ${DELIVERY_JOBS} jobs per run, load average ${loadavg()[0]!.toFixed(1)}:`,
+    );
+    console.log(
+      `  1 worker process    ${fmt(one)}   (latency bound ${fmt((WORKER_CONCURRENCY * 1000) / SERVICE_LATENCY_MS)}); ${perJob(cpu.one!)}`,
+    );
+    console.log(
+      `  4 worker processes  ${fmt(four)}   ratio 4/1 ${(four / one).toFixed(2)}x (latency bound ${fmt((4 * WORKER_CONCURRENCY * 1000) / SERVICE_LATENCY_MS)}); ${perJob(cpu.four!)}`,
+    );
+  } finally {
+    for (const child of children)
+      if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+    await world.close();
+  }
+}
