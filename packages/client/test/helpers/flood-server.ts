@@ -16,6 +16,8 @@ export interface FloodAnswer {
   padBytes: number;
   /** One chunk of padding, repeated. @defaultValue 64 KiB of `a` */
   chunk?: string;
+  /** Text written last, when the padding was all written. @defaultValue `"}` */
+  tail?: string;
 }
 
 export interface FloodServer {
@@ -60,7 +62,7 @@ export async function startFloodServer(answer: FloodAnswer): Promise<FloodServer
           }
         }
         if (closed) return resolve({ cutShort: true });
-        res.end('"}', () => resolve({ cutShort: false }));
+        res.end(answer.tail ?? '"}', () => resolve({ cutShort: false }));
       })();
     });
   });
