@@ -73,6 +73,9 @@ export class ClientOptionsError extends AdServiceError {
   }
 }
 
+/** A base URL path that already names the API version (`/v1`, `/api/v1/`): the client adds it itself. */
+const V1_SUFFIX = /\/v1\/*$/i;
+
 const positiveMs = z.int({ error: 'must be a positive integer of milliseconds' }).min(1).max(2_147_483_647);
 const nonNegativeMs = z
   .int({ error: 'must be a non-negative integer of milliseconds' })
@@ -105,8 +108,15 @@ export const retryOptionsSchema = z.strictObject({
  * ```
  */
 export const clientOptionsSchema = z.strictObject({
-  /** Origin (and optional path prefix) of the service; `/v1/...` is appended. */
-  baseUrl: z.url({ protocol: /^https?$/, error: 'must be an absolute http or https URL' }),
+  /**
+   * Origin (and optional path prefix) of the service; `/v1/...` is appended. A path ending in `/v1` is
+   * refused: every request would go to `/v1/v1/...` and meet the service's router's 404.
+   */
+  baseUrl: z
+    .url({ protocol: /^https?$/, error: 'must be an absolute http or https URL' })
+    .refine((url) => !URL.canParse(url) || !V1_SUFFIX.test(new URL(url).pathname), {
+      error: 'must not end in /v1: the client adds /v1 to every path (give the URL without it)',
+    }),
   /**
    * The API key, sent as `Authorization: Bearer <key>`. Kept private: never printed, logged or serialised.
    * Optional for a client that sends every request with its own key (`{ apiKey }` per call, e.g. a worker
