@@ -100,7 +100,7 @@ describe('worker --drain meeting a long 429', () => {
     const status = captureIo();
     expect(await main(['status', '--db', db.file, '--fail-on-paused'], status)).toBe(STATUS_EXIT.paused);
     expect(status.err()).toMatch(
-      /postback status: alert: delivery is paused by a worker: \S+: rate limit: the service answered 429, until \S+Z \(Ad service answered 429/,
+      /postback status: alert: delivery is paused by a worker: \S+ \(rate limit: the service answered 429, until \S+Z\): Ad service answered 429/,
     );
     expect(status.err()).not.toMatch(/key refused or missing/);
     expect(status.out()).toMatch(/paused until \S+Z \([^)]*\) \(rate-limit\): Ad service answered 429/);

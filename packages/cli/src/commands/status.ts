@@ -182,7 +182,7 @@ function alertLine(
       const paused = live.filter(isPaused);
       const each = paused.map(
         (beat) =>
-          text`${beat.workerId}: ${CAUSE_TEXT[beatCause(beat) ?? 'unknown']}, until ${iso(beat.pausedUntil) ?? '-'} (${beat.pauseReason ?? 'no reason given'})`,
+          text`${beat.workerId} (${CAUSE_TEXT[beatCause(beat) ?? 'unknown']}, until ${iso(beat.pausedUntil) ?? '-'}): ${beat.pauseReason ?? 'no reason given'}`,
       );
       return `delivery is paused by a worker: ${each.join('; ')}`;
     }
