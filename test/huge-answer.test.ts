@@ -62,9 +62,10 @@ describe('a worker meeting an answer of 128 MiB', () => {
       }
       expect(done).toBe(true);
       expect(latencies.length).toBeGreaterThan(0);
-      expect(Math.max(...latencies)).toBeLessThan(400);
+      // Generous for a busy CI machine; on main the answer held the loop for well over a second.
+      expect(Math.max(...latencies)).toBeLessThan(750);
       const gaps = beats.slice(1).map((at, i) => at - (beats[i] as number));
-      expect(Math.max(0, ...gaps)).toBeLessThan(400);
+      expect(Math.max(0, ...gaps)).toBeLessThan(800);
       await expect(flood.ended()).resolves.toEqual({ cutShort: true });
       expect(flood.written()).toBeLessThan(32 * MIB);
       const [job] = await outbox.listJobs({ limit: 1 });
