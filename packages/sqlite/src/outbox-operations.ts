@@ -175,7 +175,11 @@ export function createOutboxOperations(db: DatabaseSync, policy: Readonly<Window
   }
 
   const shadow = createShadowOperations(db, {
-    transition: (claimed, apply) => transition(claimed, apply),
+    transition: (claimed, apply) => {
+      const next = transition(claimed, apply);
+      if (next?.kind === 'confirm') settleRefundOf(next);
+      return next;
+    },
     update: (job) => {
       store(job, null);
       if (job.kind === 'confirm') settleRefundOf(job);

@@ -28,7 +28,7 @@ import { type JobRow, jobFromRow, ROW_COLUMNS } from './job-rows.ts';
 
 /** What the shadow operations need of the outbox's own operations. */
 export interface ShadowJobHooks {
-  /** Applies a fenced transition to a claimed job; null when it lost its lease. */
+  /** Applies a fenced transition to a claimed job (a confirm's waiting refund follows); null when it lost its lease. */
   transition(claimed: Pick<Job, 'id' | 'lease'>, apply: (stored: Job) => Job): Job | null;
   /** Writes a job that holds no lease; a confirm's waiting refund follows it. */
   update(job: Job): void;

@@ -195,6 +195,26 @@ export function describeShadow(s: Suite): void {
     );
 
     test(
+      'a refund waiting for a confirm that is then recorded in shadow mode is cancelled with it',
+      async () => {
+        await shadow().start(ALL, s.clock.now());
+        await enqueue('ord_wait');
+        const claimed = await claimOne();
+        const refund = await s.outbox.refund({ orderId: 'ord_wait' });
+        expect(refund.outcome).toBe('enqueued');
+        expect(await shadow().record(claimed, { now: s.clock.now() })).toBe('recorded');
+        expect(await s.stateOf(refund.job.id)).toBe('cancelled');
+        const { decided } = await shadow().end(ALL, { now: s.clock.now(), sendCreatedFrom: 0 });
+        expect(decided).toEqual([
+          expect.objectContaining({ decision: 'send', job: expect.objectContaining({ state: 'cancelled' }) }),
+        ]);
+        expect(await claimAll()).toEqual([]);
+      },
+      'shadow',
+      'lookup',
+    );
+
+    test(
       'spend readings are kept and read back from a time, oldest first; a bad one names its field',
       async () => {
         const t = s.clock.now();
