@@ -116,7 +116,12 @@ export {
   type RefundContext,
   refundAfterConfirm,
 } from './queue/refund-rules.ts';
-export { isShadowRecorded, SHADOW_RECORDED_REASON } from './queue/shadow-mark.ts';
+export {
+  isShadowDropped,
+  isShadowRecorded,
+  SHADOW_DROPPED_PREFIX,
+  SHADOW_RECORDED_REASON,
+} from './queue/shadow-mark.ts';
 export {
   checkShadowEnd,
   checkShadowRecord,

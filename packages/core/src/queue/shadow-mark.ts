@@ -12,6 +12,24 @@ import type { Job } from './job-types.ts';
 export const SHADOW_RECORDED_REASON = 'shadow mode: recorded as it would be sent; not sent';
 
 /**
+ * How the `lastError` of a recorded job that the end of shadow mode dropped begins (state `cancelled`):
+ * the pixel billed it, so it was never sent.
+ */
+export const SHADOW_DROPPED_PREFIX = 'shadow end: not sent';
+
+/**
+ * Whether a job is one the end of shadow mode dropped (recorded, then never sent: the pixel billed it).
+ *
+ * @example
+ * ```ts
+ * const dropped = jobs.filter(isShadowDropped).length;
+ * ```
+ */
+export function isShadowDropped(job: Pick<Job, 'state' | 'lastError'>): boolean {
+  return job.state === 'cancelled' && (job.lastError?.startsWith(SHADOW_DROPPED_PREFIX) ?? false);
+}
+
+/**
  * Whether a job is recorded in shadow mode and waits for the decision of `shadow end`.
  *
  * @example

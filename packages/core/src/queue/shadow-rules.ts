@@ -9,7 +9,7 @@ import { accountKey } from './accounts.ts';
 import { checkClaimedJob, checkEpoch } from './call-checks.ts';
 import type { Job } from './job-types.ts';
 import { truncateReason } from './jobs.ts';
-import { isShadowRecorded, SHADOW_RECORDED_REASON } from './shadow-mark.ts';
+import { isShadowRecorded, SHADOW_DROPPED_PREFIX, SHADOW_RECORDED_REASON } from './shadow-mark.ts';
 import type {
   ShadowEndOptions,
   ShadowScope,
@@ -133,25 +133,24 @@ export function endShadowJob<J extends Job>(
 ): J {
   if (!isShadowRecorded(stored)) return stored;
   const { now } = options;
-  const ended = (state: 'cancelled' | 'expired', reason: string): J => ({
+  const ended = (state: 'cancelled' | 'expired', lastError: string): J => ({
     ...stored,
     state,
     updatedAt: now,
-    lastError: truncateReason(`shadow end: ${reason}`),
+    lastError: truncateReason(lastError),
   });
   if (decision === 'drop') {
     const from = options.sendCreatedFrom ?? null;
-    return ended(
-      'cancelled',
-      from === null
-        ? 'not sent: recorded while the pixel billed the campaign'
-        : `not sent: created before ${new Date(from).toISOString()}, while the pixel billed the campaign`,
-    );
+    const before = from === null ? '' : ` created before ${new Date(from).toISOString()},`;
+    return ended('cancelled', `${SHADOW_DROPPED_PREFIX}:${before} billed by the pixel`);
   }
   if (stored.deadline === null || stored.deadline < now)
-    return ended('expired', 'its deadline passed while it was recorded in shadow mode; not sent');
+    return ended('expired', 'shadow end: its deadline passed while it was recorded in shadow mode; not sent');
   if (stored.kind === 'confirm' && options.orderHasRefund)
-    return ended('cancelled', 'not sent: the order was refunded while it was recorded in shadow mode');
+    return ended(
+      'cancelled',
+      'shadow end: the order was refunded while it was recorded in shadow mode; not sent',
+    );
   return { ...stored, state: 'pending', attempts: 0, updatedAt: now, nextAttemptAt: now, lastError: null };
 }
 
