@@ -89,6 +89,9 @@ export function createShadowCommand(ctx: CommandContext = defaultContext): Comma
   return defineCommand(shadowSpec, async ({ values, positionals }, io) => {
     const action = checkAction(positionals, values);
     const scope = scopeOf(values);
+    const from = values['send-unbilled-after'];
+    const sendCreatedFrom = from === undefined ? null : timeValue('send-unbilled-after', from);
+    const sinceGiven = values.since === undefined ? undefined : sinceValue(values.since, ctx.now());
     const backend = await openFromFlags(ctx, backendFlags(values), io.env, { mustExist: action !== 'start' });
     const keys = action === 'end' ? null : await readKeys(values, io);
     const baseUrl = values['base-url'];
@@ -116,18 +119,13 @@ export function createShadowCommand(ctx: CommandContext = defaultContext): Comma
       }
       if (action === 'report') {
         const settings = await shadow.settings();
-        const since =
-          values.since === undefined
-            ? (settings[0]?.since ?? now - DEFAULT_SHADOW_REPORT_DAYS * DAY_MS)
-            : sinceValue(values.since, now);
+        const since = sinceGiven ?? settings[0]?.since ?? now - DEFAULT_SHADOW_REPORT_DAYS * DAY_MS;
         const accounts = new Set<string | null>([account ?? null, ...settings.map((s) => s.account)]);
         const notes = await spend(accounts);
         const report = await shadowReport(outbox, shadow, { since, now: ctx.now(), account, notes });
         io.stdout(keys?.redact(values.json ? `${jsonText(report)}\n` : renderShadowReport(report)) ?? '');
         return EXIT.ok;
       }
-      const from = values['send-unbilled-after'];
-      const sendCreatedFrom = from === undefined ? null : timeValue('send-unbilled-after', from);
       const result = await shadow.end(scope, { now, sendCreatedFrom });
       // LEDGER HOOK (issue 31 item 3): write one `shadow-end` row per `result.decided` entry here (who: the
       // CLI user; the job, its order and account, its value, the decision and the job's lastError as reason).
