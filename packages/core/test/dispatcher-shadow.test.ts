@@ -66,4 +66,24 @@ describe('shadow mode', () => {
     expect(await dispatcher.drain()).toMatchObject({ shadowed: 1, delivered: 0 });
     expect(confirmRequests()).toHaveLength(1);
   });
+
+  it('gives a job back untried, never maybe applied, when the shadow settings cannot be read', async () => {
+    const job = await enqueue('ord_blind');
+    const broken = {
+      ...outbox,
+      shadow: {
+        ...shadowOf(),
+        settings: async () => {
+          throw new Error('the database is down');
+        },
+      },
+    };
+    const errors: unknown[] = [];
+    const dispatcher = dispatcherWith({ outbox: broken });
+    dispatcher.on('error', ({ error }) => errors.push(error));
+    expect(await dispatcher.runOnce()).toMatchObject({ claimed: 1, deferred: 1, delivered: 0, shadowed: 0 });
+    expect(confirmRequests()).toEqual([]);
+    expect(await outbox.get(job.id)).toMatchObject({ state: 'pending', attempts: 0, maybeAppliedAt: null });
+    expect(errors).toHaveLength(1);
+  });
 });

@@ -17,6 +17,9 @@ import type { Send } from './send.ts';
 import type { ShadowGate } from './shadow.ts';
 import type { DeliveryTrace } from './tracing.ts';
 
+/** Why a job is given back untried when the store's shadow settings could not be read. */
+const SHADOW_UNREADABLE = "the outbox's shadow mode could not be read: given back untried";
+
 /** What delivering a job needs. */
 export interface DeliverContext {
   held: Pick<HeldJobs, 'start' | 'sent' | 'drop'>;
@@ -53,8 +56,16 @@ export function createDelivery(ctx: DeliverContext): (job: HeldJob) => Promise<J
     let probe = false;
     const { account } = job.job;
     try {
-      // An account in shadow mode sends nothing: no turn under the rate, no pause, no request.
-      const shadowed = await ctx.shadow(job.job);
+      // An account in shadow mode sends nothing: no turn under the rate, no pause, no request. A job whose
+      // shadow setting cannot be read is given back untried (not left to a lease that would mark it maybe
+      // applied: nothing was sent).
+      let shadowed: JobOutcome | null;
+      try {
+        shadowed = await ctx.shadow(job.job);
+      } catch (error) {
+        ctx.onError(error);
+        return await recorder.defer(job.job, { until: ctx.now(), reason: SHADOW_UNREADABLE });
+      }
       if (shadowed !== null) return shadowed;
       // Its turn under the request rate first (`rate.ts`), then the pauses, which may have begun meanwhile.
       const turn = rate.take(account);
