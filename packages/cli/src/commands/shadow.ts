@@ -15,7 +15,7 @@ import { jsonText, text } from '../format.ts';
 import type { CommandIo } from '../io.ts';
 import { type AccountKeys, KeysError, loadAccountKeys } from '../keys.ts';
 import { renderShadowEnd, renderShadowReport, shadowEndView } from '../shadow/render.ts';
-import { shadowReport } from '../shadow/report.ts';
+import { accountsOf, loadShadowJobs, type ShadowJobs, shadowReport } from '../shadow/report.ts';
 import { takeSpendReadings } from '../shadow/spend.ts';
 import { DEFAULT_SHADOW_REPORT_DAYS, shadowSpec } from '../specs/shadow.ts';
 
@@ -101,14 +101,18 @@ export function createShadowCommand(ctx: CommandContext = defaultContext): Comma
       const outbox = backend.outbox;
       const shadow = shadowOf(outbox);
       const now = ctx.now();
-      const spend = async (accounts: Set<string | null>) => {
+      const account = 'all' in scope ? undefined : scope.account;
+      /** Reads the spend of the scope's account, or of every account of `jobs` and the default key's. */
+      const spend = async (jobs: ShadowJobs) => {
         if (client === null || keys === null) return ['no --base-url: the spend is not read'];
+        const accounts = new Set<string | null>(account === undefined ? accountsOf(jobs) : [account]);
+        if (account === undefined && keys.keyFor(null) !== undefined) accounts.add(null);
         return (await takeSpendReadings(shadow, { client, keyFor: keys.keyFor }, accounts, ctx.now)).notes;
       };
-      const account = 'all' in scope ? undefined : scope.account;
       if (action === 'start') {
         const setting = await shadow.start(scope, now);
-        const notes = await spend(new Set([account ?? null]));
+        const recent = await loadShadowJobs(outbox, now - DEFAULT_SHADOW_REPORT_DAYS * DAY_MS, account);
+        const notes = await spend(recent);
         const shown = { ...setting, since: new Date(setting.since).toISOString(), notes };
         io.stdout(
           values.json
@@ -120,9 +124,9 @@ export function createShadowCommand(ctx: CommandContext = defaultContext): Comma
       if (action === 'report') {
         const settings = await shadow.settings();
         const since = sinceGiven ?? settings[0]?.since ?? now - DEFAULT_SHADOW_REPORT_DAYS * DAY_MS;
-        const accounts = new Set<string | null>([account ?? null, ...settings.map((s) => s.account)]);
-        const notes = await spend(accounts);
-        const report = await shadowReport(outbox, shadow, { since, now: ctx.now(), account, notes });
+        const jobs = await loadShadowJobs(outbox, since, account);
+        const notes = await spend(jobs);
+        const report = await shadowReport(shadow, jobs, { since, now: ctx.now(), account, notes });
         io.stdout(keys?.redact(values.json ? `${jsonText(report)}\n` : renderShadowReport(report)) ?? '');
         return EXIT.ok;
       }

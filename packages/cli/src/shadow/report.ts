@@ -84,18 +84,39 @@ function lastReading(readings: readonly SpendReading[], account: string | null, 
   return found;
 }
 
+/** The jobs a report reads: confirmations since its start, and the reversals recorded in shadow mode. */
+export interface ShadowJobs {
+  confirms: Job[];
+  refunds: Job[];
+}
+
+/** The jobs of the report from `since` (of `account` when given). */
+export async function loadShadowJobs(
+  outbox: Outbox,
+  since: number,
+  account: string | null | undefined,
+): Promise<ShadowJobs> {
+  const confirms = await jobsSince(outbox, 'confirm', since, account);
+  const refunds = (await jobsSince(outbox, 'refund', since, account)).filter(isShadowRecorded);
+  return { confirms, refunds };
+}
+
+/** The accounts the jobs belong to. */
+export function accountsOf(jobs: ShadowJobs): Set<string | null> {
+  return new Set([...jobs.confirms, ...jobs.refunds].map((job) => job.account));
+}
+
 /**
- * Builds the report from the outbox (jobs, settings, spend readings) for the days from `since` to `now`;
- * `account` (when given) keeps to one account.
+ * Builds the report from the jobs and the outbox's shadow settings and spend readings, for the days from
+ * `since` to `now`; `account` (when given) keeps to one account.
  */
 export async function shadowReport(
-  outbox: Outbox,
   shadow: OutboxShadow,
+  jobs: ShadowJobs,
   options: { since: number; now: number; account?: string | null; notes?: string[] },
 ): Promise<ShadowReport> {
   const { since, now, account } = options;
-  const confirms = await jobsSince(outbox, 'confirm', since, account);
-  const refunds = (await jobsSince(outbox, 'refund', since, account)).filter(isShadowRecorded);
+  const { confirms, refunds } = jobs;
   // Readings from well before `since`: the one that bounds the first day's start.
   const readings = await shadow.spend({ since: Math.max(0, since - 30 * DAY_MS) });
   const rows = new Map<string, ShadowDay>();
