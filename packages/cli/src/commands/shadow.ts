@@ -14,7 +14,13 @@ import { accountFilter, durationValue, type ParsedCommand } from '../flags.ts';
 import { jsonText, text } from '../format.ts';
 import type { CommandIo } from '../io.ts';
 import { type AccountKeys, KeysError, loadAccountKeys } from '../keys.ts';
-import { renderShadowEnd, renderShadowReport, shadowEndView } from '../shadow/render.ts';
+import {
+  renderShadowEnd,
+  renderShadowReport,
+  renderShadowStart,
+  shadowEndView,
+  shadowStartView,
+} from '../shadow/render.ts';
 import { accountsOf, loadShadowJobs, type ShadowJobs, shadowReport } from '../shadow/report.ts';
 import { takeSpendReadings } from '../shadow/spend.ts';
 import { DEFAULT_SHADOW_REPORT_DAYS, shadowSpec } from '../specs/shadow.ts';
@@ -113,12 +119,8 @@ export function createShadowCommand(ctx: CommandContext = defaultContext): Comma
         const setting = await shadow.start(scope, now);
         const recent = await loadShadowJobs(outbox, now - DEFAULT_SHADOW_REPORT_DAYS * DAY_MS, account);
         const notes = await spend(recent);
-        const shown = { ...setting, since: new Date(setting.since).toISOString(), notes };
-        io.stdout(
-          values.json
-            ? `${jsonText(shown)}\n`
-            : `shadow mode on for ${'all' in scope ? 'the whole outbox' : text`account ${account ?? '(none)'}`} since ${shown.since}\n${notes.map((n) => `note: ${n}\n`).join('')}`,
-        );
+        const shown = shadowStartView(setting, notes);
+        io.stdout(values.json ? `${jsonText(shown)}\n` : renderShadowStart(shown));
         return EXIT.ok;
       }
       if (action === 'report') {

@@ -2,7 +2,7 @@
  * How `postback shadow` prints: the report as one table per account (money in the currency's units, six
  * decimals, from micros), and the end of shadow mode as counts by outcome with its JSON view.
  */
-import type { ShadowEndResult } from '@postback/core/store';
+import type { ShadowEndResult, ShadowSetting } from '@postback/core/store';
 import { iso, type JobView, jobView, printable } from '../format.ts';
 import type { ShadowReport } from './report.ts';
 
@@ -12,6 +12,17 @@ function units(micros: number | null): string {
   const sign = micros < 0 ? '-' : '';
   const abs = Math.abs(micros);
   return `${sign}${Math.floor(abs / 1_000_000)}.${String(abs % 1_000_000).padStart(6, '0')}`;
+}
+
+/** The JSON view of `shadow start`: the setting (its time in ISO 8601) and the notes of its spend reading. */
+export function shadowStartView(setting: ShadowSetting, notes: string[]) {
+  return { scope: setting.scope, account: setting.account, since: iso(setting.since) as string, notes };
+}
+
+/** `shadow start` as text. */
+export function renderShadowStart(view: ReturnType<typeof shadowStartView>): string {
+  const what = view.scope === 'all' ? 'the whole outbox' : `account ${printable(view.account ?? '(none)')}`;
+  return `shadow mode on for ${what} since ${view.since}\n${view.notes.map((n) => `note: ${printable(n)}\n`).join('')}`;
 }
 
 /** The report as text: settings, then per account a row per day. */
