@@ -57,6 +57,11 @@ describe('postback shadow', () => {
     expect(started.code).toBe(0);
     expect(JSON.parse(started.out)).toMatchObject({ scope: 'all', account: null });
     await recordOrders(3);
+    const status = await run(['status', '--db', db.file, '--json']);
+    expect(JSON.parse(status.out).shadow).toEqual([
+      { scope: 'all', account: null, since: JSON.parse(started.out).since },
+    ]);
+    expect((await run(['status', '--db', db.file])).out).toContain('shadow mode: on for the whole outbox');
 
     const report = await run(['shadow', 'report', '--db', db.file]);
     expect(report.code).toBe(0);
@@ -70,6 +75,7 @@ describe('postback shadow', () => {
     expect(JSON.parse(ended.out)).toMatchObject({ ended: true, sent: 0, dropped: 3, sendCreatedFrom: null });
     const after = JSON.parse((await run(['shadow', 'report', '--db', db.file, '--json'])).out);
     expect(after.settings).toEqual([]);
+    expect(JSON.parse((await run(['status', '--db', db.file, '--json'])).out).shadow).toEqual([]);
     expect(after.days).toEqual(
       expect.arrayContaining([expect.objectContaining({ orders: 3, recorded: 0, dropped: 3 })]),
     );
