@@ -128,6 +128,7 @@ export {
   checkShadowScope,
   checkSpendReading,
   coversAccount,
+  decideAtShadowEnd,
   decidedAtEnd,
   decideRecorded,
   endShadowJob,

@@ -16,8 +16,8 @@ import {
   checkShadowScope,
   checkSpendReading,
   coversAccount,
+  decideAtShadowEnd,
   decidedAtEnd,
-  decideRecorded,
   endShadowJob,
   isShadowable,
   SHADOW_RECORDED_REASON,
@@ -117,7 +117,7 @@ export function shadowMethods(context: PostgresOutboxContext): OutboxShadow {
         const confirms: string[] = [];
         for (const job of (await q(tx, S.recorded)).rows.map(rowToJob)) {
           if (!decidedAtEnd(job, remaining)) continue;
-          const decision = decideRecorded(job, { sendCreatedFrom });
+          const decision = decideAtShadowEnd(job, { sendCreatedFrom });
           const refunds = await q(tx, S.hasRefund, [job.orderId, accountKey(job.account)]);
           const next = endShadowJob(job, decision, {
             now,

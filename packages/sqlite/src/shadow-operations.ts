@@ -11,8 +11,8 @@ import {
   accountFromKey,
   accountKey,
   coversAccount,
+  decideAtShadowEnd,
   decidedAtEnd,
-  decideRecorded,
   endShadowJob,
   isShadowable,
   SHADOW_RECORDED_REASON,
@@ -98,7 +98,7 @@ export function createShadowOperations(db: DatabaseSync, hooks: ShadowJobHooks) 
         if (page.length === 0) return { ended, decided };
         for (const job of page) {
           if (!decidedAtEnd(job, remaining)) continue;
-          const decision = decideRecorded(job, { sendCreatedFrom });
+          const decision = decideAtShadowEnd(job, { sendCreatedFrom });
           const orderHasRefund = hooks.hasRefund(job);
           const next = endShadowJob(job, decision, { now, orderHasRefund, sendCreatedFrom });
           hooks.update(next);

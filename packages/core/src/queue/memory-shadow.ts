@@ -12,8 +12,8 @@ import {
   checkShadowScope,
   checkSpendReading,
   coversAccount,
+  decideAtShadowEnd,
   decidedAtEnd,
-  decideRecorded,
   endShadowJob,
   isShadowable,
   shadowRecordJob,
@@ -72,7 +72,7 @@ export function createMemoryShadow(hooks: MemoryShadowHooks): OutboxShadow {
       const decided: ShadowDecided[] = [];
       for (const job of [...hooks.jobs()]) {
         if (!decidedAtEnd(job, remaining)) continue;
-        const decision = decideRecorded(job, { sendCreatedFrom });
+        const decision = decideAtShadowEnd(job, { sendCreatedFrom });
         const next = endShadowJob(job, decision, {
           now,
           orderHasRefund: hooks.hasRefund(job),

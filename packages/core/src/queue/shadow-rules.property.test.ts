@@ -9,7 +9,7 @@ import { describe, expect, it } from 'vitest';
 import { DAY_MS } from '../policy.ts';
 import type { ConfirmJob } from './job-types.ts';
 import { isShadowDropped, isShadowRecorded, SHADOW_RECORDED_REASON } from './shadow-mark.ts';
-import { checkShadowScope, decideRecorded, endShadowJob } from './shadow-rules.ts';
+import { checkShadowScope, decideAtShadowEnd, decideRecorded, endShadowJob } from './shadow-rules.ts';
 import { JobValidationError } from './validation.ts';
 
 const T0 = Date.UTC(2026, 10, 1);
@@ -70,6 +70,18 @@ describe('shadow rules', () => {
           expect(isShadowDropped(next)).toBe(decision === 'drop');
         },
       ),
+    );
+  });
+
+  it('sends every recorded reversal at the end, and decides every order as decideRecorded does', () => {
+    fc.assert(
+      fc.property(time, fc.option(time, { nil: null }), (createdAt, from) => {
+        const options = { sendCreatedFrom: from };
+        expect(decideAtShadowEnd({ kind: 'refund', createdAt }, options)).toBe('send');
+        expect(decideAtShadowEnd({ kind: 'confirm', createdAt }, options)).toBe(
+          decideRecorded({ createdAt }, options),
+        );
+      }),
     );
   });
 

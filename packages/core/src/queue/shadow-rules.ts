@@ -115,6 +115,24 @@ export function decideRecorded(
 }
 
 /**
+ * The decision `OutboxShadow.end` takes for one recorded job: an order by {@link decideRecorded}; a
+ * reversal is always sent (inside its window). A reversal is recorded only for an order charged through
+ * s2s (or confirmed elsewhere): the refund of an order recorded in shadow mode cancels that order instead.
+ * The pixel cannot have billed a reversal, and dropping it would leave a returned order charged.
+ *
+ * @example
+ * ```ts
+ * decideAtShadowEnd(job, { sendCreatedFrom: null }); // 'drop' for an order, 'send' for a reversal
+ * ```
+ */
+export function decideAtShadowEnd(
+  job: Pick<Job, 'kind' | 'createdAt'>,
+  options: { sendCreatedFrom: EpochMs | null },
+): SwitchDecision {
+  return job.kind === 'refund' ? 'send' : decideRecorded(job, options);
+}
+
+/**
  * A recorded job once shadow mode ends, by `decision`:
  * - `send`: `pending`, due now, attempts reset, unless its deadline has passed (`expired`: never sent late)
  *   or it is a confirm whose order has a refund (`cancelled`: a returned order is not charged);

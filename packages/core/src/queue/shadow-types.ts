@@ -79,7 +79,7 @@ export interface OutboxShadow {
   record(job: Job, options: { now: EpochMs }): Promise<'recorded' | 'not-shadowed' | 'lost'>;
   /**
    * Ends shadow mode for `scope` and, in the same transaction, decides every shadow-recorded job no
-   * other setting still covers (core's `decideRecorded` and `endShadowJob`).
+   * other setting still covers (core's `decideAtShadowEnd` and `endShadowJob`).
    */
   end(scope: ShadowScope, options: ShadowEndOptions): Promise<ShadowEndResult>;
   /** Keeps a spend reading (for `postback shadow report`'s per-day spend). */

@@ -215,6 +215,25 @@ export function describeShadow(s: Suite): void {
     );
 
     test(
+      'a reversal recorded in shadow mode is sent when it ends, even when its orders are dropped',
+      async () => {
+        await s.deliver('ord_charged', 'cmp_77');
+        await shadow().start(ALL, s.clock.now());
+        const refund = await s.outbox.refund({ orderId: 'ord_charged' });
+        expect(refund.outcome).toBe('enqueued');
+        const claimed = await claimOne();
+        expect(claimed.id).toBe(refund.job.id);
+        expect(await shadow().record(claimed, { now: s.clock.now() })).toBe('recorded');
+        const { decided } = await shadow().end(ALL, { now: s.clock.now(), sendCreatedFrom: null });
+        expect(decided).toEqual([
+          expect.objectContaining({ decision: 'send', job: expect.objectContaining({ state: 'pending' }) }),
+        ]);
+        expect((await claimAll()).map((job) => job.id)).toEqual([refund.job.id]);
+      },
+      'shadow',
+    );
+
+    test(
       'spend readings are kept and read back from a time, oldest first; a bad one names its field',
       async () => {
         const t = s.clock.now();
