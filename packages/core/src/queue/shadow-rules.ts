@@ -1,8 +1,9 @@
 /**
  * Shadow mode's rules, as pure functions every store applies (the contract is in `shadow-types.ts`):
  * which settings cover a job, what a job recorded in shadow mode looks like (`cancelled` with
- * `SHADOW_RECORDED_REASON` of `shadow-mark.ts`: nothing reached the service, nothing was charged, and nothing sends it
- * unless shadow mode ends with a decision to), and what ending shadow mode does to each recorded job.
+ * `SHADOW_RECORDED_REASON` of `shadow-mark.ts`: nothing reached the service, nothing was charged, and
+ * nothing sends it unless shadow mode ends with a decision to), what ending shadow mode decides and does to
+ * each recorded job, and the checks of what the store contract's shadow calls are given.
  */
 import type { EpochMs } from '../policy.ts';
 import { accountKey } from './accounts.ts';
