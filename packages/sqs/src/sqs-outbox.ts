@@ -103,6 +103,8 @@ export const SQS_OUTBOX_LIMITS = Object.freeze({
     'SQS is a queue, not a store: beat() is a no-op and workers() returns []; watch the Dispatcher (its events, metrics) instead',
   holds:
     'a held job must keep its attempts and wait out a probe interval, but ApproximateReceiveCount only grows, so every probe would count towards the dead-letter redrive: retry() refuses a hold, releaseHeld() returns 0, and the Dispatcher dead-letters a job whose campaign is not on s2s (replay it once the campaign is switched)',
+  shadow:
+    'a job recorded in shadow mode must wait, unsent and uncounted, for the decision of `postback shadow end`, and the settings must be read by every worker; a queue keeps no per-message state and no settings, and every receive counts towards the redrive: `shadow` is undefined, so an account to migrate from pixel runs its shadow period on a SQLite or Postgres outbox',
   fairClaims:
     'the queue decides which messages a receive returns: claim() cannot take urgent deadlines first nor take turns across accounts; on a standard queue each account is a message group of an SQS fair queue, on a FIFO queue each order is',
 });

@@ -25,6 +25,7 @@ const unsupported = {
   heartbeats: SQS_OUTBOX_LIMITS.heartbeats,
   fairClaims: SQS_OUTBOX_LIMITS.fairClaims,
   holds: SQS_OUTBOX_LIMITS.holds,
+  shadow: SQS_OUTBOX_LIMITS.shadow,
 };
 
 /** The outbox the suite tests, on `client` and the given queues. */

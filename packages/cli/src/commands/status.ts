@@ -230,6 +230,8 @@ export function createStatusCommand(ctx: CommandContext = defaultContext): Comma
       const paused = live === null ? null : live.some(isPaused);
       const pausedAccounts = live === null ? null : pausedAccountsOf(live);
       const alerts = conditions(stats, workers).filter((alert) => wanted.includes(alert));
+      // Shadow mode (`postback shadow`): while on, its jobs are recorded and never sent. Null: no shadow mode (SQS).
+      const shadow = (await outbox.shadow?.settings())?.map((s) => ({ ...s, since: iso(s.since) })) ?? null;
       if (values.json) {
         io.stdout(
           `${jsonText({
@@ -249,6 +251,7 @@ export function createStatusCommand(ctx: CommandContext = defaultContext): Comma
             pausedAccounts:
               pausedAccounts?.map((p) => ({ ...accountPauseView(p), workers: p.workers })) ?? null,
             held: stats.held?.map(heldView) ?? [],
+            shadow,
             alerts,
             dead: dead.map(jobView),
           })}\n`,
@@ -290,6 +293,10 @@ export function createStatusCommand(ctx: CommandContext = defaultContext): Comma
           lines.push(`paused accounts (${pausedAccounts.length}; their jobs wait, the others deliver):`);
           for (const pause of pausedAccounts) lines.push(accountLine(pause, now));
         }
+        for (const s of shadow ?? [])
+          lines.push(
+            text`shadow mode: on for ${s.scope === 'all' ? 'the whole outbox' : `account ${s.account ?? '(none)'}`} since ${s.since}: its jobs are recorded, not sent ('postback shadow report', 'postback shadow end')`,
+          );
         const held = stats.held ?? [];
         if (held.length > 0) {
           lines.push(

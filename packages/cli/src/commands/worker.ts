@@ -241,6 +241,7 @@ export function createWorkerCommand(
           dead: 0,
           expired: 0,
           unmatched: 0,
+          shadowed: 0,
           deferred: 0,
           lost: 0,
         };
