@@ -68,6 +68,13 @@ export interface Failure {
    * null when it names none. Absent for the other classes.
    */
   campaignId?: string | null;
+  /**
+   * True when the answer shows that no request of the job was ever applied, earlier ones included: a
+   * confirmation answered 404 with the service's `detail` (the service does not know its click, and a
+   * conversion needs one; a resend of an applied order is answered as a duplicate, not refused). Its refund
+   * then answers `not-charged`. Absent otherwise.
+   */
+  neverApplied?: boolean;
 }
 
 /** What {@link classifyFailure} needs besides the error. */
@@ -301,6 +308,9 @@ export function classifyFailure(err: unknown, options: ClassifyOptions = {}): Fa
       const named = withoutRequestValues(text, { ...values, campaignId: undefined });
       return { ...failure('held', false, false), campaignId: campaignNamed(named, options.redact) };
     }
+    // The click is unknown to the service: no request of this order can have been applied.
+    if (status === 404 && options.job?.kind === 'confirm')
+      return { ...failure('permanent', false, false), neverApplied: true };
     if (status === 404 && options.job?.kind === 'refund') {
       const meaning = notFoundReversal(options.job, reason);
       return { ...failure(meaning.class, false, false), reason: cut(meaning.reason) };

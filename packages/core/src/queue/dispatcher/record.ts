@@ -209,7 +209,8 @@ export function createRecorder(ctx: RecordContext): Recorder {
     }
     if (failure.class === 'permanent') {
       const { reason } = failure;
-      const dead = { now: at, state: 'dead' as const, reason, maybeApplied, attempt };
+      const never = failure.neverApplied === true ? { neverApplied: true } : {};
+      const dead = { now: at, state: 'dead' as const, reason, maybeApplied, attempt, ...never };
       if (!(await outbox.fail(job, dead))) return 'lost';
       counters.dead += 1;
       counters.failed += 1;
