@@ -15,6 +15,7 @@ export {
   type ClickCapture,
   type ClickContext,
   createClickCapture,
+  keptClickOf,
 } from './capture/engine.ts';
 export { CaptureError } from './capture/errors.ts';
 export { type PostbackFetchHandler, withPostback } from './capture/fetch.ts';
