@@ -71,8 +71,9 @@ export interface Failure {
   /**
    * True when the answer shows that no request of the job was ever applied, earlier ones included: a
    * confirmation answered 404 with the service's `detail` (the service does not know its click, and a
-   * conversion needs one; a resend of an applied order is answered as a duplicate, not refused). Its refund
-   * then answers `not-charged`. Absent otherwise.
+   * conversion needs one; a resend of an applied order is answered as a duplicate, not refused). The store
+   * then clears its `maybeAppliedAt` (`FailResult.neverApplied`): its refund answers that nothing was
+   * charged (`cancelled`) and sends nothing. Absent otherwise.
    */
   neverApplied?: boolean;
 }
