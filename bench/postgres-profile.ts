@@ -146,10 +146,10 @@ async function profileRun(workers: number, world: Awaited<ReturnType<typeof star
     // One shop transaction enqueues the backlog; the idle workers wake at its commit (NOTIFY).
     await inTx(ours.pool, async (tx) => {
       for (const [i, click] of clicks.entries())
-        await ours.outbox.confirm(tx, { orderId: `pr_${i}`, valueMicros: 1_000, click });
+        await ours.outbox.confirm(tx, { orderId: `pr${workers}_${tag}_${i}`, valueMicros: 1_000, click });
     });
     const t0 = performance.now();
-    const drainLimit = Date.now() + 60_000 + JOBS * 20;
+    const drainLimit = Date.now() + 60_000 + JOBS * 50;
     let delivered = 0;
     while (delivered < JOBS && Date.now() < drainLimit) {
       await new Promise((r) => setTimeout(r, 100));
@@ -172,7 +172,9 @@ async function profileRun(workers: number, world: Awaited<ReturnType<typeof star
       ),
     );
     const table1 = await tableCounters(ours.schema);
-    if (delivered < JOBS) throw new Error(`the drain stalled at ${delivered}/${JOBS}`);
+    // A drain cut by its time limit still says where the time went: figures are per delivered job.
+    if (delivered < JOBS)
+      console.log(`  (the drain was cut at its time limit: ${delivered}/${JOBS} delivered)`);
 
     let server = 0;
     for (const [pid, used] of server1) server += used - (server0.get(pid) ?? 0);
@@ -191,14 +193,14 @@ async function profileRun(workers: number, world: Awaited<ReturnType<typeof star
       merge(byArea, summary.byArea);
     }
     const busy = [...byArea].filter(([area]) => area !== '(idle)').reduce((sum, [, us]) => sum + us, 0);
-    const perJob = (n: number) => (n / JOBS).toFixed(2);
+    const perJob = (n: number) => (n / delivered).toFixed(2);
     console.log(
-      `\n${workers} worker${workers > 1 ? 's' : ''}: ${JOBS} jobs in ${seconds.toFixed(1)} s (${Math.round(JOBS / seconds)}/s), load average ${loadavg()[0]!.toFixed(1)}; CPU per job ${Math.round((workerUs + server) / JOBS)} µs (workers ${Math.round(workerUs / JOBS)}, their backends ${Math.round(server / JOBS)})`,
+      `\n${workers} worker${workers > 1 ? 's' : ''}: ${delivered} jobs in ${seconds.toFixed(1)} s (${Math.round(delivered / seconds)}/s), load average ${loadavg()[0]!.toFixed(1)}; CPU per job ${Math.round((workerUs + server) / delivered)} µs (workers ${Math.round(workerUs / delivered)}, their backends ${Math.round(server / delivered)})`,
     );
-    console.log(`  profile: busy ${Math.round(busy / JOBS)} µs/job sampled; by area (% of busy):`);
+    console.log(`  profile: busy ${Math.round(busy / delivered)} µs/job sampled; by area (% of busy):`);
     for (const [area, us] of [...byArea].sort((a, b) => b[1] - a[1]).filter(([a]) => a !== '(idle)'))
       console.log(
-        `    ${((us / busy) * 100).toFixed(1).padStart(5)} %  ${Math.round(us / JOBS)} µs/job  ${area}`,
+        `    ${((us / busy) * 100).toFixed(1).padStart(5)} %  ${Math.round(us / delivered)} µs/job  ${area}`,
       );
     console.log(`  top ${TOP} functions by self time (% of busy):`);
     for (const [name, us] of [...byFunction]
