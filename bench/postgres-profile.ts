@@ -209,7 +209,7 @@ async function profileRun(workers: number, world: Awaited<ReturnType<typeof star
       .slice(0, TOP))
       console.log(`    ${((us / busy) * 100).toFixed(1).padStart(5)} %  ${name}`);
     console.log(
-      `  wire: ${perJob(wire.roundTrips)} round trips per job, ${perJob(wire.notifications)} NOTIFY wake-ups per job; statements per job (rows per run, runs with no row):`,
+      `  wire: ${perJob(wire.roundTrips)} round trips per job, ${wire.notifications} NOTIFY deliveries in all; statements per job (rows per run, runs with no row):`,
     );
     for (const [kind, c] of [...wire.statements].sort((a, b) => b[1].executed - a[1].executed))
       console.log(
