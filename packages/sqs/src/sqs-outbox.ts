@@ -104,7 +104,7 @@ export const SQS_OUTBOX_LIMITS = Object.freeze({
   heartbeats:
     'SQS is a queue, not a store: beat() is a no-op and workers() returns []; watch the Dispatcher (its events, metrics) instead',
   holds:
-    'SQS cannot list a queue: stats() reports no held problems, and releaseHeld() reaches only what a receipt handle reaches (FIFO: the holds of this outbox, counted; standard: none counted, a remembered release makes a held message due when its current delay ends, within 900 s); on a FIFO queue a hold is a visibility change, and each probe counts a receive toward the redrive policy'
+    'SQS cannot list a queue: stats() reports no held problems, and releaseHeld() reaches only what a receipt handle reaches (FIFO: the holds of this outbox, counted; standard: none counted, a remembered release makes a held message due when its current delay ends, within 900 s); on a FIFO queue a hold is a visibility change, and each probe counts a receive toward the redrive policy',
   fairClaims:
     'the queue decides which messages a receive returns: claim() cannot take urgent deadlines first nor take turns across accounts; on a standard queue each account is a message group of an SQS fair queue, on a FIFO queue each order is',
 });
