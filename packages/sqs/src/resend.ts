@@ -42,6 +42,14 @@ export const MAX_REMEMBERED_RELEASES = 1000;
 const EARLY_MS = 1000;
 
 /**
+ * When a wait that wants to end at `wanted` ends: never after the job's deadline, so the message comes up
+ * in time to be sent or expired.
+ */
+function lastChance(wanted: EpochMs, deadline: EpochMs | null): EpochMs {
+  return deadline === null ? wanted : Math.min(wanted, deadline);
+}
+
+/**
  * The delay that brings a message up at `notBefore` or at most a second before it (whole seconds, rounded
  * down, so never later), capped by SQS's 900 s; 0 when it is due.
  *
@@ -79,9 +87,12 @@ export async function resendHeld(
     forget(context, claimed);
     return false;
   }
-  await context.ledger?.put(next);
-  const notBefore = next.nextAttemptAt > at ? next.nextAttemptAt : null;
-  await sendAgain(context, next, notBefore, carriedHistoryOf(context, claimed), at);
+  // Every wait yields to the deadline: the new message comes up by it, in time to be sent or expired.
+  const due = lastChance(next.nextAttemptAt, next.deadline);
+  const held = due === next.nextAttemptAt ? next : { ...next, nextAttemptAt: due };
+  await context.ledger?.put(held);
+  const notBefore = due > at ? due : null;
+  await sendAgain(context, held, notBefore, carriedHistoryOf(context, claimed), at);
   await deleteCopies(context, [claimed.lease.token]);
   forget(context, claimed);
   return true;
@@ -146,8 +157,8 @@ export async function chainDelay(
 ): Promise<boolean> {
   if (context.fifo || body.notBefore === null || body.notBefore - at < EARLY_MS) return false;
   if (isReleased(context, body)) return false;
-  // A deadline's last chance is never waited past: the delay ends at `notBefore`, which the hold capped.
-  const due = body.deadline === null ? body.notBefore : Math.min(body.notBefore, body.deadline);
+  // A deadline's last chance is never waited past (`notBefore` was capped by it; checked again here).
+  const due = lastChance(body.notBefore, body.deadline);
   if (due - at < EARLY_MS) return false;
   const attributes = jobAttributes({
     kind: body.kind,
