@@ -1,7 +1,8 @@
 /**
  * How a job travels in an SQS message, and back. The body is JSON holding everything a worker needs to send
  * the job (kind, order, click, value, deadline); the job's state, attempts and lease are not in the body
- * because SQS keeps them (visibility, `ApproximateReceiveCount`, receipt handle). The deadline is also a
+ * because SQS keeps them (visibility, `ApproximateReceiveCount`, receipt handle), except in a body re-sent
+ * for a hold or a pause (below). The deadline is also a
  * message attribute so it shows in the AWS console and can be read without parsing the body.
  *
  * `maybeAppliedAt` (when a request of the job may first have reached the service) travels in the body only

@@ -7,6 +7,8 @@
  * | claim         | `ReceiveMessage`, long poll; the receipt handle is the lease token, visibility the lease |
  * | complete      | `DeleteMessageBatch` (completions of a few ms are coalesced)                         |
  * | retry         | `ChangeMessageVisibility` to the next attempt, capped by the deadline and SQS's 12 h |
+ * | hold, pause   | standard: `SendMessage` again with `DelaySeconds`, then delete (`resend.ts`); FIFO: retry's |
+ * | releaseHeld   | FIFO: visibility 0 of the holds of this outbox; standard: remembered (`releases.ts`)  |
  * | fail          | `SendMessage` to the dead-letter queue with state and reason, then delete            |
  * | extendLease   | `ChangeMessageVisibility` (heart-beat)                                               |
  * | release       | `ChangeMessageVisibilityBatch` to 0                                                  |
