@@ -112,7 +112,9 @@ export function assertOpen(context: SqsOutboxContext): void {
 export const ACCOUNT_ATTRIBUTE = 'postback-account';
 
 /** The message attributes of a job, for people reading the console (the body holds the whole job). */
-export function jobAttributes(job: Job): Record<string, MessageAttributeValue> {
+export function jobAttributes(
+  job: Pick<Job, 'kind' | 'account' | 'deadline'>,
+): Record<string, MessageAttributeValue> {
   const attributes: Record<string, MessageAttributeValue> = {
     [KIND_ATTRIBUTE]: { DataType: 'String', StringValue: job.kind },
   };

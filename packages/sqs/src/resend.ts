@@ -160,14 +160,9 @@ export async function chainDelay(
   // A deadline's last chance is never waited past (`notBefore` was capped by it; checked again here).
   const due = lastChance(body.notBefore, body.deadline);
   if (due - at < EARLY_MS) return false;
-  const attributes = jobAttributes({
-    kind: body.kind,
-    account: body.account,
-    deadline: body.deadline,
-  } as Job);
   await sendMessage(context.client, context.queueUrl, {
     body: text,
-    attributes,
+    attributes: jobAttributes(body),
     ...(context.options.fairQueueGroups ? { groupId: fairGroupIdOf(body.account) } : {}),
     delaySeconds: delaySecondsUntil(at, due),
   });
