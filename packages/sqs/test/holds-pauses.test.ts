@@ -3,7 +3,8 @@
  * Dispatcher delivers from the SQS outbox, through the real client, to the sandbox of the ad service,
  * on our emulator and on fauxqs (both following a test clock). A pixel campaign's orders held through
  * more probes than the redrive policy allows, and a 20 s key outage, push nothing into the dead-letter
- * queue: waiting is a delayed re-send, whose new message has not been received yet (`resend.ts`).
+ * queue: waiting is a delayed re-send, whose new message has not been received yet (`resend.ts`). And on
+ * FIFO and standard queues, the delivery that proves a campaign switched releases its held orders.
  */
 import { GetQueueAttributesCommand, type SQSClient } from '@aws-sdk/client-sqs';
 import { type AdServiceClient, createClient } from '@postback/client';
@@ -31,9 +32,9 @@ interface World {
   close(): Promise<void>;
 }
 
-async function emulatorWorld(): Promise<World> {
-  const h = startHarness({ standard: true });
-  const queueUrl = h.sqs.createQueue('held', {
+async function emulatorWorld(fifo = false): Promise<World> {
+  const h = startHarness({ standard: !fifo });
+  const queueUrl = h.sqs.createQueue(fifo ? 'held.fifo' : 'held', {
     MessageRetentionPeriod: '1209600',
     RedrivePolicy: REDRIVE(h.sqs.arnOf(h.dlqUrl)),
   });
@@ -47,14 +48,15 @@ async function emulatorWorld(): Promise<World> {
   };
 }
 
-async function fauxqsWorld(): Promise<World> {
+async function fauxqsWorld(fifo = false): Promise<World> {
+  const suffix = fifo ? '.fifo' : '';
   const clock = createFakeClock(Date.now());
   // fauxqs keeps delays and visibility by Date.now(), and so does the sandbox: both follow the clock.
   const restore = followClock(clock.now);
   const sqs = await startFauxqs();
-  const dlqUrl = await sqs.createQueue('held-dlq');
-  const queueUrl = await sqs.createQueue('held', {
-    RedrivePolicy: REDRIVE('arn:aws:sqs:us-east-1:000000000000:held-dlq'),
+  const dlqUrl = await sqs.createQueue(`held-dlq${suffix}`);
+  const queueUrl = await sqs.createQueue(`held${suffix}`, {
+    RedrivePolicy: REDRIVE(`arn:aws:sqs:us-east-1:000000000000:held-dlq${suffix}`),
   });
   return {
     client: sqs.client,
@@ -125,8 +127,8 @@ async function setUp(start: () => Promise<World>, source: 'pixel' | 's2s') {
   return { account, campaignId: campaign.id };
 }
 
-async function confirmOrders(campaignId: string, n: number): Promise<void> {
-  for (let i = 0; i < n; i++) {
+async function confirmOrders(campaignId: string, n: number, from = 0): Promise<void> {
+  for (let i = from; i < from + n; i++) {
     const click = await (sandbox as RunningSandbox).control.click(campaignId);
     await (outbox as SqsOutbox).confirm({
       orderId: `ord_${i}`,
@@ -156,8 +158,8 @@ async function applied(account: SandboxAccount): Promise<Map<string, number>> {
 }
 
 describe.each([
-  ['our emulator', emulatorWorld],
-  ['fauxqs', fauxqsWorld],
+  ['our emulator', () => emulatorWorld()],
+  ['fauxqs', () => fauxqsWorld()],
 ])('on %s, a standard queue with maxReceiveCount 3', (_name, start) => {
   test('a pixel campaign’s 30 orders held through more probes than maxReceiveCount stay out of the dead-letter queue, and are all delivered once when the campaign switches', async () => {
     const { account, campaignId } = await setUp(start, 'pixel');
@@ -203,6 +205,34 @@ describe.each([
     expect(delivered).toBe(ORDERS);
     const orders = await applied(account);
     expect(orders.size).toBe(ORDERS);
+    expect([...orders.values()].every((times) => times === 1)).toBe(true);
+    expect(await count((world as World).dlqUrl)).toBe(0);
+  });
+});
+
+describe.each([
+  ['our emulator', 'standard', () => emulatorWorld()],
+  ['our emulator', 'FIFO', () => emulatorWorld(true)],
+  ['fauxqs', 'standard', () => fauxqsWorld()],
+  ['fauxqs', 'FIFO', () => fauxqsWorld(true)],
+])('on %s, a %s queue', (_name, kind, start) => {
+  test('after the switch the first delivery releases the held orders: on FIFO at once, on a standard queue when their current delay ends', async () => {
+    const { account, campaignId } = await setUp(start, 'pixel');
+    await confirmOrders(campaignId, 5);
+    const worker = dispatcher({ holdProbeMs: 6 * 3_600_000 });
+    expect(await worker.drain()).toMatchObject({ held: 5 });
+    await (sandbox as RunningSandbox).control.setConversionSource(campaignId, 's2s');
+    await confirmOrders(campaignId, 1, 5);
+    const first = await worker.drain();
+    if (kind === 'FIFO') {
+      expect(first).toMatchObject({ delivered: 6 });
+    } else {
+      expect(first).toMatchObject({ delivered: 1 });
+      (world as World).advance(900_000);
+      expect(await worker.drain()).toMatchObject({ delivered: 5 });
+    }
+    const orders = await applied(account);
+    expect(orders.size).toBe(6);
     expect([...orders.values()].every((times) => times === 1)).toBe(true);
     expect(await count((world as World).dlqUrl)).toBe(0);
   });
