@@ -33,6 +33,12 @@ export const EXIT = Object.freeze({
    * JSON error: a wrong base URL, a proxy): a configuration error.
    */
   misconfigured: 5,
+  /**
+   * `worker --drain` ended while a 429 paused delivery (all of it, or accounts) longer than the run may
+   * wait, or past the nearest deadline: the jobs are left `pending` for the next run, which sends them
+   * when the wait the service asked for ends.
+   */
+  rateLimited: 6,
 });
 
 /** A usage error: a bad flag or a bad value. Reported as `postback <command>: <message>`, exit 2. */

@@ -27,6 +27,23 @@ export function parseBaseUrl(value: string): string {
     throw new UsageError(`--base-url must be an http(s) URL, got '${value}'`);
   if (url.username !== '' || url.password !== '')
     throw new UsageError('--base-url must not carry credentials; use POSTBACK_API_KEY');
+  if (endsInVersion(value))
+    throw new UsageError(
+      '--base-url must not end in /v1: /v1 is added to every path (give the part before it, e.g. https://ads.example)',
+    );
   // Kept without query or fragment: the client appends `/v1/...` to the path, and the URL is logged.
   return `${url.origin}${url.pathname}`.replace(/\/$/, '');
+}
+
+/**
+ * Whether a base URL's path already ends in `/v1` (any case, trailing slashes aside): every request
+ * would then go to `/v1/v1/...`. The client refuses such a `baseUrl` too.
+ *
+ * @example
+ * ```ts
+ * endsInVersion('https://ads.example/v1/'); // true
+ * ```
+ */
+export function endsInVersion(baseUrl: string): boolean {
+  return URL.canParse(baseUrl) && /\/v1\/*$/i.test(new URL(baseUrl).pathname);
 }

@@ -217,6 +217,57 @@ export function cut(value: string, max: number): string {
   return shown.length <= max ? shown : `${shown.slice(0, Math.max(0, max - 1))}…`;
 }
 
+/**
+ * The width of each of the first `columns` columns: its longest cell over `rows`, in one pass (rows of any
+ * number: never spread into `Math.max`'s arguments, which overflows the stack past ~10^5 of them).
+ *
+ * @example
+ * ```ts
+ * columnWidths([['ID', 'STATE'], ['12', 'delivered']], 2); // [2, 9]
+ * ```
+ */
+export function columnWidths(rows: Iterable<readonly string[]>, columns: number): number[] {
+  const widths = new Array<number>(columns).fill(0);
+  for (const row of rows)
+    for (let i = 0; i < columns; i++) widths[i] = Math.max(widths[i] as number, (row[i] ?? '').length);
+  return widths;
+}
+
+/**
+ * A writer of many short pieces of text that hands `write` a chunk of about {@link CHUNK_CHARS}
+ * characters at a time, and the rest at `flush()`: a table of 200,000 lines is 200,000 short strings,
+ * not one, and not 200,000 writes either.
+ *
+ * @example
+ * ```ts
+ * const out = chunked((text) => io.stdout(text));
+ * for (const row of rows) out.write(`${row}\n`);
+ * out.flush();
+ * ```
+ */
+export function chunked(write: (text: string) => void): { write(text: string): void; flush(): void } {
+  let pending: string[] = [];
+  let size = 0;
+  const flush = () => {
+    if (pending.length === 0) return;
+    write(pending.join(''));
+    pending = [];
+    size = 0;
+  };
+  return {
+    write(text) {
+      if (text === '') return;
+      pending.push(text);
+      size += text.length;
+      if (size >= CHUNK_CHARS) flush();
+    },
+    flush,
+  };
+}
+
+/** About how many characters {@link chunked} gathers before writing. */
+const CHUNK_CHARS = 64 * 1024;
+
 /** One send of a job as `--json` output shows it. */
 export interface AttemptView {
   startedAt: string;

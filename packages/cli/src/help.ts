@@ -3,11 +3,13 @@
  * every table's summary. Nothing here is written by hand per command, so the help cannot drift from the
  * flags the parser accepts.
  */
+import { columnWidths } from './format.ts';
 import { type CommandSpec, type EnvSpec, envOf, type FlagSpec, flagEnvName } from './spec.ts';
 
 /** Two columns: names padded to the widest, continuation lines of the text indented to match. */
 function columns(rows: ReadonlyArray<readonly [string, string]>): string[] {
-  const width = Math.max(...rows.map(([left]) => left.length)) + 2;
+  const [widest = 0] = columnWidths(rows, 1);
+  const width = widest + 2;
   return rows.flatMap(([left, right]) =>
     right.split('\n').map((line, i) => `  ${(i === 0 ? left : '').padEnd(width)}${line}`.trimEnd()),
   );

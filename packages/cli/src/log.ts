@@ -198,6 +198,14 @@ export function eventFields(event: string, payload: unknown): Record<string, unk
         released: p.released,
         heldForMs: p.heldForMs,
       });
+    // Shadow mode: the job was recorded as it would be sent (its path; the body, with the click token, is
+    // the report's, not the log's).
+    case 'shadowed':
+      return defined({
+        ...jobRef(p.job),
+        path: (p.request as { path?: unknown } | undefined)?.path,
+        at: isoOf(p.at),
+      });
     case 'error':
       return defined({ during: p.during, error: errorFields(p.error) });
     default:

@@ -30,6 +30,7 @@ export const COMMAND_LOADERS: Readonly<Record<string, () => Promise<{ command: C
   migrate: () => import('./commands/migrate.ts'),
   doctor: () => import('./commands/doctor.ts'),
   reconcile: () => import('./commands/reconcile.ts'),
+  shadow: () => import('./commands/shadow.ts'),
 };
 
 /** The overview of every command; the tables are loaded only when it is printed. */

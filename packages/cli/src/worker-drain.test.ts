@@ -10,6 +10,7 @@ const summary = (claimed: number, retried: number): RunSummary => ({
   dead: 0,
   expired: 0,
   unmatched: 0,
+  shadowed: 0,
   deferred: 0,
   lost: 0,
 });

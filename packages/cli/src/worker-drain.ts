@@ -4,8 +4,9 @@
  * this run retried after a network blip is due again within a second or two: the run waits for it (up to
  * {@link DRAIN_RETRY_WAIT_MS} for one retry, {@link DRAIN_RETRY_WAIT_TOTAL_MS} and
  * {@link DRAIN_RETRY_WAITS} waits in all) instead of leaving it to the next cron run. A 429's pause (its
- * `Retry-After`) is waited out too, up to {@link DRAIN_RATE_LIMIT_WAIT_TOTAL_MS} in all: only a refused
- * key or address ends a drain paused.
+ * `Retry-After`) is waited out too when it ends within the run's bound ({@link DRAIN_RATE_LIMIT_WAIT_TOTAL_MS}
+ * in all, `--rate-limit-wait`) and no later than the nearest deadline of an open job; a longer one ends
+ * the run, its jobs handed to the next run (the worker then exits 6, "rate-limited until ...").
  */
 import type { RunSummary } from '@postback/core';
 import type { DispatcherHandle } from './worker-factories.ts';
@@ -29,8 +30,8 @@ export const DRAIN_RETRY_WAIT_TOTAL_MS = 15_000;
 export const DRAIN_RETRY_WAITS = 10;
 
 /**
- * Longest a `--drain` run waits out the pauses of 429s in all (a service that keeps answering 429 ends it
- * then, its jobs left pending).
+ * Longest a `--drain` run waits out the pauses of 429s in all, unless `--rate-limit-wait` says otherwise
+ * (a service that keeps answering 429, or asks for a longer wait, ends it then, its jobs left pending).
  * @defaultValue 300_000
  */
 export const DRAIN_RATE_LIMIT_WAIT_TOTAL_MS = 300_000;
@@ -45,8 +46,12 @@ export interface DrainContext {
   onBatch(batch: Promise<RunSummary>): void;
   /** Each batch's summary as it ends. */
   onRound(round: RunSummary): void;
-  /** How long until the pause of a 429 that holds delivery back ends (ms), or null: none does. */
+  /** When the pause of a 429 that holds delivery back ends (epoch ms, on `now`'s clock), or null: none does. */
   rateLimited?: () => Promise<number | null>;
+  /** The nearest deadline of an open job (epoch ms), or null: none, or the store cannot say. */
+  nearestDeadline?: () => Promise<number | null>;
+  /** Longest this run waits out 429 pauses in all. @defaultValue {@link DRAIN_RATE_LIMIT_WAIT_TOTAL_MS} */
+  rateLimitWaitMs?: number;
 }
 
 /**
@@ -91,11 +96,18 @@ export async function drainBatches(
     if (round === null) return;
     ctx.onRound(round);
     if (dispatcher.paused() || round.claimed === 0) {
-      const limited = (await ctx.rateLimited?.()) ?? null;
-      if (limited !== null && rateWaited + limited <= DRAIN_RATE_LIMIT_WAIT_TOTAL_MS) {
-        rateWaited += limited;
-        if (!(await sleep(limited))) return;
-        continue;
+      const until = (await ctx.rateLimited?.()) ?? null;
+      if (until !== null) {
+        const limited = Math.max(1, until - ctx.now());
+        const bound = ctx.rateLimitWaitMs ?? DRAIN_RATE_LIMIT_WAIT_TOTAL_MS;
+        // A wait that would end after an open job's deadline is not slept through: the run ends and
+        // hands the jobs on (the next run sends them when the wait ends, or at their deadline).
+        const deadline = rateWaited + limited <= bound ? ((await ctx.nearestDeadline?.()) ?? null) : null;
+        if (rateWaited + limited <= bound && (deadline === null || until <= deadline)) {
+          rateWaited += limited;
+          if (!(await sleep(limited))) return;
+          continue;
+        }
       }
     }
     if (dispatcher.paused()) return;

@@ -1,8 +1,8 @@
 /**
  * The worker and the service's rate limits: `--max-requests-per-second` and its per-account twin as the
- * Dispatcher's `maxRequestsPerSecond`, and what a `--drain` run does when a 429 paused delivery (all of it,
- * or the accounts whose jobs were the only ones due): it waits the pause out — the service's `Retry-After`
- * — and goes on, instead of ending paused as it does when the key or the address was refused.
+ * Dispatcher's `maxRequestsPerSecond`, and what a `--drain` run learns of a 429's pause (of all delivery,
+ * or of the accounts whose jobs were the only ones due): when it ends, so the run can wait it out — the
+ * service's `Retry-After` — within its bound, or end with its own exit code (see `worker-drain-exit.ts`).
  */
 import type { AccountPause } from '@postback/core';
 
@@ -11,7 +11,25 @@ export interface GlobalPause {
   status: number | null;
   reason: string;
   until: number;
+  /** The Dispatcher's cause (`auth`, `rate-limited`, ...), when its event names one. */
+  cause?: string;
 }
+
+/**
+ * Whether a pause is a 429's: its cause says so, or (a pause that names no cause) its status is 429.
+ *
+ * @example
+ * ```ts
+ * isRateLimit({ status: 429, reason: 'Ad service answered 429: slow down' }); // true
+ * ```
+ */
+export function isRateLimit(pause: { status: number | null; cause?: unknown }): boolean {
+  if (pause.cause === undefined || pause.cause === null) return pause.status === 429;
+  return RATE_LIMIT_CAUSES.has(pause.cause);
+}
+
+/** The names a Dispatcher gives the cause of a 429's pause (`rate-limited` in its events). */
+const RATE_LIMIT_CAUSES = new Set<unknown>(['rate-limited', 'rate-limit']);
 
 /**
  * The Dispatcher's `maxRequestsPerSecond` from the worker's flags (nothing when neither is given).
@@ -37,16 +55,22 @@ export function maxRequestsPerSecond(values: {
 }
 
 /**
- * How long a drain that found nothing to send waits for a 429's pause to end (ms), or null when no pause
- * of a 429 holds it back (nothing due, or a refused key or address: the drain ends).
+ * When the pause of a 429 that holds a drain back ends (epoch ms), or null when none does (nothing
+ * paused, or a refused key or address: the drain ends). With all delivery paused, the global pause's;
+ * else the earliest end among the accounts paused by a 429.
+ *
+ * @example
+ * ```ts
+ * const until = await rateLimitedUntil(pause, dispatcher); // 1767225600000
+ * ```
  */
-export async function rateLimitWait(
+export async function rateLimitedUntil(
   pause: GlobalPause | null,
   dispatcher: { paused(): boolean; pausedAccounts(): Promise<readonly AccountPause[]> },
-  now: number,
 ): Promise<number | null> {
-  if (dispatcher.paused()) return pause?.status === 429 ? Math.max(1, pause.until - now) : null;
-  const limited = (await dispatcher.pausedAccounts()).filter((p) => p.status === 429);
-  if (limited.length === 0) return null;
-  return Math.max(1, Math.min(...limited.map((p) => p.until)) - now);
+  if (dispatcher.paused()) return pause !== null && isRateLimit(pause) ? pause.until : null;
+  let earliest: number | null = null;
+  for (const p of await dispatcher.pausedAccounts())
+    if (isRateLimit(p) && (earliest === null || p.until < earliest)) earliest = p.until;
+  return earliest;
 }

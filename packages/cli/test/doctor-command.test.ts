@@ -6,6 +6,7 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { doctor as runDoctor } from '../src/index.ts';
 import { main } from '../src/main.ts';
 import { DOCTOR_EXIT_FAILED } from '../src/specs/doctor.ts';
 import { captureIo } from './capture-io.ts';
@@ -160,6 +161,47 @@ describe('postback doctor', () => {
       /answered 200 \(text\/html, no JSON detail\): not the service/,
     );
     expect(proxy.get('clock').status).toBe('skip');
+  });
+
+  it('fails the base-url check for a path the service authenticates but does not serve, checked with the key', async () => {
+    const env = { POSTBACK_API_KEY: service.keys.all };
+    const skipLocal = ['--skip', 'outbox,worker,recent-answers,secret', '--json'];
+    // The sandbox, like a router that authenticates before it routes, answers 401 to any /v1 path
+    // without a key: only the request with the key tells the real path from a wrong one.
+    const under = await doctor(['--base-url', `${service.url}/v1/conversions`, ...skipLocal], env);
+    expect(under.code).toBe(DOCTOR_EXIT_FAILED);
+    expect(under.get('base-url')).toMatchObject({ ok: false, status: 'fail' });
+    expect(under.get('base-url').detail).toMatch(
+      /\/v1\/conversions\/v1\/me with the key answered 404 .*no such path there/,
+    );
+    expect(under.get('base-url').fix).toMatch(/part before \/v1/);
+    expect(under.get('key')).toMatchObject({ status: 'skip' });
+
+    const right = await doctor(['--base-url', service.url, ...skipLocal], env);
+    expect(right.get('base-url')).toMatchObject({ ok: true, status: 'pass' });
+    expect(right.get('base-url').detail).toMatch(/with the key answered 200 .*the service's path/);
+    const conversionsOnly = { POSTBACK_API_KEY: service.keys.conversions };
+    const scoped = await doctor(['--base-url', service.url, ...skipLocal], conversionsOnly);
+    expect(scoped.get('base-url').detail).toMatch(/with the key answered 403 \(detail: .*the service's path/);
+  });
+
+  it('refuses a --base-url ending in /v1 as a usage error naming it (exit 2), and doctor() fails its check', async () => {
+    const env = { POSTBACK_API_KEY: service.keys.all };
+    for (const url of [`${service.url}/v1`, `${service.url}/v1/`]) {
+      const run = await doctor(['--base-url', url, '--skip', 'outbox,worker,recent-answers,secret'], env);
+      expect(run.code).toBe(2);
+      expect(run.err).toMatch(/--base-url must not end in \/v1: \/v1 is added to every path/);
+    }
+    const report = await runDoctor({
+      baseUrl: `${service.url}/v1`,
+      apiKey: service.keys.all,
+      skip: ['outbox', 'worker', 'recent-answers', 'secret'],
+    });
+    const check = report.checks.find((c) => c.name === 'base-url');
+    expect(check).toMatchObject({ ok: false, status: 'fail' });
+    expect(check?.detail).toMatch(/ends in \/v1: every request would go to .*\/v1\/v1\//);
+    expect(check?.fix).toMatch(/part before \/v1/);
+    expect(report.checks.find((c) => c.name === 'key')).toMatchObject({ status: 'skip' });
   });
 
   it("fails the clock check when the service's clock is ahead of this host's by more than the safety margin", async () => {

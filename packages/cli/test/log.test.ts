@@ -203,3 +203,23 @@ describe('the worker log with per-account keys', () => {
     }
   });
 });
+
+describe('the worker log of shadow mode', () => {
+  it('logs shadowed with the job and the path it would have been sent to, never the body or the click token', () => {
+    const job = { id: '8', kind: 'confirm', orderId: 'A-8', attempts: 0, clickToken: 'tok_secret_0456' };
+    const request = {
+      path: '/v1/conversions/s2s',
+      body: { click_token: 'tok_secret_0456', order_id: 'A-8', value_micros: 1 },
+    };
+    const fields = eventFields('shadowed', { job, at: Date.UTC(2026, 0, 2), request });
+    expect(fields).toEqual({
+      jobId: '8',
+      kind: 'confirm',
+      orderId: 'A-8',
+      attempts: 0,
+      path: '/v1/conversions/s2s',
+      at: '2026-01-02T00:00:00.000Z',
+    });
+    expect(JSON.stringify(fields)).not.toContain('tok_secret');
+  });
+});

@@ -41,8 +41,16 @@ describe('postback migrate', () => {
       'SELECT tablename FROM pg_tables WHERE schemaname = $1 ORDER BY tablename',
       [schema],
     );
-    // Jobs, clicks, the migrations ledger and (since migration 3) worker heart-beats.
-    expect(rows.map((r) => r.tablename)).toEqual(['clicks', 'jobs', 'migrations', 'workers']);
+    // Jobs, clicks, the migrations ledger, (since migration 3) worker heart-beats and (since migration 7)
+    // shadow mode's settings and spend readings.
+    expect(rows.map((r) => r.tablename)).toEqual([
+      'clicks',
+      'jobs',
+      'migrations',
+      'shadow_settings',
+      'shadow_spend',
+      'workers',
+    ]);
   });
 
   it('takes the schema from POSTBACK_PG_SCHEMA when --schema is not given', async () => {

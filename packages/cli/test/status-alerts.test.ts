@@ -126,7 +126,9 @@ describe('postback status: deadlines at risk and workers', () => {
     );
     expect(out).toMatch(/\nworkers \(seen in the last 2m\):\n/);
     expect(out).toMatch(/\n {2}shop-1:4242:a {2}running {2}version 1\.2\.3 {2}last seen \d+s ago \(\S+Z\)\n/);
-    expect(out).toMatch(/ {2}shop-2:77:b {2}paused .* paused until \S+Z \(in \d+s\): refused\\u\{a\}key\n/);
+    expect(out).toMatch(
+      / {2}shop-2:77:b {2}paused .* paused until \S+Z \(in \d+s\) \(unknown\): refused\\u\{a\}key\n/,
+    );
     expect(out).toMatch(/\ndelivery: paused \(1 of 2 worker\(s\)\)\n/);
     expect(out).toMatch(/\nnearest deadline: \S+Z \(in 1[01]h \d+m\) {2}confirm order soon/);
   });
@@ -243,8 +245,8 @@ describe('postback status: paused accounts (per-account keys)', () => {
     ]);
     const { code, out, err } = await run(['status', '--db', db.file, '--json', '--fail-on-paused']);
     expect(code).toBe(STATUS_EXIT.paused);
-    expect(err).toBe(
-      'postback status: alert: 2 account(s) paused (key refused or missing): shop-18, (no account)\n',
+    expect(err).toMatch(
+      /^postback status: alert: 2 account\(s\) paused: shop-18 \(auth: the key was refused or is missing, until \S+Z\), \(no account\) \(auth: the key was refused or is missing, until \S+Z\)\n$/,
     );
     const status = JSON.parse(out);
     expect(status.paused).toBe(false);
@@ -265,10 +267,10 @@ describe('postback status: paused accounts (per-account keys)', () => {
     const text = (await run(['status', '--db', db.file])).out;
     expect(text).toMatch(/\npaused accounts \(2; their jobs wait, the others deliver\):\n/);
     expect(text).toMatch(
-      /\n {2}shop-18 {2}403 {2}since \S+Z \(2m[^)]*ago\) {2}next probe \S+Z \(in \d+s\): Ad service answered 403: forbidden {2}\(shop-2:2:b, shop-1:1:a\)\n/,
+      /\n {2}shop-18 {2}403 {2}auth {2}since \S+Z \(2m[^)]*ago\) {2}next probe \S+Z \(in \d+s\): Ad service answered 403: forbidden {2}\(shop-2:2:b, shop-1:1:a\)\n/,
     );
     expect(text).toMatch(
-      /\n {2}\(no account\) {2}no key {2}since .*: no API key for account \(no account\) {2}\(shop-1:1:a\)\n/,
+      /\n {2}\(no account\) {2}no key {2}auth {2}since .*: no API key for account \(no account\) {2}\(shop-1:1:a\)\n/,
     );
     expect(text).not.toMatch(/shop-99/);
   });

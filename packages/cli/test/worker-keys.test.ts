@@ -114,9 +114,11 @@ describe('postback worker --keys-file (many advertisers)', () => {
         expect.objectContaining({ account: 'shop-b', status: 401, reason: expect.stringMatching(/401/) }),
       ]);
       expect(paused.text).toMatch(
-        /\npaused accounts \(1; their jobs wait, the others deliver\):\n {2}shop-b {2}401 {2}since .*: .*401/,
+        /\npaused accounts \(1; their jobs wait, the others deliver\):\n {2}shop-b {2}401 {2}auth {2}since .*: .*401/,
       );
-      expect(paused.err).toMatch(/alert: 1 account\(s\) paused \(key refused or missing\): shop-b/);
+      expect(paused.err).toMatch(
+        /alert: 1 account\(s\) paused: shop-b \(auth: the key was refused or is missing/,
+      );
       expect((await shopB.conversions()).conversions).toHaveLength(0);
       const outbox = db.open();
       expect((await outbox.stats(Date.now())).counts).toMatchObject({ delivered: 3, pending: 3, dead: 0 });

@@ -85,6 +85,8 @@ export function createClient(options: ClientOptions): AdServiceClient {
     userAgent: resolved.userAgent,
     timeout: resolved.timeout,
     retry: resolved.retry,
+    maxAnswerBytes: resolved.maxAnswerBytes,
+    maxAnswerDepth: resolved.maxAnswerDepth,
     random: resolved.random ?? Math.random,
     transport,
     redact,

@@ -104,7 +104,8 @@ export class AdServiceError extends Error {
   readonly detail: string;
   /**
    * Whether sending the same request again may help: 5xx, 408, 429, timeouts, connection failures and a
-   * 2xx whose body is not JSON. The one place that decides it; core's Dispatcher reads it.
+   * 2xx whose body is not JSON (or past the answer bounds). The one place that decides it; core's
+   * Dispatcher reads it.
    */
   readonly retryable: boolean;
   /**
@@ -252,8 +253,9 @@ export class TransportUnavailableError extends AdServiceError {
   }
 }
 /**
- * A 2xx response whose body the client cannot read: not JSON at all (retryable), or JSON that is not an
- * object or whose known fields have the wrong type (not retryable; `detail` names the field). `status`
+ * A 2xx response whose body the client cannot read: not JSON at all, larger than `maxAnswerBytes` or
+ * nested deeper than `maxAnswerDepth` (retryable), or JSON that is not an object or whose known fields
+ * have the wrong type (not retryable; `detail` names the field). `status`
  * is the 2xx: the service accepted the request, so treat it as applied, whatever the body.
  * @example `if (err instanceof InvalidResponseError && err.status !== null) markApplied(job);`
  */

@@ -38,6 +38,22 @@ export const DEFAULT_RETRY_MAX_DELAY_MS = 5_000;
 export const DEFAULT_CONNECTIONS = 64;
 
 /**
+ * Most bytes of an answer's body the client reads (1 MiB, far above any real answer of the service).
+ * Past it the transport stops reading and cancels the body (closing its connection), and the answer
+ * counts as an unexpected body: a 2xx is an `InvalidResponseError` with its status (applied, whatever its
+ * body), any other status its usual error without the service's `detail`.
+ * @defaultValue 1_048_576
+ */
+export const DEFAULT_MAX_ANSWER_BYTES = 1_048_576;
+/**
+ * Deepest nesting of arrays and objects the client parses in an answer (the service's answers nest two
+ * or three levels). A deeper body is never handed to `JSON.parse` and counts as an unexpected body, like
+ * one past {@link DEFAULT_MAX_ANSWER_BYTES}.
+ * @defaultValue 64
+ */
+export const DEFAULT_MAX_ANSWER_DEPTH = 64;
+
+/**
  * The options a client was given are invalid. `field` names the option, e.g. `retry.retries`.
  * The message never contains an option's value, so a bad `apiKey` is not echoed.
  *
@@ -56,6 +72,9 @@ export class ClientOptionsError extends AdServiceError {
     this.field = field;
   }
 }
+
+/** A base URL path that already names the API version (`/v1`, `/api/v1/`): the client adds it itself. */
+const V1_SUFFIX = /\/v1\/*$/i;
 
 const positiveMs = z.int({ error: 'must be a positive integer of milliseconds' }).min(1).max(2_147_483_647);
 const nonNegativeMs = z
@@ -89,8 +108,15 @@ export const retryOptionsSchema = z.strictObject({
  * ```
  */
 export const clientOptionsSchema = z.strictObject({
-  /** Origin (and optional path prefix) of the service; `/v1/...` is appended. */
-  baseUrl: z.url({ protocol: /^https?$/, error: 'must be an absolute http or https URL' }),
+  /**
+   * Origin (and optional path prefix) of the service; `/v1/...` is appended. A path ending in `/v1` is
+   * refused: every request would go to `/v1/v1/...` and meet the service's router's 404.
+   */
+  baseUrl: z
+    .url({ protocol: /^https?$/, error: 'must be an absolute http or https URL' })
+    .refine((url) => !URL.canParse(url) || !V1_SUFFIX.test(new URL(url).pathname), {
+      error: 'must not end in /v1: the client adds /v1 to every path (give the URL without it)',
+    }),
   /**
    * The API key, sent as `Authorization: Bearer <key>`. Kept private: never printed, logged or serialised.
    * Optional for a client that sends every request with its own key (`{ apiKey }` per call, e.g. a worker
@@ -117,6 +143,18 @@ export const clientOptionsSchema = z.strictObject({
   retry: z.union([z.literal(false), retryOptionsSchema]).default(() => retryOptionsSchema.parse({})),
   /** Keep-alive connections per origin (Node transport only). @defaultValue {@link DEFAULT_CONNECTIONS} */
   connections: z.int({ error: 'must be a positive integer' }).min(1).max(1024).default(DEFAULT_CONNECTIONS),
+  /** Most bytes of an answer's body read; past it the body is cancelled. @defaultValue {@link DEFAULT_MAX_ANSWER_BYTES} */
+  maxAnswerBytes: z
+    .int({ error: 'must be a positive integer of bytes' })
+    .min(1)
+    .max(2 ** 30)
+    .default(DEFAULT_MAX_ANSWER_BYTES),
+  /** Deepest JSON nesting of an answer parsed. @defaultValue {@link DEFAULT_MAX_ANSWER_DEPTH} */
+  maxAnswerDepth: z
+    .int({ error: 'must be an integer from 1 to 1000' })
+    .min(1)
+    .max(1000)
+    .default(DEFAULT_MAX_ANSWER_DEPTH),
   /** Random source in [0, 1) for backoff jitter; inject a fixed one in tests. @defaultValue Math.random */
   random: z.custom<() => number>((v) => typeof v === 'function', { error: 'must be a function' }).optional(),
 });

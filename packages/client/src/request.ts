@@ -6,6 +6,7 @@
  * was sent with, so text echoed by the service never carries it.
  */
 import type * as z from 'zod';
+import { type ParsedAnswer, parseAnswerJson } from './answer-json.ts';
 import {
   AdServiceError,
   ConnectionError,
@@ -40,6 +41,10 @@ export interface RequesterConfig {
   userAgent: string;
   timeout: number;
   retry: RetryPolicy | false;
+  /** Most bytes of an answer's body read (see `DEFAULT_MAX_ANSWER_BYTES`). */
+  maxAnswerBytes: number;
+  /** Deepest JSON nesting of an answer parsed (see `DEFAULT_MAX_ANSWER_DEPTH`). */
+  maxAnswerDepth: number;
   random: () => number;
   transport: Transport;
   /** Removes the client's API key from text entering an error (see `createRedactor`). */
@@ -103,13 +108,24 @@ export function createRequester(config: RequesterConfig): Requester {
       try {
         const response = await attemptOnce(
           config.transport,
-          { url, headers, body, what, timeout, method: endpoint.method, redact },
+          {
+            url,
+            headers,
+            body,
+            what,
+            timeout,
+            method: endpoint.method,
+            redact,
+            maxBodyBytes: config.maxAnswerBytes,
+          },
           call.signal,
         );
         call.onStatus?.(response.status);
+        const parsed = readAnswer(response, config);
         if (response.status >= 200 && response.status < 300)
-          return parseBody(endpoint.response, response, what, redact);
-        error = errorFromResponse(response.status, parseJson(response.body), response.retryAfter, {
+          return parseBody(endpoint.response, response, parsed, what, redact);
+        // An error body we cannot read (oversized, too deep, not JSON) is no detail of the service's.
+        error = errorFromResponse(response.status, parsed.ok ? parsed.value : null, response.retryAfter, {
           redact,
         });
       } catch (err) {
@@ -145,6 +161,7 @@ interface Attempt {
   what: string;
   timeout: number;
   redact: (text: string) => string;
+  maxBodyBytes: number;
 }
 
 async function attemptOnce(
@@ -163,6 +180,7 @@ async function attemptOnce(
       headers: a.headers,
       body: a.body,
       signal: controller.signal,
+      maxBodyBytes: a.maxBodyBytes,
     });
   } catch (err) {
     if (callerSignal?.aborted) throw callerSignal.reason;
@@ -209,9 +227,26 @@ async function attemptOnce(
   }
 }
 
+/** An answer's body as JSON, or why it cannot be read: past the byte bound, nested too deeply, not JSON. */
+function readAnswer(
+  response: TransportResponse,
+  bounds: { maxAnswerBytes: number; maxAnswerDepth: number },
+): ParsedAnswer | { ok: false; why: 'oversized'; cause?: undefined } {
+  if (response.oversized) return { ok: false, why: 'oversized' };
+  return parseAnswerJson(response.body, bounds.maxAnswerDepth);
+}
+
+/** Why an answer's body could not be read, as the error says it (after `response body`). */
+const UNREADABLE: Record<'oversized' | 'nested too deeply' | 'not JSON', string> = {
+  oversized: 'is larger than maxAnswerBytes (not read past it)',
+  'nested too deeply': 'nests deeper than maxAnswerDepth',
+  'not JSON': 'is not valid JSON',
+};
+
 function parseBody<S extends z.ZodType>(
   schema: S,
   response: TransportResponse,
+  parsed: ReturnType<typeof readAnswer>,
   what: string,
   redact: (text: string) => string,
 ): z.output<S> {
@@ -220,18 +255,22 @@ function parseBody<S extends z.ZodType>(
     retryAfterMs: parseRetryAfter(response.retryAfter),
     redact,
   };
-  let json: unknown;
-  try {
-    json = JSON.parse(response.body);
-  } catch (err) {
-    // Not JSON at all: likely an intermediary's page or a corrupted body; sending again may succeed.
-    // The parser's message quotes the body, so the cause goes through `redact` like any service text.
+  if (!parsed.ok) {
+    // Not a body we can read: likely an intermediary's page or a corrupted or runaway body; sending again
+    // may succeed. The parser's message quotes the body, so the cause goes through `redact` like any
+    // service text.
     throw new InvalidResponseError(
       'invalid_response',
-      `${what}: the ${response.status} response is not valid JSON`,
-      { ...common, detail: 'response body is not valid JSON', retryable: true, cause: err },
+      `${what}: the ${response.status} response body ${UNREADABLE[parsed.why]}`,
+      {
+        ...common,
+        detail: `response body ${UNREADABLE[parsed.why]}`,
+        retryable: true,
+        ...(parsed.cause === undefined ? {} : { cause: parsed.cause }),
+      },
     );
   }
+  const json = parsed.value;
   const result = schema.safeParse(json);
   if (result.success) return result.data;
   // Valid JSON of the wrong shape is deterministic: the same request gets the same answer.
@@ -243,14 +282,6 @@ function parseBody<S extends z.ZodType>(
     detail,
     retryable: false,
   });
-}
-
-function parseJson(text: string): unknown {
-  try {
-    return JSON.parse(text);
-  } catch {
-    return null;
-  }
 }
 
 /**

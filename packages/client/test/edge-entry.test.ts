@@ -101,8 +101,9 @@ describe('the entry an edge runtime loads', () => {
         headers: { accept: 'application/json' },
         body: undefined,
         signal: new AbortController().signal,
+        maxBodyBytes: 1_048_576,
       });
-      expect(res).toEqual({ status: 200, retryAfter: null, body: '{"ok":true}' });
+      expect(res).toEqual({ status: 200, retryAfter: null, body: '{"ok":true}', oversized: false });
     } finally {
       await transport.close();
       await server.close();

@@ -49,6 +49,25 @@ describe('client options', () => {
     ).toBe('retry.backoff');
   });
 
+  it.each(['https://ads.example/v1', 'https://ads.example/v1/', 'https://ads.example/api/V1//'])(
+    'refuses the base URL %s, whose path already ends in /v1, naming baseUrl',
+    (baseUrl) => {
+      const err = optionError(() => createClient({ ...base, baseUrl }));
+      expect(err.field).toBe('baseUrl');
+      expect(err.message).toMatch(/must not end in \/v1: the client adds \/v1 to every path/);
+    },
+  );
+
+  it.each([
+    'https://ads.example',
+    'https://ads.example/api',
+    'https://ads.example/v10',
+    'https://ads.example/v1beta',
+    'https://ads.example/v1/tenant',
+  ])('takes the base URL %s, whose path does not end in /v1', (baseUrl) => {
+    expect(createClient({ ...base, baseUrl }).baseUrl).toBe(new URL(baseUrl).href);
+  });
+
   it('names the bad option when a value is invalid', () => {
     expect(optionError(() => createClient({ ...base, baseUrl: 'ftp://ads.example' })).field).toBe('baseUrl');
     expect(optionError(() => createClient({ ...base, apiKey: '' })).field).toBe('apiKey');

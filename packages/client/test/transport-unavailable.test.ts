@@ -88,6 +88,7 @@ describe('transport unavailable', () => {
           headers: { 'x-bad': 'line\nbreak' },
           body: undefined,
           signal: new AbortController().signal,
+          maxBodyBytes: 1_048_576,
         })
         .catch((err: unknown) => err);
       expect(error).toBeInstanceOf(TransportUnavailable);

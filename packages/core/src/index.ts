@@ -66,6 +66,7 @@ export {
   DEFAULT_LEASE_MS,
   DEFAULT_POLL_INTERVAL_MS,
   DEFAULT_SEND_TIMEOUT_MS,
+  DEFAULT_SHADOW_REFRESH_MS,
   DEFAULT_STOP_TIMEOUT_MS,
   DEFAULT_WATCH_INTERVAL_MS,
   DEFAULT_WINDOW_CLOSED_PATTERN,
@@ -120,6 +121,7 @@ export {
   type WithdrawOutcome,
   type WorkerBeat,
 } from './queue/outbox-types.ts';
+export type { OutboxShadow, ShadowScope } from './queue/shadow-types.ts';
 export {
   JobValidationError,
   MAX_ACCOUNT_LENGTH,

@@ -47,6 +47,12 @@ export {
   checkRetry,
   checkWorkersQuery,
 } from './queue/call-checks.ts';
+export {
+  type ConfirmBody,
+  type ConversionRequest,
+  conversionRequestOf,
+  type RefundBody,
+} from './queue/conversion-request.ts';
 export type {
   DeliveryTrace,
   RequestTrace,
@@ -110,6 +116,35 @@ export {
   type RefundContext,
   refundAfterConfirm,
 } from './queue/refund-rules.ts';
+export {
+  isShadowDropped,
+  isShadowRecorded,
+  SHADOW_DROPPED_PREFIX,
+  SHADOW_RECORDED_REASON,
+} from './queue/shadow-mark.ts';
+export {
+  checkShadowEnd,
+  checkShadowRecord,
+  checkShadowScope,
+  checkSpendReading,
+  coversAccount,
+  decideAtShadowEnd,
+  decidedAtEnd,
+  decideRecorded,
+  endShadowJob,
+  isShadowable,
+  shadowRecordJob,
+  shadowScopeKey,
+  shadowSettingOf,
+} from './queue/shadow-rules.ts';
+export type {
+  ShadowDecided,
+  ShadowEndOptions,
+  ShadowEndResult,
+  ShadowSetting,
+  SpendReading,
+  SwitchDecision,
+} from './queue/shadow-types.ts';
 export {
   validateAccount,
   validateClickToken,

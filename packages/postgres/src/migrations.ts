@@ -6,6 +6,7 @@
  * lock serialises concurrent runs (two deploys starting at once); each version is applied only if its
  * row is missing from `<schema>.migrations`, so running it again is a no-op.
  */
+import { SHADOW_RECORDED_REASON } from '@postback/core/store';
 import { type Queryable, run } from './queryable.ts';
 import { DEFAULT_SCHEMA, quoteIdent, validateSchemaName } from './schema-name.ts';
 
@@ -161,6 +162,21 @@ ALTER TABLE {s}.jobs DROP CONSTRAINT jobs_state_check,
     sql: `
 ALTER TABLE {s}.jobs ADD COLUMN held_at bigint, ADD COLUMN held_campaign_id text;
 CREATE INDEX jobs_held ON {s}.jobs (account, held_campaign_id) WHERE held_at IS NOT NULL AND state IN ('pending', 'inflight');
+`,
+  },
+  // Shadow mode (core's `OutboxShadow`): `shadow_settings` one row per scope in shadow mode (`scope_key`:
+  // '*' for the whole outbox, '=' and the account key for one account), `shadow_spend` the spend readings
+  // of `postback shadow` (its campaigns as jsonb). `jobs_shadow` holds only the jobs recorded in shadow
+  // mode (cancelled with core's `SHADOW_RECORDED_REASON`, which the predicate repeats), so ending shadow
+  // mode reads those alone. New tables and a partial index no existing row enters: nothing is rewritten.
+  {
+    version: 7,
+    name: 'shadow mode: shadow_settings, shadow_spend, jobs_shadow',
+    sql: `
+CREATE TABLE {s}.shadow_settings (scope_key text PRIMARY KEY, account text NOT NULL, since bigint NOT NULL);
+CREATE TABLE {s}.shadow_spend (id bigserial PRIMARY KEY, account text NOT NULL, at bigint NOT NULL, campaigns jsonb NOT NULL);
+CREATE INDEX shadow_spend_at ON {s}.shadow_spend (at);
+CREATE INDEX jobs_shadow ON {s}.jobs (id) WHERE state = 'cancelled' AND last_error = '${SHADOW_RECORDED_REASON}';
 `,
   },
 ];

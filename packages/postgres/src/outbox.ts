@@ -9,7 +9,7 @@
  *
  * This file wires the Outbox methods; the work is in `enqueue.ts` (confirm, refund), `transitions.ts`
  * (claim, complete, retry, fail, release, extendLease), `operator-methods.ts` (reads, dead-letter list,
- * replay and purge) and `closing.ts` (pool error reporting, close), on the state shared in
+ * replay and purge), `shadow-methods.ts` (shadow mode) and `closing.ts` (pool error reporting, close), on the state shared in
  * `outbox-context.ts`. The SQL is in `statements.ts`.
  *
  * The rules themselves (validation, deadlines, what a refund does) are core's pure functions; this module
@@ -30,6 +30,7 @@ import { operatorMethods } from './operator-methods.ts';
 import type { PostgresOutboxOptions } from './options.ts';
 import { assertOpen, createPostgresOutboxContext } from './outbox-context.ts';
 import type { PoolLike, Queryable } from './queryable.ts';
+import { shadowMethods } from './shadow-methods.ts';
 import { transitionMethods } from './transitions.ts';
 
 /**
@@ -100,6 +101,7 @@ export function createPostgresOutbox(options: PostgresOutboxOptions): PostgresOu
     ...enqueueMethods(context),
     ...transitionMethods(context),
     ...operatorMethods(context),
+    shadow: shadowMethods(context),
 
     subscribe(onWake: () => void): Subscription {
       assertOpen(context);

@@ -3,7 +3,7 @@
  * can be read (and their query plans tested) in one place. `$n` are bind parameters; the schema name
  * was validated and is quoted.
  */
-import { ATTEMPT_HISTORY_LIMIT, MAX_REASON_LENGTH } from '@postback/core/store';
+import { ATTEMPT_HISTORY_LIMIT, MAX_REASON_LENGTH, SHADOW_RECORDED_REASON } from '@postback/core/store';
 import { JOB_COLUMNS } from './rows.ts';
 
 /**
@@ -209,8 +209,10 @@ export function jobStatements(s: string) {
     // Order lookups take the order id ($1) and the account's key ($2, '' for none).
     byOrderAndKind: `SELECT ${JOB_COLUMNS} FROM ${s}.jobs WHERE order_id = $1 AND account = $2 AND kind = $3`,
     lockOrder: `SELECT ${JOB_COLUMNS} FROM ${s}.jobs WHERE order_id = $1 AND account = $2 ORDER BY kind FOR UPDATE`,
+    // Core's planRefund / planWithdraw cancel: a confirm pending, dead, or recorded in shadow mode.
     cancelConfirm: `UPDATE ${s}.jobs SET state = 'cancelled', updated_at = $2, last_error = $3, lease_token = NULL, lease_expires_at = NULL
-    WHERE id = $1 AND state IN ('pending', 'dead') AND maybe_applied_at IS NULL RETURNING ${JOB_COLUMNS}`,
+    WHERE id = $1 AND (state IN ('pending', 'dead') OR (state = 'cancelled' AND last_error = '${SHADOW_RECORDED_REASON}'))
+      AND maybe_applied_at IS NULL RETURNING ${JOB_COLUMNS}`,
     claim: claimStatement(s),
     completeMany: `UPDATE ${s}.jobs AS j SET state = 'delivered', updated_at = v.at, delivered_at = v.at, lease_token = NULL,
       lease_expires_at = NULL, last_error = NULL, held_at = NULL, held_campaign_id = NULL,

@@ -31,7 +31,14 @@ describe('migrate', () => {
     const schema = randomSchema();
     try {
       expect(await migrate(pool, { schema })).toEqual({ schema, from: 0, to: LATEST_SCHEMA_VERSION });
-      expect(await tablesOf(schema)).toEqual(['clicks', 'jobs', 'migrations', 'workers']);
+      expect(await tablesOf(schema)).toEqual([
+        'clicks',
+        'jobs',
+        'migrations',
+        'shadow_settings',
+        'shadow_spend',
+        'workers',
+      ]);
       expect(await schemaVersion(pool, schema)).toBe(LATEST_SCHEMA_VERSION);
     } finally {
       await dropSchema(pool, schema);
@@ -208,7 +215,14 @@ describe('upgrading a schema of version 2 that holds jobs (migration 3: the oper
       expect(await migrate(pool, { schema })).toEqual({ schema, from: 2, to: LATEST_SCHEMA_VERSION });
       // No table rewrite: the same file holds the rows.
       expect(await relfilenode()).toBe(before);
-      expect(await tablesOf(schema)).toEqual(['clicks', 'jobs', 'migrations', 'workers']);
+      expect(await tablesOf(schema)).toEqual([
+        'clicks',
+        'jobs',
+        'migrations',
+        'shadow_settings',
+        'shadow_spend',
+        'workers',
+      ]);
       // A worker of the previous release still writes rows during a rolling deploy.
       await insertV2(schema, { orderId: 'ord_v2_late', state: 'pending', at: t0 + 1 });
 

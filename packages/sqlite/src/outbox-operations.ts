@@ -62,6 +62,7 @@ import {
   type PruneCursor,
   type PruneWindow,
 } from './operator-queries.ts';
+import { createShadowOperations } from './shadow-operations.ts';
 
 /** What `confirm` answers: the id of the job it inserted, or the job already stored for the order. */
 export type InsertedConfirm = { created: true; id: string } | { created: false; job: ConfirmJob };
@@ -173,7 +174,21 @@ export function createOutboxOperations(db: DatabaseSync, policy: Readonly<Window
     return next.state === 'pending';
   }
 
+  const shadow = createShadowOperations(db, {
+    transition: (claimed, apply) => {
+      const next = transition(claimed, apply);
+      if (next?.kind === 'confirm') settleRefundOf(next);
+      return next;
+    },
+    update: (job) => {
+      store(job, null);
+      if (job.kind === 'confirm') settleRefundOf(job);
+    },
+    hasRefund: (job) => loadByOrder(accountKey(job.account), job.orderId, 'refund') !== null,
+  });
+
   return {
+    ...shadow,
     /**
      * Inserts a built confirm job (given as its `insertValues`, which cross threads cheaper than the job)
      * and answers with its new id, or answers with the stored job of the same order. Only the id: the
@@ -387,4 +402,8 @@ export type WriteOperation =
   | 'replay'
   | 'purgeDead'
   | 'prune'
-  | 'beat';
+  | 'beat'
+  | 'shadowStart'
+  | 'shadowRecord'
+  | 'shadowEnd'
+  | 'noteSpend';

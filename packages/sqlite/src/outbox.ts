@@ -53,6 +53,7 @@ import { OUTBOX_FEATURES, type PruneBatch, type PruneCursor } from './operator-q
 import { type SqliteOutboxOptions, sqliteOutboxOptionsSchema } from './options.ts';
 import { createOutboxOperations, type HeldJob, storedConfirm } from './outbox-operations.ts';
 import { createLocalWriter, type OutboxWriter, readOnlyWriter } from './outbox-writer.ts';
+import { createSqliteShadow } from './shadow.ts';
 import { createThreadWriter } from './writer-thread/main-side.ts';
 
 /**
@@ -238,6 +239,8 @@ export function createSqliteOutbox(options: SqliteOutboxOptions): SqliteOutbox {
     workers: (options) => read(() => ops.workers(checkWorkersQuery(options))),
 
     features: OUTBOX_FEATURES,
+
+    shadow: createSqliteShadow({ writer, ops, guard, read }),
 
     listDead: (options) =>
       read(() => {

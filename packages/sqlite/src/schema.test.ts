@@ -308,6 +308,9 @@ describe('a file of schema version 5 (before held jobs)', () => {
     await before.close();
     const db = new DatabaseSync(filename);
     db.exec(`
+      DROP INDEX jobs_shadow;
+      DROP TABLE shadow_spend;
+      DROP TABLE shadow_settings;
       DROP INDEX jobs_held;
       ALTER TABLE jobs DROP COLUMN held_campaign_id;
       ALTER TABLE jobs DROP COLUMN held_at;

@@ -17,9 +17,11 @@
  * - `jobs_dead` (id) over dead jobs: `listDead` pages by id, replay, purge.
  * - `jobs_held` (account, held_campaign_id) over open held jobs: `releaseHeld` and the held problems of
  *   `stats`.
+ * - `jobs_shadow` (id) over jobs recorded in shadow mode: ending shadow mode (migration 7).
  * `listJobs` (an operator's read, not a worker's) has no index of its own: see migration 3.
  */
 import type { DatabaseSync } from 'node:sqlite';
+import { SHADOW_RECORDED_REASON } from '@postback/core/store';
 import { inTransaction } from './transaction.ts';
 
 const MIGRATIONS: readonly string[] = [
@@ -166,6 +168,27 @@ const MIGRATIONS: readonly string[] = [
   ALTER TABLE jobs ADD COLUMN held_at INTEGER;
   ALTER TABLE jobs ADD COLUMN held_campaign_id TEXT;
   CREATE INDEX jobs_held ON jobs (account, held_campaign_id) WHERE held_at IS NOT NULL AND state IN ('pending', 'inflight');
+  `,
+  // 7: shadow mode (core's `OutboxShadow`). `shadow_settings` holds one row per scope in shadow mode
+  // (`scope_key`: '*' for the whole outbox, '=' and the account key for one account); `shadow_spend` the
+  // spend readings of `postback shadow` (one row per reading, its campaigns as JSON). `jobs_shadow` holds
+  // only the jobs recorded in shadow mode (cancelled with core's `SHADOW_RECORDED_REASON`, which the
+  // predicate repeats: a job leaves the index with any other outcome), so ending shadow mode reads those
+  // and nothing else. New tables and a partial index that no existing row enters: nothing is rewritten.
+  `
+  CREATE TABLE shadow_settings (
+    scope_key TEXT    NOT NULL PRIMARY KEY,
+    account   TEXT    NOT NULL,
+    since     INTEGER NOT NULL
+  ) WITHOUT ROWID;
+  CREATE TABLE shadow_spend (
+    id        INTEGER PRIMARY KEY,
+    account   TEXT    NOT NULL,
+    at        INTEGER NOT NULL,
+    campaigns TEXT    NOT NULL
+  );
+  CREATE INDEX shadow_spend_at ON shadow_spend (at);
+  CREATE INDEX jobs_shadow ON jobs (id) WHERE state = 'cancelled' AND last_error = '${SHADOW_RECORDED_REASON}';
   `,
 ];
 

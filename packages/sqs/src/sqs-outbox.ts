@@ -107,6 +107,8 @@ export const SQS_OUTBOX_LIMITS = Object.freeze({
     'SQS is a queue, not a store: beat() is a no-op and workers() returns []; watch the Dispatcher (its events, metrics) instead',
   holds:
     'SQS cannot list a queue: stats() reports no held problems, and releaseHeld() reaches only what a receipt handle reaches (FIFO: the holds of this outbox, counted; standard: none counted, a remembered release makes a held message due when its current delay ends, within 900 s); on a FIFO queue a hold is a visibility change, and each probe counts a receive toward the redrive policy',
+  shadow:
+    'a job recorded in shadow mode must wait, unsent and uncounted, for the decision of `postback shadow end`, and the settings must be read by every worker; a queue keeps no per-message state and no settings, and every receive counts towards the redrive: `shadow` is undefined, so an account to migrate from pixel runs its shadow period on a SQLite or Postgres outbox',
   fairClaims:
     'the queue decides which messages a receive returns: claim() cannot take urgent deadlines first nor take turns across accounts; on a standard queue each account is a message group of an SQS fair queue, on a FIFO queue each order is',
 });

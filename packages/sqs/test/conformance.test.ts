@@ -24,6 +24,7 @@ const unsupported = {
   prune: SQS_OUTBOX_LIMITS.prune,
   heartbeats: SQS_OUTBOX_LIMITS.heartbeats,
   fairClaims: SQS_OUTBOX_LIMITS.fairClaims,
+  shadow: SQS_OUTBOX_LIMITS.shadow,
 };
 
 /** The outbox the suite tests, on `client` and the given queues. */

@@ -10,6 +10,7 @@ import { accountFilter } from '../flags.ts';
 import {
   type AttemptView,
   attemptView,
+  columnWidths,
   elapsed,
   type JobDetailView,
   jobDetailView,
@@ -61,7 +62,7 @@ function attemptLines(history: readonly AttemptRecord[], now: number): string[] 
     statusText(attempt),
     attempt.detail === null ? '' : text`${attempt.detail}`,
   ]);
-  const widths = [0, 1, 2, 3].map((i) => Math.max(...rows.map((row) => (row[i] as string).length)));
+  const widths = columnWidths(rows, 4);
   return rows.map((row) =>
     `    ${row.map((cell, i) => (i === 1 ? cell.padStart(widths[i] as number) : i < 4 ? cell.padEnd(widths[i] as number) : cell)).join('  ')}`.trimEnd(),
   );

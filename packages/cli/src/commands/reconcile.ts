@@ -8,10 +8,10 @@ import { backendFlags, EXIT, UsageError } from '../args.ts';
 import { parseBaseUrl } from '../base-url.ts';
 import { type Command, defineCommand } from '../command.ts';
 import { type CommandContext, defaultContext, openFromFlags } from '../context.ts';
-import { jsonText } from '../format.ts';
+import { chunked, jsonText } from '../format.ts';
 import { type AccountKeys, KeysError, loadAccountKeys } from '../keys.ts';
 import { reconcile } from '../reconcile/index.ts';
-import { renderReconcile } from '../reconcile/render.ts';
+import { writeReconcile } from '../reconcile/render.ts';
 import { RECONCILE_EXIT_FLAGS, reconcileSpec } from '../specs/reconcile.ts';
 
 /**
@@ -71,7 +71,13 @@ export function createReconcileCommand(ctx: CommandContext = defaultContext): Co
           returnWindowMs: window === undefined ? storeReturnWindow(outbox) : window === 0 ? null : window,
         },
       );
-      io.stdout(keys.redact(values.json ? `${jsonText(report)}\n` : renderReconcile(report)));
+      if (values.json) io.stdout(keys.redact(`${jsonText(report)}\n`));
+      else {
+        // Streamed in chunks of whole lines; a key cannot span lines (every field prints on one line).
+        const out = chunked((text) => io.stdout(keys.redact(text)));
+        writeReconcile(report, (line) => out.write(line));
+        out.flush();
+      }
       if (report.flags.length > 0 && !values.json)
         io.stderr(`postback reconcile: ${report.flags.length} flag(s) need a person\n`);
       return report.flags.length > 0 ? RECONCILE_EXIT_FLAGS : EXIT.ok;

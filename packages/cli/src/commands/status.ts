@@ -12,6 +12,7 @@ import { type Command, defineCommand } from '../command.ts';
 import { type CommandContext, defaultContext, openFromFlags } from '../context.ts';
 import type { ParsedCommand } from '../flags.ts';
 import { backendName, duration, iso, jobLine, jobView, jsonText, relative, text, when } from '../format.ts';
+import { CAUSE_TEXT, causeOfPause } from '../pause-cause.ts';
 import { STATUS_EXIT, statusSpec } from '../specs/status.ts';
 
 type Values = ParsedCommand<typeof statusSpec.flags>['values'];
@@ -94,6 +95,16 @@ function asked(values: Values): Alert[] {
   return flags.filter(([on]) => on).map(([, alert]) => alert);
 }
 
+/** The cause of a worker's pause of all delivery (null when it is not paused). */
+function beatCause(beat: WorkerBeat) {
+  if (!isPaused(beat)) return null;
+  return causeOfPause({ cause: (beat as { pauseCause?: unknown }).pauseCause, reason: beat.pauseReason });
+}
+
+/** The cause of an account's pause. */
+const accountCause = (pause: AccountPause) =>
+  causeOfPause({ cause: (pause as { cause?: unknown }).cause, status: pause.status, reason: pause.reason });
+
 function workerView(beat: WorkerBeat) {
   return {
     workerId: beat.workerId,
@@ -101,6 +112,7 @@ function workerView(beat: WorkerBeat) {
     lastSeenAt: iso(beat.at),
     pausedUntil: iso(beat.pausedUntil),
     pauseReason: beat.pauseReason,
+    pauseCause: beatCause(beat),
     version: beat.version,
     host: beat.host,
     pid: beat.pid,
@@ -112,6 +124,7 @@ function accountPauseView(pause: AccountPause) {
   return {
     account: pause.account,
     status: pause.status,
+    cause: accountCause(pause),
     reason: pause.reason,
     since: iso(pause.since),
     until: iso(pause.until),
@@ -139,12 +152,12 @@ function money(micros: number): string {
 
 function accountLine(pause: PausedAccount, now: number): string {
   const status = pause.status === null ? 'no key' : String(pause.status);
-  return text`  ${accountName(pause.account)}  ${status}  since ${when(pause.since, now)}  next probe ${when(pause.until, now)}: ${pause.reason}  (${pause.workers.join(', ')})`;
+  return text`  ${accountName(pause.account)}  ${status}  ${accountCause(pause)}  since ${when(pause.since, now)}  next probe ${when(pause.until, now)}: ${pause.reason}  (${pause.workers.join(', ')})`;
 }
 
 function workerLine(beat: WorkerBeat, now: number): string {
   const pause = isPaused(beat)
-    ? text`  paused until ${when(beat.pausedUntil, now)}: ${beat.pauseReason ?? 'no reason given'}`
+    ? text`  paused until ${when(beat.pausedUntil, now)} (${beatCause(beat)}): ${beat.pauseReason ?? 'no reason given'}`
     : '';
   return (
     text`  ${beat.workerId}  ${beat.state}  version ${beat.version}  last seen ${relative(beat.at, now)} (${iso(beat.at)})` +
@@ -158,16 +171,27 @@ function alertLine(
   stats: QueueStats,
   seenWithin: number,
   accounts: readonly PausedAccount[],
+  live: readonly WorkerBeat[],
 ): string {
   switch (alert) {
     case 'dead':
       return `${stats.counts.dead} dead job(s)`;
     case 'at-risk':
       return `${stats.atRisk.count} open job(s) with a deadline within ${duration(stats.atRisk.withinMs)}`;
-    case 'paused':
-      return 'delivery is paused by a worker';
-    case 'accounts-paused':
-      return text`${accounts.length} account(s) paused (key refused or missing): ${accounts.map((a) => accountName(a.account)).join(', ')}`;
+    case 'paused': {
+      const paused = live.filter(isPaused);
+      const each = paused.map(
+        (beat) =>
+          text`${beat.workerId} (${CAUSE_TEXT[beatCause(beat) ?? 'unknown']}, until ${iso(beat.pausedUntil) ?? '-'}): ${beat.pauseReason ?? 'no reason given'}`,
+      );
+      return `delivery is paused by a worker: ${each.join('; ')}`;
+    }
+    case 'accounts-paused': {
+      const each = accounts.map(
+        (a) => text`${accountName(a.account)} (${CAUSE_TEXT[accountCause(a)]}, until ${iso(a.until) ?? '-'})`,
+      );
+      return `${accounts.length} account(s) paused: ${each.join(', ')}`;
+    }
     case 'jobs-held':
       return text`${(stats.held ?? []).reduce((n, p) => n + p.count, 0)} job(s) held: campaign not on s2s: ${(stats.held ?? []).map(heldSubject).join(', ')} (switch it to s2s; held jobs are then delivered with no action)`;
     case 'no-worker':
@@ -206,6 +230,8 @@ export function createStatusCommand(ctx: CommandContext = defaultContext): Comma
       const paused = live === null ? null : live.some(isPaused);
       const pausedAccounts = live === null ? null : pausedAccountsOf(live);
       const alerts = conditions(stats, workers).filter((alert) => wanted.includes(alert));
+      // Shadow mode (`postback shadow`): while on, its jobs are recorded and never sent. Null: no shadow mode (SQS).
+      const shadow = (await outbox.shadow?.settings())?.map((s) => ({ ...s, since: iso(s.since) })) ?? null;
       if (values.json) {
         io.stdout(
           `${jsonText({
@@ -225,6 +251,7 @@ export function createStatusCommand(ctx: CommandContext = defaultContext): Comma
             pausedAccounts:
               pausedAccounts?.map((p) => ({ ...accountPauseView(p), workers: p.workers })) ?? null,
             held: stats.held?.map(heldView) ?? [],
+            shadow,
             alerts,
             dead: dead.map(jobView),
           })}\n`,
@@ -266,6 +293,10 @@ export function createStatusCommand(ctx: CommandContext = defaultContext): Comma
           lines.push(`paused accounts (${pausedAccounts.length}; their jobs wait, the others deliver):`);
           for (const pause of pausedAccounts) lines.push(accountLine(pause, now));
         }
+        for (const s of shadow ?? [])
+          lines.push(
+            text`shadow mode: on for ${s.scope === 'all' ? 'the whole outbox' : `account ${s.account ?? '(none)'}`} since ${s.since}: its jobs are recorded, not sent ('postback shadow report', 'postback shadow end')`,
+          );
         const held = stats.held ?? [];
         if (held.length > 0) {
           lines.push(
@@ -280,7 +311,9 @@ export function createStatusCommand(ctx: CommandContext = defaultContext): Comma
         io.stdout(`${lines.join('\n')}\n`);
       }
       for (const alert of alerts)
-        io.stderr(`postback status: alert: ${alertLine(alert, stats, seenWithin, pausedAccounts ?? [])}\n`);
+        io.stderr(
+          `postback status: alert: ${alertLine(alert, stats, seenWithin, pausedAccounts ?? [], live ?? [])}\n`,
+        );
       return alerts.reduce<number>((code, alert) => Math.max(code, ALERT_EXIT[alert]), EXIT.ok);
     } finally {
       await backend.outbox.close();

@@ -6,60 +6,23 @@
  */
 import { hostname } from 'node:os';
 import { createRedactor } from '@postback/client';
-import type { AccountPause, RunSummary } from '@postback/core';
+import type { RunSummary } from '@postback/core';
 import { backendFlags, EXIT, UsageError } from '../args.ts';
 import { parseBaseUrl } from '../base-url.ts';
 import { type Command, defineCommand } from '../command.ts';
 import { type CommandContext, defaultContext, openFromFlags } from '../context.ts';
-import { jsonText, text } from '../format.ts';
 import { type AccountKeys, KeysError, loadAccountKeys } from '../keys.ts';
 import { createLogger, eventFields, type LogLevel } from '../log.ts';
 import { storeReturnWindowMs } from '../retention.ts';
 import { workerSpec } from '../specs/worker.ts';
 import { cliVersion } from '../version.ts';
 import { drainBatches } from '../worker-drain.ts';
+import { drainExit } from '../worker-drain-exit.ts';
 import { type DispatcherHandle, realFactories, type WorkerFactories } from '../worker-factories.ts';
 import { startWorkerMetrics, type WorkerMetrics } from '../worker-metrics.ts';
 import { tuningOptions } from '../worker-options.ts';
-import { type GlobalPause, maxRequestsPerSecond, rateLimitWait } from '../worker-rate-limit.ts';
+import { type GlobalPause, maxRequestsPerSecond, rateLimitedUntil } from '../worker-rate-limit.ts';
 import { type Routines, startRoutines } from '../worker-routines.ts';
-
-/**
- * The exit code and stderr line of a `--drain` run that ended with delivery paused: 4 when the service
- * refused the key (401/403), 5 for any other pause (an answer that is not the service's: a configuration
- * error). The reason is the Dispatcher's (already redacted); the key is scrubbed again all the same.
- */
-function pausedExit(
-  pause: GlobalPause | null,
-  redact: (text: string) => string,
-  io: { stderr(text: string): void },
-): number {
-  const keyRefused = pause === null || pause.status === 401 || pause.status === 403;
-  const what = keyRefused
-    ? 'the service refused the API key; check POSTBACK_API_KEY and its scopes'
-    : "the answers are not the ad service's; check --base-url / POSTBACK_API_URL";
-  const reason = pause === null ? '' : `: ${redact(pause.reason)}`;
-  io.stderr(`${text`postback worker: delivery paused, jobs left pending (${what})${reason}`}\n`);
-  return keyRefused ? EXIT.keyRefused : EXIT.misconfigured;
-}
-
-/**
- * The exit of a `--drain` run that ended with accounts paused (per-account keys): exit 4, one line naming
- * the accounts and why (reasons are the Dispatcher's, already redacted, and scrubbed again).
- */
-function accountsPausedExit(
-  paused: readonly AccountPause[],
-  redact: (text: string) => string,
-  io: { stderr(text: string): void },
-): number {
-  const which = paused
-    .map((p) => `${p.account === null ? '(no account)' : jsonText(p.account)} (${redact(p.reason)})`)
-    .join(', ');
-  io.stderr(
-    `${text`postback worker: ${paused.length} account(s) paused, their jobs left pending (check --keys-file / POSTBACK_API_KEY): ${which}`}\n`,
-  );
-  return EXIT.keyRefused;
-}
 
 /**
  * How much longer than `--shutdown-timeout-ms` a stop may take (giving jobs back, closing the store)
@@ -207,8 +170,8 @@ export function createWorkerCommand(
     // The pause delivery is in, if any: a --drain run that ends paused must not exit 0.
     let pause: GlobalPause | null = null;
     dispatcher.on('paused', (payload) => {
-      const { status, reason, until } = payload as GlobalPause;
-      pause = { status, reason, until };
+      const { status, reason, until, cause } = payload as GlobalPause;
+      pause = { status, reason, until, ...(typeof cause === 'string' ? { cause } : {}) };
     });
     dispatcher.on('resumed', () => {
       pause = null;
@@ -278,6 +241,7 @@ export function createWorkerCommand(
           dead: 0,
           expired: 0,
           unmatched: 0,
+          shadowed: 0,
           deferred: 0,
           lost: 0,
         };
@@ -289,7 +253,15 @@ export function createWorkerCommand(
             batch = b;
           },
           onRound: (round) => add(total, round),
-          rateLimited: () => rateLimitWait(pause, dispatcher, ctx.now()),
+          rateLimited: () => rateLimitedUntil(pause, dispatcher),
+          nearestDeadline: async () => {
+            try {
+              return (await backend.outbox.stats(ctx.now())).nearestDeadline?.deadline ?? null;
+            } catch {
+              return null; // the store cannot say now: the wait is bounded by the run's own bound anyway
+            }
+          },
+          ...(values['rate-limit-wait'] === undefined ? {} : { rateLimitWaitMs: values['rate-limit-wait'] }),
         });
       } else {
         dispatcher.start();
@@ -303,12 +275,15 @@ export function createWorkerCommand(
       // What a `--drain` run did, at the default level: the line a cron log keeps. (A batch cut short by
       // a signal is not in it: its jobs were released or recorded during the stop.)
       if (drained !== undefined) logger.log('info', 'worker.drained', { ...drained });
-      if (values.drain && dispatcher.paused()) return pausedExit(pause, accountKeys.redact, io);
-      if (values.drain && accountKeys.perAccount) {
-        const paused = await dispatcher.pausedAccounts();
-        if (paused.length > 0) return accountsPausedExit(paused, accountKeys.redact, io);
-      }
-      return EXIT.ok;
+      if (!values.drain) return EXIT.ok;
+      return drainExit({
+        paused: dispatcher.paused(),
+        pause,
+        accounts: await dispatcher.pausedAccounts(),
+        perAccount: accountKeys.perAccount,
+        redact: accountKeys.redact,
+        stderr: (line) => io.stderr(line),
+      });
     };
     let outcome: { code: number } | { error: unknown };
     try {

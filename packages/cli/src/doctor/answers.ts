@@ -1,7 +1,7 @@
 /**
  * The service's answers as {@link doctor} sees them: a `fetch` that notes, for every answer, when it was
  * asked and received on this host's clock and the service's `Date` header (for the clock check), and the
- * one request sent without a key (for the base-URL check).
+ * `GET /v1/me` of the base-URL check.
  */
 
 /** One answer: this host's time around it and the service's `Date`, if it sent a readable one. */
@@ -38,48 +38,79 @@ export function recordingFetch(
   };
 }
 
-/** What a request without a key got: its status, content type and the JSON `detail`, if any. */
-export interface KeylessAnswer {
+/** What `GET <base>/v1/me` got: its status, content type, the JSON `detail`, and whether the body is a JSON object. */
+export interface MeAnswer {
   status: number;
   contentType: string;
   /** The body's `detail` when the body is JSON with a string `detail` (the service's error shape). */
   detail: string | null;
+  /** The body is a JSON object (the shape of the service's answers). */
+  object: boolean;
 }
 
-/** Most characters of a body read: an error body is short; a page from a proxy need not be read whole. */
-const MAX_BODY_CHARS = 64 * 1024;
+/** Most bytes of a body read: an answer to `/v1/me` is short; a page from a proxy need not be read whole. */
+const MAX_BODY_BYTES = 64 * 1024;
 
 /**
- * `GET <base>/v1/me` without `Authorization`: the service answers 401 with its JSON `detail` (spec,
- * "Authentication": a missing key gives 401; "Errors": the body is JSON with `detail`). Sends no key, so
- * nothing can leak, and costs nothing.
+ * `GET <base>/v1/me`, without `Authorization` or with `apiKey`. Without a key the service answers 401
+ * with its JSON `detail` (spec, "Authentication": a missing key gives 401; "Errors": the body is JSON
+ * with `detail`), which costs nothing and sends no secret; but a router that authenticates before it
+ * routes answers any path so. With the key, only the real path gets the service's answer (a JSON object,
+ * or 401/403 with a JSON `detail`); a wrong one gets the router's 404.
  *
  * @example
  * ```ts
- * const { status, detail } = await askWithoutKey(fetch, 'https://ads.example', 10_000);
+ * const { status, detail } = await askMe(fetch, 'https://ads.example', 10_000);
  * ```
  */
-export async function askWithoutKey(
+export async function askMe(
   send: typeof globalThis.fetch,
   baseUrl: string,
   timeoutMs: number,
-): Promise<KeylessAnswer> {
+  apiKey?: string,
+): Promise<MeAnswer> {
   const base = new URL(baseUrl);
   const url = new URL(`${base.pathname.replace(/\/+$/, '')}/v1/me`, base.origin);
   const response = await send(url, {
-    headers: { accept: 'application/json' },
+    headers: {
+      accept: 'application/json',
+      ...(apiKey === undefined ? {} : { authorization: `Bearer ${apiKey}` }),
+    },
     signal: AbortSignal.timeout(timeoutMs),
   });
-  const text = (await response.text()).slice(0, MAX_BODY_CHARS);
+  const text = await readSome(response, MAX_BODY_BYTES);
   let detail: string | null = null;
+  let object = false;
   try {
     const body: unknown = JSON.parse(text);
+    object = body !== null && typeof body === 'object' && !Array.isArray(body);
     const value = (body as { detail?: unknown } | null)?.detail;
     if (typeof value === 'string') detail = value;
   } catch {
-    // Not JSON: not the service's error shape.
+    // Not JSON (or cut at the bound): not the service's shape.
   }
-  return { status: response.status, contentType: response.headers.get('content-type') ?? 'none', detail };
+  return {
+    status: response.status,
+    contentType: response.headers.get('content-type') ?? 'none',
+    detail,
+    object,
+  };
+}
+
+/** The first `maxBytes` of a body as text; the rest is cancelled, never read. */
+async function readSome(response: Response, maxBytes: number): Promise<string> {
+  if (response.body === null) return '';
+  const reader = response.body.getReader();
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  while (size < maxBytes) {
+    const { value } = await reader.read();
+    if (value === undefined) return new TextDecoder().decode(Buffer.concat(chunks));
+    chunks.push(value);
+    size += value.byteLength;
+  }
+  await reader.cancel().catch(() => {});
+  return new TextDecoder().decode(Buffer.concat(chunks).subarray(0, maxBytes));
 }
 
 /**

@@ -5,6 +5,7 @@
  * It sends nothing that costs anything and writes nothing; no text it returns holds the key or the secret.
  */
 import { type AdServiceClient, createClient, createRedactor } from '@postback/client';
+import { endsInVersion } from '../base-url.ts';
 import { recordingFetch, type TimedAnswer } from './answers.ts';
 import { checkOutbox, checkRecentAnswers, checkSecret, checkWorker } from './local-checks.ts';
 import { type DoctorOptions, resolveDoctorOptions, wanted } from './options.ts';
@@ -63,8 +64,9 @@ export async function doctor(options: DoctorOptions): Promise<DoctorReport> {
       results.set(name, fail(name, `could not be checked: ${message}`, 'try again; see the other checks'));
     }
   };
+  // No client for a base URL ending in /v1 (it refuses one): the base-url check says what to fix.
   const client: AdServiceClient | null =
-    o.apiKey === undefined
+    o.apiKey === undefined || endsInVersion(o.baseUrl)
       ? null
       : createClient({
           baseUrl: o.baseUrl,
@@ -75,7 +77,7 @@ export async function doctor(options: DoctorOptions): Promise<DoctorReport> {
         });
   let opened: Awaited<ReturnType<typeof checkOutbox>> | undefined;
   try {
-    await run('base-url', () => checkBaseUrl(send, o.baseUrl, o.timeoutMs));
+    await run('base-url', () => checkBaseUrl(send, o.baseUrl, o.timeoutMs, o.apiKey));
     const service = results.get('base-url')?.ok === true;
     const notService = (name: CheckName) =>
       skip(name, 'not checked: the base URL does not answer like the service (see base-url)');

@@ -7,8 +7,9 @@
  */
 import { randomBytes } from 'node:crypto';
 import { type AdServiceClient, AdServiceError, type Campaign } from '@postback/client';
+import { endsInVersion } from '../base-url.ts';
 import { duration, elapsed } from '../format.ts';
-import { askWithoutKey, clockSkew, type TimedAnswer } from './answers.ts';
+import { askMe, clockSkew, type MeAnswer, type TimedAnswer } from './answers.ts';
 import { type DoctorCheck, fail, pass, skip } from './types.ts';
 
 /** What a failure to get an answer says, in a few words. */
@@ -25,18 +26,41 @@ function why(error: unknown): string {
       : String(error);
 }
 
+/** What to do about a base URL whose `/v1/me` is not the service's path. */
+const WRONG_PATH_FIX =
+  'give the part before /v1 (e.g. https://ads.example), and no proxy that rewrites paths';
+const NOT_SERVICE_FIX =
+  'point POSTBACK_API_URL / --base-url at the ad service itself, not a proxy, a login page or another service';
+
+/** An answer's body in a few words. */
+function bodyOf(answer: MeAnswer): string {
+  if (answer.detail !== null) return `detail: ${answer.detail}`;
+  return `${answer.contentType}, ${answer.object ? 'a JSON object' : 'no JSON detail'}`;
+}
+
 /**
- * `base-url`: a request without a key must get the service's 401 with a JSON `detail`. A 404 is a wrong
- * path (the base URL is the part before `/v1`); anything else is a proxy, a page or another service.
+ * `base-url`: the address is the service's, and its path the one before `/v1`. A base URL ending in
+ * `/v1` fails at once (every path would be `/v1/v1/...`). A request without a key must get the service's
+ * 401 with a JSON `detail` (a 404 is a wrong path; anything else a proxy, a page or another service).
+ * As a router that authenticates first answers any path so, the path is then checked with the key
+ * (when there is one): only the real `/v1/me` answers with a JSON object, or 401/403 with a JSON
+ * `detail`; a 404 there is a wrong path.
  */
 export async function checkBaseUrl(
   send: typeof globalThis.fetch,
   baseUrl: string,
   timeoutMs: number,
+  apiKey?: string,
 ): Promise<DoctorCheck> {
-  let answer: Awaited<ReturnType<typeof askWithoutKey>>;
+  if (endsInVersion(baseUrl))
+    return fail(
+      'base-url',
+      `${baseUrl} ends in /v1: every request would go to ${baseUrl}/v1/... and meet the service's 404`,
+      'give the part before /v1 (e.g. https://ads.example): /v1 is added to every path',
+    );
+  let answer: MeAnswer;
   try {
-    answer = await askWithoutKey(send, baseUrl, timeoutMs);
+    answer = await askMe(send, baseUrl, timeoutMs);
   } catch (error) {
     return fail(
       'base-url',
@@ -45,21 +69,34 @@ export async function checkBaseUrl(
     );
   }
   const asked = `GET ${baseUrl}/v1/me without a key`;
-  if (answer.status === 401 && answer.detail !== null)
-    return pass('base-url', `${asked} answered 401 with a JSON detail, as the service does`);
-  const body = answer.detail === null ? `${answer.contentType}, no JSON detail` : `detail: ${answer.detail}`;
-  const got = `${asked} answered ${answer.status} (${body})`;
-  if (answer.status === 404)
+  const got = `${asked} answered ${answer.status} (${bodyOf(answer)})`;
+  if (answer.status === 404) return fail('base-url', `${got}: a wrong path or a proxy`, WRONG_PATH_FIX);
+  if (!(answer.status === 401 && answer.detail !== null))
     return fail(
       'base-url',
-      `${got}: a wrong path or a proxy`,
-      'give the part before /v1 (e.g. https://ads.example), and no proxy that rewrites paths',
+      `${got}: not the service's answer (it answers 401 with a JSON detail)`,
+      NOT_SERVICE_FIX,
     );
-  return fail(
-    'base-url',
-    `${got}: not the service's answer (it answers 401 with a JSON detail)`,
-    'point POSTBACK_API_URL / --base-url at the ad service itself, not a proxy, a login page or another service',
-  );
+  const keyless = `${asked} answered 401 with a JSON detail, as the service does`;
+  if (apiKey === undefined) return pass('base-url', `${keyless}; the path is checked only with a key`);
+  let keyed: MeAnswer;
+  try {
+    keyed = await askMe(send, baseUrl, timeoutMs, apiKey);
+  } catch (error) {
+    return fail('base-url', `GET ${baseUrl}/v1/me with the key: ${why(error)}`, 'try again');
+  }
+  const withKey = `GET ${baseUrl}/v1/me with the key answered ${keyed.status} (${bodyOf(keyed)})`;
+  const served =
+    (keyed.status >= 200 && keyed.status < 300 && keyed.object) ||
+    ((keyed.status === 401 || keyed.status === 403) && keyed.detail !== null);
+  if (served) return pass('base-url', `${keyless}; ${withKey}: the service's path`);
+  if (keyed.status === 404)
+    return fail(
+      'base-url',
+      `${withKey}: the service has no such path there (a wrong base path, or a proxy's router)`,
+      WRONG_PATH_FIX,
+    );
+  return fail('base-url', `${withKey}: not the service's answer`, NOT_SERVICE_FIX);
 }
 
 /** What the key check learnt: whether the key may read (so the campaign list can be checked). */

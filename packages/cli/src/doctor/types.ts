@@ -14,7 +14,8 @@ export const CHECK_NAMES = [
 
 /**
  * A check's name:
- * - `base-url`: the address answers like the service (a request without a key gets a 401 with a JSON `detail`);
+ * - `base-url`: the address answers like the service (a request without a key gets a 401 with a JSON `detail`),
+ *   at the service's path (not ending in `/v1`; with the key, `/v1/me` is no router's 404);
  * - `key`: the key is accepted and has the `conversions` scope (extra scopes are a note);
  * - `clock`: this host's clock agrees with the service's `Date` within the safety margin;
  * - `campaigns`: no campaign of `GET /v1/campaigns` is on pixel billing (needs the `read` scope);

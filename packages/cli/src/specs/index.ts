@@ -15,6 +15,7 @@ import { pruneSpec } from './prune.ts';
 import { reconcileSpec } from './reconcile.ts';
 import { refundSpec } from './refund.ts';
 import { sandboxSpec } from './sandbox.ts';
+import { shadowSpec } from './shadow.ts';
 import { statusSpec } from './status.ts';
 import { workerSpec } from './worker.ts';
 
@@ -34,4 +35,5 @@ export const COMMAND_SPECS: readonly CommandSpec[] = [
   migrateSpec,
   doctorSpec,
   reconcileSpec,
+  shadowSpec,
 ];

@@ -124,6 +124,14 @@ export const workerSpec = {
       type: 'boolean',
       help: 'exit once no job is due (or delivery is paused), instead of waiting\nfor a signal',
     },
+    'rate-limit-wait': {
+      type: 'duration',
+      value: 'DURATION',
+      off: true,
+      help:
+        "--drain: wait out a 429's pause (its Retry-After) up to this long in all, and never\n" +
+        "past an open job's deadline; a longer one ends the run, exit 6 (default 5m;\n0 or off: never wait)",
+    },
     'prune-every': {
       type: 'duration',
       value: 'DURATION',
@@ -185,5 +193,7 @@ export const workerSpec = {
     '2 usage error (bad flag, missing POSTBACK_API_KEY or base URL, a keys file that cannot be read),\n' +
     '3 backend unreachable, 4 (--drain) delivery paused: the service refused the API key (401/403),\n' +
     '  or some account is paused (its key refused or missing; its jobs are left pending),\n' +
-    "5 (--drain) delivery paused: answers that are not the service's (wrong base URL or proxy).",
+    "5 (--drain) delivery paused: answers that are not the service's (wrong base URL or proxy),\n" +
+    '6 (--drain) rate-limited (429) longer than --rate-limit-wait or past a deadline: jobs left\n' +
+    '  pending for the next run ("rate-limited until <ISO time>").',
 } as const satisfies CommandSpec;

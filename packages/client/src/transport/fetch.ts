@@ -2,6 +2,8 @@
  * Transport over a WHATWG `fetch`: the global one on edge runtimes, or one the caller injects.
  * Keep-alive is the runtime's business (Node's global fetch keeps connections alive by default).
  */
+
+import { type BoundedBody, readBoundedBody } from './bounded-body.ts';
 import type { Transport, TransportRequest, TransportResponse } from './types.ts';
 import { BodyReadError } from './types.ts';
 import { TransportUnavailable } from './unavailable.ts';
@@ -35,15 +37,31 @@ export function createFetchTransport(fetchFn: typeof globalThis.fetch): Transpor
       };
       if (request.body !== undefined) init.body = request.body;
       const response = await fetchFn(request.url, init);
-      let body: string;
+      let body: BoundedBody;
       try {
-        body = await response.text();
+        body = await readFetchBody(response, request.maxBodyBytes);
       } catch (err) {
         if (request.signal.aborted) throw err;
         throw new BodyReadError(response.status, err);
       }
-      return { status: response.status, retryAfter: response.headers.get('retry-after'), body };
+      return {
+        status: response.status,
+        retryAfter: response.headers.get('retry-after'),
+        body: body.text,
+        oversized: body.oversized,
+      };
     },
     async close() {},
   };
+}
+
+/** A fetch response's body, read up to `maxBytes` (past it the reader is cancelled, which ends the connection). */
+function readFetchBody(response: Response, maxBytes: number): Promise<BoundedBody> {
+  if (response.body === null) return Promise.resolve({ text: '', oversized: false });
+  const reader = response.body.getReader();
+  return readBoundedBody(
+    { read: async () => (await reader.read()).value, cancel: () => reader.cancel() },
+    maxBytes,
+    response.headers.get('content-length'),
+  );
 }

@@ -1,6 +1,7 @@
 /**
  * The transport seam: how one HTTP request leaves the process. The client owns validation, timeouts,
- * retries and error mapping; a transport only sends bytes and reads the whole response body.
+ * retries and error mapping; a transport only sends bytes and reads the response body, up to a bound
+ * (through `readBoundedBody`, which cancels a body past it).
  */
 
 /** One request, fully prepared (URL resolved, headers including authorization, body serialised). */
@@ -11,14 +12,19 @@ export interface TransportRequest {
   body: string | undefined;
   /** Aborted on timeout or by the caller; the transport must stop sending and reading. */
   signal: AbortSignal;
+  /** Most bytes of the response body to read: past it the transport cancels the body (`oversized`). */
+  maxBodyBytes: number;
 }
 
-/** A response whose body has been read to the end. */
+/** A response whose body has been read to the end, or cut at the bound. */
 export interface TransportResponse {
   status: number;
   /** Raw `Retry-After` header, or null. */
   retryAfter: string | null;
+  /** The body's text; empty when `oversized`. */
   body: string;
+  /** The body was longer than `maxBodyBytes`: it was not read past the bound, and its connection closed. */
+  oversized: boolean;
 }
 
 /**

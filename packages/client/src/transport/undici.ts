@@ -7,6 +7,7 @@
  * checks for that before sending and throws {@link TransportUnavailable} rather than a connection error.
  */
 import { type Dispatcher, Pool } from 'undici';
+import { type BoundedBody, readBoundedBody } from './bounded-body.ts';
 import type { Transport, TransportRequest, TransportResponse, TransportSettings } from './types.ts';
 import { BodyReadError } from './types.ts';
 import { TransportUnavailable } from './unavailable.ts';
@@ -63,7 +64,10 @@ export function createUndiciTransport(settings: TransportSettings): Transport {
         }
         throw err;
       }
-      if (typeof response?.statusCode !== 'number' || typeof response.body?.text !== 'function') {
+      if (
+        typeof response?.statusCode !== 'number' ||
+        typeof response.body?.[Symbol.asyncIterator] !== 'function'
+      ) {
         // Something answered that is not undici's response: whether it sent anything is unknown.
         throw new TransportUnavailable(
           'undici',
@@ -71,18 +75,18 @@ export function createUndiciTransport(settings: TransportSettings): Transport {
           true,
         );
       }
-      let body: string;
+      let body: BoundedBody;
       try {
-        body = await response.body.text();
+        body = await readUndiciBody(response, request.maxBodyBytes);
       } catch (err) {
         if (request.signal.aborted) throw err;
         throw new BodyReadError(response.statusCode, err);
       }
-      const retryAfter = response.headers['retry-after'];
       return {
         status: response.statusCode,
-        retryAfter: typeof retryAfter === 'string' ? retryAfter : (retryAfter?.[0] ?? null),
-        body,
+        retryAfter: headerOf(response, 'retry-after'),
+        body: body.text,
+        oversized: body.oversized,
       };
     },
     async close() {
@@ -92,4 +96,31 @@ export function createUndiciTransport(settings: TransportSettings): Transport {
       await Promise.all(all.map((pool) => (typeof pool.close === 'function' ? pool.close() : undefined)));
     },
   };
+}
+
+/** One header's value (the first when repeated), or null. */
+function headerOf(response: Dispatcher.ResponseData, name: string): string | null {
+  const value = response.headers[name];
+  return typeof value === 'string' ? value : (value?.[0] ?? null);
+}
+
+/**
+ * An undici response's body, read up to `maxBytes`. Past it the body is destroyed: undici then closes the
+ * connection (a half-read answer cannot be reused), so the server stops sending.
+ */
+function readUndiciBody(response: Dispatcher.ResponseData, maxBytes: number): Promise<BoundedBody> {
+  const chunks = response.body[Symbol.asyncIterator]() as AsyncIterator<Uint8Array>;
+  return readBoundedBody(
+    {
+      read: async () => {
+        const next = await chunks.next();
+        return next.done === true ? undefined : next.value;
+      },
+      cancel: () => {
+        response.body.destroy();
+      },
+    },
+    maxBytes,
+    headerOf(response, 'content-length'),
+  );
 }

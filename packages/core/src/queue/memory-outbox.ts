@@ -41,6 +41,7 @@ import {
   replayJob,
   retryJob,
 } from './jobs.ts';
+import { createMemoryShadow } from './memory-shadow.ts';
 import {
   appendAttempt,
   byUrgency,
@@ -159,9 +160,20 @@ export function createMemoryOutbox(options: MemoryOutboxOptions = {}): Outbox {
     return true;
   };
   const lastStatus = (id: string): number | null => histories.get(id)?.at(-1)?.status ?? null;
+  const shadow = createMemoryShadow({
+    assertOpen,
+    jobs: () => jobs.values(),
+    transition: (claimed, apply) => transition(claimed, apply),
+    update: (job) => {
+      jobs.set(job.id, job);
+      followConfirm(job);
+    },
+    hasRefund: (job) => jobOf('refund', job.account, job.orderId) !== null,
+  });
 
   return {
     features: FEATURES,
+    shadow,
 
     async confirm(input) {
       assertOpen();

@@ -11,10 +11,10 @@ import type { ClickStamp } from '../click.ts';
 import type { EpochMs } from '../policy.ts';
 import type { HeldProblem, ReleaseHeldOptions } from './held-types.ts';
 import type { AttemptRecord, ConfirmJob, Job, JobKind, JobState, RefundJob } from './job-types.ts';
+import type { OutboxShadow } from './shadow-types.ts';
 
 /** Page size of `listJobs` when none is given. @defaultValue 100 */
 export const DEFAULT_LIST_JOBS_LIMIT = 100;
-
 /** Largest page `listJobs` returns. @defaultValue 1000 */
 export const MAX_LIST_JOBS_LIMIT = 1000;
 
@@ -275,6 +275,8 @@ export interface Outbox {
   workers(options: { now: EpochMs; sinceMs: number }): Promise<WorkerBeat[]>;
   /** What this store keeps for operators. */
   readonly features: OutboxFeatures;
+  /** Shadow mode, persisted so a command reaches running workers (`shadow-types.ts`); none on SQS. */
+  readonly shadow?: OutboxShadow;
 
   /** Release resources (file handles, connections). */
   close(): Promise<void>;

@@ -6,6 +6,7 @@
 import { DEFAULT_WINDOW_POLICY, type EpochMs, refundDeadlineOf, type WindowPolicy } from '../policy.ts';
 import type { ConfirmJob, JobContext, RefundJob } from './job-types.ts';
 import type { RefundInput, RefundOutcome } from './outbox-types.ts';
+import { isShadowRecorded } from './shadow-mark.ts';
 import { JobValidationError, validateRefundInput } from './validation.ts';
 
 /** What the store found for the order when a refund is requested. */
@@ -34,8 +35,8 @@ export function mayHaveCharged(confirm: ConfirmJob): boolean {
  * - `duplicate`: a refund job exists and nothing about it changes; write nothing.
  * - `updated`: the existing refund had no campaign and the caller gives one; UPDATE the refund to the
  *   returned job (a dead one is `pending` again, due now, attempts reset).
- * - `cancelled`: the confirm was `pending` or `dead` and none of its requests may have reached the service;
- *   UPDATE the confirm to the returned job.
+ * - `cancelled`: the confirm was `pending`, `dead` or recorded in shadow mode, and none of its requests may
+ *   have reached the service; UPDATE the confirm to the returned job.
  * - `not-charged`: the confirm ended `expired` or `cancelled` and none of its requests may have reached the
  *   service; write nothing.
  * - `window-closed`: a return window is configured and closed before `now`, counted from the charge of a
@@ -64,6 +65,11 @@ export function planRefund(input: unknown, context: RefundContext): RefundOutcom
     throw new Error('planRefund: refund of another order');
   if (refund !== null) return supplyCampaign(refund, checked.campaignId, now);
 
+  // Recorded in shadow mode, never sent: cancelled like a pending one, so ending shadow mode cannot send it.
+  if (confirm !== null && confirm.maybeAppliedAt === null && isShadowRecorded(confirm)) {
+    const lastError = 'cancelled by a refund while it was recorded in shadow mode; never sent';
+    return { outcome: 'cancelled', job: { ...confirm, updatedAt: now, lastError } };
+  }
   if (confirm !== null && confirm.maybeAppliedAt === null) {
     switch (confirm.state) {
       case 'pending':

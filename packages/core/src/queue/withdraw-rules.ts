@@ -9,6 +9,7 @@ import type { EpochMs } from '../policy.ts';
 import { checkOrderLookup } from './call-checks.ts';
 import type { ConfirmJob } from './job-types.ts';
 import type { WithdrawInput, WithdrawOutcome } from './outbox-types.ts';
+import { isShadowRecorded } from './shadow-mark.ts';
 import { JobValidationError } from './validation.ts';
 
 /**
@@ -28,7 +29,7 @@ export function checkWithdraw(input: unknown): { orderId: string; account: strin
 
 /**
  * What withdrawing the order whose confirm job is `confirm` (null: none in this outbox) does at `now`:
- * - `cancelled`: it was `pending` or `dead` and none of its requests may have reached the service; the
+ * - `cancelled`: it was `pending`, `dead` or recorded in shadow mode, and none of its requests may have reached the service; the
  *   returned job (`cancelled`) is what to persist, and the order's waiting refund follows it
  *   (`refundAfterConfirm`: cancelled too).
  * - `may-have-charged`: it was delivered, is being sent (`inflight`), or one of its requests may have
@@ -46,6 +47,14 @@ export function checkWithdraw(input: unknown): { orderId: string; account: strin
 export function planWithdraw(confirm: ConfirmJob | null, now: EpochMs): WithdrawOutcome {
   if (confirm === null) return { outcome: 'not-found', job: null };
   if (confirm.maybeAppliedAt !== null) return { outcome: 'may-have-charged', job: confirm };
+  // Recorded in shadow mode, never sent: cancelled like a pending one, so ending shadow mode cannot send it.
+  if (isShadowRecorded(confirm)) {
+    const lastError = 'cancelled: consent was withdrawn while it was recorded in shadow mode; never sent';
+    return {
+      outcome: 'cancelled',
+      job: { ...confirm, updatedAt: Math.max(confirm.updatedAt, now), lastError },
+    };
+  }
   switch (confirm.state) {
     case 'pending':
     case 'dead':

@@ -19,6 +19,7 @@ import { describeMaybeApplied } from './outbox-conformance/maybe-applied.ts';
 import { describeOperatorView } from './outbox-conformance/operator-view.ts';
 import { describeRefunds } from './outbox-conformance/refunds.ts';
 import { describeReturnWindow } from './outbox-conformance/return-window.ts';
+import { describeShadow } from './outbox-conformance/shadow.ts';
 import { describeStats } from './outbox-conformance/stats.ts';
 import { createSuite, SUITE_POLICY } from './outbox-conformance/suite.ts';
 import { describeTransitions } from './outbox-conformance/transitions.ts';
@@ -102,6 +103,7 @@ export function describeOutbox(
     describeDeadJobs(s);
     describeStats(s);
     describeHolds(s);
+    describeShadow(s);
     describeAccounts(s);
     describeOperatorView(s);
     describeCrashes(s);

@@ -1,5 +1,6 @@
 /**
- * One held job from its turn to send until its outcome is recorded: it waits for its turn under the
+ * One held job from its turn to send until its outcome is recorded: recorded instead when its account is
+ * in shadow mode (`shadow.ts`); otherwise it waits for its turn under the
  * request rate (`rate.ts`), the pauses admit it (or it is given back untried), it is sent (`send.ts`) by
  * its deadline less any clock skew seen (`skew.ts`), and what the send came to is recorded (`record.ts`)
  * unless the job was lost to another worker or given back by `stop()` meanwhile. The whole delivery is one
@@ -13,13 +14,19 @@ import type { PauseTable } from './pauses.ts';
 import { createRequestRate } from './rate.ts';
 import type { Recorder } from './record.ts';
 import type { Send } from './send.ts';
+import type { ShadowGate } from './shadow.ts';
 import type { DeliveryTrace } from './tracing.ts';
+
+/** Why a job is given back untried when the store's shadow settings could not be read. */
+const SHADOW_UNREADABLE = "the outbox's shadow mode could not be read: given back untried";
 
 /** What delivering a job needs. */
 export interface DeliverContext {
   held: Pick<HeldJobs, 'start' | 'sent' | 'drop'>;
   pauses: Pick<PauseTable, 'admit' | 'probeEnded'>;
   send: Send;
+  /** Records the job instead of sending it when its account is in shadow mode (`shadow.ts`). */
+  shadow: ShadowGate;
   recorder: Pick<Recorder, 'defer' | 'settle'>;
   now: () => EpochMs;
   /** The deadline to send a job by: its own, moved back by any clock skew seen (`skew.ts`). */
@@ -49,6 +56,17 @@ export function createDelivery(ctx: DeliverContext): (job: HeldJob) => Promise<J
     let probe = false;
     const { account } = job.job;
     try {
+      // An account in shadow mode sends nothing: no turn under the rate, no pause, no request. A job whose
+      // shadow setting cannot be read is given back untried (not left to a lease that would mark it maybe
+      // applied: nothing was sent).
+      let shadowed: JobOutcome | null;
+      try {
+        shadowed = await ctx.shadow(job.job);
+      } catch (error) {
+        ctx.onError(error);
+        return await recorder.defer(job.job, { until: ctx.now(), reason: SHADOW_UNREADABLE });
+      }
+      if (shadowed !== null) return shadowed;
       // Its turn under the request rate first (`rate.ts`), then the pauses, which may have begun meanwhile.
       const turn = rate.take(account);
       if (turn !== undefined) await turn;

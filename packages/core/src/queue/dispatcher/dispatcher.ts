@@ -10,7 +10,8 @@
  * recorded), `send.ts` (its one request), `skew.ts` (clock skew in its stamps), `tracing.ts` (trace hooks),
  * `classify.ts` (what a failure means), `record.ts` (recording it), `pauses.ts` (pauses and states),
  * `watch.ts` (heart-beat, at-risk check), `wake.ts` (the loop's waits), `metrics.ts` (`metrics()`),
- * `holds.ts` (jobs held for a campaign not on s2s, released by a delivery).
+ * `holds.ts` (jobs held for a campaign not on s2s, released by a delivery), `shadow.ts` (shadow mode:
+ * recorded, not sent).
  */
 import { parseOptions } from '../../parse-options.ts';
 import type { Job } from '../job-types.ts';
@@ -24,6 +25,7 @@ import { DEFAULT_STOP_TIMEOUT_MS, type DispatcherOptions, dispatcherOptionsSchem
 import { createPauses, type DispatcherState } from './pauses.ts';
 import { createRecorder } from './record.ts';
 import { createSender } from './send.ts';
+import { createShadowGate } from './shadow.ts';
 import { createSkewCheck } from './skew.ts';
 import { safeTracing } from './tracing.ts';
 import { createWakeUps, sleep } from './wake.ts';
@@ -43,6 +45,8 @@ export interface RunSummary {
   expired: number;
   /** Reversals the service had no conversion for (see the `unmatched` event). */
   unmatched: number;
+  /** Jobs recorded in shadow mode, not sent (see the `shadowed` event). */
+  shadowed: number;
   /** Jobs given back because delivery is paused (401/403); their attempt was not counted. */
   deferred: number;
   /** Jobs whose lease was lost to another worker (their outcome was not recorded by us). */
@@ -74,7 +78,7 @@ export interface Dispatcher {
 }
 
 const emptySummary = (): RunSummary => ({
-  ...{ claimed: 0, delivered: 0, retried: 0, held: 0, dead: 0, expired: 0, unmatched: 0 },
+  ...{ claimed: 0, delivered: 0, retried: 0, held: 0, dead: 0, expired: 0, unmatched: 0, shadowed: 0 },
   ...{ deferred: 0, lost: 0 },
 });
 
@@ -149,6 +153,7 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
     held,
     pauses,
     send,
+    shadow: createShadowGate({ outbox, now, emit, refreshMs: o.shadowRefreshMs }),
     recorder,
     now,
     deadlineOf: createSkewCheck({ now, emit }),

@@ -4,6 +4,7 @@
  * service's `detail`, with bearer-shaped strings redacted.
  */
 import type { EpochMs } from '../../policy.ts';
+import type { ConversionRequest } from '../conversion-request.ts';
 import type { AttemptRecord, Job } from '../job-types.ts';
 
 /** Payload of each Dispatcher event. */
@@ -77,6 +78,11 @@ export interface DispatcherEvents {
     heldForMs: number;
     job: Job;
   };
+  /**
+   * The job's account is in shadow mode: the job was recorded as it would be sent (`request`, its path and
+   * body, no key) and nothing was sent (see [Shadow mode](#shadow-mode-moving-from-pixel-to-s2s)).
+   */
+  shadowed: { job: Job; at: EpochMs; request: ConversionRequest };
   /** The Dispatcher itself hit a problem (the outbox unreachable, a listener threw). It keeps running. */
   error: {
     error: unknown;

@@ -16,6 +16,7 @@ export type JobOutcome =
   | 'dead'
   | 'expired'
   | 'unmatched'
+  | 'shadowed'
   | 'deferred'
   | 'lost'
   | 'released';

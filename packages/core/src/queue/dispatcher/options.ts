@@ -9,6 +9,7 @@ import type { EpochMs } from '../../policy.ts';
 import type { Outbox } from '../outbox-types.ts';
 import { DEFAULT_CAMPAIGN_NOT_S2S_PATTERN, DEFAULT_WINDOW_CLOSED_PATTERN } from './classify.ts';
 import { maxRequestsPerSecondOption, paceOption } from './pace-options.ts';
+import { shadowRefreshOption } from './shadow-options.ts';
 import type { DeliveryTracing } from './tracing.ts';
 
 /** Body of POST /v1/conversions/s2s. */
@@ -212,6 +213,8 @@ export const dispatcherOptionsSchema = z.strictObject({
     `\`${DEFAULT_BATCH_SIZE}\` (\`DEFAULT_BATCH_SIZE\`)`,
     'Most jobs per claim; the loop keeps `2 × (batchSize + concurrency)` claimed ahead of free sending slots. An SQS worker sets what one receive returns (at most 10); a worker at a high concurrency, larger claims.',
   ),
+  /** How long a read of the shadow settings is trusted (`shadow-options.ts`). @defaultValue 5_000 */
+  shadowRefreshMs: shadowRefreshOption,
   /** How sends adapt to the host (`pace-options.ts`). @defaultValue `'adaptive'` */
   pace: paceOption,
   /** Known request limits of the service, kept below (`pace-options.ts`). */

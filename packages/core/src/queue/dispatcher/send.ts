@@ -6,6 +6,7 @@
  */
 import type { EpochMs } from '../../policy.ts';
 import { describeAccount } from '../accounts.ts';
+import { confirmBodyOf } from '../conversion-request.ts';
 import { CAMPAIGN_ID_PATTERN } from '../validation.ts';
 import { classifyFailure, type Failure, redactSecrets } from './classify.ts';
 import type { HeldJob } from './held-jobs.ts';
@@ -167,10 +168,7 @@ async function sendJob(
   try {
     const response =
       job.kind === 'confirm'
-        ? await ctx.client.conversions.confirm(
-            { click_token: job.clickToken, order_id: job.orderId, value_micros: job.valueMicros },
-            options,
-          )
+        ? await ctx.client.conversions.confirm(confirmBodyOf(job), options)
         : await ctx.client.conversions.refund(
             { campaign_id: job.campaignId as string, order_id: job.orderId },
             options,

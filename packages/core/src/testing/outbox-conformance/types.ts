@@ -45,6 +45,8 @@ export type OutboxFactory = (context: OutboxFactoryContext) => Promise<OutboxUnd
  * - `holds`: `retry({ hold })` holds a job for its campaign, `releaseHeld` releases held jobs and `stats`
  *   reports them (`features.holds`). Without it the suite checks that a hold is refused and
  *   `releaseHeld` resolves 0.
+ * - `shadow`: `Outbox.shadow` (shadow mode: settings, recording, its end, spend readings). Without it the
+ *   suite checks that `shadow` is undefined.
  */
 export type OutboxCapability =
   | 'lookup'
@@ -59,7 +61,8 @@ export type OutboxCapability =
   | 'prune'
   | 'heartbeats'
   | 'fairClaims'
-  | 'holds';
+  | 'holds'
+  | 'shadow';
 
 /** Options of {@link describeOutbox}. */
 export interface DescribeOutboxOptions {

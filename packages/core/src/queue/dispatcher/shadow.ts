@@ -1,0 +1,60 @@
+/**
+ * Shadow mode at delivery: before a claimed job is sent, the store's shadow settings (read again at most
+ * every `shadowRefreshMs`) say whether its account is in shadow mode; if so the store records the job as it
+ * would be sent (`OutboxShadow.record`, which reads the setting again in its own transaction) and nothing
+ * is sent. A setting turned off meanwhile (`postback shadow end`) is seen by that transaction: the job is
+ * then sent as usual, never left recorded after the decision was made.
+ */
+import type { EpochMs } from '../../policy.ts';
+import { conversionRequestOf } from '../conversion-request.ts';
+import type { Job } from '../job-types.ts';
+import type { Outbox } from '../outbox-types.ts';
+import { coversAccount } from '../shadow-rules.ts';
+import type { ShadowSetting } from '../shadow-types.ts';
+import type { Emit } from './events.ts';
+import type { JobOutcome } from './held-jobs.ts';
+
+/** What the shadow check needs. */
+export interface ShadowGateContext {
+  outbox: Pick<Outbox, 'shadow'>;
+  now: () => EpochMs;
+  emit: Emit;
+  /** How long a read of the settings is trusted. */
+  refreshMs: number;
+}
+
+/**
+ * Records `job` instead of sending it when its account is in shadow mode: resolves `shadowed` (recorded)
+ * or `lost` (its lease is gone), or null when it is to be sent.
+ */
+export type ShadowGate = (job: Job) => Promise<JobOutcome | null>;
+
+/** Creates the shadow check of a Dispatcher; a store without shadow mode gets one that never records. */
+export function createShadowGate(ctx: ShadowGateContext): ShadowGate {
+  const { shadow } = ctx.outbox;
+  if (shadow === undefined) return async () => null;
+  let settings: readonly ShadowSetting[] = [];
+  let readAt = Number.NEGATIVE_INFINITY;
+  let reading: Promise<readonly ShadowSetting[]> | null = null;
+
+  /** The settings, read again when older than `refreshMs` (one read at a time). */
+  const current = async (): Promise<readonly ShadowSetting[]> => {
+    if (ctx.now() - readAt < ctx.refreshMs) return settings;
+    reading ??= shadow.settings().finally(() => {
+      reading = null;
+    });
+    settings = await reading;
+    readAt = ctx.now();
+    return settings;
+  };
+
+  return async (job) => {
+    if (!coversAccount(await current(), job.account)) return null;
+    const at = ctx.now();
+    const recorded = await shadow.record(job, { now: at });
+    if (recorded === 'not-shadowed') return null;
+    if (recorded === 'lost') return 'lost';
+    ctx.emit('shadowed', { job, at, request: conversionRequestOf(job) });
+    return 'shadowed';
+  };
+}
