@@ -14,7 +14,7 @@
  * order's group: there a hold stays a visibility change (README, "Holds and pauses").
  */
 import type { AttemptRecord, EpochMs, Job } from '@postback/core';
-import { isReleasable, type ReleaseHeldOptions } from '@postback/core/store';
+import { isReleasable, type ReleaseHeldOptions, releaseJob } from '@postback/core/store';
 import { fairGroupIdOf, type JobBody } from './message-codec.ts';
 import {
   carriedHistoryOf,
@@ -115,24 +115,18 @@ export async function resendParked(
   const handles: string[] = [];
   for (const job of jobs) {
     if (job.lease === null) continue;
-    const next: Job = {
-      ...job,
-      state: 'pending',
-      attempts: Math.max(0, job.attempts - 1),
-      updatedAt: at,
-      nextAttemptAt: at,
-      lease: null,
-    };
-    await context.ledger?.put(next);
-    await sendAgain(
-      context,
-      next,
-      null,
-      carriedHistoryOf(context, job),
-      at,
-      context.options.excludedAccountDelaySeconds,
-    );
-    handles.push(job.lease.token);
+    const next = releaseJob(job, at);
+    // Hidden for the delay, but never past the deadline: it comes up in time to be sent or expired.
+    const { excludedAccountDelaySeconds: delay } = context.options;
+    const seconds = job.deadline === null ? delay : Math.min(delay, delaySecondsUntil(at, job.deadline));
+    try {
+      await context.ledger?.put(next);
+      await sendAgain(context, next, null, carriedHistoryOf(context, job), at, seconds);
+      handles.push(job.lease.token);
+    } catch (err) {
+      // Not sent again: the copy comes back when its lease ends (one more receive counted), never lost.
+      context.warn(`a paused account's message could not be sent again with a delay: ${String(err)}`);
+    }
     forget(context, job);
   }
   await deleteCopies(context, handles);

@@ -70,6 +70,35 @@ describe('on a standard queue', () => {
     expect(h.sqs.now()).toBeLessThanOrEqual(deadline);
   });
 
+  test('a job of a paused account is re-sent hidden for the delay, but never past its deadline', async () => {
+    h = startHarness({ standard: true });
+    const outbox = h.outbox({ excludedAccountDelaySeconds: 600 });
+    const clickedAt = h.sqs.now() - 7 * 24 * HOUR + 2 * HOUR;
+    const late = await outbox.confirm({
+      orderId: 'P-late',
+      account: 'shop-a',
+      valueMicros: 1,
+      click: { token: 'tok_late', clickedAt },
+    });
+    const deadline = late.job.deadline as number;
+    h.sqs.setTime(deadline - 120_000);
+    await outbox.confirm({
+      orderId: 'P-1',
+      account: 'shop-a',
+      valueMicros: 1,
+      click: { token: 'tok_p1', clickedAt: h.sqs.now() },
+    });
+    const at = h.sqs.now();
+    expect(await outbox.claim({ now: at, limit: 10, leaseMs: LEASE, excludeAccounts: ['shop-a'] })).toEqual(
+      [],
+    );
+    const visibleAt = (orderId: string) =>
+      h.sqs.messages(h.queueUrl).find((m) => decodeJobBody(m.body).orderId === orderId)?.visibleAt;
+    expect(visibleAt('P-1')).toBe(at + 600_000);
+    expect(visibleAt('P-late')).toBeLessThanOrEqual(deadline);
+    expect(h.sqs.messages(h.queueUrl).every((m) => m.receiveCount === 0)).toBe(true);
+  });
+
   test('a pause (attempt not counted) is a re-send too; the received copy is deleted only after it', async () => {
     h = startHarness({ standard: true });
     const outbox = h.outbox();
