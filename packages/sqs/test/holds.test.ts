@@ -148,6 +148,25 @@ describe('on a standard queue', () => {
 });
 
 describe('on a FIFO queue', () => {
+  test('a job of a paused account is hidden for the delay, but never past its deadline', async () => {
+    h = startHarness();
+    const outbox = h.outbox({ excludedAccountDelaySeconds: 600 });
+    const clickedAt = h.sqs.now() - 7 * 24 * HOUR + 2 * HOUR;
+    const { job } = await outbox.confirm({
+      orderId: 'P-late',
+      account: 'shop-a',
+      valueMicros: 1,
+      click: { token: 'tok_late', clickedAt },
+    });
+    const deadline = job.deadline as number;
+    h.sqs.setTime(deadline - 120_000);
+    const at = h.sqs.now();
+    expect(await outbox.claim({ now: at, limit: 10, leaseMs: LEASE, excludeAccounts: ['shop-a'] })).toEqual(
+      [],
+    );
+    expect(h.sqs.messages(h.queueUrl)[0]?.visibleAt).toBeLessThanOrEqual(deadline);
+  });
+
   test('a hold is a visibility change; the ledger keeps its held fields, and releaseHeld makes it visible now', async () => {
     h = startHarness();
     const outbox = h.outbox({ ledger: createMemoryOrderLedger() });
