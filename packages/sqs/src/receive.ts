@@ -14,7 +14,7 @@ import { MAX_PARKED_JOBS } from './options.ts';
 import { maybeAppliedAtOf, orderLedgerKey, recordOf } from './order-ledger.ts';
 import { forget, jobAttributes, receivedAtOf, type SqsOutboxContext } from './outbox-context.ts';
 import { followConfirm } from './refunds.ts';
-import { chainDelay, delaySecondsUntil, resendParked } from './resend.ts';
+import { chainDelay, delaySecondsUntil, resendParked, waitEndAt } from './resend.ts';
 import { changeVisibility } from './sqs-calls.ts';
 import { leaseVisibilitySeconds, remainingVisibilitySeconds } from './visibility.ts';
 
@@ -55,11 +55,11 @@ export async function parkJobs(context: SqsOutboxContext, jobs: readonly Job[], 
     await Promise.all(jobs.map((job) => ledger.put({ ...releaseJob(job, at), attempts: job.attempts })));
   const bySeconds = new Map<number, Job[]>();
   for (const job of jobs) {
-    // Hidden for the delay, but never past the deadline: it comes back in time to be sent or expired.
+    // Hidden for the delay, but never past the job's last chance (core's wait rule, `waitEndAt`).
     const seconds = Math.min(
       options.excludedAccountDelaySeconds,
       remainingVisibilitySeconds(at, receivedAtOf(context, job, at)),
-      job.deadline === null ? Number.POSITIVE_INFINITY : delaySecondsUntil(at, job.deadline),
+      delaySecondsUntil(at, waitEndAt(at + options.excludedAccountDelaySeconds * 1000, job.deadline, at)),
     );
     bySeconds.set(seconds, [...(bySeconds.get(seconds) ?? []), job]);
   }

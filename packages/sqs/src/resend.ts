@@ -14,7 +14,13 @@
  * order's group: there a hold stays a visibility change (README, "Holds and pauses").
  */
 import type { AttemptRecord, EpochMs, Job } from '@postback/core';
-import { isReleasable, type ReleaseHeldOptions, releaseJob } from '@postback/core/store';
+import {
+  capWait,
+  DEFAULT_WAIT_TIMING,
+  isReleasable,
+  type ReleaseHeldOptions,
+  releaseJob,
+} from '@postback/core/store';
 import { fairGroupIdOf, type JobBody } from './message-codec.ts';
 import {
   carriedHistoryOf,
@@ -42,11 +48,15 @@ export const MAX_REMEMBERED_RELEASES = 1000;
 const EARLY_MS = 1000;
 
 /**
- * When a wait that wants to end at `wanted` ends: never after the job's deadline, so the message comes up
- * in time to be sent or expired.
+ * When a wait that wants to end at `wanted` (asked at `now`) ends, by core's one wait rule: no later than
+ * the job's last chance (`lastChanceAt`, with a Dispatcher's default timing, `DEFAULT_WAIT_TIMING`: the
+ * outbox does not know the worker's), so it comes up while a real try remains; once that is spent, no
+ * later than the deadline, so it comes up in time to be expired (never sent late).
  */
-function lastChance(wanted: EpochMs, deadline: EpochMs | null): EpochMs {
-  return deadline === null ? wanted : Math.min(wanted, deadline);
+export function waitEndAt(wanted: EpochMs, deadline: EpochMs | null, now: EpochMs): EpochMs {
+  if (deadline === null) return wanted;
+  const capped = capWait({ deadline }, wanted, DEFAULT_WAIT_TIMING, now);
+  return capped === null ? Math.min(wanted, deadline) : capped.at;
 }
 
 /**
@@ -88,7 +98,7 @@ export async function resendHeld(
     return false;
   }
   // Every wait yields to the deadline: the new message comes up by it, in time to be sent or expired.
-  const due = lastChance(next.nextAttemptAt, next.deadline);
+  const due = waitEndAt(next.nextAttemptAt, next.deadline, at);
   const held = due === next.nextAttemptAt ? next : { ...next, nextAttemptAt: due };
   await context.ledger?.put(held);
   const notBefore = due > at ? due : null;
@@ -117,8 +127,8 @@ export async function resendParked(
     if (job.lease === null) continue;
     const next = releaseJob(job, at);
     // Hidden for the delay, but never past the deadline: it comes up in time to be sent or expired.
-    const { excludedAccountDelaySeconds: delay } = context.options;
-    const seconds = job.deadline === null ? delay : Math.min(delay, delaySecondsUntil(at, job.deadline));
+    const delay = context.options.excludedAccountDelaySeconds;
+    const seconds = delaySecondsUntil(at, waitEndAt(at + delay * 1000, job.deadline, at));
     try {
       await context.ledger?.put(next);
       await sendAgain(context, next, null, carriedHistoryOf(context, job), at, seconds);
@@ -152,7 +162,7 @@ export async function chainDelay(
   if (context.fifo || body.notBefore === null || body.notBefore - at < EARLY_MS) return false;
   if (isReleased(context, body)) return false;
   // A deadline's last chance is never waited past (`notBefore` was capped by it; checked again here).
-  const due = lastChance(body.notBefore, body.deadline);
+  const due = waitEndAt(body.notBefore, body.deadline, at);
   if (due - at < EARLY_MS) return false;
   await sendMessage(context.client, context.queueUrl, {
     body: text,

@@ -5,6 +5,7 @@
  * delay; on a FIFO queue a hold is a visibility change, its held fields kept in the ledger.
  */
 import type { Job } from '@postback/core';
+import { DEFAULT_WAIT_TIMING, lastChanceAt } from '@postback/core/store';
 import { afterEach, describe, expect, test } from 'vitest';
 import { createMemoryOrderLedger, type SqsOutbox } from '../src/index.ts';
 import { decodeJobBody } from '../src/message-codec.ts';
@@ -51,26 +52,28 @@ describe('on a standard queue', () => {
     expect(h.sqs.messages(h.queueUrl)).toHaveLength(1);
   });
 
-  test('a hold never waits past the deadline: the delay ends at it, and the job comes up in time to expire', async () => {
+  test('a hold never waits past its last chance (core’s wait rule): the job comes up while a real try remains', async () => {
     h = startHarness({ standard: true });
     const outbox = h.outbox();
     const clickedAt = h.sqs.now() - 7 * 24 * HOUR + 2 * HOUR;
     const { job: enqueued } = await confirm(outbox, 'A-late', clickedAt);
     const deadline = enqueued.deadline as number;
+    const last = lastChanceAt(enqueued, DEFAULT_WAIT_TIMING) as number;
     const [job] = await claim(outbox);
     expect(await hold(outbox, job as Job, deadline + HOUR)).toBe(true);
     let probe: Job[] = [];
     for (let step = 0; step < 20 && probe.length === 0; step++) {
       const [message] = h.sqs.messages(h.queueUrl);
-      expect(message?.visibleAt).toBeLessThanOrEqual(deadline);
+      expect(message?.visibleAt).toBeLessThanOrEqual(last);
       h.sqs.setTime(message?.visibleAt as number);
       probe = await claim(outbox);
     }
     expect(probe.map((j) => j.orderId)).toEqual(['A-late']);
-    expect(h.sqs.now()).toBeLessThanOrEqual(deadline);
+    expect(h.sqs.now()).toBeLessThanOrEqual(last);
+    expect(h.sqs.now()).toBeGreaterThan(last - 1_000);
   });
 
-  test('a job of a paused account is re-sent hidden for the delay, but never past its deadline', async () => {
+  test('a job of a paused account is re-sent hidden for the delay, but never past its last chance', async () => {
     h = startHarness({ standard: true });
     const outbox = h.outbox({ excludedAccountDelaySeconds: 600 });
     const clickedAt = h.sqs.now() - 7 * 24 * HOUR + 2 * HOUR;
@@ -95,7 +98,7 @@ describe('on a standard queue', () => {
     const visibleAt = (orderId: string) =>
       h.sqs.messages(h.queueUrl).find((m) => decodeJobBody(m.body).orderId === orderId)?.visibleAt;
     expect(visibleAt('P-1')).toBe(at + 600_000);
-    expect(visibleAt('P-late')).toBeLessThanOrEqual(deadline);
+    expect(visibleAt('P-late')).toBeLessThanOrEqual(lastChanceAt(late.job, DEFAULT_WAIT_TIMING) as number);
     expect(h.sqs.messages(h.queueUrl).every((m) => m.receiveCount === 0)).toBe(true);
   });
 
@@ -148,7 +151,7 @@ describe('on a standard queue', () => {
 });
 
 describe('on a FIFO queue', () => {
-  test('a job of a paused account is hidden for the delay, but never past its deadline', async () => {
+  test('a job of a paused account is hidden for the delay, but never past its last chance', async () => {
     h = startHarness();
     const outbox = h.outbox({ excludedAccountDelaySeconds: 600 });
     const clickedAt = h.sqs.now() - 7 * 24 * HOUR + 2 * HOUR;
@@ -164,7 +167,9 @@ describe('on a FIFO queue', () => {
     expect(await outbox.claim({ now: at, limit: 10, leaseMs: LEASE, excludeAccounts: ['shop-a'] })).toEqual(
       [],
     );
-    expect(h.sqs.messages(h.queueUrl)[0]?.visibleAt).toBeLessThanOrEqual(deadline);
+    expect(h.sqs.messages(h.queueUrl)[0]?.visibleAt).toBeLessThanOrEqual(
+      lastChanceAt(job, DEFAULT_WAIT_TIMING) as number,
+    );
   });
 
   test('a hold is a visibility change; the ledger keeps its held fields, and releaseHeld makes it visible now', async () => {
