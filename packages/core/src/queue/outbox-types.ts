@@ -399,8 +399,8 @@ export interface OutboxFeatures {
    */
   fairClaims: boolean;
   /**
-   * `retry` takes `hold`, `releaseHeld` works and `stats` reports `held`. False (SQS): the Dispatcher
-   * dead-letters a job whose campaign is not on s2s, as before holds existed.
+   * `retry` takes `hold`, `releaseHeld` works and `stats` reports `held` (SQS: as far as a queue can, see
+   * its README). False: the Dispatcher dead-letters a job whose campaign is not on s2s, as before holds existed.
    */
   holds: boolean;
 }
