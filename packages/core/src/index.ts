@@ -97,6 +97,13 @@ export {
   type RefundJob,
 } from './queue/job-types.ts';
 export {
+  DEFAULT_LEDGER_RETENTION_MS,
+  type LedgerEntry,
+  type LedgerInput,
+  type LedgerKind,
+  type LedgerQuery,
+} from './queue/ledger-types.ts';
+export {
   createMemoryOutbox,
   DEFAULT_MEMORY_ID_PREFIX,
   type MemoryOutboxOptions,

@@ -85,6 +85,20 @@ export {
   truncateReason,
 } from './queue/jobs.ts';
 export {
+  checkLedgerInput,
+  finalLedgerRow,
+  matchesLedgerQuery,
+  type ResolvedLedgerQuery,
+  resolveLedgerQuery,
+} from './queue/ledger.ts';
+export {
+  DEFAULT_LEDGER_READ_LIMIT,
+  LEDGER_ACTION_KINDS,
+  LEDGER_DISPATCHER_ACTOR,
+  LEDGER_FINAL_KINDS,
+  MAX_LEDGER_READ_LIMIT,
+} from './queue/ledger-types.ts';
+export {
   appendAttempt,
   attemptDetail,
   byHeldSince,

@@ -13,6 +13,7 @@ import { describeClaim } from './outbox-conformance/claim.ts';
 import { describeClosed } from './outbox-conformance/closed.ts';
 import { describeCrashes } from './outbox-conformance/crashes.ts';
 import { describeDeadJobs } from './outbox-conformance/dead-jobs.ts';
+import { describeLedger } from './outbox-conformance/ledger.ts';
 import { describeEnqueue } from './outbox-conformance/enqueue.ts';
 import { describeHolds } from './outbox-conformance/holds.ts';
 import { describeMaybeApplied } from './outbox-conformance/maybe-applied.ts';
@@ -101,6 +102,7 @@ export function describeOutbox(
     describeUnmatched(s);
     describeMaybeApplied(s);
     describeDeadJobs(s);
+    describeLedger(s);
     describeStats(s);
     describeHolds(s);
     describeShadow(s);
