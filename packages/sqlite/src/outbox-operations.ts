@@ -11,6 +11,8 @@ import {
   type EnqueueResult,
   type EpochMs,
   JOB_STATES,
+  type LedgerEntry,
+  type LedgerInput,
   type Job,
   JobValidationError,
   type OutboxStats,
@@ -28,11 +30,13 @@ import {
   extendJobLease,
   type FailResult,
   failJob,
+  finalLedgerRow,
   holdsLease,
   planRefund,
   planWithdraw,
   type ReleaseHeldOptions,
   type ResolvedJobFilter,
+  type ResolvedLedgerQuery,
   type ResolvedStatsOptions,
   type RetryResult,
   refundAfterConfirm,
@@ -44,6 +48,7 @@ import {
 import { createFairClaim } from './fair-claim.ts';
 import { CallError } from './group-commit.ts';
 import { createHeldQueries } from './held-queries.ts';
+import { createLedgerQueries } from './ledger-queries.ts';
 import {
   type AttemptValues,
   INSERT_ACCOUNT,
@@ -105,6 +110,20 @@ export function createOutboxOperations(db: DatabaseSync, policy: Readonly<Window
   const operator = createOperatorQueries(db);
   const holds = createHeldQueries(db);
   const fairClaim = createFairClaim(sql);
+  const ledger = createLedgerQueries(db);
+
+  /** Stores `next` and, when it enters a final money state, its ledger row, in the caller's transaction. */
+  function storeWithLedger(
+    stored: Job,
+    next: Job,
+    token: string | null,
+    attempt: AttemptValues | null = null,
+  ) {
+    if (!store(next, token, attempt)) return false;
+    const row = finalLedgerRow(stored, next, next.updatedAt);
+    if (row !== null) ledger.insert(row);
+    return true;
+  }
 
   function load(id: number): Job | null {
     const row = sql.byId.get(id);
@@ -150,7 +169,7 @@ export function createOutboxOperations(db: DatabaseSync, policy: Readonly<Window
     const stored = load(id);
     if (stored === null || !holdsLease(stored, claimed)) return null;
     const next = transitionFn(stored);
-    return store(next, stored.lease?.token ?? null, attempt) ? next : null;
+    return storeWithLedger(stored, next, stored.lease?.token ?? null, attempt) ? next : null;
   }
 
   /**
@@ -169,7 +188,7 @@ export function createOutboxOperations(db: DatabaseSync, policy: Readonly<Window
       stored.kind === 'confirm' && loadByOrder(accountKey(stored.account), stored.orderId, 'refund') !== null;
     const next = replayJob(stored, { now, orderHasRefund });
     if (next === stored) return false;
-    store(next, null);
+    storeWithLedger(stored, next, null);
     if (next.kind === 'confirm' && next.state === 'expired') settleRefundOf(next);
     return next.state === 'pending';
   }
@@ -325,6 +344,21 @@ export function createOutboxOperations(db: DatabaseSync, policy: Readonly<Window
       return operator.pruneBatch(window, cursor);
     },
 
+    /** Appends a checked ledger row. */
+    appendLedger(row: LedgerInput): LedgerEntry {
+      return ledger.insert(row);
+    },
+
+    /** Ledger rows by a resolved query, in insertion order. */
+    readLedger(query: ResolvedLedgerQuery): LedgerEntry[] {
+      return ledger.read(query);
+    },
+
+    /** Deletes the ledger rows older than `before` (the ledger's own retention, never `prune`'s). */
+    pruneLedger(before: EpochMs): number {
+      return ledger.deleteBefore(before);
+    },
+
     /** Records a worker's heart-beat (checked). */
     beat(beat: WorkerBeat): void {
       operator.beat(beat);
@@ -402,6 +436,8 @@ export type WriteOperation =
   | 'replay'
   | 'purgeDead'
   | 'prune'
+  | 'appendLedger'
+  | 'pruneLedger'
   | 'beat'
   | 'shadowStart'
   | 'shadowRecord'
