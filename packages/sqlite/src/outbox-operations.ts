@@ -11,10 +11,10 @@ import {
   type EnqueueResult,
   type EpochMs,
   JOB_STATES,
-  type LedgerEntry,
-  type LedgerInput,
   type Job,
   JobValidationError,
+  type LedgerEntry,
+  type LedgerInput,
   type OutboxStats,
   type RefundInput,
   type RefundJob,
@@ -48,7 +48,6 @@ import {
 import { createFairClaim } from './fair-claim.ts';
 import { CallError } from './group-commit.ts';
 import { createHeldQueries } from './held-queries.ts';
-import { createLedgerQueries } from './ledger-queries.ts';
 import {
   type AttemptValues,
   INSERT_ACCOUNT,
@@ -61,6 +60,7 @@ import {
   rowIdOf,
   writeValues,
 } from './job-rows.ts';
+import { createLedgerQueries } from './ledger-queries.ts';
 import {
   createOperatorQueries,
   type PruneBatch,
