@@ -34,6 +34,7 @@ import {
   checkEpoch,
   checkExtendLease,
   checkFail,
+  checkLedgerInput,
   checkOrderLookup,
   checkRelease,
   checkReleaseHeld,
@@ -44,6 +45,7 @@ import {
   createBatcher,
   extendJobLease,
   failJob,
+  resolveLedgerQuery,
   resolveStatsOptions,
   retryJob,
   type StateCounts,
@@ -105,6 +107,8 @@ export const SQS_OUTBOX_LIMITS = Object.freeze({
     'a held job must keep its attempts and wait out a probe interval, but ApproximateReceiveCount only grows, so every probe would count towards the dead-letter redrive: retry() refuses a hold, releaseHeld() returns 0, and the Dispatcher dead-letters a job whose campaign is not on s2s (replay it once the campaign is switched)',
   shadow:
     'a job recorded in shadow mode must wait, unsent and uncounted, for the decision of `postback shadow end`, and the settings must be read by every worker; a queue keeps no per-message state and no settings, and every receive counts towards the redrive: `shadow` is undefined, so an account to migrate from pixel runs its shadow period on a SQLite or Postgres outbox',
+  ledger:
+    'the order ledger is a key-value store (two methods: get and put by order): it cannot list rows by time, order or account, nor append without a read-modify-write race between workers; features.ledger is false, readLedger() returns [] and appendLedger() throws SqsUnsupportedError, so an account whose operators need the ledger keeps it on a SQLite or Postgres outbox',
   fairClaims:
     'the queue decides which messages a receive returns: claim() cannot take urgent deadlines first nor take turns across accounts; on a standard queue each account is a message group of an SQS fair queue, on a FIFO queue each order is',
 });
@@ -162,6 +166,7 @@ export function createSqsOutbox(input: SqsOutboxOptions): SqsOutbox {
     prune: false,
     fairClaims: false,
     holds: false,
+    ledger: false,
   });
 
   const outbox: SqsOutbox = {
@@ -192,6 +197,21 @@ export function createSqsOutbox(input: SqsOutboxOptions): SqsOutbox {
         'withdraw()',
         'a confirmation already in the queue cannot be taken back out of it; withdraw consent before confirmOrder, or use a SQLite or Postgres outbox',
       );
+    },
+
+    async appendLedger(entry) {
+      assertOpen(context);
+      checkLedgerInput(entry);
+      throw new SqsUnsupportedError(
+        'appendLedger()',
+        'the order ledger is a key-value store that cannot list rows by time, order or account; keep the ledger in a SQLite or Postgres outbox',
+      );
+    },
+
+    async readLedger(query) {
+      assertOpen(context);
+      resolveLedgerQuery(query);
+      return [];
     },
 
     claim: (claimOptions) => claims.claim(claimOptions),

@@ -26,6 +26,7 @@ const unsupported = {
   fairClaims: SQS_OUTBOX_LIMITS.fairClaims,
   holds: SQS_OUTBOX_LIMITS.holds,
   shadow: SQS_OUTBOX_LIMITS.shadow,
+  ledger: SQS_OUTBOX_LIMITS.ledger,
 };
 
 /** The outbox the suite tests, on `client` and the given queues. */

@@ -280,7 +280,8 @@ export interface Outbox {
    * Add a row to the ledger (`ledger-types.ts`): an operator action, written by the tool that took it.
    * Final money states are written by the store itself, in the transition. Rows are never updated. Throws
    * `JobValidationError` naming the field on a bad row; the reason is redacted like a stored reason.
-   * Returns the stored row. Where `features.ledger` is false (SQS), a no-op that returns the row with `seq: 0`.
+   * Returns the stored row. Where `features.ledger` is false (SQS), it rejects with the store's unsupported
+   * error after checking the row: tools check `features.ledger` and say the backend keeps no ledger.
    */
   appendLedger(entry: LedgerInput): Promise<LedgerEntry>;
   /** Ledger rows in insertion order, filtered; `[]` where `features.ledger` is false. */
