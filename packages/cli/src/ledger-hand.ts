@@ -4,7 +4,8 @@
  * ledger (`features.ledger`; not on SQS).
  */
 import { userInfo } from 'node:os';
-import type { Job, LedgerKind, Outbox } from '@postback/core';
+import type { Job, Outbox } from '@postback/core';
+import type { LedgerKind } from '@postback/core/store';
 
 /**
  * The actor a CLI command writes in the ledger: `--as NAME`, else `$USER`, else the system's user name,

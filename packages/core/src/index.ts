@@ -84,6 +84,10 @@ export {
   EXPIRY_PLAUSIBLE_TOLERANCE_MS,
   type RunSummary,
 } from './queue/dispatcher/index.ts';
+export {
+  DEFAULT_PRUNE_EVERY_MS,
+  DEFAULT_PRUNE_OLDER_THAN_MS,
+} from './queue/dispatcher/prune-schedule.ts';
 export type { HeldProblem } from './queue/held-types.ts';
 export {
   type AttemptOutcome,
@@ -96,13 +100,6 @@ export {
   type JobState,
   type RefundJob,
 } from './queue/job-types.ts';
-export {
-  DEFAULT_LEDGER_RETENTION_MS,
-  type LedgerEntry,
-  type LedgerInput,
-  type LedgerKind,
-  type LedgerQuery,
-} from './queue/ledger-types.ts';
 export {
   createMemoryOutbox,
   DEFAULT_MEMORY_ID_PREFIX,

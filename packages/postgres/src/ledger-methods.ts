@@ -3,8 +3,16 @@
  * `readLedger` reads rows by a query; final-state rows are inserted by the `jobs_ledger` trigger in the
  * transition's own transaction. Rows are never updated.
  */
-import type { LedgerEntry, LedgerInput, LedgerKind, LedgerQuery } from '@postback/core';
-import { accountFromKey, accountKey, checkLedgerInput, resolveLedgerQuery } from '@postback/core/store';
+import {
+  accountFromKey,
+  accountKey,
+  checkLedgerInput,
+  type LedgerEntry,
+  type LedgerInput,
+  type LedgerKind,
+  type LedgerQuery,
+  resolveLedgerQuery,
+} from '@postback/core/store';
 import { assertOpen, type PostgresOutboxContext } from './outbox-context.ts';
 import { quoteIdent } from './schema-name.ts';
 

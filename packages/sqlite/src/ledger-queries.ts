@@ -3,8 +3,8 @@
  * delete rows past the ledger's retention. Rows are never updated.
  */
 import type { DatabaseSync } from 'node:sqlite';
-import type { EpochMs, LedgerEntry, LedgerInput, LedgerKind } from '@postback/core';
-import type { ResolvedLedgerQuery } from '@postback/core/store';
+import type { EpochMs } from '@postback/core';
+import type { LedgerEntry, LedgerInput, LedgerKind, ResolvedLedgerQuery } from '@postback/core/store';
 
 interface LedgerRow {
   seq: number;

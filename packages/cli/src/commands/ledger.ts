@@ -2,7 +2,7 @@
  * `postback ledger`: reads the ledger of every hand on the money (operator actions and final money
  * states), filtered by time, order and account, as a table or as JSON.
  */
-import type { LedgerEntry, LedgerQuery } from '@postback/core';
+import type { LedgerEntry, LedgerQuery } from '@postback/core/store';
 import { backendFlags, EXIT, UsageError, validationProblem } from '../args.ts';
 import { type Command, defineCommand } from '../command.ts';
 import { type CommandContext, defaultContext, openFromFlags } from '../context.ts';
