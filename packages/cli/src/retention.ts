@@ -1,23 +1,19 @@
 /**
- * Retention, shared by `postback prune` and the worker's scheduled prune: old final jobs go through
+ * Retention, shared by `postback prune` and the worker's scheduled prune, on core's rules and schedule
+ * (`retentionRules`, `schedulePrune`, also what a Dispatcher runs on its own): old final jobs go through
  * `Outbox.prune` (which keeps every job until its deadline, and a charged confirmation until its return
  * window has closed), and clicks older than the confirmation window through the backend's
  * `ClickStore.sweep`, when it has a click store.
  */
-import {
-  DEFAULT_CONFIRMATION_RETENTION_MS,
-  type Job,
-  MAX_LIST_JOBS_LIMIT,
-  type Outbox,
-} from '@postback/core';
-import { prunableAt } from '@postback/core/store';
+import { type Job, MAX_LIST_JOBS_LIMIT, type Outbox } from '@postback/core';
+import { type PruneSchedule, prunableAt, type RetentionRules, schedulePrune } from '@postback/core/store';
 import type { OpenedBackend } from './backends/backend.ts';
 
-/** How old a final job must be to go, and how long a charged confirmation stays for refunds. */
-export interface RetentionOptions {
-  olderThanMs: number;
-  returnWindowMs: number;
-}
+/** How old a final job must be to go, and how long a charged confirmation stays for refunds (core's rules). */
+export type RetentionOptions = RetentionRules;
+
+/** The store's return window for refunds, by core's rule (one source of truth). */
+export { storeReturnWindowMs } from '@postback/core/store';
 
 /** What one prune deleted. */
 export interface PruneResult {
@@ -25,25 +21,6 @@ export interface PruneResult {
   pruned: number;
   /** Clicks swept, or null when the backend keeps no clicks. */
   clicks: number | null;
-}
-
-/**
- * How long the store keeps a charged confirmation for refunds: its configured return window, or, with an
- * open-ended window (core's default: `returnWindowMs: null`), its `confirmationRetentionMs`. A store that
- * does not tell its policy (only an SQLite outbox does) gets core's default, 400 days: keeping a
- * confirmation too long costs a row; pruning it too early loses a refund's campaign.
- *
- * @example
- * ```ts
- * const returnWindowMs = values['return-window'] ?? storeReturnWindowMs(backend.outbox);
- * ```
- */
-export function storeReturnWindowMs(outbox: Outbox): number {
-  const policy = (outbox as { policy?: { returnWindowMs?: unknown; confirmationRetentionMs?: unknown } })
-    .policy;
-  if (typeof policy?.returnWindowMs === 'number') return policy.returnWindowMs;
-  const retention = policy?.confirmationRetentionMs;
-  return typeof retention === 'number' ? retention : DEFAULT_CONFIRMATION_RETENTION_MS;
 }
 
 /**
@@ -94,15 +71,12 @@ export async function prunableJobs(outbox: Outbox, now: number, options: Retenti
   }
 }
 
-/** A running prune schedule. */
-export interface RetentionSchedule {
-  /** Stops the schedule and waits for a prune under way. */
-  stop(): Promise<void>;
-}
+/** A running prune schedule (core's). */
+export type RetentionSchedule = PruneSchedule;
 
 /**
- * Prunes at once, then every `everyMs`, until stopped. A failed prune is reported through `onError` and
- * tried again at the next tick; it never stops delivery.
+ * Prunes at once, then every `everyMs`, until stopped, on core's schedule (`schedulePrune`). A failed
+ * prune is reported through `onError` and tried again at the next tick; it never stops delivery.
  *
  * @example
  * ```ts
@@ -118,30 +92,10 @@ export function scheduleRetention(setup: {
   onPruned(result: PruneResult & { durationMs: number }): void;
   onError(error: unknown): void;
 }): RetentionSchedule {
-  let stopped = false;
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  let running: Promise<void> = Promise.resolve();
-  const tick = () => {
-    running = (async () => {
-      const started = Date.now();
-      try {
-        const result = await pruneOnce(setup.backend, setup.now(), setup.options);
-        setup.onPruned({ ...result, durationMs: Date.now() - started });
-      } catch (error) {
-        setup.onError(error);
-      }
-      if (!stopped) {
-        timer = setTimeout(tick, setup.everyMs);
-        timer.unref?.();
-      }
-    })();
-  };
-  tick();
-  return {
-    async stop() {
-      stopped = true;
-      clearTimeout(timer);
-      await running;
-    },
-  };
+  return schedulePrune({
+    everyMs: setup.everyMs,
+    prune: () => pruneOnce(setup.backend, setup.now(), setup.options),
+    onDone: (result, durationMs) => setup.onPruned({ ...result, durationMs }),
+    onError: setup.onError,
+  });
 }

@@ -282,6 +282,8 @@ describe('postback reconcile', () => {
     const dead = byDefault.report.flags.find((f) => f.order_id === 'h1') as Flag;
     expect(dead.campaign_id).toBe(b);
     expect(dead.detail).toMatch(/the reversal is dead: .*404/);
+    // Who decided, from the ledger: the dispatcher ended the reversal dead.
+    expect((dead as Flag & { decided_by: string | null }).decided_by).toBe('dispatcher');
     // The service's "window closed" is its word: w1 is counted, under its state, and not flagged.
     const row = byDefault.report.campaigns.find((r) => r.campaign_id === a) as Row & {
       reversals_other: Record<string, { count: number }>;

@@ -84,6 +84,10 @@ export {
   EXPIRY_PLAUSIBLE_TOLERANCE_MS,
   type RunSummary,
 } from './queue/dispatcher/index.ts';
+export {
+  DEFAULT_PRUNE_EVERY_MS,
+  DEFAULT_PRUNE_OLDER_THAN_MS,
+} from './queue/dispatcher/prune-schedule.ts';
 export type { HeldProblem } from './queue/held-types.ts';
 export {
   type AttemptOutcome,

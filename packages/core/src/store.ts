@@ -53,6 +53,13 @@ export {
   conversionRequestOf,
   type RefundBody,
 } from './queue/conversion-request.ts';
+export {
+  type PruneSchedule,
+  type RetentionRules,
+  retentionRules,
+  schedulePrune,
+  storeReturnWindowMs,
+} from './queue/dispatcher/prune-schedule.ts';
 export type {
   DeliveryTrace,
   RequestTrace,
@@ -84,6 +91,25 @@ export {
   retryJob,
   truncateReason,
 } from './queue/jobs.ts';
+export {
+  checkLedgerInput,
+  finalLedgerRow,
+  matchesLedgerQuery,
+  type ResolvedLedgerQuery,
+  resolveLedgerQuery,
+} from './queue/ledger.ts';
+export {
+  DEFAULT_LEDGER_READ_LIMIT,
+  DEFAULT_LEDGER_RETENTION_MS,
+  LEDGER_ACTION_KINDS,
+  LEDGER_DISPATCHER_ACTOR,
+  LEDGER_FINAL_KINDS,
+  type LedgerEntry,
+  type LedgerInput,
+  type LedgerKind,
+  type LedgerQuery,
+  MAX_LEDGER_READ_LIMIT,
+} from './queue/ledger-types.ts';
 export {
   appendAttempt,
   attemptDetail,

@@ -5,6 +5,7 @@
  * the framework strips before calling it. Nothing a client sends rejects the handler's promise: a
  * request's own fault is a 4xx (a client error), and only the store failing is a 500.
  */
+
 import { JobValidationError } from '@postback/core';
 import { type Access, createAccess, type RequestContext } from './access.ts';
 import { actionIds, isJobId } from './action-body.ts';
@@ -12,6 +13,7 @@ import { createActivity } from './activity.ts';
 import { answer, ClientError, json, problem, refusal } from './answers.ts';
 import { assetName, servePage } from './assets.ts';
 import { jobsPage } from './job-list.ts';
+import { purgeWithLedger, replayWithLedger } from './ledger-actions.ts';
 import { type DashboardOptions, parseDashboardOptions, type ResolvedDashboardOptions } from './options.ts';
 import { readTarget } from './request-target.ts';
 import { jobView, overview } from './views.ts';
@@ -59,8 +61,8 @@ async function api(
     if (name === 'check') return json({ ok: true, refreshMs: o.refreshMs });
     const ids = await actionIds(request);
     // Only these jobs, and only those still dead: the stores act on dead jobs among the ids given.
-    if (name === 'replay') return json({ replayed: await outbox.replay({ ids }, now()) });
-    return json({ purged: await outbox.purgeDead({ ids }) });
+    if (name === 'replay') return json({ replayed: await replayWithLedger(outbox, ids, now(), o.tokenName) });
+    return json({ purged: await purgeWithLedger(outbox, ids, now(), o.tokenName) });
   }
   if (method !== 'GET' && method !== 'HEAD') {
     throw new ClientError(405, 'method not allowed', { allow: 'GET, HEAD' });

@@ -21,6 +21,12 @@ export const DEFAULT_DEADLINE_BUCKETS_MS: readonly number[] = Object.freeze([
 ]);
 
 /**
+ * The actor of the ledger rows written by a dashboard's replays and purges when no `tokenName` is given.
+ * @defaultValue "dashboard"
+ */
+export const DEFAULT_TOKEN_NAME = 'dashboard';
+
+/**
  * Shortest token accepted: a token guards replay and purge, so it must not be guessable.
  * @defaultValue 16
  */
@@ -97,6 +103,12 @@ export const dashboardOptionsSchema = z
       'string',
       '—',
       `Enables replay and purge for requests carrying \`Authorization: Bearer <token>\` (at least ${MIN_TOKEN_LENGTH} characters). Without it the dashboard is read-only.`,
+    ),
+    tokenName: documented(
+      z.string().min(1).max(200).default(DEFAULT_TOKEN_NAME),
+      'string',
+      '`"dashboard"` (`DEFAULT_TOKEN_NAME`)',
+      "Who the token's holder is in the ledger: each replay and purge taken through this dashboard writes a ledger row with this name as its actor (`postback ledger`). Give each operator's dashboard its own name.",
     ),
     tokenForReads: documented(
       z.boolean().default(false),

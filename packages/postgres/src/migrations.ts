@@ -179,6 +179,34 @@ CREATE INDEX shadow_spend_at ON {s}.shadow_spend (at);
 CREATE INDEX jobs_shadow ON {s}.jobs (id) WHERE state = 'cancelled' AND last_error = '${SHADOW_RECORDED_REASON}';
 `,
   },
+  // The ledger of every hand on the money (core's `ledger-types.ts`): rows are only inserted. A final
+  // money state is written by a trigger on the job's UPDATE, so every path that moves a job there
+  // (group-committed completions, fail, replay) writes its row in its own transaction, and a transition
+  // that lost its fence updates nothing and writes nothing. `account` is stored as core's accountKey, as
+  // in jobs. `prune` never touches the table; only the ledger's retention does (`ledger_at`).
+  {
+    version: 8,
+    name: 'ledger: ledger, jobs_ledger trigger',
+    sql: `
+CREATE TABLE {s}.ledger (seq bigserial PRIMARY KEY, at bigint NOT NULL, actor text NOT NULL, kind text NOT NULL, job_id text, order_id text NOT NULL, account text NOT NULL DEFAULT '', value_micros bigint, reason text);
+CREATE INDEX ledger_at ON {s}.ledger (at);
+CREATE INDEX ledger_order ON {s}.ledger (order_id);
+CREATE FUNCTION {s}.ledger_final_state() RETURNS trigger LANGUAGE plpgsql AS $ledger$
+BEGIN
+  INSERT INTO {s}.ledger (at, actor, kind, job_id, order_id, account, value_micros, reason)
+  VALUES (NEW.updated_at, 'dispatcher',
+    CASE WHEN NEW.state <> 'delivered' THEN NEW.state WHEN NEW.kind = 'confirm' THEN 'applied' ELSE 'reversed' END,
+    NEW.id::text, NEW.order_id, NEW.account,
+    CASE WHEN NEW.kind = 'confirm' THEN NEW.value_micros END,
+    CASE WHEN NEW.state = 'delivered' THEN NULL ELSE NEW.last_error END);
+  RETURN NULL;
+END
+$ledger$;
+CREATE TRIGGER jobs_ledger AFTER UPDATE OF state ON {s}.jobs FOR EACH ROW
+  WHEN (NEW.state IS DISTINCT FROM OLD.state AND NEW.state IN ('delivered', 'expired', 'unmatched', 'dead'))
+  EXECUTE FUNCTION {s}.ledger_final_state();
+`,
+  },
 ];
 
 /**

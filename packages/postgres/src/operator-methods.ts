@@ -38,6 +38,7 @@ import { beatValues, rowToBeat } from './beat-rows.ts';
 import { assertOpen, inTransaction, type PostgresOutboxContext } from './outbox-context.ts';
 import type { Queryable } from './queryable.ts';
 import { rowToJob, toBigintText } from './rows.ts';
+import { quoteIdent } from './schema-name.ts';
 import type { JobListShape } from './statements.ts';
 
 /** What the Postgres outbox keeps for operators: everything. */
@@ -48,6 +49,7 @@ export const POSTGRES_OUTBOX_FEATURES: OutboxFeatures = Object.freeze({
   prune: true,
   fairClaims: true,
   holds: true,
+  ledger: true,
 });
 
 /** Rows one read of a `reason` listing fetches (the RegExp is tested in JavaScript, so pages are refilled). */
@@ -204,7 +206,7 @@ export function operatorMethods(context: PostgresOutboxContext) {
 
     async prune(options: PruneOptions): Promise<number> {
       assertOpen(context);
-      const { now: at, olderThanMs, returnWindowMs } = validatePruneOptions(options);
+      const { now: at, olderThanMs, returnWindowMs, ledgerRetentionMs } = validatePruneOptions(options);
       const rule = [at, at - olderThanMs, returnWindowMs];
       // Bounded batches, each its own statement and transaction: claims and enqueues run between them.
       let pruned = 0;
@@ -215,6 +217,10 @@ export function operatorMethods(context: PostgresOutboxContext) {
         after = row.next === null || row.next === undefined ? null : String(BigInt(String(row.next)) - 1n);
       }
       await q(pool, SQL.forgetWorkers, [at - olderThanMs]);
+      // The ledger has its own retention: no row younger than it goes, whatever `olderThanMs` says.
+      await q(pool, `DELETE FROM ${quoteIdent(context.schema)}.ledger WHERE at < $1`, [
+        at - ledgerRetentionMs,
+      ]);
       return pruned;
     },
 

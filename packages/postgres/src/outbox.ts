@@ -25,6 +25,7 @@ import type {
 } from '@postback/core';
 import { closeOutbox, reportPoolErrors } from './closing.ts';
 import { enqueueMethods } from './enqueue.ts';
+import { ledgerMethods } from './ledger-methods.ts';
 import type { Subscription } from './listener.ts';
 import { operatorMethods } from './operator-methods.ts';
 import type { PostgresOutboxOptions } from './options.ts';
@@ -101,6 +102,7 @@ export function createPostgresOutbox(options: PostgresOutboxOptions): PostgresOu
     ...enqueueMethods(context),
     ...transitionMethods(context),
     ...operatorMethods(context),
+    ...ledgerMethods(context),
     shadow: shadowMethods(context),
 
     subscribe(onWake: () => void): Subscription {

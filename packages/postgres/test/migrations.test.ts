@@ -34,6 +34,7 @@ describe('migrate', () => {
       expect(await tablesOf(schema)).toEqual([
         'clicks',
         'jobs',
+        'ledger',
         'migrations',
         'shadow_settings',
         'shadow_spend',
@@ -218,6 +219,7 @@ describe('upgrading a schema of version 2 that holds jobs (migration 3: the oper
       expect(await tablesOf(schema)).toEqual([
         'clicks',
         'jobs',
+        'ledger',
         'migrations',
         'shadow_settings',
         'shadow_spend',

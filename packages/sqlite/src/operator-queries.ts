@@ -27,6 +27,7 @@ export const OUTBOX_FEATURES: OutboxFeatures = Object.freeze({
   prune: true,
   fairClaims: true,
   holds: true,
+  ledger: true,
 });
 
 /** Most urgent first, as core's `byUrgency`: by deadline (none last), then creation, then id. */

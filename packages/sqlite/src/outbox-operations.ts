@@ -28,11 +28,15 @@ import {
   extendJobLease,
   type FailResult,
   failJob,
+  finalLedgerRow,
   holdsLease,
+  type LedgerEntry,
+  type LedgerInput,
   planRefund,
   planWithdraw,
   type ReleaseHeldOptions,
   type ResolvedJobFilter,
+  type ResolvedLedgerQuery,
   type ResolvedStatsOptions,
   type RetryResult,
   refundAfterConfirm,
@@ -56,6 +60,7 @@ import {
   rowIdOf,
   writeValues,
 } from './job-rows.ts';
+import { createLedgerQueries } from './ledger-queries.ts';
 import {
   createOperatorQueries,
   type PruneBatch,
@@ -105,6 +110,20 @@ export function createOutboxOperations(db: DatabaseSync, policy: Readonly<Window
   const operator = createOperatorQueries(db);
   const holds = createHeldQueries(db);
   const fairClaim = createFairClaim(sql);
+  const ledger = createLedgerQueries(db);
+
+  /** Stores `next` and, when it enters a final money state, its ledger row, in the caller's transaction. */
+  function storeWithLedger(
+    stored: Job,
+    next: Job,
+    token: string | null,
+    attempt: AttemptValues | null = null,
+  ) {
+    if (!store(next, token, attempt)) return false;
+    const row = finalLedgerRow(stored, next, next.updatedAt);
+    if (row !== null) ledger.insert(row);
+    return true;
+  }
 
   function load(id: number): Job | null {
     const row = sql.byId.get(id);
@@ -150,7 +169,7 @@ export function createOutboxOperations(db: DatabaseSync, policy: Readonly<Window
     const stored = load(id);
     if (stored === null || !holdsLease(stored, claimed)) return null;
     const next = transitionFn(stored);
-    return store(next, stored.lease?.token ?? null, attempt) ? next : null;
+    return storeWithLedger(stored, next, stored.lease?.token ?? null, attempt) ? next : null;
   }
 
   /**
@@ -169,7 +188,7 @@ export function createOutboxOperations(db: DatabaseSync, policy: Readonly<Window
       stored.kind === 'confirm' && loadByOrder(accountKey(stored.account), stored.orderId, 'refund') !== null;
     const next = replayJob(stored, { now, orderHasRefund });
     if (next === stored) return false;
-    store(next, null);
+    storeWithLedger(stored, next, null);
     if (next.kind === 'confirm' && next.state === 'expired') settleRefundOf(next);
     return next.state === 'pending';
   }
@@ -325,6 +344,21 @@ export function createOutboxOperations(db: DatabaseSync, policy: Readonly<Window
       return operator.pruneBatch(window, cursor);
     },
 
+    /** Appends a checked ledger row. */
+    appendLedger(row: LedgerInput): LedgerEntry {
+      return ledger.insert(row);
+    },
+
+    /** Ledger rows by a resolved query, in insertion order. */
+    readLedger(query: ResolvedLedgerQuery): LedgerEntry[] {
+      return ledger.read(query);
+    },
+
+    /** Deletes the ledger rows older than `before` (the ledger's own retention, never `prune`'s). */
+    pruneLedger(before: EpochMs): number {
+      return ledger.deleteBefore(before);
+    },
+
     /** Records a worker's heart-beat (checked). */
     beat(beat: WorkerBeat): void {
       operator.beat(beat);
@@ -402,6 +436,8 @@ export type WriteOperation =
   | 'replay'
   | 'purgeDead'
   | 'prune'
+  | 'appendLedger'
+  | 'pruneLedger'
   | 'beat'
   | 'shadowStart'
   | 'shadowRecord'

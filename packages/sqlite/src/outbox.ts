@@ -31,6 +31,7 @@ import {
   checkEpoch,
   checkExtendLease,
   checkFail,
+  checkLedgerInput,
   checkListDead,
   checkOrderLookup,
   checkPurge,
@@ -43,6 +44,7 @@ import {
   newConfirmJob,
   parseOptions,
   resolveJobFilter,
+  resolveLedgerQuery,
   resolveStatsOptions,
   validatePruneOptions,
   validateRefundInput,
@@ -265,10 +267,11 @@ export function createSqliteOutbox(options: SqliteOutboxOptions): SqliteOutbox {
     prune(options) {
       return guard(
         () => {
-          const { now, olderThanMs, returnWindowMs } = validatePruneOptions(options);
-          return { now, cutoff: now - olderThanMs, returnWindowMs };
+          const { now, olderThanMs, returnWindowMs, ledgerRetentionMs } = validatePruneOptions(options);
+          return { now, cutoff: now - olderThanMs, returnWindowMs, ledgerBefore: now - ledgerRetentionMs };
         },
-        async (window) => {
+        async ({ ledgerBefore, ...window }) => {
+          await writer.write('pruneLedger', [ledgerBefore]);
           // Batches in separate transactions: other writes (claims, enqueues) run between them.
           let pruned = 0;
           let cursor: PruneCursor | null = null;
@@ -282,6 +285,15 @@ export function createSqliteOutbox(options: SqliteOutboxOptions): SqliteOutbox {
         },
       );
     },
+
+    appendLedger(entry) {
+      return guard(
+        () => checkLedgerInput(entry),
+        (row) => writer.write('appendLedger', [row]),
+      );
+    },
+
+    readLedger: (query) => read(() => ops.readLedger(resolveLedgerQuery(query))),
 
     beat(beat) {
       return guard(

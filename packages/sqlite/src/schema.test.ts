@@ -308,6 +308,7 @@ describe('a file of schema version 5 (before held jobs)', () => {
     await before.close();
     const db = new DatabaseSync(filename);
     db.exec(`
+      DROP TABLE ledger;
       DROP INDEX jobs_shadow;
       DROP TABLE shadow_spend;
       DROP TABLE shadow_settings;

@@ -190,6 +190,25 @@ const MIGRATIONS: readonly string[] = [
   CREATE INDEX shadow_spend_at ON shadow_spend (at);
   CREATE INDEX jobs_shadow ON jobs (id) WHERE state = 'cancelled' AND last_error = '${SHADOW_RECORDED_REASON}';
   `,
+  // 8: the ledger of every hand on the money (core's `ledger-types.ts`): one row per operator action and
+  // per final money state, only ever inserted (by the transition's own transaction for a final state).
+  // `prune` deletes jobs, never these rows; only the ledger's own retention does (`ledger_at`). A new
+  // table: nothing existing is rewritten.
+  `
+  CREATE TABLE ledger (
+    seq          INTEGER PRIMARY KEY AUTOINCREMENT,
+    at           INTEGER NOT NULL,
+    actor        TEXT    NOT NULL,
+    kind         TEXT    NOT NULL,
+    job_id       TEXT,
+    order_id     TEXT    NOT NULL,
+    account      TEXT,
+    value_micros INTEGER,
+    reason       TEXT
+  );
+  CREATE INDEX ledger_at ON ledger (at);
+  CREATE INDEX ledger_order ON ledger (order_id);
+  `,
 ];
 
 /**

@@ -36,6 +36,7 @@ import {
   checkEpoch,
   checkExtendLease,
   checkFail,
+  checkLedgerInput,
   checkOrderLookup,
   checkRelease,
   checkReleaseHeld,
@@ -46,6 +47,7 @@ import {
   createBatcher,
   extendJobLease,
   failJob,
+  resolveLedgerQuery,
   resolveStatsOptions,
   retryJob,
   type StateCounts,
@@ -109,6 +111,8 @@ export const SQS_OUTBOX_LIMITS = Object.freeze({
     'SQS cannot list a queue: stats() reports no held problems, and releaseHeld() reaches only what a receipt handle reaches (FIFO: the holds of this outbox, counted; standard: none counted, a remembered release makes a held message due when its current delay ends, within 900 s); on a FIFO queue a hold is a visibility change, and each probe counts a receive toward the redrive policy',
   shadow:
     'a job recorded in shadow mode must wait, unsent and uncounted, for the decision of `postback shadow end`, and the settings must be read by every worker; a queue keeps no per-message state and no settings, and every receive counts towards the redrive: `shadow` is undefined, so an account to migrate from pixel runs its shadow period on a SQLite or Postgres outbox',
+  ledger:
+    'the order ledger is a key-value store (two methods: get and put by order): it cannot list rows by time, order or account, nor append without a read-modify-write race between workers; features.ledger is false, readLedger() returns [] and appendLedger() throws SqsUnsupportedError, so an account whose operators need the ledger keeps it on a SQLite or Postgres outbox',
   fairClaims:
     'the queue decides which messages a receive returns: claim() cannot take urgent deadlines first nor take turns across accounts; on a standard queue each account is a message group of an SQS fair queue, on a FIFO queue each order is',
 });
@@ -166,6 +170,7 @@ export function createSqsOutbox(input: SqsOutboxOptions): SqsOutbox {
     prune: false,
     fairClaims: false,
     holds: true,
+    ledger: false,
   });
 
   const outbox: SqsOutbox = {
@@ -196,6 +201,21 @@ export function createSqsOutbox(input: SqsOutboxOptions): SqsOutbox {
         'withdraw()',
         'a confirmation already in the queue cannot be taken back out of it; withdraw consent before confirmOrder, or use a SQLite or Postgres outbox',
       );
+    },
+
+    async appendLedger(entry) {
+      assertOpen(context);
+      checkLedgerInput(entry);
+      throw new SqsUnsupportedError(
+        'appendLedger()',
+        'the order ledger is a key-value store that cannot list rows by time, order or account; keep the ledger in a SQLite or Postgres outbox',
+      );
+    },
+
+    async readLedger(query) {
+      assertOpen(context);
+      resolveLedgerQuery(query);
+      return [];
     },
 
     claim: (claimOptions) => claims.claim(claimOptions),

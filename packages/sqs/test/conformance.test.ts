@@ -25,6 +25,7 @@ const unsupported = {
   heartbeats: SQS_OUTBOX_LIMITS.heartbeats,
   fairClaims: SQS_OUTBOX_LIMITS.fairClaims,
   shadow: SQS_OUTBOX_LIMITS.shadow,
+  ledger: SQS_OUTBOX_LIMITS.ledger,
 };
 
 /** The outbox the suite tests, on `client` and the given queues. */

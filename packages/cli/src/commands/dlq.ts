@@ -12,6 +12,7 @@ import { type CommandContext, defaultContext, openFromFlags } from '../context.t
 import { accountFilter, type ParsedCommand } from '../flags.ts';
 import { iso, jobLine, jobView, jsonText, orderText, text } from '../format.ts';
 import type { CommandIo } from '../io.ts';
+import { cliActor, type LedgerHand, ledgerHand } from '../ledger-hand.ts';
 import { createProgress } from '../progress.ts';
 import { isYes, type Prompt, stdinPrompt } from '../prompt.ts';
 import { DEFAULT_DLQ_LIMIT, dlqSpec } from '../specs/dlq.ts';
@@ -170,14 +171,23 @@ interface ReplayReport {
  * (deadline passed at `at`) or cancelled (the order was refunded meanwhile). A job a running worker
  * claimed or delivered just after the replay counts as replayed.
  */
-async function replayBatch(outbox: Outbox, ids: readonly string[], at: number, report: ReplayReport) {
+async function replayBatch(
+  outbox: Outbox,
+  ids: readonly string[],
+  at: number,
+  report: ReplayReport,
+  hand: LedgerHand,
+) {
   const replayed = await outbox.replay({ ids }, at);
   let stayed = 0;
   for (const id of ids) {
     const job = await outbox.get(id);
     if (job?.state === 'expired' && job.deadline !== null && job.deadline <= at) report.expired.push(job);
     else if (job?.state === 'cancelled') report.cancelled.push(job);
-    else stayed += 1;
+    else {
+      stayed += 1;
+      if (job !== null) await hand.record('replay', job, at);
+    }
   }
   // The store's count is the truth for how many went back to pending; the rest were read back above.
   report.replayed += Math.min(replayed, stayed);
@@ -223,7 +233,13 @@ function replayText(report: ReplayReport, dryRun: boolean): string {
   return `${lines.join('\n')}\n`;
 }
 
-async function replay(outbox: Outbox, values: Values, io: CommandIo, now: () => number): Promise<number> {
+async function replay(
+  outbox: Outbox,
+  values: Values,
+  io: CommandIo,
+  now: () => number,
+  hand: LedgerHand,
+): Promise<number> {
   const which = selection(values);
   const dryRun = values['dry-run'];
   const report: ReplayReport = { replayed: 0, replayedJobs: [], expired: [], cancelled: [] };
@@ -242,6 +258,7 @@ async function replay(outbox: Outbox, values: Values, io: CommandIo, now: () => 
         page.map((job) => job.id),
         now(),
         report,
+        hand,
       );
       considered += page.length;
       bar.update(considered);
@@ -257,7 +274,7 @@ async function replay(outbox: Outbox, values: Values, io: CommandIo, now: () => 
       const bar = createProgress(io, 'replaying', selected.jobs.length);
       for (let i = 0; i < selected.jobs.length; i += REPLAY_PAGE) {
         const batch = selected.jobs.slice(i, i + REPLAY_PAGE).map((job) => job.id);
-        await replayBatch(outbox, batch, now(), report);
+        await replayBatch(outbox, batch, now(), report, hand);
         bar.update(Math.min(i + REPLAY_PAGE, selected.jobs.length));
       }
       bar.finish();
@@ -290,6 +307,7 @@ async function purge(
   now: () => number,
   prompt: Prompt,
   where: string,
+  hand: LedgerHand,
 ): Promise<number> {
   const which = selection(values);
   const dryRun = values['dry-run'];
@@ -317,12 +335,14 @@ async function purge(
     }
   }
   let purged = 0;
+  const at = now();
   if ('all' in which) purged = await outbox.purgeDead();
   else {
     for (let i = 0; i < jobs.length; i += REPLAY_PAGE) {
       purged += await outbox.purgeDead({ ids: jobs.slice(i, i + REPLAY_PAGE).map((job) => job.id) });
     }
   }
+  for (const job of jobs) await hand.record('purge', job, at, job.lastError ?? undefined);
   if (values.json) {
     io.stdout(`${jsonText({ purged, notDead: missing })}\n`);
   } else {
@@ -383,8 +403,9 @@ export function createDlqCommand(
     });
     try {
       if (action === 'list') return await list(backend.outbox, values, io);
-      if (action === 'replay') return await replay(backend.outbox, values, io, ctx.now);
-      return await purge(backend.outbox, values, io, ctx.now, prompt, backend.describe);
+      const hand = ledgerHand(backend.outbox, cliActor(values.as, io.env));
+      if (action === 'replay') return await replay(backend.outbox, values, io, ctx.now, hand);
+      return await purge(backend.outbox, values, io, ctx.now, prompt, backend.describe, hand);
     } finally {
       await backend.outbox.close();
     }

@@ -7,6 +7,7 @@ import { backendFlags, EXIT, UsageError, validationProblem } from '../args.ts';
 import { type Command, defineCommand } from '../command.ts';
 import { type CommandContext, defaultContext, openFromFlags } from '../context.ts';
 import { jobView, jsonText, orderText, text } from '../format.ts';
+import { cliActor, ledgerHand } from '../ledger-hand.ts';
 import { refundSpec } from '../specs/refund.ts';
 
 const FLAG_OF_FIELD: Readonly<Record<string, string>> = {
@@ -60,6 +61,10 @@ export function createRefundCommand(ctx: CommandContext = defaultContext): Comma
         const problem = validationProblem(error);
         if (problem === null) throw error;
         throw new UsageError(`${FLAG_OF_FIELD[problem.field] ?? problem.field}: ${problem.reason}`);
+      }
+      if (result.outcome === 'enqueued' || result.outcome === 'cancelled' || result.outcome === 'updated') {
+        const hand = ledgerHand(backend.outbox, cliActor(values.as, io.env));
+        await hand.record('refund', result.job, ctx.now(), `postback refund: ${result.outcome}`);
       }
       if (values.json) {
         io.stdout(`${jsonText({ outcome: result.outcome, job: jobView(result.job) })}\n`);

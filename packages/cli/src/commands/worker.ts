@@ -134,6 +134,8 @@ export function createWorkerCommand(
           now: ctx.now,
           // Who this worker is in its heart-beats (`postback status`): the CLI's version, this machine.
           worker: { version: cliVersion(), host: hostname() },
+          // The worker prunes on its own schedule (`--prune-every`, clicks too): not the Dispatcher's.
+          prune: false,
           ...(accountKeys.perAccount ? { apiKeyFor: accountKeys.keyFor } : {}),
           ...(backend.wake === undefined ? {} : { wake: backend.wake }),
           ...tuning.dispatcher,

@@ -2,9 +2,11 @@
  * `reconcile()`: the outbox's figures per campaign beside the service's own (see `outbox-side.ts` and
  * `service-side.ts`), and the flags that need a person. `postback reconcile` prints it.
  */
+
 import type { AdServiceClient } from '@postback/client';
 import type { Outbox } from '@postback/core';
 import { iso } from '../format.ts';
+import { addDecidedBy } from './decided-by.ts';
 import { type OutboxSideOptions, outboxSide } from './outbox-side.ts';
 import { addServiceSide } from './service-side.ts';
 import type { ReconcileReport } from './types.ts';
@@ -34,6 +36,7 @@ export async function reconcile(
   options: OutboxSideOptions,
 ): Promise<ReconcileReport> {
   const side = await outboxSide(outbox, options);
+  await addDecidedBy(outbox, side);
   const notes = await addServiceSide(side, service.client, service.keyFor);
   const campaigns = [...side.rows.values()].sort(
     (a, b) => (a.account ?? '').localeCompare(b.account ?? '') || a.campaign_id.localeCompare(b.campaign_id),

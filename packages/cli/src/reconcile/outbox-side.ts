@@ -168,6 +168,7 @@ function listUnattributed(row: UnattributedRow, confirm: ConfirmJob): void {
     account: confirm.account,
     state: confirm.state,
     value_micros: confirm.valueMicros,
+    decided_by: null,
   });
 }
 
@@ -188,6 +189,7 @@ async function flagsOf(outbox: Outbox, order: Order, options: OutboxSideOptions)
       campaign_id: campaignId,
       job_id: job.id,
       detail,
+      decided_by: null,
     });
   const charged = confirm !== null && (confirm.state === 'delivered' || confirm.maybeAppliedAt !== null);
   const reversed = refund?.state === 'delivered';

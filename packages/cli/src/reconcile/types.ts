@@ -64,6 +64,8 @@ export interface UnattributedOrder {
   /** The confirmation's state (`delivered`: answered without a campaign; else a lost answer). */
   state: string;
   value_micros: number;
+  /** Who decided the order's money last, from the ledger (see {@link ReconcileFlag.decided_by}). */
+  decided_by: string | null;
 }
 
 /** Orders charged or maybe charged whose campaign is unknown: never guessed into a campaign. */
@@ -96,6 +98,12 @@ export interface ReconcileFlag {
   campaign_id: string | null;
   job_id: string;
   detail: string;
+  /**
+   * Who decided the order's money last, from the ledger: the actor of its latest row (an operator's name,
+   * a dashboard token's name, or `dispatcher`); null when the ledger has no row for it or the backend
+   * keeps none (SQS).
+   */
+  decided_by: string | null;
 }
 
 /** The whole report. */

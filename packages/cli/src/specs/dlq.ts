@@ -75,6 +75,11 @@ export const dlqSpec = {
       short: 'y',
       help: 'purge: do not ask for confirmation (needed when stdin is not a terminal)',
     },
+    as: {
+      type: 'string',
+      value: 'NAME',
+      help: 'who to record in the ledger for this action. Default: $USER, else the system user',
+    },
     json: { type: 'boolean', help: 'print one JSON object (shapes in the README)' },
   },
   exitCodes:

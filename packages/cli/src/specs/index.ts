@@ -10,6 +10,7 @@ import { doctorSpec } from './doctor.ts';
 import { enqueueSpec } from './enqueue.ts';
 import { jobSpec } from './job.ts';
 import { jobsSpec } from './jobs.ts';
+import { ledgerSpec } from './ledger.ts';
 import { migrateSpec } from './migrate.ts';
 import { pruneSpec } from './prune.ts';
 import { reconcileSpec } from './reconcile.ts';
@@ -36,4 +37,5 @@ export const COMMAND_SPECS: readonly CommandSpec[] = [
   doctorSpec,
   reconcileSpec,
   shadowSpec,
+  ledgerSpec,
 ];

@@ -27,6 +27,11 @@ export const refundSpec = {
         'the campaign (cmp_...) to reverse in; not needed when this outbox delivered\n' +
         'the confirmation (its response carries the campaign)',
     },
+    as: {
+      type: 'string',
+      value: 'NAME',
+      help: 'who to record in the ledger for this action. Default: $USER, else the system user',
+    },
     json: {
       type: 'boolean',
       help: 'print {"outcome": "enqueued"|"duplicate"|"cancelled"|"not-charged"|"updated"|"window-closed",\n"job": {...}}',

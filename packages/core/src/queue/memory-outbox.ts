@@ -41,6 +41,8 @@ import {
   replayJob,
   retryJob,
 } from './jobs.ts';
+import { checkLedgerInput, finalLedgerRow, matchesLedgerQuery, resolveLedgerQuery } from './ledger.ts';
+import type { LedgerEntry, LedgerInput } from './ledger-types.ts';
 import { createMemoryShadow } from './memory-shadow.ts';
 import {
   appendAttempt,
@@ -90,6 +92,7 @@ const FEATURES: OutboxFeatures = Object.freeze({
   prune: true,
   fairClaims: true,
   holds: true,
+  ledger: true,
 });
 
 /**
@@ -149,12 +152,21 @@ export function createMemoryOutbox(options: MemoryOutboxOptions = {}): Outbox {
     if (next !== refund) jobs.set(next.id, next);
   };
 
+  const ledger: LedgerEntry[] = [];
+  const addLedger = (row: LedgerInput | null): LedgerEntry | null => {
+    if (row === null) return null;
+    const entry = { ...row, seq: ledger.length === 0 ? 1 : (ledger.at(-1) as LedgerEntry).seq + 1 };
+    ledger.push(entry);
+    return entry;
+  };
+
   /** Applies a transition to the stored job only when `claimed` still holds its lease; keeps its attempt. */
   const transition = (claimed: Job, apply: (stored: Job) => Job, attempt: AttemptRecord | null = null) => {
     const stored = jobs.get(claimed.id);
     if (stored === undefined || !holdsLease(stored, claimed)) return false;
     const next = apply(stored);
     jobs.set(next.id, next);
+    addLedger(finalLedgerRow(stored, next, next.updatedAt));
     if (attempt !== null) histories.set(next.id, appendAttempt(histories.get(next.id) ?? [], attempt));
     followConfirm(next);
     return true;
@@ -343,6 +355,7 @@ export function createMemoryOutbox(options: MemoryOutboxOptions = {}): Outbox {
         const orderHasRefund = jobOf('refund', job.account, job.orderId) !== null;
         const next = replayJob(job, { now: at, orderHasRefund });
         jobs.set(next.id, next);
+        addLedger(finalLedgerRow(job, next, at));
         if (next.state === 'pending') replayed += 1;
       }
       return replayed;
@@ -363,7 +376,9 @@ export function createMemoryOutbox(options: MemoryOutboxOptions = {}): Outbox {
 
     async prune(options) {
       assertOpen();
-      const { now: at, ...rules } = validatePruneOptions(options);
+      const { now: at, ledgerRetentionMs, ...rules } = validatePruneOptions(options);
+      const kept = ledger.filter((row) => row.at >= at - ledgerRetentionMs);
+      ledger.splice(0, ledger.length, ...kept);
       let pruned = 0;
       for (const job of [...jobs.values()]) {
         const when = prunableAt(job, rules);
@@ -372,6 +387,20 @@ export function createMemoryOutbox(options: MemoryOutboxOptions = {}): Outbox {
         pruned += 1;
       }
       return pruned;
+    },
+
+    async appendLedger(entry) {
+      assertOpen();
+      return { ...(addLedger(checkLedgerInput(entry)) as LedgerEntry) };
+    },
+
+    async readLedger(query) {
+      assertOpen();
+      const resolved = resolveLedgerQuery(query);
+      return ledger
+        .filter((row) => matchesLedgerQuery(row, resolved))
+        .slice(0, resolved.limit)
+        .map((row) => ({ ...row }));
     },
 
     async beat(beat) {

@@ -18,6 +18,7 @@ import {
   type JobState,
 } from './job-types.ts';
 import { isFinalState, isHeldJob } from './jobs.ts';
+import { DEFAULT_LEDGER_RETENTION_MS } from './ledger-types.ts';
 import {
   DEFAULT_AT_RISK_WITHIN_MS,
   DEFAULT_LIST_JOBS_LIMIT,
@@ -192,14 +193,17 @@ export function prunableAt(
 }
 
 /** Checks {@link PruneOptions}; throws {@link JobValidationError} naming the field. */
-export function validatePruneOptions(options: PruneOptions): PruneOptions {
+export function validatePruneOptions(options: PruneOptions): PruneOptions & { ledgerRetentionMs: number } {
   if (!isTime(options.now)) throw new JobValidationError('prune.now', 'must be epoch milliseconds');
   for (const key of ['olderThanMs', 'returnWindowMs'] as const) {
     if (!Number.isSafeInteger(options[key]) || options[key] < 0) {
       throw new JobValidationError(`prune.${key}`, 'must be a non-negative integer of milliseconds');
     }
   }
-  return options;
+  const ledgerRetentionMs = options.ledgerRetentionMs ?? DEFAULT_LEDGER_RETENTION_MS;
+  if (!Number.isSafeInteger(ledgerRetentionMs) || ledgerRetentionMs < 0)
+    throw new JobValidationError('prune.ledgerRetentionMs', 'must be a non-negative integer of milliseconds');
+  return { ...options, ledgerRetentionMs };
 }
 
 /** {@link StatsOptions} checked, with their defaults. */

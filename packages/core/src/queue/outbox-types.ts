@@ -11,6 +11,7 @@ import type { ClickStamp } from '../click.ts';
 import type { EpochMs } from '../policy.ts';
 import type { HeldProblem, ReleaseHeldOptions } from './held-types.ts';
 import type { AttemptRecord, ConfirmJob, Job, JobKind, JobState, RefundJob } from './job-types.ts';
+import type { LedgerEntry, LedgerInput, LedgerQuery } from './ledger-types.ts';
 import type { OutboxShadow } from './shadow-types.ts';
 
 /** Page size of `listJobs` when none is given. @defaultValue 100 */
@@ -275,6 +276,16 @@ export interface Outbox {
   purgeDead(options?: { ids?: readonly string[] }): Promise<number>;
   /** Delete old final jobs (see {@link PruneOptions}); dead jobs are never pruned. Returns how many. */
   prune(options: PruneOptions): Promise<number>;
+  /**
+   * Add a row to the ledger (`ledger-types.ts`): an operator action, written by the tool that took it.
+   * Final money states are written by the store itself, in the transition. Rows are never updated. Throws
+   * `JobValidationError` naming the field on a bad row; the reason is redacted like a stored reason.
+   * Returns the stored row. Where `features.ledger` is false (SQS), it rejects with the store's unsupported
+   * error after checking the row: tools check `features.ledger` and say the backend keeps no ledger.
+   */
+  appendLedger(entry: LedgerInput): Promise<LedgerEntry>;
+  /** Ledger rows in insertion order, filtered; `[]` where `features.ledger` is false. */
+  readLedger(query?: LedgerQuery): Promise<LedgerEntry[]>;
   /** Record a worker's heart-beat (one row per `workerId`, replaced). A no-op when `features.heartbeats` is false. */
   beat(beat: WorkerBeat): Promise<void>;
   /** The latest heart-beat of every worker seen within `sinceMs` of `now`, newest first. */
@@ -344,6 +355,11 @@ export interface PruneOptions {
    * window, or, when the window is open-ended, the policy's `confirmationRetentionMs`.
    */
   returnWindowMs: number;
+  /**
+   * Ledger rows older than this are deleted; `prune` never removes a younger one, whatever `olderThanMs` says.
+   * @defaultValue `DEFAULT_LEDGER_RETENTION_MS` (400 days)
+   */
+  ledgerRetentionMs?: number;
 }
 
 /** A worker's latest heart-beat: is anyone delivering, and is it paused? */
@@ -403,4 +419,9 @@ export interface OutboxFeatures {
    * its README). False: the Dispatcher dead-letters a job whose campaign is not on s2s, as before holds existed.
    */
   holds: boolean;
+  /**
+   * The store keeps the ledger (`appendLedger`, `readLedger`, final-state rows). False for SQS: its order
+   * ledger is a key-value store with no way to list rows by time, account or order.
+   */
+  ledger: boolean;
 }

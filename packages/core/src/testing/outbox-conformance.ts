@@ -15,6 +15,7 @@ import { describeCrashes } from './outbox-conformance/crashes.ts';
 import { describeDeadJobs } from './outbox-conformance/dead-jobs.ts';
 import { describeEnqueue } from './outbox-conformance/enqueue.ts';
 import { describeHolds } from './outbox-conformance/holds.ts';
+import { describeLedger } from './outbox-conformance/ledger.ts';
 import { describeMaybeApplied } from './outbox-conformance/maybe-applied.ts';
 import { describeOperatorView } from './outbox-conformance/operator-view.ts';
 import { describeRefunds } from './outbox-conformance/refunds.ts';
@@ -101,6 +102,7 @@ export function describeOutbox(
     describeUnmatched(s);
     describeMaybeApplied(s);
     describeDeadJobs(s);
+    describeLedger(s);
     describeStats(s);
     describeHolds(s);
     describeShadow(s);

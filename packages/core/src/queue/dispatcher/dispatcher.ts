@@ -23,6 +23,7 @@ import { createHolds } from './holds.ts';
 import { type DispatcherMetrics, readMetrics } from './metrics.ts';
 import { DEFAULT_STOP_TIMEOUT_MS, type DispatcherOptions, dispatcherOptionsSchema } from './options.ts';
 import { createPauses, type DispatcherState } from './pauses.ts';
+import { dispatcherPrune, type PruneSchedule } from './prune-schedule.ts';
 import { createRecorder } from './record.ts';
 import { createSender } from './send.ts';
 import { createShadowGate } from './shadow.ts';
@@ -125,6 +126,7 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
     holds: createHolds({ outbox, emit, holdProbeMs: o.holdProbeMs }),
   });
   const send = createSender(o); // its client, clock, both patterns and apiKeyFor
+  let pruning: PruneSchedule | null = null;
   const watch = createWatch({
     outbox,
     now,
@@ -243,6 +245,7 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
       unsubscribeWake = typeof unsubscribe === 'function' ? (unsubscribe as () => void) : undefined;
       loop = run();
       watch.start();
+      pruning = dispatcherPrune(outbox, now, o.prune, (error) => emit('error', { error, during: 'prune' }));
     },
 
     async stop({ timeoutMs = DEFAULT_STOP_TIMEOUT_MS } = {}) {
@@ -271,6 +274,8 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
       lifecycle = 'idle';
       pauses.stopped();
       await watch.stop();
+      await pruning?.stop();
+      pruning = null;
       return { released: unsentJobs.length + remaining.length };
     },
 

@@ -86,7 +86,7 @@ export interface DispatcherEvents {
   /** The Dispatcher itself hit a problem (the outbox unreachable, a listener threw). It keeps running. */
   error: {
     error: unknown;
-    during: 'claim' | 'transition' | 'heartbeat' | 'release' | 'listener' | 'watch' | 'tracing';
+    during: 'claim' | 'transition' | 'heartbeat' | 'release' | 'listener' | 'watch' | 'tracing' | 'prune';
   };
 }
 

@@ -13,6 +13,7 @@ import {
   DEFAULT_WINDOW_CLOSED_PATTERN,
 } from './classify.ts';
 import { maxRequestsPerSecondOption, paceOption } from './pace-options.ts';
+import { DEFAULT_PRUNE_EVERY_MS, DEFAULT_PRUNE_OLDER_THAN_MS } from './prune-schedule.ts';
 import { shadowRefreshOption } from './shadow-options.ts';
 import type { DeliveryTracing } from './tracing.ts';
 
@@ -377,6 +378,26 @@ export const dispatcherOptionsSchema = z.strictObject({
     'DeliveryTracing',
     '—',
     'Traces each delivery (a span) and its HTTP request (a child CLIENT span), and sends the trace context to the service. An operator who follows deliveries in OpenTelemetry passes `traceDeliveries({ tracer })` from `@postback/metrics/otel`.',
+  ),
+  /**
+   * The Dispatcher's own retention: while running, it prunes its outbox at start and every `everyMs`
+   * (final jobs older than `olderThanMs`, a charged confirmation kept for the store's return window; the
+   * ledger by its own 400-day retention). `false` turns it off (the CLI worker, which prunes clicks too).
+   * @defaultValue `{ everyMs: DEFAULT_PRUNE_EVERY_MS, olderThanMs: DEFAULT_PRUNE_OLDER_THAN_MS }` (1 h, 30 d)
+   */
+  prune: documented(
+    z
+      .union([
+        z.literal(false),
+        z.strictObject({
+          everyMs: positiveMs().default(DEFAULT_PRUNE_EVERY_MS),
+          olderThanMs: ms().default(DEFAULT_PRUNE_OLDER_THAN_MS),
+        }),
+      ])
+      .prefault({}),
+    'false, or { everyMs?, olderThanMs? }',
+    '`{ everyMs: 3_600_000, olderThanMs: 30 days }` (`DEFAULT_PRUNE_EVERY_MS`, `DEFAULT_PRUNE_OLDER_THAN_MS`)',
+    "The Dispatcher's own retention: at start and every `everyMs` it prunes final jobs older than `olderThanMs` (never before their deadline; a charged confirmation kept for the store's return window; the ledger kept 400 days). `false` turns it off (the CLI worker prunes on its own schedule).",
   ),
   /** Clock: a test or a simulation that runs on another clock (the sandbox's). @defaultValue `Date.now` */
   now: documented(

@@ -47,6 +47,8 @@ export type OutboxFactory = (context: OutboxFactoryContext) => Promise<OutboxUnd
  *   `releaseHeld` resolves 0.
  * - `shadow`: `Outbox.shadow` (shadow mode: settings, recording, its end, spend readings). Without it the
  *   suite checks that `shadow` is undefined.
+ * - `ledger`: `appendLedger`, `readLedger` and the final-state rows the store writes in its transitions
+ *   (`features.ledger`). Without it the suite checks that `readLedger` answers `[]`.
  */
 export type OutboxCapability =
   | 'lookup'
@@ -62,7 +64,8 @@ export type OutboxCapability =
   | 'heartbeats'
   | 'fairClaims'
   | 'holds'
-  | 'shadow';
+  | 'shadow'
+  | 'ledger';
 
 /** Options of {@link describeOutbox}. */
 export interface DescribeOutboxOptions {
