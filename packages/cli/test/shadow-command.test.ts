@@ -70,9 +70,15 @@ describe('postback shadow', () => {
     expect(report.out).toContain(`${today}\t3\t7.500000\t3\t7.500000\t0\t0\t0\t—`);
     expect(report.out).toContain('note: no --base-url: the spend is not read');
 
-    const ended = await run(['shadow', 'end', '--db', db.file, '--json']);
+    const ended = await run(['shadow', 'end', '--db', db.file, '--as', 'ana', '--json']);
     expect(ended.code).toBe(0);
     expect(JSON.parse(ended.out)).toMatchObject({ ended: true, sent: 0, dropped: 3, sendCreatedFrom: null });
+    // Each decision is in the ledger, naming who took it.
+    const ledger = JSON.parse((await run(['ledger', '--db', db.file, '--json'])).out);
+    const shadowEnds = ledger.rows.filter((row: { kind: string }) => row.kind === 'shadow-end');
+    expect(shadowEnds).toHaveLength(3);
+    for (const row of shadowEnds)
+      expect(row).toMatchObject({ actor: 'ana', reason: expect.stringMatching(/^drop: /) });
     const after = JSON.parse((await run(['shadow', 'report', '--db', db.file, '--json'])).out);
     expect(after.settings).toEqual([]);
     expect(JSON.parse((await run(['status', '--db', db.file, '--json'])).out).shadow).toEqual([]);

@@ -14,6 +14,7 @@ import { accountFilter, durationValue, type ParsedCommand } from '../flags.ts';
 import { jsonText, text } from '../format.ts';
 import type { CommandIo } from '../io.ts';
 import { type AccountKeys, KeysError, loadAccountKeys } from '../keys.ts';
+import { cliActor, ledgerHand } from '../ledger-hand.ts';
 import {
   renderShadowEnd,
   renderShadowReport,
@@ -133,8 +134,10 @@ export function createShadowCommand(ctx: CommandContext = defaultContext): Comma
         return EXIT.ok;
       }
       const result = await shadow.end(scope, { now, sendCreatedFrom });
-      // LEDGER HOOK (issue 31 item 3): write one `shadow-end` row per `result.decided` entry here (who: the
-      // CLI user; the job, its order and account, its value, the decision and the job's lastError as reason).
+      // One `shadow-end` row per decided job in the ledger (where the store keeps one), naming the operator.
+      const hand = ledgerHand(outbox, cliActor(values.as, io.env));
+      for (const { decision, job } of result.decided)
+        await hand.record('shadow-end', job, now, `${decision}: ${job.lastError ?? job.state}`);
       io.stdout(
         values.json
           ? `${jsonText(shadowEndView(result, sendCreatedFrom))}\n`

@@ -18,7 +18,7 @@ export const shadowSpec = {
   usage: [
     `postback shadow start  ${BACKEND} ${SCOPE} [--base-url URL] [--json]`,
     `postback shadow report ${BACKEND} ${SCOPE} [--since TIME|DURATION] [--base-url URL] [--json]`,
-    `postback shadow end    ${BACKEND} ${SCOPE} [--send-unbilled-after TIME] [--json]`,
+    `postback shadow end    ${BACKEND} ${SCOPE} [--send-unbilled-after TIME] [--as NAME] [--json]`,
   ],
   description:
     'start    puts the whole outbox (or one account: --account, --no-account) in shadow mode: every\n' +
@@ -65,6 +65,11 @@ export const shadowSpec = {
       value: 'FILE',
       env: 'POSTBACK_KEYS_FILE',
       help: 'JSON object of account → API key (read keys), as the worker reads it',
+    },
+    as: {
+      type: 'string',
+      value: 'NAME',
+      help: 'end: who to record in the ledger for the decision. Default: $USER, else the system user',
     },
     json: { type: 'boolean', help: 'print one JSON object (shapes in the README)' },
   },
