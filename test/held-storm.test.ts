@@ -46,10 +46,21 @@ describe('held orders beside deliveries of another campaign', () => {
       };
       for (let i = 0; i < HELD; i++) await order(`held_${i}`, pixel.id);
 
-      const dispatcher = createDispatcher({ outbox, client, now: sandbox.now, holdProbeMs: PROBE });
+      const dispatcher = createDispatcher({
+        outbox,
+        client,
+        now: sandbox.now,
+        holdProbeMs: PROBE,
+        concurrency: 8,
+      });
       const held: Array<DispatcherEvents['held']> = [];
       dispatcher.on('held', (event) => held.push(event));
       expect(await dispatcher.drain()).toMatchObject({ held: HELD, delivered: 0, dead: 0 });
+      // One of them probes the problem (even when refused at the same time); the others wait for it.
+      const probes = (await outbox.listJobs()).filter(
+        (job) => (job.nextAttemptAt as number) < (job.deadline as number),
+      );
+      expect(probes).toHaveLength(1);
       await sandbox.control.clearRequests();
 
       // 10 deliveries of the other campaign over two probe periods, every other answer naming no campaign.

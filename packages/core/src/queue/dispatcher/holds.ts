@@ -69,7 +69,18 @@ export function createHolds(ctx: HoldsContext): Holds {
     const known = problems.get(key);
     // Its jobs all ended (expired, withdrawn) meanwhile: the problem is new again, and alerted again.
     const current = known !== undefined && at - known.lastHeldAt <= 2 * ctx.holdProbeMs ? known : undefined;
-    const probes = current === undefined || current.probeJobId === job.id;
+    // Named before the store answers, so that jobs of the problem refused at the same time (concurrent
+    // sends) wait for this probe rather than each becoming one.
+    const problem = current ?? {
+      account: job.account,
+      campaignId,
+      since: job.heldAt ?? at,
+      probeJobId: job.id,
+      lastHeldAt: at,
+    };
+    const isNew = current === undefined;
+    if (isNew) problems.set(key, problem);
+    const probes = problem.probeJobId === job.id;
     const probeAt = at + ctx.holdProbeMs;
     const nextAttemptAt = Math.min(
       probes ? probeAt : Number.POSITIVE_INFINITY,
@@ -83,19 +94,16 @@ export function createHolds(ctx: HoldsContext): Holds {
       attempt,
       hold: { campaignId },
     });
-    if (!ok) return 'lost';
+    if (!ok) {
+      // Another worker took the job: it cannot probe for this Dispatcher.
+      if (isNew && problems.get(key) === problem) problems.delete(key);
+      return 'lost';
+    }
     released.delete(key);
-    if (current !== undefined) {
-      if (probes) current.lastHeldAt = at;
+    if (!isNew) {
+      if (probes) problem.lastHeldAt = at;
       return 'held';
     }
-    problems.set(key, {
-      account: job.account,
-      campaignId,
-      since: job.heldAt ?? at,
-      probeJobId: job.id,
-      lastHeldAt: at,
-    });
     emit('held', {
       account: job.account,
       campaignId,
