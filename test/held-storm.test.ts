@@ -5,10 +5,13 @@
  * service sees about one probe per problem per `holdProbeMs`, the problem is named once, and after the
  * switch to s2s the probe releases the 40, each delivered once.
  */
+import { randomBytes } from 'node:crypto';
 import { createClient } from '@postback/client';
-import { createDispatcher, type DispatcherEvents } from '@postback/core';
+import { createDispatcher, type DispatcherEvents, type Outbox } from '@postback/core';
+import { createPostgresOutbox, migrate } from '@postback/postgres';
 import { startSandbox } from '@postback/sandbox';
 import { createSqliteOutbox } from '@postback/sqlite';
+import pg from 'pg';
 import { describe, expect, it } from 'vitest';
 
 const HOUR = 3_600_000;
@@ -25,13 +28,39 @@ const campaignOf = (name: string) => ({
   creatives: [{ headline: 'h', body: 'b', cta: 'c', landing_url: 'https://shop.example/' }],
 });
 
-describe('held orders beside deliveries of another campaign', () => {
+const PG_URL = process.env.POSTBACK_TEST_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
+
+/** An outbox on the sandbox's clock, with what closes it (a Postgres one in a fresh schema, dropped). */
+type Store = (now: () => number) => Promise<{ outbox: Outbox; close: () => Promise<void> }>;
+const sqlite: Store = async (now) => {
+  const outbox = createSqliteOutbox({ filename: ':memory:', now });
+  return { outbox, close: () => outbox.close() };
+};
+const postgres: Store = async (now) => {
+  const pool = new pg.Pool({ connectionString: PG_URL, max: 4 });
+  const schema = `pbt_${randomBytes(6).toString('hex')}`;
+  await migrate(pool, { schema });
+  const outbox = createPostgresOutbox({ pool, schema, now });
+  return {
+    outbox,
+    close: async () => {
+      await outbox.close();
+      await pool.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
+      await pool.end();
+    },
+  };
+};
+
+describe.each([
+  ['SQLite', sqlite],
+  ['PostgreSQL', postgres],
+])('held orders beside deliveries of another campaign (%s)', (_name, store) => {
   it('are probed once per problem per holdProbeMs, named once, and delivered once each after the switch', async () => {
     await using sandbox = await startSandbox({ port: 0, host: '127.0.0.1' });
     const { account_id, keys } = await sandbox.control.createAccount({ balance_micros: 5_000_000_000 });
     const ads = createClient({ baseUrl: sandbox.url, apiKey: keys.all });
     const client = createClient({ baseUrl: sandbox.url, apiKey: keys.conversions, timeout: 5_000 });
-    const outbox = createSqliteOutbox({ filename: ':memory:', now: sandbox.now });
+    const { outbox, close } = await store(sandbox.now);
     try {
       const pixel = await ads.campaigns.create(campaignOf('Pixel by mistake'));
       const s2s = await ads.campaigns.create(campaignOf('On s2s'));
@@ -93,7 +122,7 @@ describe('held orders beside deliveries of another campaign', () => {
       for (const job of await outbox.listJobs())
         expect(job).toMatchObject({ state: 'delivered', attempts: 1 });
     } finally {
-      await outbox.close();
+      await close();
       await client.close();
       await ads.close();
     }
