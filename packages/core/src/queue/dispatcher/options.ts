@@ -120,8 +120,8 @@ export const DEFAULT_BACKOFF = Object.freeze({ baseMs: 1_000, maxMs: 3_600_000, 
  */
 export const DEFAULT_AUTH_PAUSE_MS = 60_000;
 /**
- * How long a job held for its campaign (not on s2s) waits before it is sent again to probe whether the
- * campaign was switched; the first success releases the rest of its account's held jobs at once.
+ * How long the probe of a held problem (one job per account and campaign not on s2s) waits before it is
+ * sent again to see whether the campaign was switched; its success releases the problem's held jobs at once.
  * @defaultValue 600_000 (10 minutes)
  */
 export const DEFAULT_HOLD_PROBE_MS = 600_000;
