@@ -1,13 +1,14 @@
 /**
  * Held jobs: the service said a job's campaign is not on s2s, a problem of the campaign that the
  * advertiser fixes by switching it, not of the job. The job is held (`outbox.retry` with `hold`: still
- * `pending`, its attempt not counted, probed again after `holdProbeMs`, never past its deadline), the
- * problem is named once (`held`), and the first job of that account delivered afterwards releases the
- * rest (`outbox.releaseHeld`: due now), so they are delivered at once with no operator action.
+ * `pending`, its attempt not counted). A problem is one (account, campaign) pair, and it is probed by one
+ * job: the probe is due again after `holdProbeMs`, every other job of the problem waits until its own last
+ * chance ({@link heldUntil}), so the service sees one refused request per problem per `holdProbeMs`. The
+ * problem is named once (`held`) until it is released; it is released (`outbox.releaseHeld`: its jobs due
+ * now) only by its probe's delivery or by a delivery whose answer names that campaign for that account.
  */
 import type { EpochMs } from '../../policy.ts';
 import { accountKey } from '../accounts.ts';
-import type { ReleaseHeldOptions } from '../held-types.ts';
 import type { AttemptRecord, Job } from '../job-types.ts';
 import type { Outbox } from '../outbox-types.ts';
 import type { Failure } from './classify.ts';
@@ -31,11 +32,21 @@ export interface Holds {
   delivered(job: Job, campaignId: string | null, at: EpochMs): Promise<void>;
 }
 
+/**
+ * When a held job that is not its problem's probe is due again: at its last chance, its deadline (or
+ * after `probeMs` without one). The one place to swap for the deadline rule of `wait-rule.ts`.
+ */
+export function heldUntil(job: Pick<Job, 'deadline'>, at: EpochMs, probeMs: number): EpochMs {
+  return job.deadline ?? at + probeMs;
+}
+
 /** One problem this Dispatcher saw: an account's campaign (null: not named) not on s2s. */
 interface Problem {
   account: string | null;
   campaignId: string | null;
   since: EpochMs;
+  /** The job that probes it (due again after `holdProbeMs`); the others wait for its answer. */
+  probeJobId: string;
   /** When a job of it was last held: a problem none of whose jobs was held for two probes is gone. */
   lastHeldAt: EpochMs;
 }
@@ -54,7 +65,27 @@ export function createHolds(ctx: HoldsContext): Holds {
 
   const hold: Holds['hold'] = async (job, failure, at, attempt) => {
     const campaignId = failure.campaignId ?? null;
-    const nextAttemptAt = Math.min(at + ctx.holdProbeMs, job.deadline ?? Number.POSITIVE_INFINITY);
+    const key = keyOf(job.account, campaignId);
+    const known = problems.get(key);
+    // Its jobs all ended (expired, withdrawn) meanwhile: the problem is new again, and alerted again.
+    const current = known !== undefined && at - known.lastHeldAt <= 2 * ctx.holdProbeMs ? known : undefined;
+    // Named before the store answers, so that jobs of the problem refused at the same time (concurrent
+    // sends) wait for this probe rather than each becoming one.
+    const problem = current ?? {
+      account: job.account,
+      campaignId,
+      since: job.heldAt ?? at,
+      probeJobId: job.id,
+      lastHeldAt: at,
+    };
+    const isNew = current === undefined;
+    if (isNew) problems.set(key, problem);
+    const probes = problem.probeJobId === job.id;
+    const probeAt = at + ctx.holdProbeMs;
+    const nextAttemptAt = Math.min(
+      probes ? probeAt : Number.POSITIVE_INFINITY,
+      heldUntil(job, at, ctx.holdProbeMs),
+    );
     const ok = await outbox.retry(job, {
       now: at,
       nextAttemptAt,
@@ -63,16 +94,16 @@ export function createHolds(ctx: HoldsContext): Holds {
       attempt,
       hold: { campaignId },
     });
-    if (!ok) return 'lost';
-    const key = keyOf(job.account, campaignId);
+    if (!ok) {
+      // Another worker took the job: it cannot probe for this Dispatcher.
+      if (isNew && problems.get(key) === problem) problems.delete(key);
+      return 'lost';
+    }
     released.delete(key);
-    const known = problems.get(key);
-    // Its jobs all ended (expired, withdrawn) meanwhile: the problem is new again, and alerted again.
-    if (known !== undefined && at - known.lastHeldAt <= 2 * ctx.holdProbeMs) {
-      known.lastHeldAt = at;
+    if (!isNew) {
+      if (probes) problem.lastHeldAt = at;
       return 'held';
     }
-    problems.set(key, { account: job.account, campaignId, since: job.heldAt ?? at, lastHeldAt: at });
     emit('held', {
       account: job.account,
       campaignId,
@@ -85,30 +116,28 @@ export function createHolds(ctx: HoldsContext): Holds {
 
   const delivered: Holds['delivered'] = async (job, campaignId, at) => {
     if (!supported) return;
-    const account = accountKey(job.account);
-    // The problems the delivery proves fixed: its campaign's and those of no known campaign, or (its
-    // campaign unknown) all of its account's; and the one the job itself was held for.
-    const fixed = [...problems.entries()].filter(
-      ([, p]) =>
-        accountKey(p.account) === account &&
-        (campaignId === null || p.campaignId === null || p.campaignId === campaignId),
-    );
-    const ownKey = job.heldAt === null ? null : keyOf(job.account, job.heldCampaignId);
-    const own = ownKey !== null && !released.has(ownKey) && !problems.has(ownKey);
-    if (fixed.length === 0 && !own) return;
-    for (const [key] of fixed) problems.delete(key);
-    for (const [key] of fixed) released.add(key);
-    if (ownKey !== null) released.add(ownKey);
-
-    const selections: ReleaseHeldOptions[] =
-      campaignId === null
-        ? [{ now: at, account: job.account }]
-        : [...new Set([campaignId, null, ...fixed.map(([, p]) => p.campaignId), job.heldCampaignId])].map(
-            (c) => ({ now: at, account: job.account, campaignId: c }),
-          );
+    // What the delivery proves fixed: the problem it probed (its own), and the one of the campaign its
+    // answer named, for its account. An answer that names no campaign proves nothing of another problem.
+    // Its own problem is released unless this Dispatcher released it already (a released job delivered
+    // later); the named campaign's only when this Dispatcher holds it.
+    const fixed = new Map<string, string | null>();
+    if (job.heldAt !== null) {
+      const own = keyOf(job.account, job.heldCampaignId);
+      if (problems.has(own) || !released.has(own)) fixed.set(own, job.heldCampaignId);
+    }
+    if (campaignId !== null && problems.has(keyOf(job.account, campaignId))) {
+      fixed.set(keyOf(job.account, campaignId), campaignId);
+    }
+    if (fixed.size === 0) return;
+    let since = job.heldAt ?? at;
+    for (const key of fixed.keys()) {
+      since = Math.min(since, problems.get(key)?.since ?? since);
+      problems.delete(key);
+      released.add(key);
+    }
     let count = 0;
-    for (const selection of selections) count += await outbox.releaseHeld(selection);
-    const since = Math.min(job.heldAt ?? at, ...fixed.map(([, p]) => p.since));
+    for (const c of new Set(fixed.values()))
+      count += await outbox.releaseHeld({ now: at, account: job.account, campaignId: c });
     emit('hold-released', {
       account: job.account,
       campaignId: campaignId ?? job.heldCampaignId,

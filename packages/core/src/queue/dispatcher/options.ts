@@ -121,8 +121,8 @@ export const DEFAULT_BACKOFF = Object.freeze({ baseMs: 1_000, maxMs: 3_600_000, 
  */
 export const DEFAULT_AUTH_PAUSE_MS = 60_000;
 /**
- * How long a job held for its campaign (not on s2s) waits before it is sent again to probe whether the
- * campaign was switched; the first success releases the rest of its account's held jobs at once.
+ * How long the probe of a held problem (one job per account and campaign not on s2s) waits before it is
+ * sent again to see whether the campaign was switched; its success releases the problem's held jobs at once.
  * @defaultValue 600_000 (10 minutes)
  */
 export const DEFAULT_HOLD_PROBE_MS = 600_000;
@@ -315,15 +315,15 @@ export const dispatcherOptionsSchema = z.strictObject({
     "The 4xx statuses whose answer may hold a job, when its `detail` (the request's own values taken out) matches `campaignNotS2sPattern`. A 409 or a 429 never holds. For a service that answers a campaign not on s2s with another status: the spec does not show it.",
   ),
   /**
-   * How long a held job waits before it probes its campaign again: a shop that switches campaigns and
-   * wants delivery back sooner lowers it; one with many held orders raises it (each held job probes on its
-   * own). @defaultValue {@link DEFAULT_HOLD_PROBE_MS}
+   * How long a problem's probe (one held job per account and campaign) waits before it is sent again: a
+   * shop that switches campaigns and wants delivery back sooner lowers it.
+   * @defaultValue {@link DEFAULT_HOLD_PROBE_MS}
    */
   holdProbeMs: documented(
     positiveMs().default(DEFAULT_HOLD_PROBE_MS),
     'number',
     '`600_000` (`DEFAULT_HOLD_PROBE_MS`)',
-    "How long a held job waits before it is sent again to probe its campaign (never past its deadline). The first success releases its account's other held jobs at once. Lower it to see a switched campaign sooner; raise it when many orders are held (each probes on its own).",
+    "How long a problem's probe (one held job per account and campaign) waits before it is sent again (never past its deadline); the problem's other jobs wait for its answer. Its success releases the problem's held jobs at once. Lower it to see a switched campaign sooner.",
   ),
   /**
    * How long a refused key pauses delivery before a probe: an operator who fixes keys within minutes

@@ -148,6 +148,47 @@ export function describeHolds(s: Suite): void {
     );
 
     test(
+      'a problem probed by one job: the others, held until their deadline, wait there unless the problem is released',
+      async () => {
+        const clickedAt = s.clock.now() - 2 * DAY_MS;
+        const held: Job[] = [];
+        for (const orderId of ['ord_q1', 'ord_q2', 'ord_q3']) {
+          await enqueue(orderId, { account: 'shop_a', click: { token: `tok_${orderId}_AbC`, clickedAt } });
+          held.push(...(await claimAll(1)));
+        }
+        await heldOrder('ord_other', 'shop_a', 'cmp_other');
+        const now = s.clock.now();
+        const [probe, ...waiting] = held as [Job, ...Job[]];
+        await hold(probe);
+        for (const job of waiting) {
+          const until = {
+            now,
+            nextAttemptAt: job.deadline as number,
+            error: NOT_S2S,
+            hold: { campaignId: 'cmp_pix' },
+          };
+          expect(await s.outbox.retry(job, until)).toBe(true);
+        }
+        s.clock.advance(PROBE);
+        // Only the probe (and the other problem's job) come back after the probe interval.
+        const due = await claimAll();
+        expect(due.map((job) => job.orderId).sort()).toEqual(['ord_other', 'ord_q1']);
+        expect(
+          await s.outbox.releaseHeld({ now: s.clock.now(), account: 'shop_a', campaignId: 'cmp_third' }),
+        ).toBe(0);
+        expect(await claimAll()).toEqual([]);
+        // The probe was delivered: its problem is released, its waiting jobs due now, long before their deadline.
+        expect(
+          await s.outbox.releaseHeld({ now: s.clock.now(), account: 'shop_a', campaignId: 'cmp_pix' }),
+        ).toBe(2);
+        const released = await claimAll();
+        expect(released.map((job) => job.orderId).sort()).toEqual(['ord_q2', 'ord_q3']);
+        expect(released.every((job) => job.heldCampaignId === 'cmp_pix')).toBe(true);
+      },
+      'holds',
+    );
+
+    test(
       'stats name each held problem once: account, campaign, count, value, reason and since',
       async () => {
         const start = s.clock.now();
