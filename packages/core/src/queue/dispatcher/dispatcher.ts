@@ -23,6 +23,7 @@ import { createHolds } from './holds.ts';
 import { type DispatcherMetrics, readMetrics } from './metrics.ts';
 import { DEFAULT_STOP_TIMEOUT_MS, type DispatcherOptions, dispatcherOptionsSchema } from './options.ts';
 import { createPauses, type DispatcherState } from './pauses.ts';
+import { waitTimingOf } from '../wait-rule.ts';
 import { createRecorder } from './record.ts';
 import { createSender } from './send.ts';
 import { createShadowGate } from './shadow.ts';
@@ -102,6 +103,8 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
   let loop: Promise<void> | null = null;
   let lifecycle: 'idle' | 'running' | 'stopping' = 'idle';
   let unsubscribeWake: (() => void) | undefined;
+  /** What every wait leaves room for before a deadline (`wait-rule.ts`). */
+  const timing = waitTimingOf(o);
   const pauses = createPauses({ now, authPauseMs: o.authPauseMs, emit });
   const state = (): DispatcherState =>
     lifecycle === 'stopping' ? 'stopping' : (pauses.globalState() ?? lifecycle);
@@ -121,8 +124,10 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
     pauses,
     perAccountKeys: o.apiKeyFor !== undefined,
     backoff: o.backoff,
+    authPauseMs: o.authPauseMs,
+    timing,
     random: o.random,
-    holds: createHolds({ outbox, emit, holdProbeMs: o.holdProbeMs }),
+    holds: createHolds({ outbox, emit, holdProbeMs: o.holdProbeMs, timing }),
   });
   const send = createSender(o); // its client, clock, both patterns and apiKeyFor
   const watch = createWatch({
@@ -157,6 +162,7 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
     recorder,
     now,
     deadlineOf: createSkewCheck({ now, emit }),
+    timing,
     trace: safeTracing(o.tracing, (error) => emit('error', { error, during: 'tracing' })),
     options: o,
     onError: (error) => emit('error', { error, during: 'transition' }),

@@ -12,6 +12,7 @@ import type { AttemptRecord, Job } from '../job-types.ts';
 import type { Outbox } from '../outbox-types.ts';
 import type { Failure } from './classify.ts';
 import type { Emit } from './events.ts';
+import { capWait, type WaitTiming } from '../wait-rule.ts';
 import type { JobOutcome } from './held-jobs.ts';
 
 /** What holding needs. */
@@ -19,6 +20,8 @@ export interface HoldsContext {
   outbox: Pick<Outbox, 'retry' | 'releaseHeld' | 'features'>;
   emit: Emit;
   holdProbeMs: number;
+  /** What a last chance leaves room for (`wait-rule.ts`): a probe is never later than the job's last chance. */
+  timing: WaitTiming;
 }
 
 /** The held problems of a Dispatcher; see {@link createHolds}. */
@@ -54,7 +57,10 @@ export function createHolds(ctx: HoldsContext): Holds {
 
   const hold: Holds['hold'] = async (job, failure, at, attempt) => {
     const campaignId = failure.campaignId ?? null;
-    const nextAttemptAt = Math.min(at + ctx.holdProbeMs, job.deadline ?? Number.POSITIVE_INFINITY);
+    // Probed again after `holdProbeMs`, by its last chance at the latest; past that, it waits for its
+    // deadline, when the overdue sweep expires it.
+    const next = capWait(job, at + ctx.holdProbeMs, ctx.timing, at);
+    const nextAttemptAt = next?.at ?? job.deadline ?? at;
     const ok = await outbox.retry(job, {
       now: at,
       nextAttemptAt,

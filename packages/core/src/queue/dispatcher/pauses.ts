@@ -85,8 +85,10 @@ export interface PauseTable {
   /**
    * What to do with a claimed job of `account` now: `send` it, send it as its account's `probe` (the pause
    * is up: the first job to come tests the key), or `defer` it (paused, or another job is probing).
+   * `probeBy` (`wait-rule.ts`): the job's own last chance; a pause holding it back ends by then, so it
+   * (or another job) probes before its deadline.
    */
-  admit(account: string | null): Admission;
+  admit(account: string | null, probeBy?: EpochMs | null): Admission;
   /** The probe of `account` is no longer under way (whatever its outcome): another job may probe. */
   probeEnded(account: string | null): void;
   /** The Dispatcher stopped: a probe of everyone's pause begins again at the next claim. */
@@ -173,7 +175,12 @@ export function createPauses(ctx: PausesContext): PauseTable {
       return true;
     },
 
-    admit(account) {
+    admit(account, probeBy = null) {
+      // A pause never outlives the last chance of a job it holds back.
+      if (probeBy !== null) {
+        for (const entry of [entries.get(ALL_ACCOUNTS), entries.get(accountKey(account))])
+          for (const hold of entry?.causes.values() ?? []) hold.until = Math.min(hold.until, probeBy);
+      }
       // Claimed before all delivery paused: given back untried instead of sent into the outage.
       const all = entries.get(ALL_ACCOUNTS);
       if (all !== undefined && !all.probing) {
