@@ -12,21 +12,18 @@
  * client's schemas: each promise is its own assertion (soft: all are checked, each failure names its
  * orders, states and reasons). The seed of a run is printed; `CHAOS_SEED=<seed>` repeats it.
  */
-import { randomBytes } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { createClient } from '@postback/client';
-import { type AttemptRecord, createDispatcher, type Job, type Outbox } from '@postback/core';
-import { createPostgresOutbox, migrate } from '@postback/postgres';
+import { createDispatcher, type Job } from '@postback/core';
 import { type SandboxConversion, type SandboxFaults, startSandbox } from '@postback/sandbox';
 import { prepareSandboxWorld, type SandboxWorld } from '@postback/sandbox/testing';
-import { createSqliteOutbox } from '@postback/sqlite';
-import pg from 'pg';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createBusyHost } from './helpers/busy-host.ts';
+import { type ChaosOrder, describeOrder, orderKey } from './helpers/chaos-orders.ts';
+import { CHAOS_STORES, openChaosStore } from './helpers/chaos-stores.ts';
 import { createFaultTimeline } from './helpers/fault-timeline.ts';
+import { pixelHeldOrderProblems } from './helpers/pixel-held-expectation.ts';
 import { chaosSeed, seeded } from './helpers/seeded-random.ts';
+import { createSimAgenda } from './helpers/sim-agenda.ts';
 
 const MIN = 60_000;
 const HOUR = 60 * MIN;
@@ -47,7 +44,6 @@ const OVERDUE_CHECK_MS = 6 * HOUR;
 const OVERDUE_TOLERANCE_MS = HOUR;
 /** An expiry may come this much before its deadline: the send's expected duration would not fit. */
 const EARLY_EXPIRY_TOLERANCE_MS = MIN;
-const TEST_PG_URL = process.env.POSTBACK_TEST_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 
 /** All along until day 6: some 503s, resets before and after the request is applied (lost answers). */
 const BACKGROUND: SandboxFaults = {
@@ -88,56 +84,11 @@ type Group =
   | 'pixel: after the switch'
   | 'conflict (409)';
 
-/** One order as the test remembers it, to judge the sandbox's records. */
-interface Order {
+/** One order of the run. */
+interface Order extends ChaosOrder {
   account: 'shop-a' | 'shop-b';
-  orderId: string;
-  campaignId: string;
   group: Group;
-  token: string;
-  clickedAt: number;
-  valueMicros: number;
-  enqueuedAt: number;
-  deadline: number;
-  jobId: string;
-  /** The pixel billed it (pixel campaign, before the switch). */
-  pixelBilled: boolean;
 }
-
-interface Store {
-  outbox: Outbox;
-  close(): Promise<void>;
-}
-
-async function sqliteStore(now: () => number): Promise<Store> {
-  const dir = mkdtempSync(join(tmpdir(), 'postback-waits-'));
-  const outbox = createSqliteOutbox({ filename: join(dir, 'postback.db'), now });
-  return {
-    outbox,
-    async close() {
-      await outbox.close().catch(() => {});
-      rmSync(dir, { recursive: true, force: true });
-    },
-  };
-}
-
-async function postgresStore(now: () => number): Promise<Store> {
-  const pool = new pg.Pool({ connectionString: TEST_PG_URL, max: 4 });
-  pool.on('error', () => {});
-  const schema = `pbwaits_${randomBytes(6).toString('hex')}`;
-  await migrate(pool, { schema });
-  const outbox = createPostgresOutbox({ pool, schema, now, onError: () => {} });
-  return {
-    outbox,
-    async close() {
-      await outbox.close().catch(() => {});
-      await pool.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`).catch(() => {});
-      await pool.end();
-    },
-  };
-}
-
-const STORES = { sqlite: sqliteStore, postgres: postgresStore } as const;
 
 const cleanups: Array<() => Promise<unknown>> = [];
 afterEach(async () => {
@@ -146,59 +97,14 @@ afterEach(async () => {
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-/**
- * PROVISIONAL (issue 31 decides it; tighten after merge): what is promised for the orders held while
- * their campaign was on pixel. The pixel may have billed them, so after the switch to s2s they wait for a
- * decision (`onSwitch: 'ask'`) instead of being sent blindly. Until then: each is applied at most once
- * (the sandbox keeps an order id once; its charge is one bid), and it is either applied, or awaiting a
- * decision (held, before its deadline), or ended with a reason. Returns one line per order that breaks it.
- */
-function pixelHeldOrderProblems(
-  orders: readonly Order[],
-  jobs: ReadonlyMap<string, Job>,
-  applied: ReadonlyMap<string, SandboxConversion>,
-  bidMicros: number,
-  now: number,
-  describe: (order: Order) => string,
-): string[] {
-  const problems: string[] = [];
-  for (const order of orders) {
-    const job = jobs.get(order.jobId);
-    const record = applied.get(keyOf(order));
-    if (record !== undefined && record.charged_micros !== bidMicros)
-      problems.push(`${describe(order)}: charged ${record.charged_micros}, not one bid`);
-    if (record !== undefined) continue;
-    const awaiting = job?.state === 'pending' && job.heldAt !== null && now <= order.deadline;
-    const ended =
-      job !== undefined && ['dead', 'expired', 'cancelled'].includes(job.state) && !!job.lastError;
-    if (!awaiting && !ended) problems.push(`${describe(order)}: neither applied, awaiting nor ended`);
-  }
-  return problems;
-}
-
-const keyOf = (o: { account: string; orderId: string }) => `${o.account}/${o.orderId}`;
-
-function describeOrder(
-  t0: number,
-  order: Order,
-  job: Job | undefined,
-  history?: readonly AttemptRecord[],
-): string {
-  const at = (t: number | null | undefined) =>
-    t === null || t === undefined ? '-' : `${((t - t0) / DAY).toFixed(3)}d`;
-  const base = `${keyOf(order)} [${order.group}] job ${job?.state ?? 'missing'} attempts ${job?.attempts ?? '-'} enqueued ${at(order.enqueuedAt)} deadline ${at(order.deadline)} next ${at(job?.nextAttemptAt)} held ${job?.heldAt === null || job?.heldAt === undefined ? 'no' : `yes (${job.heldCampaignId})`} reason ${JSON.stringify(job?.lastError ?? null)}`;
-  if (history === undefined) return base;
-  const tries = history.map((a) => `${at(a.startedAt)} ${a.outcome} ${a.status ?? 'no answer'}`).join('; ');
-  return `${base} tries [${tries}]`;
-}
-
 describe('every wait answers to the deadline, all faults at once (8 simulated days)', () => {
-  for (const storeName of Object.keys(STORES) as Array<keyof typeof STORES>) {
+  for (const storeName of CHAOS_STORES) {
     it(
       `${storeName}: every order whose service was reachable in its window is applied once, and no job outlives its deadline`,
       async () => {
         const started = Date.now();
         const seed = chaosSeed();
+        // One stream each for the test's choices, the sandbox's faults and the Dispatcher's jitter.
         const random = seeded(seed);
         const tag = `[waits-chaos ${storeName}, seed ${seed}; repeat with CHAOS_SEED=${seed}]`;
         console.log(`waits-chaos ${storeName}: seed ${seed}`);
@@ -218,7 +124,7 @@ describe('every wait answers to the deadline, all faults at once (8 simulated da
         const pixelCampaign = await a.createCampaign('https://shop-a.example/pixel');
         await control.setConversionSource(pixelCampaign, 'pixel');
 
-        const store = await STORES[storeName](now);
+        const store = await openChaosStore(storeName, now);
         cleanups.push(() => store.close());
         const outbox = store.outbox;
         const client = createClient({ baseUrl: sandbox.url, timeout: 5_000 });
@@ -232,7 +138,7 @@ describe('every wait answers to the deadline, all faults at once (8 simulated da
           client,
           apiKeyFor: (account) => (account === null ? undefined : keys.get(account)),
           now,
-          random,
+          random: seeded(seed + 2),
           concurrency: 8,
           pollIntervalMs: 10,
           // Simulated hours: the step loop hands every claimed job back before the clock moves on.
@@ -314,11 +220,9 @@ describe('every wait answers to the deadline, all faults at once (8 simulated da
         };
 
         // ---- the agenda: what happens when, on the sandbox clock ----
-        type Action = { at: number; run: () => Promise<void> };
-        const agenda: Action[] = [];
-        const at = (offsetMs: number, run: () => Promise<void>) =>
-          void agenda.push({ at: t0 + offsetMs, run });
-        const fine: Array<[number, number]> = [];
+        const agenda = createSimAgenda();
+        const at = (offsetMs: number, run: () => Promise<void>) => agenda.at(t0 + offsetMs, run);
+        const fineBetween = (from: number, to: number) => agenda.fineBetween(t0 + from, t0 + to);
         const busyWindows: Array<[number, number]> = [[t0 + 0.4 * DAY, t0 + 0.9 * DAY]];
 
         // Clicks of days 0 and 1, every hour, for every campaign: the orders of later days use them.
@@ -387,7 +291,7 @@ describe('every wait answers to the deadline, all faults at once (8 simulated da
         for (const c of conflicts) {
           const w = worldOf(c.account);
           const k = await click(w.campaignId, c.account);
-          conflictClicks.set(keyOf(c), k);
+          conflictClicks.set(orderKey(c), k);
           await direct.conversions.confirm(
             { click_token: k.token, order_id: c.orderId, value_micros: 111 },
             { apiKey: w.conversionsKey },
@@ -402,7 +306,7 @@ describe('every wait answers to the deadline, all faults at once (8 simulated da
               w.campaignId,
               c.orderId,
               'conflict (409)',
-              conflictClicks.get(keyOf(c))!,
+              conflictClicks.get(orderKey(c))!,
               222,
             );
           });
@@ -420,7 +324,7 @@ describe('every wait answers to the deadline, all faults at once (8 simulated da
             await enqueue('shop-a', a.campaignId, orderIdOf('a'), 'steady', pickFromPool(a.campaignId));
           });
           at(burst.day * DAY + BURST_MS, () => timeline.enter('background', BACKGROUND, true));
-          fine.push([t0 + burst.day * DAY, t0 + burst.day * DAY + 2 * BURST_MS]);
+          fineBetween(burst.day * DAY, burst.day * DAY + 2 * BURST_MS);
         }
         at(6 * DAY, () => timeline.enter('lost answers', LOST_ANSWERS, true));
         // Near their deadlines: clicks of hours 1-4 of day 0 (three per kind, both shops), ordered 45 min
@@ -468,7 +372,7 @@ describe('every wait answers to the deadline, all faults at once (8 simulated da
               await sleep(10);
             await timeline.enter('lost answers', LOST_ANSWERS, true);
           });
-          fine.push([t0 + enqueueAt - 5 * MIN, t0 + enqueueAt + NEAR_DEADLINE_LEAD_MS + 30 * MIN]);
+          fineBetween(enqueueAt - 5 * MIN, enqueueAt + NEAR_DEADLINE_LEAD_MS + 30 * MIN);
           if (i >= 2)
             busyWindows.push([t0 + enqueueAt - 5 * MIN, t0 + enqueueAt + NEAR_DEADLINE_LEAD_MS + 15 * MIN]);
         });
@@ -480,10 +384,9 @@ describe('every wait answers to the deadline, all faults at once (8 simulated da
           outageClicks = [];
         });
         at(outageFrom + 50 * MIN, () => timeline.enter('lost answers', LOST_ANSWERS, true));
-        fine.push([t0 + outageFrom - 5 * MIN, t0 + outageFrom + 60 * MIN]);
+        fineBetween(outageFrom - 5 * MIN, outageFrom + 60 * MIN);
 
         // ---- the run: advance the clock step by step, run what is due, let the Dispatcher work ----
-        agenda.sort((x, y) => x.at - y.at);
         dispatcher.start();
         const settle = async () => {
           dispatcher.wake();
@@ -491,42 +394,33 @@ describe('every wait answers to the deadline, all faults at once (8 simulated da
           const until = Date.now() + SETTLE_LIMIT_MS;
           while (Date.now() < until && (await dispatcher.metrics()).inflight > 0) await sleep(5);
         };
-        const end = t0 + RUN_MS;
-        let next = 0;
-        let steps = 0;
         /** Jobs seen open more than `OVERDUE_TOLERANCE_MS` past their deadline, by id: how late, when. */
         const overdueSeen = new Map<string, string>();
         let nextOverdueCheck = t0 + OVERDUE_CHECK_MS;
-        while (now() < end) {
-          while (next < agenda.length && (agenda[next] as Action).at <= now()) {
-            await (agenda[next] as Action).run();
-            next += 1;
-          }
-          const t = now();
-          const inBusy = busyWindows.some(([from, to]) => t >= from && t < to);
-          if (inBusy) busy.start();
-          else busy.stop();
-          await settle();
-          const step = fine.some(([from, to]) => t >= from && t < to) ? FINE_STEP_MS : STEP_MS;
-          const target = Math.min(t + step, next < agenda.length ? (agenda[next] as Action).at : end, end);
-          if (target > now()) sandbox.advance(Math.ceil(target - now()));
-          steps += 1;
-          if (now() >= nextOverdueCheck) {
-            nextOverdueCheck += OVERDUE_CHECK_MS;
-            const checkAt = now();
-            for (const job of await outbox.listJobs({ states: ['pending', 'inflight'], limit: 1_000 }))
-              if (
-                job.deadline !== null &&
-                job.deadline < checkAt - OVERDUE_TOLERANCE_MS &&
-                !overdueSeen.has(job.id)
-              )
-                overdueSeen.set(
-                  job.id,
-                  `${((checkAt - job.deadline) / HOUR).toFixed(1)} h past at ${((checkAt - t0) / DAY).toFixed(3)}d`,
-                );
-          }
-          expect(Date.now() - started, `${tag} the run must end in time`).toBeLessThan(RUN_LIMIT_MS);
-        }
+        const steps = await agenda.run({
+          now,
+          advance: (ms) => void sandbox.advance(ms),
+          end: t0 + RUN_MS,
+          stepMs: STEP_MS,
+          fineStepMs: FINE_STEP_MS,
+          afterStep: async (t) => {
+            if (busyWindows.some(([from, to]) => t >= from && t < to)) busy.start();
+            else busy.stop();
+            await settle();
+            if (t >= nextOverdueCheck) {
+              nextOverdueCheck += OVERDUE_CHECK_MS;
+              for (const job of await outbox.listJobs({ states: ['pending', 'inflight'], limit: 1_000 })) {
+                const late = job.deadline === null ? 0 : t - job.deadline;
+                if (late > OVERDUE_TOLERANCE_MS && !overdueSeen.has(job.id))
+                  overdueSeen.set(
+                    job.id,
+                    `${(late / HOUR).toFixed(1)} h past at ${((t - t0) / DAY).toFixed(3)}d`,
+                  );
+              }
+            }
+            expect(Date.now() - started, `${tag} the run must end in time`).toBeLessThan(RUN_LIMIT_MS);
+          },
+        });
         busy.stop();
         await settle();
         await dispatcher.stop({ timeoutMs: 5_000 });
@@ -560,7 +454,7 @@ describe('every wait answers to the deadline, all faults at once (8 simulated da
         // 1. Every order whose service was reachable inside its window was applied, once, with its value,
         //    before its deadline.
         const notApplied = mustApply.filter((o) => {
-          const c = applied.get(keyOf(o));
+          const c = applied.get(orderKey(o));
           return (
             c === undefined ||
             c.value_micros !== o.valueMicros ||
@@ -642,7 +536,7 @@ describe('every wait answers to the deadline, all faults at once (8 simulated da
 
         // 6. Orders whose service was never reachable in their window: expired, never applied.
         const wronglyEnded = neverReachable.filter(
-          (o) => jobs.get(o.jobId)?.state !== 'expired' || applied.has(keyOf(o)),
+          (o) => jobs.get(o.jobId)?.state !== 'expired' || applied.has(orderKey(o)),
         );
         expect
           .soft(await explain(wronglyEnded), `${tag} unreachable orders not expired (or applied)`)
@@ -657,7 +551,7 @@ describe('every wait answers to the deadline, all faults at once (8 simulated da
             job?.state !== 'dead' ||
             job.heldAt !== null ||
             !/409|conflict|already confirmed/i.test(job.lastError ?? '') ||
-            applied.get(keyOf(o))?.value_micros !== 111
+            applied.get(orderKey(o))?.value_micros !== 111
           );
         });
         expect
@@ -690,7 +584,7 @@ describe('every wait answers to the deadline, all faults at once (8 simulated da
         const unanswered = all.requests.filter((r) => r.status === null).length;
         const duplicates =
           (await a.conversions()).counts.duplicates + (await b.conversions()).counts.duplicates;
-        const doubleBilled = pixelHeld.filter((o) => o.pixelBilled && applied.has(keyOf(o))).length;
+        const doubleBilled = pixelHeld.filter((o) => o.pixelBilled && applied.has(orderKey(o))).length;
         console.log(
           `waits-chaos ${storeName}: seed ${seed}, ${orders.length} orders (${mustApply.length} must apply, ${neverReachable.length} unreachable), ` +
             `${all.requests.length} requests (${unanswered} unanswered, ${duplicates} duplicates), ${expiredJobs.length} expired, ` +
