@@ -222,7 +222,7 @@ export function createRecorder(ctx: RecordContext): Recorder {
     const pauseScope = async (scope: PauseScope, cause: PauseCause, forMs: number): Promise<JobOutcome> => {
       // The pause never outlives the last chance of the earliest deadline it holds back: one job probes by then.
       const probeAt = await probeTimeOf(scope, job, at);
-      const capped = probeAt === null ? forMs : Math.min(forMs, probeAt - at);
+      const capped = probeAt === null ? forMs : Math.min(forMs, probeAt - ctx.now());
       const until = pauses.pause(scope, cause, failure, Math.max(ctx.backoff.minMs, capped));
       const wanted = cause === 'auth' ? at : until;
       const next = capWait({ deadline }, wanted, ctx.timing, at);
