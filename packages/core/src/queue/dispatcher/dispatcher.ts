@@ -15,6 +15,7 @@
  */
 import { parseOptions } from '../../parse-options.ts';
 import type { Job } from '../job-types.ts';
+import { waitTimingOf } from '../wait-rule.ts';
 import { createClaims } from './claims.ts';
 import { createDelivery } from './deliver.ts';
 import { createEmitter, type DispatcherEventName, type DispatcherEvents } from './events.ts';
@@ -23,7 +24,6 @@ import { createHolds } from './holds.ts';
 import { type DispatcherMetrics, readMetrics } from './metrics.ts';
 import { DEFAULT_STOP_TIMEOUT_MS, type DispatcherOptions, dispatcherOptionsSchema } from './options.ts';
 import { createPauses, type DispatcherState } from './pauses.ts';
-import { waitTimingOf } from '../wait-rule.ts';
 import { createRecorder } from './record.ts';
 import { createSender } from './send.ts';
 import { createShadowGate } from './shadow.ts';

@@ -10,9 +10,9 @@ import { accountKey } from '../accounts.ts';
 import type { ReleaseHeldOptions } from '../held-types.ts';
 import type { AttemptRecord, Job } from '../job-types.ts';
 import type { Outbox } from '../outbox-types.ts';
+import { capWait, type WaitTiming } from '../wait-rule.ts';
 import type { Failure } from './classify.ts';
 import type { Emit } from './events.ts';
-import { capWait, type WaitTiming } from '../wait-rule.ts';
 import type { JobOutcome } from './held-jobs.ts';
 
 /** What holding needs. */

@@ -264,7 +264,7 @@ export const dispatcherOptionsSchema = z.strictObject({
       .prefault({}),
     '{ baseMs?, maxMs?, minMs? }',
     '`{ baseMs: 1_000, maxMs: 3_600_000, minMs: 500 }` (`DEFAULT_BACKOFF`)',
-    'Durable full-jitter backoff, at least `minMs`, capped by the deadline; every retry (a blip too) is a recorded attempt. A worker whose service asks for another retry schedule sets it (`postback worker --backoff-base-ms` …).',
+    'Durable full-jitter backoff, at least `minMs`, capped by the job\'s last chance (see "Waits answer to the deadline"); every retry (a blip too) is a recorded attempt. A worker whose service asks for another retry schedule sets it (`postback worker --backoff-base-ms` …).',
   ),
   /**
    * A 4xx whose `detail` matches makes the job `expired` (its window has closed), not `dead`: for a shop
@@ -297,7 +297,7 @@ export const dispatcherOptionsSchema = z.strictObject({
     positiveMs().default(DEFAULT_HOLD_PROBE_MS),
     'number',
     '`600_000` (`DEFAULT_HOLD_PROBE_MS`)',
-    "How long a held job waits before it is sent again to probe its campaign (never past its deadline). The first success releases its account's other held jobs at once. Lower it to see a switched campaign sooner; raise it when many orders are held (each probes on its own).",
+    'How long a held job waits before it is sent again to probe its campaign (never past its last chance: see "Waits answer to the deadline"). The first success releases its account\'s other held jobs at once. Lower it to see a switched campaign sooner; raise it when many orders are held (each probes on its own).',
   ),
   /**
    * How long a refused key pauses delivery before a probe: an operator who fixes keys within minutes

@@ -8,8 +8,8 @@
 import type { EpochMs } from '../../policy.ts';
 import { backoffDelay } from '../backoff.ts';
 import type { AttemptOutcome, AttemptRecord, Job } from '../job-types.ts';
-import type { Outbox } from '../outbox-types.ts';
 import { truncateReason } from '../jobs.ts';
+import type { Outbox } from '../outbox-types.ts';
 import { capWait, earliestProbeBy, type WaitTiming } from '../wait-rule.ts';
 import type { Failure } from './classify.ts';
 import type { Emit } from './events.ts';
