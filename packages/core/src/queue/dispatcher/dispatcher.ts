@@ -299,6 +299,7 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
       readMetrics(outbox, now(), () => ({
         state: state(),
         pausedUntil: pauses.global.until,
+        pauseCause: pauses.global.cause,
         inflight: held.size,
         outcomes: recorder.counters,
         pauses: pauses.begun.pauses,

@@ -222,9 +222,9 @@ export function createRecorder(ctx: RecordContext): Recorder {
     const pauseScope = async (scope: PauseScope, cause: PauseCause, forMs: number): Promise<JobOutcome> => {
       // The pause never outlives the last chance of the earliest deadline it holds back: one job probes by then.
       const probeAt = await probeTimeOf(scope, job, at);
-      const capped = probeAt === null ? forMs : Math.min(forMs, probeAt - ctx.now());
-      const until = pauses.pause(scope, cause, failure, Math.max(ctx.backoff.minMs, capped));
-      const wanted = cause === 'auth' ? at : until;
+      const endBy = probeAt === null ? null : Math.max(probeAt, at + ctx.backoff.minMs);
+      const until = pauses.pause(scope, cause, failure, Math.max(ctx.backoff.minMs, forMs), endBy);
+      const wanted = cause === 'rate-limited' ? until : at;
       const next = capWait({ deadline }, wanted, ctx.timing, at);
       // This answer met the job's last chance: no real try remains before its deadline.
       if (next === null)
@@ -241,7 +241,7 @@ export function createRecorder(ctx: RecordContext): Recorder {
     if (failure.class === 'auth' || failure.class === 'misconfigured') {
       // A refused key pauses its account when keys are per account; anything else pauses all delivery.
       const ofAccount = failure.class === 'auth' && ctx.perAccountKeys;
-      return pauseScope(ofAccount ? job.account : ALL_ACCOUNTS, 'auth', ctx.authPauseMs);
+      return pauseScope(ofAccount ? job.account : ALL_ACCOUNTS, failure.class, ctx.authPauseMs);
     }
     // A 429 slows the sender, not the job: the key's scope (its account with per-account keys) pauses
     // for the wait asked, at least `backoff.minMs` (unless the deadline is here: then it expires below).
