@@ -26,6 +26,7 @@ const BENCHMARKS = [
   'rate-limit', // a key limited to N requests/s: 429s per delivered job (ours <= 0.05) and drain time vs a Retry-After loop
   'metrics-overhead', // delivery with Prometheus metrics and tracing on vs off (>= 0.95)
   'account-fairness', // a trickle of 19 accounts behind one account's 100,000-job backlog (p99 <= 2 claim rounds)
+  'many-accounts', // Postgres claim CPU per job 10,000 / 20 accounts (<= 1.5x), a quiet account's trickle (p99 <= 2 rounds)
 ];
 
 const wanted = process.argv.slice(2);

@@ -94,7 +94,7 @@ describe('confirm and refund --account', () => {
     const refund = await run(['refund', '--db', db.file, '--order-id', '1001', '--account', 'shop-b']);
     expect(refund.code).toBe(0);
     expect(refund.out).toMatch(
-      /^the confirmation of order 1001 of account shop-b was not sent: cancelled it \(\S+\); nothing was charged\n$/,
+      /^the confirmation of order 1001 of account shop-b was never charged \(not sent, or refused by the service for good\): cancelled it \(\S+\); nothing to reverse\n$/,
     );
     const json = await run([
       'refund',

@@ -30,6 +30,29 @@ describe('postback refund', () => {
     expect(again.out).toMatch(/without a charge/);
   });
 
+  it('says a confirmation refused for good after a lost answer was never charged, and enqueues no reversal', async () => {
+    const outbox = db.open();
+    await outbox.confirm({
+      orderId: 'o-404',
+      valueMicros: 1,
+      click: { token: token(9), clickedAt: Date.now() },
+    });
+    const [first] = await outbox.claim({ now: Date.now(), limit: 1, leaseMs: 60_000 });
+    const lost = { now: Date.now(), nextAttemptAt: Date.now(), error: 'timeout', maybeApplied: true };
+    await outbox.retry(first as never, lost);
+    const [second] = await outbox.claim({ now: Date.now(), limit: 1, leaseMs: 60_000 });
+    const refused = { now: Date.now(), state: 'dead' as const, reason: 'HTTP 404: click_token not found' };
+    await outbox.fail(second as never, { ...refused, neverApplied: true });
+    await outbox.close();
+    const result = await run(['refund', '--db', db.file, '--order-id', 'o-404']);
+    expect(result.code).toBe(0);
+    expect(result.out).toMatch(/was never charged .*nothing to reverse/);
+    const after = db.open();
+    const jobs = await after.getByOrder('o-404');
+    await after.close();
+    expect(jobs.map((j) => [j.kind, j.state])).toEqual([['confirm', 'cancelled']]);
+  });
+
   it('enqueues a reversal of a delivered confirmation using its campaign, once', async () => {
     const outbox = db.open();
     await outbox.confirm({

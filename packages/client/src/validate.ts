@@ -4,6 +4,7 @@
  */
 import type * as z from 'zod';
 import { RequestValidationError } from './errors.ts';
+import { CLIENT_OWN_HEADERS, HEADER_NAME_PATTERN, HEADER_VALUE_PATTERN } from './headers.ts';
 
 /** Field path and message of every issue, in the order zod found them. */
 export function issuesOf(error: z.ZodError, prefix = ''): Array<{ field: string; message: string }> {
@@ -63,20 +64,6 @@ export function checkCallApiKey(value: unknown): string {
   return value;
 }
 
-/** Headers the client sets itself: a call cannot replace them (nor the ones the transport owns). */
-const OWN_HEADERS = new Set([
-  'authorization',
-  'accept',
-  'user-agent',
-  'content-type',
-  'content-length',
-  'host',
-  'connection',
-  'transfer-encoding',
-]);
-const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
-const HEADER_VALUE = /^[\x20-\x7e]*$/;
-
 /**
  * Checks a call's extra `headers` (e.g. a trace context: `traceparent`, `tracestate`) and returns them with
  * lower-case names: each name a token that is not one the client sets itself (`authorization`, `accept`,
@@ -93,11 +80,12 @@ export function checkCallHeaders(value: unknown): Record<string, string> {
     throw new RequestValidationError('headers', 'must be an object of header names to values');
   const out: Record<string, string> = {};
   for (const [name, v] of Object.entries(value)) {
-    if (!HEADER_NAME.test(name)) throw new RequestValidationError('headers', 'holds an invalid header name');
+    if (!HEADER_NAME_PATTERN.test(name))
+      throw new RequestValidationError('headers', 'holds an invalid header name');
     const lower = name.toLowerCase();
-    if (OWN_HEADERS.has(lower))
+    if (CLIENT_OWN_HEADERS.has(lower))
       throw new RequestValidationError(`headers.${lower}`, 'is set by the client and cannot be replaced');
-    if (typeof v !== 'string' || !HEADER_VALUE.test(v))
+    if (typeof v !== 'string' || !HEADER_VALUE_PATTERN.test(v))
       throw new RequestValidationError(`headers.${lower}`, 'must be a string of printable ASCII');
     out[lower] = v;
   }

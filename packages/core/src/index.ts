@@ -15,6 +15,7 @@ export {
   type ClickCapture,
   type ClickContext,
   createClickCapture,
+  keptClickOf,
 } from './capture/engine.ts';
 export { CaptureError } from './capture/errors.ts';
 export { type PostbackFetchHandler, withPostback } from './capture/fetch.ts';
@@ -63,6 +64,7 @@ export {
   DEFAULT_CAMPAIGN_NOT_S2S_PATTERN,
   DEFAULT_CONCURRENCY,
   DEFAULT_HOLD_PROBE_MS,
+  DEFAULT_HOLD_STATUSES,
   DEFAULT_LEASE_MS,
   DEFAULT_POLL_INTERVAL_MS,
   DEFAULT_SEND_TIMEOUT_MS,
@@ -79,6 +81,7 @@ export {
   type DispatcherOptions,
   type DispatcherState,
   dispatcherOptionsSchema,
+  EXPIRY_PLAUSIBLE_TOLERANCE_MS,
   type RunSummary,
 } from './queue/dispatcher/index.ts';
 export type { HeldProblem } from './queue/held-types.ts';

@@ -152,5 +152,20 @@ export {
   validateOrderId,
   validateRefundInput,
 } from './queue/validation.ts';
+export {
+  type CappedWait,
+  capWait,
+  DEFAULT_WAIT_TIMING,
+  earliestProbeBy,
+  expireOverdueJob,
+  isOverdue,
+  lastChanceAt,
+  lastChanceLeadMs,
+  mustGoNow,
+  overdueReason,
+  probeBy,
+  type WaitTiming,
+  waitTimingOf,
+} from './queue/wait-rule.ts';
 export { checkWithdraw, planWithdraw } from './queue/withdraw-rules.ts';
 export { isHostValue, parseRequestTarget, type RequestTarget } from './request-target.ts';

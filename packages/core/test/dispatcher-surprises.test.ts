@@ -173,7 +173,8 @@ describe('answers that are not about the job', () => {
       status: 422,
       body: { detail: 'click is older than 7 days; confirmations are accepted for 7 days after the click' },
     });
-    const job = await enqueue('ord_1');
+    // A click six and a half days old: the service's clock may well have closed its window.
+    const job = await enqueue('ord_1', clock.now() - 6 * DAY_MS - 12 * HOUR);
     await dispatcherWith().runOnce();
     const stored = await outbox.get(job.id);
     expect(stored?.state).toBe('expired');
@@ -181,9 +182,20 @@ describe('answers that are not about the job', () => {
     expect(await outbox.replay({ all: true }, clock.now())).toBe(0);
   });
 
+  it('a confirmation of a day-old click refused as "older than 7 days" is dead-lettered, not expired', async () => {
+    service.script(CONFIRM_PATH, {
+      status: 422,
+      body: { detail: 'click is older than 7 days; confirmations are accepted for 7 days after the click' },
+    });
+    const job = await enqueue('ord_1', clock.now() - DAY_MS);
+    await dispatcherWith().runOnce();
+    // Not plausible for its own clock: a final expiry would hide it; a dead job shows in reconcile.
+    expect(await outbox.get(job.id)).toMatchObject({ state: 'dead' });
+  });
+
   it('windowClosedPattern says which refusals mean a closed window', async () => {
     service.script(CONFIRM_PATH, { status: 422, body: { detail: 'conversion_window_exceeded' } });
-    const job = await enqueue('ord_1');
+    const job = await enqueue('ord_1', clock.now() - 6 * DAY_MS - 12 * HOUR);
     await dispatcherWith({ windowClosedPattern: /window_exceeded/ }).runOnce();
     expect((await outbox.get(job.id))?.state).toBe('expired');
   });

@@ -181,6 +181,8 @@ const OUTCOMES = new Set([
   'auth',
   'misconfigured',
   'window-closed',
+  'rate-limited',
+  'unmatched',
   'transient',
   'permanent',
   'stopped',

@@ -257,7 +257,8 @@ export function jobStatements(s: string) {
     WHERE id = $1 AND state = 'inflight' AND lease_token = $2`,
     fail: `UPDATE ${s}.jobs SET state = $4, updated_at = $3, last_error = $5, lease_token = NULL, lease_expires_at = NULL,
       held_at = NULL, held_campaign_id = NULL,
-      maybe_applied_at = coalesce(maybe_applied_at, CASE WHEN $6::boolean THEN $3::bigint END),
+      maybe_applied_at = CASE WHEN $9::boolean THEN NULL
+        ELSE coalesce(maybe_applied_at, CASE WHEN $6::boolean THEN $3::bigint END) END,
       history = ${appendHistory('history', '$7::jsonb')}, last_status = ${lastStatus('last_status', '$7::jsonb', '$8::integer')}
     WHERE id = $1 AND state = 'inflight' AND lease_token = $2 RETURNING kind`,
     release: `UPDATE ${s}.jobs AS j SET state = 'pending', attempts = greatest(j.attempts - 1, 0), updated_at = $3, next_attempt_at = $3,

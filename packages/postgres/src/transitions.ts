@@ -123,6 +123,7 @@ export function transitionMethods(context: PostgresOutboxContext) {
         truncateReason(failed.reason),
         failed.maybeApplied === true,
         ...attemptValues(attempt),
+        failed.neverApplied === true,
       ];
       return transitionWithFollowUp(SQL.fail, values, async (db, kind) => {
         if (kind === 'confirm') await qp(db, SQL.followConfirms, [[ids[0]], refundWindowMs, channel]);

@@ -1,7 +1,8 @@
 /**
  * How a job travels in an SQS message, and back. The body is JSON holding everything a worker needs to send
  * the job (kind, order, click, value, deadline); the job's state, attempts and lease are not in the body
- * because SQS keeps them (visibility, `ApproximateReceiveCount`, receipt handle). The deadline is also a
+ * because SQS keeps them (visibility, `ApproximateReceiveCount`, receipt handle), except in a body re-sent
+ * for a hold or a pause (below). The deadline is also a
  * message attribute so it shows in the AWS console and can be read without parsing the body.
  *
  * `maybeAppliedAt` (when a request of the job may first have reached the service) travels in the body only
@@ -21,6 +22,11 @@
  * so a job without an account keeps exactly today's body; a body without it (written by an earlier version)
  * decodes as account null.
  *
+ * `priorAttempts`, `notBefore`, `heldAt` and `heldCampaignId` travel only in a body re-sent for a hold or a
+ * pause on a standard queue (`resend.ts`): the new message's receive count starts again, so the attempts
+ * counted before travel in the body, with when it is due and what it is held for. Absent, they read as 0
+ * and null.
+ *
  * FIFO identifiers are derived from the order, which is its account and its order id: SQS allows 1–128
  * printable ASCII characters there, and an order id may be longer or hold anything, so such ids are
  * replaced by their SHA-256. A job without an account keeps today's identifiers (`o:<orderId>`); one with an
@@ -29,7 +35,7 @@
  * ({@link fairGroupIdOf}): SQS fair queues keep one account's backlog from delaying the others.
  */
 import { createHash } from 'node:crypto';
-import { type AttemptRecord, type Job, type JobKind, MAX_ACCOUNT_LENGTH } from '@postback/core';
+import { type AttemptRecord, type EpochMs, type Job, type JobKind, MAX_ACCOUNT_LENGTH } from '@postback/core';
 import { ATTEMPT_HISTORY_LIMIT, type CampaignSource } from '@postback/core/store';
 import { z } from 'zod';
 import { MalformedMessageError } from './errors.ts';
@@ -63,6 +69,14 @@ const common = {
   maybeAppliedAt: epochMs.nullable().default(null),
   /** Absent from bodies of jobs with no recorded attempt; unreadable histories read as none. */
   history: z.array(attemptSchema).max(ATTEMPT_HISTORY_LIMIT).default([]).catch([]),
+  /** Attempts counted before this message was sent (a re-sent hold or pause); absent: 0. */
+  priorAttempts: z.number().int().nonnegative().default(0),
+  /** Not due before this time (a re-sent hold waiting longer than SQS's 900 s delay); absent: due. */
+  notBefore: epochMs.nullable().default(null),
+  /** When the job was first held for its campaign; absent: not held. */
+  heldAt: epochMs.nullable().default(null),
+  /** The campaign the job is held for (null: not named); absent: none. */
+  heldCampaignId: z.string().min(1).nullable().default(null),
 };
 
 /** The body schema: one source of truth for encoding and decoding. */
@@ -86,6 +100,14 @@ export const jobBodySchema = z.discriminatedUnion('kind', [
 export type JobBody = z.infer<typeof jobBodySchema>;
 
 /**
+ * What a body re-sent for a hold or a pause carries beyond the job (`resend.ts`): the job's `attempts`
+ * become `priorAttempts`, its held fields travel, and `notBefore` says when it is due (null: at once).
+ */
+export interface ResentFields {
+  notBefore: EpochMs | null;
+}
+
+/**
  * The body to send for a job: only what the job needs to be delivered, `maybeAppliedAt` when set, and its
  * attempt `history` when there is one (at most `ATTEMPT_HISTORY_LIMIT`, the newest kept).
  *
@@ -94,7 +116,11 @@ export type JobBody = z.infer<typeof jobBodySchema>;
  * const body = encodeJobBody(job); // '{"v":1,"id":"…","kind":"confirm",…}'
  * ```
  */
-export function encodeJobBody(job: Job, history: readonly AttemptRecord[] = []): string {
+export function encodeJobBody(
+  job: Job,
+  history: readonly AttemptRecord[] = [],
+  resent: ResentFields | null = null,
+): string {
   const common = {
     v: JOB_BODY_VERSION,
     id: job.id,
@@ -107,6 +133,14 @@ export function encodeJobBody(job: Job, history: readonly AttemptRecord[] = []):
     // Only when set: a fresh job's body stays readable by workers that predate the field.
     ...(job.maybeAppliedAt === null ? {} : { maybeAppliedAt: job.maybeAppliedAt }),
     ...(history.length === 0 ? {} : { history: history.slice(-ATTEMPT_HISTORY_LIMIT) }),
+    // Only in a body re-sent for a hold or a pause (`resend.ts`): what SQS's receive count cannot keep.
+    ...(resent === null
+      ? {}
+      : {
+          ...(job.attempts === 0 ? {} : { priorAttempts: job.attempts }),
+          ...(resent.notBefore === null ? {} : { notBefore: resent.notBefore }),
+          ...(job.heldAt === null ? {} : { heldAt: job.heldAt, heldCampaignId: job.heldCampaignId }),
+        }),
   };
   const body =
     job.kind === 'confirm'
@@ -168,9 +202,12 @@ export function jobOfBody(
   > & {
     /** A refund's campaign source when its campaign did not come from the body. @defaultValue the body's */
     campaignFrom?: CampaignSource;
+    /** Held fields kept beside the body (a FIFO hold, in the ledger). @defaultValue the body's */
+    heldAt?: EpochMs | null;
+    heldCampaignId?: string | null;
   },
 ): Job {
-  const { campaignFrom, ...kept } = fields;
+  const { campaignFrom, heldAt: _heldAt, heldCampaignId: _heldCampaignId, ...kept } = fields;
   const common = {
     ...kept,
     id: body.id,
@@ -180,9 +217,8 @@ export function jobOfBody(
     nextAttemptAt: fields.updatedAt,
     deadline: body.deadline,
     deliveredAt: null,
-    // Never held on SQS (`SQS_OUTBOX_LIMITS.holds`).
-    heldAt: null,
-    heldCampaignId: null,
+    heldAt: fields.heldAt ?? body.heldAt,
+    heldCampaignId: fields.heldAt === undefined ? body.heldCampaignId : (fields.heldCampaignId ?? null),
   };
   return body.kind === 'confirm'
     ? {

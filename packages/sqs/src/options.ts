@@ -78,10 +78,11 @@ export const DEFAULT_RETENTION_MARGIN_MS = DAY_MS;
 
 /**
  * How long a received message of an excluded account (`claim({ excludeAccounts })`: an account whose key
- * was refused) is hidden before another receive may take it, in seconds. The outbox holds up to
- * {@link MAX_PARKED_JOBS} such messages and hands them to a later claim that no longer excludes their
- * account while at least half of this is left; the others come back to the queue when it ends (their
- * receive count grown by one). Short enough that a key restored is used within a minute or two, long
+ * was refused) is hidden before another receive may take it, in seconds, never past its deadline. On a
+ * standard queue it is sent again with this delay and its copy deleted (no receive counted). On a FIFO
+ * queue the outbox holds up to {@link MAX_PARKED_JOBS} such messages and hands them to a later claim that
+ * no longer excludes their account while at least half of this is left; the others come back to the
+ * queue when it ends (their receive count grown by one). Short enough that a key restored is used within a minute or two, long
  * enough that a paused account's backlog is not received again by every claim.
  * @defaultValue 60
  */

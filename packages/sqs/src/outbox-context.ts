@@ -11,7 +11,7 @@ import {
   OutboxClosedError,
   type WindowPolicy,
 } from '@postback/core';
-import { resolvePolicy } from '@postback/core/store';
+import { type ReleaseHeldOptions, resolvePolicy } from '@postback/core/store';
 import { sqsClientConfig } from './client-config.ts';
 import { SqsOutboxError } from './errors.ts';
 import {
@@ -21,6 +21,7 @@ import {
   fairGroupIdOf,
   KIND_ATTRIBUTE,
   messageGroupIdOf,
+  type ResentFields,
 } from './message-codec.ts';
 import { parseSqsOutboxOptions, type ResolvedSqsOutboxOptions, type SqsOutboxOptions } from './options.ts';
 import { type OrderBook, orderBookOf } from './order-ledger.ts';
@@ -54,6 +55,10 @@ export interface SqsOutboxContext {
    * and held (at most `MAX_PARKED_JOBS`) for a later claim that does not exclude them.
    */
   parked: Array<{ job: Job; parkedAt: EpochMs; seconds: number }>;
+  /** `releaseHeld` calls remembered for held messages re-sent with a delay (standard queues, `resend.ts`). */
+  releases: ReleaseHeldOptions[];
+  /** Jobs held on a FIFO queue by a visibility change, by receipt handle, for `releaseHeld` (`releases.ts`). */
+  readonly held: Map<string, Job>;
   /** Set by `close()`. */
   closed: boolean;
 }
@@ -85,6 +90,8 @@ export function createSqsOutboxContext(input: SqsOutboxOptions): SqsOutboxContex
     receivedAt: new Map(),
     carriedHistory: new Map(),
     parked: [],
+    releases: [],
+    held: new Map(),
     closed: false,
   };
 }
@@ -105,7 +112,9 @@ export function assertOpen(context: SqsOutboxContext): void {
 export const ACCOUNT_ATTRIBUTE = 'postback-account';
 
 /** The message attributes of a job, for people reading the console (the body holds the whole job). */
-export function jobAttributes(job: Job): Record<string, MessageAttributeValue> {
+export function jobAttributes(
+  job: Pick<Job, 'kind' | 'account' | 'deadline'>,
+): Record<string, MessageAttributeValue> {
   const attributes: Record<string, MessageAttributeValue> = {
     [KIND_ATTRIBUTE]: { DataType: 'String', StringValue: job.kind },
   };
@@ -116,7 +125,7 @@ export function jobAttributes(job: Job): Record<string, MessageAttributeValue> {
 }
 
 /**
- * The message that carries a job to the queue. FIFO: grouped by order (account and order id), deduplicated
+ * The message that carries a job to the queue (`resent`: a hold's or pause's re-send, see `resend.ts`). FIFO: grouped by order (account and order id), deduplicated
  * by kind and order. Standard: grouped by account (SQS fair queues), unless `fairQueueGroups` is off.
  */
 export function messageFor(
@@ -124,9 +133,10 @@ export function messageFor(
   job: Job,
   deduplicationId?: string,
   history: readonly AttemptRecord[] = [],
+  resent: ResentFields | null = null,
 ): OutgoingMessage {
   return {
-    body: encodeJobBody(job, history),
+    body: encodeJobBody(job, history, resent),
     attributes: jobAttributes(job),
     ...(context.fifo
       ? {

@@ -21,6 +21,8 @@ export interface OutgoingMessage {
   attributes: Record<string, MessageAttributeValue>;
   groupId?: string;
   deduplicationId?: string;
+  /** Standard queues only: seconds before the message can be received (0–900). */
+  delaySeconds?: number;
 }
 
 /** The outcome of one message of a batch. */
@@ -80,6 +82,7 @@ function toEntry(id: string, message: OutgoingMessage): SendMessageBatchRequestE
     MessageAttributes: message.attributes,
     ...(message.groupId === undefined ? {} : { MessageGroupId: message.groupId }),
     ...(message.deduplicationId === undefined ? {} : { MessageDeduplicationId: message.deduplicationId }),
+    ...(message.delaySeconds === undefined ? {} : { DelaySeconds: message.delaySeconds }),
   };
 }
 

@@ -14,6 +14,7 @@ import { MAX_PARKED_JOBS } from './options.ts';
 import { maybeAppliedAtOf, orderLedgerKey, recordOf } from './order-ledger.ts';
 import { forget, jobAttributes, receivedAtOf, type SqsOutboxContext } from './outbox-context.ts';
 import { followConfirm } from './refunds.ts';
+import { chainDelay, delaySecondsUntil, resendParked, waitEndAt } from './resend.ts';
 import { changeVisibility } from './sqs-calls.ts';
 import { leaseVisibilitySeconds, remainingVisibilitySeconds } from './visibility.ts';
 
@@ -48,13 +49,17 @@ export interface ReceivedJobs {
 export async function parkJobs(context: SqsOutboxContext, jobs: readonly Job[], at: EpochMs): Promise<void> {
   const { ledger, options } = context;
   if (jobs.length === 0) return;
+  // A standard queue re-sends them delayed, so waiting out a pause never counts a receive (`resend.ts`).
+  if (!context.fifo) return resendParked(context, jobs, at);
   if (ledger !== undefined)
     await Promise.all(jobs.map((job) => ledger.put({ ...releaseJob(job, at), attempts: job.attempts })));
   const bySeconds = new Map<number, Job[]>();
   for (const job of jobs) {
+    // Hidden for the delay, but never past the job's last chance (core's wait rule, `waitEndAt`).
     const seconds = Math.min(
       options.excludedAccountDelaySeconds,
       remainingVisibilitySeconds(at, receivedAtOf(context, job, at)),
+      delaySecondsUntil(at, waitEndAt(at + options.excludedAccountDelaySeconds * 1000, job.deadline, at)),
     );
     bySeconds.set(seconds, [...(bySeconds.get(seconds) ?? []), job]);
   }
@@ -159,15 +164,26 @@ async function admit(
   const { ledger } = context;
   const handle = message.ReceiptHandle ?? '';
   const receiveCount = Number(message.Attributes?.ApproximateReceiveCount ?? 1);
-  const attempts = Number.isSafeInteger(receiveCount) && receiveCount > 0 ? receiveCount : 1;
+  const receives = Number.isSafeInteger(receiveCount) && receiveCount > 0 ? receiveCount : 1;
   let body: JobBody;
   try {
     body = decodeJobBody(message.Body ?? '');
   } catch (err) {
     if (!(err instanceof MalformedMessageError)) throw err;
-    await setAsideMalformed(context, message, err, at, attempts);
+    await setAsideMalformed(context, message, err, at, receives);
     return null;
   }
+  // A hold re-sent on a standard queue and not due yet: sent again for the rest of its wait (`resend.ts`).
+  try {
+    if (await chainDelay(context, message.Body ?? '', body, handle, at)) return null;
+  } catch (err) {
+    if (isAbort(err) || context.closed) return null;
+    // Not sent again: the copy comes back when its lease ends (one more receive counted), never lost.
+    context.warn(`a held message could not be sent again for the rest of its wait: ${String(err)}`);
+    return null;
+  }
+  // A message re-sent for a hold or a pause carries the attempts counted before it (`priorAttempts`).
+  const attempts = body.priorAttempts + receives;
   const record = ledger === undefined ? null : await ledger.get(body.orderId, body.account);
   const order = orderLedgerKey(body.orderId, body.account);
   const recorded = recordOf(record, body);
@@ -196,6 +212,10 @@ async function admit(
       ? { campaignFrom: recorded.campaignFrom ?? null }
       : {}),
     maybeAppliedAt,
+    // FIFO holds are visibility changes: the held fields are in the ledger's record, not the body.
+    ...(context.fifo && recorded?.state === 'pending' && recorded.heldAt !== null
+      ? { heldAt: recorded.heldAt, heldCampaignId: recorded.heldCampaignId }
+      : {}),
   });
   if (job.kind === 'refund') {
     const next = followConfirm(context, job, record?.confirm ?? null, at);

@@ -7,6 +7,8 @@
  * | claim         | `ReceiveMessage`, long poll; the receipt handle is the lease token, visibility the lease |
  * | complete      | `DeleteMessageBatch` (completions of a few ms are coalesced)                         |
  * | retry         | `ChangeMessageVisibility` to the next attempt, capped by the deadline and SQS's 12 h |
+ * | hold, pause   | standard: `SendMessage` again with `DelaySeconds`, then delete (`resend.ts`); FIFO: retry's |
+ * | releaseHeld   | FIFO: visibility 0 of the holds of this outbox; standard: remembered (`releases.ts`)  |
  * | fail          | `SendMessage` to the dead-letter queue with state and reason, then delete            |
  * | extendLease   | `ChangeMessageVisibility` (heart-beat)                                               |
  * | release       | `ChangeMessageVisibilityBatch` to 0                                                  |
@@ -67,6 +69,8 @@ import {
 } from './outbox-context.ts';
 import { checkQueueAttributes } from './queue-checks.ts';
 import { refundOnSqs } from './refunds.ts';
+import { releaseHeldOnSqs, rememberHold } from './releases.ts';
+import { resendHeld } from './resend.ts';
 import { deleteMessages, type EntryOutcome } from './sqs-calls.ts';
 import { leaseVisibilitySeconds, remainingVisibilitySeconds, retryVisibilitySeconds } from './visibility.ts';
 
@@ -87,7 +91,7 @@ export const SQS_OUTBOX_LIMITS = Object.freeze({
   duplicateDetection:
     'without an order ledger, confirm() always reports created: true (SQS does not report FIFO deduplication and forgets after 5 minutes)',
   uncountedAttempts:
-    'ApproximateReceiveCount only grows: release() and retry({ countAttempt: false }) still count the receive',
+    'ApproximateReceiveCount only grows: release() counts the receive, and so do a hold and retry({ countAttempt: false }) on a FIFO queue (a standard queue re-sends the message instead)',
   retryError: 'SQS keeps no per-message state: the error of a retry is not stored',
   maybeAppliedState:
     'without an order ledger SQS keeps no per-job state between receives: a retry that may have been applied, and a lease that ran out, are not known at the next receive (a failure keeps it in its dead letter)',
@@ -102,7 +106,7 @@ export const SQS_OUTBOX_LIMITS = Object.freeze({
   heartbeats:
     'SQS is a queue, not a store: beat() is a no-op and workers() returns []; watch the Dispatcher (its events, metrics) instead',
   holds:
-    'a held job must keep its attempts and wait out a probe interval, but ApproximateReceiveCount only grows, so every probe would count towards the dead-letter redrive: retry() refuses a hold, releaseHeld() returns 0, and the Dispatcher dead-letters a job whose campaign is not on s2s (replay it once the campaign is switched)',
+    'SQS cannot list a queue: stats() reports no held problems, and releaseHeld() reaches only what a receipt handle reaches (FIFO: the holds of this outbox, counted; standard: none counted, a remembered release makes a held message due when its current delay ends, within 900 s); on a FIFO queue a hold is a visibility change, and each probe counts a receive toward the redrive policy',
   shadow:
     'a job recorded in shadow mode must wait, unsent and uncounted, for the decision of `postback shadow end`, and the settings must be read by every worker; a queue keeps no per-message state and no settings, and every receive counts towards the redrive: `shadow` is undefined, so an account to migrate from pixel runs its shadow period on a SQLite or Postgres outbox',
   fairClaims:
@@ -161,7 +165,7 @@ export function createSqsOutbox(input: SqsOutboxOptions): SqsOutbox {
     heartbeats: false,
     prune: false,
     fairClaims: false,
-    holds: false,
+    holds: true,
   });
 
   const outbox: SqsOutbox = {
@@ -211,12 +215,18 @@ export function createSqsOutbox(input: SqsOutboxOptions): SqsOutbox {
 
     async retry(given, retried) {
       assertOpen(context);
-      const { job, result } = checkRetry(given, retried, { holds: false });
+      const { job, result } = checkRetry(given, retried, { holds: true });
+      // A hold or a pause (the attempt not counted) on a standard queue leaves the queue for a delayed
+      // re-send, so waiting never counts toward the redrive policy (`resend.ts`). FIFO: a visibility change.
+      if (!fifo && (result.hold !== undefined || result.countAttempt === false) && job.lease !== null)
+        return resendHeld(context, job, retryJob(job, result), result.now);
       // Recorded while this worker still holds the message, before it can become visible again: the next
       // receive finds this outcome (and `maybeAppliedAt`, if the attempt may have been applied). `attempts`
       // stays the receive count: SQS gives no attempt back, and the record must explain this receive.
       if (ledger !== undefined && job.lease !== null)
         await ledger.put({ ...retryJob(job, result), attempts: job.attempts });
+      if (result.hold !== undefined && job.lease !== null)
+        rememberHold(context, job.lease.token, retryJob(job, result));
       const seconds = retryVisibilitySeconds({
         now: result.now,
         nextAttemptAt: result.nextAttemptAt,
@@ -224,6 +234,7 @@ export function createSqsOutbox(input: SqsOutboxOptions): SqsOutbox {
         receivedAt: receivedAtOf(context, job, result.now),
       });
       const changed = await changeOne(context, job, seconds);
+      if (!changed && job.lease !== null) context.held.delete(job.lease.token);
       forget(context, job);
       return changed;
     },
@@ -340,9 +351,8 @@ export function createSqsOutbox(input: SqsOutboxOptions): SqsOutbox {
 
     async releaseHeld(options) {
       assertOpen(context);
-      checkReleaseHeld(options);
-      // No job is ever held on SQS (`SQS_OUTBOX_LIMITS.holds`).
-      return 0;
+      const release = checkReleaseHeld(options);
+      return releaseHeldOnSqs(context, release);
     },
 
     async prune(pruneOptions) {

@@ -249,8 +249,25 @@ describe('excluded accounts', () => {
     await outbox.confirmMany(Array.from({ length: 25 }, (_, i) => input(`B-${i}`, 'big')));
     await outbox.confirm(input('S-1', 'small'));
     expect(await claim(outbox, ['big'], 10)).toEqual([]);
-    const received = h.sqs.messages(h.queueUrl).filter((m) => m.receiveCount > 0);
-    expect(received).toHaveLength(10);
+    expect(h.sqs.calls.filter((c) => c.operation === 'ReceiveMessage')).toHaveLength(1);
+    // The ten received were sent again, hidden for the delay, and their received copies deleted.
+    const messages = h.sqs.messages(h.queueUrl);
+    expect(messages).toHaveLength(26);
+    expect(messages.filter((m) => m.visibleAt > h.sqs.now())).toHaveLength(10);
+  });
+
+  test('on a standard queue a parked job is sent again with a delay: waiting out a pause counts no receive', async () => {
+    h = startHarness({ standard: true });
+    const outbox = h.outbox({ ledger: createMemoryOrderLedger(), excludedAccountDelaySeconds: 60 });
+    await outbox.confirm(input('A-1', 'shop-a'));
+    for (let round = 0; round < 5; round++) {
+      expect(await claim(outbox, ['shop-a'])).toEqual([]);
+      const [message] = h.sqs.messages(h.queueUrl);
+      expect(message).toMatchObject({ receiveCount: 0, visibleAt: h.sqs.now() + 60_000 });
+      h.sqs.advance(60_000);
+    }
+    const [job] = await claim(outbox);
+    expect(job).toMatchObject({ orderId: 'A-1', account: 'shop-a', attempts: 1, maybeAppliedAt: null });
   });
 
   test('excludedAccountDelaySeconds is 1–900', () => {

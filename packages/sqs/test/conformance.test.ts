@@ -24,7 +24,6 @@ const unsupported = {
   prune: SQS_OUTBOX_LIMITS.prune,
   heartbeats: SQS_OUTBOX_LIMITS.heartbeats,
   fairClaims: SQS_OUTBOX_LIMITS.fairClaims,
-  holds: SQS_OUTBOX_LIMITS.holds,
   shadow: SQS_OUTBOX_LIMITS.shadow,
 };
 

@@ -10,6 +10,7 @@ import {
   deduplicationIdOf,
   encodeJobBody,
   fairGroupIdOf,
+  jobOfBody,
   messageGroupIdOf,
   NO_ACCOUNT_GROUP_ID,
 } from '../src/message-codec.ts';
@@ -65,13 +66,16 @@ function asJob(fields: ConfirmFields): Job {
   };
 }
 
+/** What a body not re-sent for a hold or a pause decodes to (none of these fields is written). */
+const NOT_RESENT = { priorAttempts: 0, notBefore: null, heldAt: null, heldCampaignId: null };
+
 describe('job bodies', () => {
   test('a confirm job survives encoding and decoding with everything a worker needs to send it', () => {
     fc.assert(
       fc.property(confirmJob, (fields) => {
         const job = asJob(fields);
         const body = decodeJobBody(encodeJobBody(job));
-        expect(body).toEqual({ v: 1, kind: 'confirm', ...fields, history: [] });
+        expect(body).toEqual({ v: 1, kind: 'confirm', ...fields, history: [], ...NOT_RESENT });
       }),
     );
   });
@@ -111,6 +115,7 @@ describe('job bodies', () => {
       campaignFrom: null,
       maybeAppliedAt: null,
       history: [],
+      ...NOT_RESENT,
     });
   });
 
@@ -180,6 +185,50 @@ describe('job bodies', () => {
     );
     const maybeApplied = asJob({ ...sampleConfirm, maybeAppliedAt: 7 });
     expect(decodeJobBody(encodeJobBody(maybeApplied)).maybeAppliedAt).toBe(7);
+  });
+
+  test('a body re-sent for a hold or a pause carries its attempts, held fields and due time back into the job', () => {
+    fc.assert(
+      fc.property(
+        confirmJob,
+        fc.nat({ max: 1_000 }),
+        fc.option(epoch, { nil: null }),
+        fc.option(fc.record({ heldAt: epoch, campaign: fc.option(fc.constant('cmp_pix'), { nil: null }) }), {
+          nil: null,
+        }),
+        (fields, attempts, notBefore, held) => {
+          const job: Job = {
+            ...asJob(fields),
+            attempts,
+            heldAt: held?.heldAt ?? null,
+            heldCampaignId: held?.campaign ?? null,
+          };
+          const body = decodeJobBody(encodeJobBody(job, [], { notBefore }));
+          expect(body).toMatchObject({
+            priorAttempts: attempts,
+            notBefore,
+            ...(held ? { heldAt: held.heldAt } : {}),
+          });
+          const back = jobOfBody(body, {
+            state: 'pending',
+            attempts: body.priorAttempts + 1,
+            updatedAt: 0,
+            lease: null,
+            campaignId: null,
+            maybeAppliedAt: null,
+            lastError: null,
+          });
+          expect(back).toMatchObject({
+            attempts: attempts + 1,
+            heldAt: job.heldAt,
+            heldCampaignId: job.heldAt === null ? null : job.heldCampaignId,
+          });
+          // A body not re-sent writes none of these fields.
+          for (const key of ['priorAttempts', 'notBefore', 'heldAt', 'heldCampaignId'])
+            expect(JSON.parse(encodeJobBody(job))).not.toHaveProperty(key);
+        },
+      ),
+    );
   });
 
   test('the attempt history travels only when there is one, keeps the newest 20, and a bad one reads as none', () => {

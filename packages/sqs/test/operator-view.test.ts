@@ -181,7 +181,7 @@ describe('what SQS does not keep', () => {
       heartbeats: false,
       prune: false,
       fairClaims: false,
-      holds: false,
+      holds: true,
     });
     await outbox.confirm(confirmInput('A-1', h.sqs.now() - 7 * 24 * HOUR + 3 * HOUR));
     const stats = await outbox.stats(h.sqs.now(), {

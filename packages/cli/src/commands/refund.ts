@@ -24,7 +24,7 @@ function describeOutcome(result: RefundOutcome): string {
     case 'duplicate':
       return `${order}${text` already has a refund job ${job.id} (${job.state}); nothing changed`}`;
     case 'cancelled':
-      return `${text`the confirmation of `}${order}${text` was not sent: cancelled it (${job.id}); nothing was charged`}`;
+      return `${text`the confirmation of `}${order}${text` was never charged (not sent, or refused by the service for good): cancelled it (${job.id}); nothing to reverse`}`;
     case 'not-charged':
       return `${text`the confirmation of `}${order}${text` ended ${job.state} without a charge; nothing to reverse`}`;
     case 'updated':

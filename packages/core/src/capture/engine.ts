@@ -37,6 +37,14 @@ export interface ClickContext {
    */
   click(): Promise<ClickStamp | null>;
   /**
+   * The click the shopper already held before this request: the signed cookie their browser sent, or the
+   * click the store keeps under their `key` (read before this request's landing, if it is one); never a
+   * token in this request's URL, which anyone can write (tokens travel in landing URLs, referrers and
+   * logs). What a route acting for the shopper on their past orders uses (a consent withdrawal). Memoised;
+   * never rejects. Optional for contexts made by hand: `keptClickOf` then answers null.
+   */
+  keptClick?(): Promise<ClickStamp | null>;
+  /**
    * Whether this request's `consent` hook allows keeping the click and confirming an order from it (true
    * when no hook is configured; false when the hook throws). Resolved on the first call and memoised;
    * never rejects. Optional for contexts made by hand: `confirmOrder` treats one without it as consent
@@ -95,7 +103,24 @@ const NULL_CLICK: Promise<ClickStamp | null> = Promise.resolve(null);
 const GIVEN: Promise<boolean> = Promise.resolve(true);
 const REFUSED: Promise<boolean> = Promise.resolve(false);
 const ALLOWED = (): Promise<boolean> => GIVEN;
-const NO_CLICK: ClickContext = Object.freeze({ click: () => NULL_CLICK, consent: ALLOWED });
+const NO_CLICK: ClickContext = Object.freeze({
+  click: () => NULL_CLICK,
+  keptClick: () => NULL_CLICK,
+  consent: ALLOWED,
+});
+
+/**
+ * The click a request's shopper already held (their signed cookie or the click store: `keptClick`), never
+ * a token of the request's URL; null when there is none or the context has no `keptClick`.
+ *
+ * @example
+ * ```ts
+ * const click = await keptClickOf(req.postback); // a withdrawal route: the shopper's own click only
+ * ```
+ */
+export function keptClickOf(context: ClickContext | undefined): Promise<ClickStamp | null> {
+  return typeof context?.keptClick === 'function' ? context.keptClick() : NULL_CLICK;
+}
 const NOTHING: CaptureOutcome = Object.freeze({ postback: NO_CLICK, setCookie: null, redirect: null });
 
 /**
@@ -230,16 +255,32 @@ export function createClickCapture<R = CaptureRequest>(options: CaptureOptions<R
       ]);
       return pick(cookieClick, storeClick);
     };
-    return {
-      click: () => {
-        promise ??= resolve().catch((error: unknown) => {
-          fail(error, context);
-          return null;
-        });
-        return promise;
-      },
-      consent: consentLater(context),
+    const click = () => {
+      promise ??= resolve().catch((error: unknown) => {
+        fail(error, context);
+        return null;
+      });
+      return promise;
     };
+    // Without a landing, the click is the kept one: cookie and store only.
+    return { click, keptClick: click, consent: consentLater(context) };
+  }
+
+  /** The click of the signed cookie in `header` (any token), joined with `stored` (read before a landing). */
+  function keptLater(
+    header: string | undefined,
+    context: R,
+    stored: ClickStamp | null,
+  ): () => Promise<ClickStamp | null> {
+    let promise: Promise<ClickStamp | null> | undefined;
+    return () =>
+      (promise ??= fromCookie(header, context, now()).then(
+        (cookie) => pick(cookie, stored),
+        (error: unknown) => {
+          fail(error, context);
+          return stored;
+        },
+      ));
   }
 
   async function land(
@@ -253,6 +294,8 @@ export function createClickCapture<R = CaptureRequest>(options: CaptureOptions<R
     let cookieKept = false;
     let stored = false;
     let setCookie: string | null = null;
+    /** What the store kept for the shopper before this landing (a landing may write another click there). */
+    let storedBefore: ClickStamp | null = null;
     // Asked first: without consent the click is kept nowhere (no cookie, nothing put in the store).
     const allowed = await consentOf(context);
     try {
@@ -261,6 +304,7 @@ export function createClickCapture<R = CaptureRequest>(options: CaptureOptions<R
         fromCookie(header, context, at, attribution === 'first' ? undefined : landed.token),
         fromStore(key, context, at),
       ]);
+      storedBefore = storeClick;
       // The same token seen again (a reload, a restored tab, the history) is the same ad click: it keeps
       // the time it was first seen, or its window would restart and outlive the service's.
       const seen = firstSeen(firstSeen(landed, cookieClick), storeClick);
@@ -289,7 +333,8 @@ export function createClickCapture<R = CaptureRequest>(options: CaptureOptions<R
     const redirect = redirectFor(request, setCookie !== null || cookieKept || stored);
     const result = Promise.resolve<ClickStamp | null>(click);
     const consent = allowed ? ALLOWED : () => REFUSED;
-    return { postback: { click: () => result, consent }, setCookie, redirect };
+    const keptClick = keptLater(header, context, storedBefore);
+    return { postback: { click: () => result, keptClick, consent }, setCookie, redirect };
   }
 
   const redirectFor = (request: CaptureRequest, kept: boolean): CaptureRedirect | null => {
@@ -314,10 +359,12 @@ export function createClickCapture<R = CaptureRequest>(options: CaptureOptions<R
     request: CaptureRequest,
     context: R,
     click: ClickStamp,
+    header: string | undefined,
   ): CaptureOutcome | Promise<CaptureOutcome> => {
     let clickPromise: Promise<ClickStamp | null> | undefined;
     const postback: ClickContext = {
       click: () => (clickPromise ??= Promise.resolve(click)),
+      keptClick: keptLater(header, context, null),
       consent: ALLOWED,
     };
     try {
@@ -377,13 +424,17 @@ export function createClickCapture<R = CaptureRequest>(options: CaptureOptions<R
         // the click keeps its first time: the general path does that.
         const maybeSeen = header?.includes(cookieNeedle) === true && header.includes(landed.token);
         return simpleLanding && !maybeSeen
-          ? landQuickly(request, context, landed)
+          ? landQuickly(request, context, landed, header)
           : land(request, context, landed, header);
       }
       const hasCookie = header?.includes(cookieNeedle) === true;
       if (!hasCookie && store === undefined) {
         if (resolved.consent === undefined) return NOTHING;
-        const postback = { click: () => NULL_CLICK, consent: consentLater(context) };
+        const postback = {
+          click: () => NULL_CLICK,
+          keptClick: () => NULL_CLICK,
+          consent: consentLater(context),
+        };
         return { postback, setCookie: null, redirect: null };
       }
       return { postback: lazy(hasCookie ? header : undefined, context), setCookie: null, redirect: null };

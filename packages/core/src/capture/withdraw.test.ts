@@ -31,18 +31,27 @@ describe('withdrawConsent', () => {
     expect(await outbox.claim({ now: T0 + 1, limit: 10, leaseMs: 1000 })).toEqual([]);
   });
 
-  it('finds the confirmations of a click token in every account, and leaves the others', async () => {
+  it('finds the confirmations of a click token only in the account given, and leaves the others', async () => {
     const { outbox } = setup();
-    await outbox.confirm({ orderId: 'ord_1', valueMicros: 5, click: click(), account: 'shop-a' });
+    const shopA = await outbox.confirm({
+      orderId: 'ord_1',
+      valueMicros: 5,
+      click: click(),
+      account: 'shop-a',
+    });
     await outbox.confirm({ orderId: 'ord_2', valueMicros: 5, click: click() });
     const kept = await outbox.confirm({ orderId: 'ord_3', valueMicros: 5, click: click(OTHER) });
     const result = await withdrawConsent({ outbox }, { token: TOKEN });
     expect(result.orders.map((o) => [o.job?.orderId, o.job?.account, o.outcome])).toEqual([
-      ['ord_1', 'shop-a', 'cancelled'],
       ['ord_2', null, 'cancelled'],
+    ]);
+    const inA = await withdrawConsent({ outbox }, { token: TOKEN, account: 'shop-a' });
+    expect(inA.orders.map((o) => [o.job?.orderId, o.job?.account, o.outcome])).toEqual([
+      ['ord_1', 'shop-a', 'cancelled'],
     ]);
     const left = await outbox.claim({ now: T0 + 1, limit: 10, leaseMs: 1000 });
     expect(left.map((job) => job.id)).toEqual([kept.job.id]);
+    expect(shopA.job.account).toBe('shop-a');
   });
 
   it('names a confirmation that may have charged and leaves it as it is', async () => {

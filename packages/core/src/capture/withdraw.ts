@@ -22,15 +22,20 @@ const TOKEN_SCAN_PAGE = 500;
  * - `key`: the visitor or customer id capture keeps the click under in the click store (capture's `key`):
  *   that click is deleted.
  * - `orderId` (and `account`, for a shop of a platform): that order's confirmation is withdrawn.
- * - `token`: the click token (from `click()` of the shopper's request): every confirmation attributed to
- *   it that has not been sent (`pending`, `dead`) is withdrawn, in any account. The outbox is searched
- *   page by page for it (`listJobs`), which reads its open jobs: give `orderId` when the shop has it.
+ * - `token`: the shopper's own click token — from their signed cookie or the click store
+ *   (`keptClickOf(req.postback)`), never from a URL parameter anyone can write: every confirmation
+ *   attributed to it that has not been sent (`pending`, `dead`) **in `account`** (none: jobs without an
+ *   account) is withdrawn. The outbox is searched page by page for it (`listJobs`), which reads its open
+ *   jobs: give `orderId` when the shop has it.
  */
 export interface ConsentWithdrawal {
   key?: string;
   token?: string;
   orderId?: string;
-  /** The account of `orderId`'s confirmation. @defaultValue none (null) */
+  /**
+   * The account the withdrawal acts in: of `orderId`'s confirmation, and the only one searched for
+   * `token`'s. @defaultValue none (null): jobs without an account
+   */
   account?: string | null;
 }
 
@@ -84,8 +89,8 @@ export async function withdrawConsent(
   if (key !== undefined && (typeof key !== 'string' || key === ''))
     throw new JobValidationError('key', 'must be a non-empty string');
   if (token !== undefined) validateClickToken(token, 'token');
-  const order =
-    orderId === undefined ? null : { orderId: validateOrderId(orderId), account: validateAccount(account) };
+  const scope = validateAccount(account);
+  const order = orderId === undefined ? null : { orderId: validateOrderId(orderId), account: scope };
   const { clickStore, outbox } = stores ?? {};
   if (key !== undefined && clickStore === undefined)
     throw new JobValidationError('clickStore', 'is required to delete the click of a key');
@@ -98,7 +103,8 @@ export async function withdrawConsent(
     clickDeleted = true;
   }
   const targets = order === null ? [] : [order];
-  if (token !== undefined && outbox !== undefined) targets.push(...(await ordersOfToken(outbox, token)));
+  if (token !== undefined && outbox !== undefined)
+    targets.push(...(await ordersOfToken(outbox, token, scope)));
   const orders: WithdrawOutcome[] = [];
   const seen = new Set<string>();
   for (const target of targets) {
@@ -111,10 +117,14 @@ export async function withdrawConsent(
   return { clickDeleted, orders, mayHaveCharged };
 }
 
-/** The orders whose confirmation not yet sent (`pending`, `dead`) carries `token`: all pages first. */
+/**
+ * The orders of `account` whose confirmation not yet sent (`pending`, `dead`) carries `token`: all pages
+ * first. Another account's orders are never touched, whatever the store's filter does.
+ */
 async function ordersOfToken(
   outbox: NonNullable<ConsentStores['outbox']>,
   token: string,
+  account: string | null,
 ): Promise<{ orderId: string; account: string | null }[]> {
   if (typeof outbox.listJobs !== 'function')
     throw new JobValidationError('outbox', 'needs listJobs to find the confirmations of a click token');
@@ -123,11 +133,12 @@ async function ordersOfToken(
     const page = await outbox.listJobs({
       states: ['pending', 'dead'],
       kind: 'confirm',
+      account,
       limit: TOKEN_SCAN_PAGE,
       offset,
     });
     for (const job of page)
-      if (job.kind === 'confirm' && job.clickToken === token)
+      if (job.kind === 'confirm' && job.clickToken === token && job.account === account)
         found.push({ orderId: job.orderId, account: job.account });
     if (page.length < TOKEN_SCAN_PAGE) return found;
   }

@@ -244,7 +244,7 @@ export function checkReleaseHeld(options: ReleaseHeldOptions): ReleaseHeldOption
   };
 }
 
-/** Checks `fail`'s arguments (`maybeApplied` kept only when true). */
+/** Checks `fail`'s arguments (`maybeApplied` and `neverApplied` kept only when true). */
 export function checkFail(job: unknown, result: FailResult): CheckedTransition<FailResult> {
   const held = checkClaimedJob(job);
   const now = checkEpoch(result?.now, 'now');
@@ -261,6 +261,7 @@ export function checkFail(job: unknown, result: FailResult): CheckedTransition<F
       state: result.state,
       reason: String(result.reason),
       ...(checkFlag(result.maybeApplied, 'maybeApplied') === true ? { maybeApplied: true } : {}),
+      ...(checkFlag(result.neverApplied, 'neverApplied') === true ? { neverApplied: true } : {}),
     },
     attempt: checkAttempt(result.attempt),
   };

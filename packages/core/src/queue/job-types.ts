@@ -152,6 +152,8 @@ export type AttemptOutcome =
   | 'misconfigured'
   | 'window-closed'
   | 'held'
+  | 'rate-limited'
+  | 'unmatched'
   | 'transient'
   | 'permanent'
   | 'stopped'

@@ -239,7 +239,8 @@ export function releaseHeldJob<J extends Job>(stored: J, now: EpochMs): J {
 }
 
 /**
- * `dead` (replayable), `expired` or `unmatched` (final), with its reason; `maybeApplied` as in {@link retryJob}.
+ * `dead` (replayable), `expired` or `unmatched` (final), with its reason; `maybeApplied` as in {@link retryJob};
+ * `neverApplied` clears `maybeAppliedAt` (the service showed no request of it was applied).
  *
  * @example
  * ```ts
@@ -249,7 +250,8 @@ export function releaseHeldJob<J extends Job>(stored: J, now: EpochMs): J {
 export function failJob<J extends Job>(stored: J, result: FailResult): J {
   return {
     ...stored,
-    maybeAppliedAt: appliedSince(stored, result.maybeApplied, result.now),
+    maybeAppliedAt:
+      result.neverApplied === true ? null : appliedSince(stored, result.maybeApplied, result.now),
     state: result.state,
     updatedAt: result.now,
     lastError: truncateReason(result.reason),

@@ -128,6 +128,12 @@ export interface FailResult {
   state: 'dead' | 'expired' | 'unmatched';
   reason: string;
   maybeApplied?: boolean;
+  /**
+   * The service's answer shows that no request of this job was ever applied, earlier ones included (a
+   * confirmation answered 404: the service does not know its click, so no conversion of it exists):
+   * `maybeAppliedAt` is cleared, and a refund of the order answers `not-charged`. Wins over `maybeApplied`.
+   */
+  neverApplied?: boolean;
   /** The send that ended the job, appended to its history (none when it expired unsent). */
   attempt?: AttemptRecord;
 }
@@ -402,8 +408,8 @@ export interface OutboxFeatures {
    */
   fairClaims: boolean;
   /**
-   * `retry` takes `hold`, `releaseHeld` works and `stats` reports `held`. False (SQS): the Dispatcher
-   * dead-letters a job whose campaign is not on s2s, as before holds existed.
+   * `retry` takes `hold`, `releaseHeld` works and `stats` reports `held` (SQS: as far as a queue can, see
+   * its README). False: the Dispatcher dead-letters a job whose campaign is not on s2s, as before holds existed.
    */
   holds: boolean;
 }

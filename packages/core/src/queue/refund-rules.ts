@@ -4,6 +4,7 @@
  * (`refundAfterConfirm`), and when a confirmation holds its refund back (`blocksRefund`).
  */
 import { DEFAULT_WINDOW_POLICY, type EpochMs, refundDeadlineOf, type WindowPolicy } from '../policy.ts';
+import { cancelUnsentConfirm } from './cancel-rule.ts';
 import type { ConfirmJob, JobContext, RefundJob } from './job-types.ts';
 import type { RefundInput, RefundOutcome } from './outbox-types.ts';
 import { isShadowRecorded } from './shadow-mark.ts';
@@ -76,14 +77,7 @@ export function planRefund(input: unknown, context: RefundContext): RefundOutcom
       case 'dead':
         return {
           outcome: 'cancelled',
-          job: {
-            ...confirm,
-            state: 'cancelled',
-            updatedAt: now,
-            lease: null,
-            lastError:
-              confirm.state === 'dead' ? confirm.lastError : 'cancelled by a refund before it was sent',
-          },
+          job: cancelUnsentConfirm(confirm, now, 'cancelled by a refund: never charged'),
         };
       case 'expired':
       case 'cancelled':

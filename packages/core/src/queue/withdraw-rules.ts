@@ -7,6 +7,7 @@
  */
 import type { EpochMs } from '../policy.ts';
 import { checkOrderLookup } from './call-checks.ts';
+import { cancelUnsentConfirm } from './cancel-rule.ts';
 import type { ConfirmJob } from './job-types.ts';
 import type { WithdrawInput, WithdrawOutcome } from './outbox-types.ts';
 import { isShadowRecorded } from './shadow-mark.ts';
@@ -60,13 +61,7 @@ export function planWithdraw(confirm: ConfirmJob | null, now: EpochMs): Withdraw
     case 'dead':
       return {
         outcome: 'cancelled',
-        job: {
-          ...confirm,
-          state: 'cancelled',
-          updatedAt: Math.max(confirm.updatedAt, now),
-          lease: null,
-          lastError: 'cancelled: consent was withdrawn before it was sent',
-        },
+        job: cancelUnsentConfirm(confirm, now, 'cancelled: consent was withdrawn before it was charged'),
       };
     case 'expired':
     case 'cancelled':

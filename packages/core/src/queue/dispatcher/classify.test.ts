@@ -17,7 +17,7 @@ describe('classifyFailure', () => {
   it.each([
     [401, 'auth', false],
     [403, 'auth', false],
-    [429, 'transient', false],
+    [429, 'rate-limited', false],
     [408, 'transient', true],
     [500, 'transient', true],
     [503, 'transient', true],

@@ -7,7 +7,10 @@
  */
 
 import { escapeControls } from '../../escape-controls.ts';
+import { DEFAULT_CONFIRM_WINDOW_MS, type EpochMs } from '../../policy.ts';
+import type { Job } from '../job-types.ts';
 import { CAMPAIGN_ID_PATTERN } from '../validation.ts';
+import { type RequestValues, withoutRequestValues } from './answer-words.ts';
 
 /**
  * - `applied`: a 2xx, whatever its body: the service applied the request.
@@ -16,14 +19,21 @@ import { CAMPAIGN_ID_PATTERN } from '../validation.ts';
  *   wrong base URL path or a proxy), or a transport that cannot work in this runtime (the client's
  *   `transport_unavailable`: network access denied, the transport's API missing, an invalid dispatcher):
  *   pause all delivery and alert, as for `auth`; nothing is dead-lettered, and the reason names the cause.
- * - `window-closed`: a 4xx whose `detail` says the job's window has closed (see `windowClosedPattern`):
- *   the job is `expired`, not `dead` (replaying it cannot help).
- * - `held`: a 4xx whose `detail` says the campaign is not on s2s (see `campaignNotS2sPattern`): a problem
- *   of the campaign, not of the job, which the advertiser fixes in a minute. The job is held (`pending`,
- *   its attempt not counted) and probed again; `campaignId` is the campaign the detail names, if any.
- * - `transient`: what the client calls retryable (5xx, 408, 429, timeouts, connection failures), and
+ * - `window-closed`: a 4xx (not a 409) whose `detail`, the request's own values taken out
+ *   (`withoutRequestValues`), says the job's window has closed (see `windowClosedPattern`): the job is
+ *   `expired`, not `dead` (replaying it cannot help). Only on a reversal, or on a confirmation whose click
+ *   is old enough for it to be plausible (see {@link EXPIRY_PLAUSIBLE_TOLERANCE_MS}).
+ * - `held`: an answer of a status in `holdStatuses` (the 422 by default) whose `detail`, the request's own
+ *   values taken out, says the campaign is not on s2s (see `campaignNotS2sPattern`): a problem of the
+ *   campaign, not of the job, which the advertiser fixes in a minute. The job is held (`pending`, its
+ *   attempt not counted) and probed again; `campaignId` is the campaign the detail names, if any.
+ * - `rate-limited`: a 429 — the sender is too fast, not the job at fault: its key's scope pauses.
+ * - `unmatched`: a 404 (with the service's `detail`) on a reversal whose campaign came from the service's
+ *   own confirmation answer: the service has no such conversion, nothing to reverse.
+ * - `transient`: what the client calls retryable (5xx, 408, timeouts, connection failures), and
  *   unknown errors — retry with backoff.
- * - `permanent`: any other 4xx, a request we could not even build — dead-letter.
+ * - `permanent`: any other 4xx (a reversal's 404 whose campaign a caller supplied names that campaign),
+ *   a request we could not even build — dead-letter.
  */
 export type FailureClass =
   | 'applied'
@@ -31,6 +41,8 @@ export type FailureClass =
   | 'misconfigured'
   | 'window-closed'
   | 'held'
+  | 'rate-limited'
+  | 'unmatched'
   | 'transient'
   | 'permanent';
 
@@ -56,6 +68,14 @@ export interface Failure {
    * null when it names none. Absent for the other classes.
    */
   campaignId?: string | null;
+  /**
+   * True when the answer shows that no request of the job was ever applied, earlier ones included: a
+   * confirmation answered 404 with the service's `detail` (the service does not know its click, and a
+   * conversion needs one; a resend of an applied order is answered as a duplicate, not refused). The store
+   * then clears its `maybeAppliedAt` (`FailResult.neverApplied`): its refund answers that nothing was
+   * charged (`cancelled`) and sends nothing. Absent otherwise.
+   */
+  neverApplied?: boolean;
 }
 
 /** What {@link classifyFailure} needs besides the error. */
@@ -69,6 +89,76 @@ export interface ClassifyOptions {
   campaignNotS2sPattern?: RegExp;
   /** Removes secrets the caller knows of (the configured API key) from text, before any pattern. */
   redact?: (text: string) => string;
+  /**
+   * The statuses whose answer may hold a job (its campaign not on s2s).
+   * @defaultValue {@link DEFAULT_HOLD_STATUSES}
+   */
+  holdStatuses?: readonly number[];
+  /**
+   * The job the request was for: its own values (order id, campaign, click token, value) are taken out of
+   * the detail before any pattern, and its kind and click time decide whether a closed window is
+   * plausible. Without it, the whole detail is read and any job may have expired.
+   */
+  job?: Job;
+  /** The key the request was sent with, taken out of the detail like the job's values. */
+  apiKey?: string;
+  /** When the answer came (for the plausibility of a closed window). @defaultValue `Date.now()` */
+  at?: EpochMs;
+}
+
+/**
+ * The statuses whose answer may say a campaign is not on s2s (and hold its job): the sandbox's 422. The
+ * spec does not show the service's status for it; a 409 (a conflict) never holds.
+ * @defaultValue `[422]`
+ */
+export const DEFAULT_HOLD_STATUSES: readonly number[] = Object.freeze([422]);
+
+/**
+ * How much younger than the 7-day confirmation window (spec, limits) a confirmation's click may be when a
+ * detail saying its window closed is believed: the service's clock and ours may differ, and its click time
+ * is when it served the click, a little before our landing page stamped it. A younger click's "expired"
+ * must be words of something else (a dead-letter, which reconcile shows).
+ * @defaultValue `86_400_000` (1 day)
+ */
+export const EXPIRY_PLAUSIBLE_TOLERANCE_MS = 86_400_000;
+
+/**
+ * Whether a closed window is plausible for this job at `at`: always for a reversal (its window is not in
+ * the spec), for a confirmation only once its click is at least the confirmation window less
+ * {@link EXPIRY_PLAUSIBLE_TOLERANCE_MS} old.
+ */
+function expiryPlausible(job: Job | undefined, at: EpochMs): boolean {
+  if (job === undefined || job.kind === 'refund') return true;
+  return at - job.clickedAt >= DEFAULT_CONFIRM_WINDOW_MS - EXPIRY_PLAUSIBLE_TOLERANCE_MS;
+}
+
+/** The values a request for `job` carried, with the key it was sent with. */
+function requestValuesOf(job: Job | undefined, apiKey: string | undefined): RequestValues {
+  if (job === undefined) return { apiKey };
+  return job.kind === 'confirm'
+    ? { orderId: job.orderId, clickToken: job.clickToken, valueMicros: job.valueMicros, apiKey }
+    : { orderId: job.orderId, campaignId: job.campaignId, apiKey };
+}
+
+/**
+ * What a 404 with the service's `detail` on a reversal means. When its campaign came from the service's
+ * own confirmation answer, the service has no such conversion: nothing to reverse (`unmatched`). When a
+ * person or the app supplied it, the campaign may be a typo: `permanent`, naming the campaign tried, so
+ * they can check it and refund again with the right one.
+ */
+function notFoundReversal(job: Job, reason: string): { class: 'unmatched' | 'permanent'; reason: string } {
+  if (job.kind === 'refund' && job.campaignFrom === 'answer') {
+    return { class: 'unmatched', reason: `the service has no such conversion to reverse: ${reason}` };
+  }
+  const campaign = job.kind === 'refund' ? job.campaignId : null;
+  const source =
+    job.kind === 'refund' && job.campaignFrom === 'caller'
+      ? 'was supplied by the caller'
+      : 'has no known source';
+  return {
+    class: 'permanent',
+    reason: `campaign ${campaign ?? '(none)'} ${source}; check it and refund with the right campaignId: ${reason}`,
+  };
 }
 
 /**
@@ -121,9 +211,12 @@ export function redactSecrets(text: string): string {
     );
 }
 
+/** A safe text cut to the length of a stored reason. */
+const cut = (clean: string): string =>
+  clean.length <= MAX_REASON ? clean : `${clean.slice(0, MAX_REASON - 1)}…`;
+
 function safeReason(text: string, redact: ((text: string) => string) | undefined): string {
-  const clean = escapeControls(redactSecrets(redact === undefined ? text : redact(text)));
-  return clean.length <= MAX_REASON ? clean : `${clean.slice(0, MAX_REASON - 1)}…`;
+  return cut(escapeControls(redactSecrets(redact === undefined ? text : redact(text))));
 }
 
 /**
@@ -195,13 +288,33 @@ export function classifyFailure(err: unknown, options: ClassifyOptions = {}): Fa
   if (status === 401 || status === 403) return failure('auth', false, false);
   if (status === 404 && field(err, 'detailFromService') === false)
     return failure('misconfigured', false, false);
-  if (status !== null && status >= 400 && status < 500 && status !== 408 && status !== 429) {
+  // A 429 slows the sender: its scope pauses, whatever the job.
+  if (status === 429) return failure('rate-limited', false, false);
+  if (status !== null && status >= 400 && status < 500 && status !== 408) {
     const detail = field(err, 'detail');
-    const said = typeof detail === 'string' ? detail : message;
+    const text = typeof detail === 'string' ? detail : message;
+    // What the service said, not what we sent: an order id "pixel-7" echoed back says nothing.
+    const values = requestValuesOf(options.job, options.apiKey);
+    const said = withoutRequestValues(text, values);
     const pattern = options.windowClosedPattern ?? DEFAULT_WINDOW_CLOSED_PATTERN;
-    if (pattern.test(said)) return failure('window-closed', false, false);
-    if ((options.campaignNotS2sPattern ?? DEFAULT_CAMPAIGN_NOT_S2S_PATTERN).test(said)) {
-      return { ...failure('held', false, false), campaignId: campaignNamed(said, options.redact) };
+    const at = options.at ?? Date.now();
+    if (status !== 409 && expiryPlausible(options.job, at) && pattern.test(said))
+      return failure('window-closed', false, false);
+    const holdStatuses = options.holdStatuses ?? DEFAULT_HOLD_STATUSES;
+    if (
+      holdStatuses.includes(status) &&
+      (options.campaignNotS2sPattern ?? DEFAULT_CAMPAIGN_NOT_S2S_PATTERN).test(said)
+    ) {
+      // The campaign named is the service's word; one we sent (a reversal's) is the job's campaign too.
+      const named = withoutRequestValues(text, { ...values, campaignId: undefined });
+      return { ...failure('held', false, false), campaignId: campaignNamed(named, options.redact) };
+    }
+    // The click is unknown to the service: no request of this order can have been applied.
+    if (status === 404 && options.job?.kind === 'confirm')
+      return { ...failure('permanent', false, false), neverApplied: true };
+    if (status === 404 && options.job?.kind === 'refund') {
+      const meaning = notFoundReversal(options.job, reason);
+      return { ...failure(meaning.class, false, false), reason: cut(meaning.reason) };
     }
   }
   // No usable API key (none at all, or one the client refused to send: a stray newline from a keys
@@ -220,10 +333,9 @@ export function classifyFailure(err: unknown, options: ClassifyOptions = {}): Fa
   // An answer the service (or a gateway in front of it) may have given after applying the request.
   const unclear = status === null ? sent : status >= 500 || status === 408;
   if (typeof retryable === 'boolean') {
-    // The client's word on whether sending again may help; a 429 is a wait, not a blip.
-    return retryable ? failure('transient', status !== 429, unclear) : failure('permanent', false, unclear);
+    // The client's word on whether sending again may help.
+    return retryable ? failure('transient', true, unclear) : failure('permanent', false, unclear);
   }
-  if (status === 429) return failure('transient', false, false);
   if (status === 408 || (status !== null && status >= 500)) return failure('transient', true, true);
   if (status !== null) return failure('permanent', false, false);
   const name = nameOf(err);

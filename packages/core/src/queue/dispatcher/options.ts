@@ -7,7 +7,11 @@ import { z } from 'zod';
 import { documented, renderOptionsTable } from '../../options-table.ts';
 import type { EpochMs } from '../../policy.ts';
 import type { Outbox } from '../outbox-types.ts';
-import { DEFAULT_CAMPAIGN_NOT_S2S_PATTERN, DEFAULT_WINDOW_CLOSED_PATTERN } from './classify.ts';
+import {
+  DEFAULT_CAMPAIGN_NOT_S2S_PATTERN,
+  DEFAULT_HOLD_STATUSES,
+  DEFAULT_WINDOW_CLOSED_PATTERN,
+} from './classify.ts';
 import { maxRequestsPerSecondOption, paceOption } from './pace-options.ts';
 import { shadowRefreshOption } from './shadow-options.ts';
 import type { DeliveryTracing } from './tracing.ts';
@@ -287,6 +291,27 @@ export const dispatcherOptionsSchema = z.strictObject({
     'RegExp',
     '`/conversion source\\|not (?:on \\|set to \\|using )?s2s\\|pixel/i` (`DEFAULT_CAMPAIGN_NOT_S2S_PATTERN`)',
     'A 4xx whose `detail` matches (and not `windowClosedPattern`) holds the job (see [Held jobs](#held-jobs-a-campaign-not-on-s2s)) instead of dead-lettering it: its campaign is not on s2s. For a shop whose service words it otherwise: the spec does not show the wording.',
+  ),
+  /**
+   * The statuses whose answer may hold a job (its `detail` matching `campaignNotS2sPattern`): for a shop
+   * whose service answers a campaign not on s2s with another status (the spec does not show it). A 409 (a
+   * conflict) is never a hold. @defaultValue {@link DEFAULT_HOLD_STATUSES}
+   */
+  holdStatuses: documented(
+    z
+      .array(
+        z
+          .number()
+          .int()
+          .min(400)
+          .max(499)
+          .refine((status) => status !== 409 && status !== 429, 'a 409 or 429 never holds'),
+      )
+      .readonly()
+      .default(DEFAULT_HOLD_STATUSES),
+    'number[]',
+    '`[422]` (`DEFAULT_HOLD_STATUSES`)',
+    "The 4xx statuses whose answer may hold a job, when its `detail` (the request's own values taken out) matches `campaignNotS2sPattern`. A 409 or a 429 never holds. For a service that answers a campaign not on s2s with another status: the spec does not show it.",
   ),
   /**
    * How long a held job waits before it probes its campaign again: a shop that switches campaigns and

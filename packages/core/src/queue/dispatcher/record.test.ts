@@ -2,7 +2,6 @@ import { errorFromResponse } from '@postback/client/errors';
 import { describe, expect, it } from 'vitest';
 import type { Job, RefundJob } from '../job-types.ts';
 import { classifyFailure } from './classify.ts';
-import { notFoundReversal } from './record.ts';
 
 const refund = (campaignFrom: RefundJob['campaignFrom']): RefundJob => ({
   kind: 'refund',
@@ -24,14 +23,13 @@ const refund = (campaignFrom: RefundJob['campaignFrom']): RefundJob => ({
   heldAt: null,
   heldCampaignId: null,
 });
-const notFound = classifyFailure(
-  errorFromResponse(404, { detail: 'no confirmed order ord_1 for campaign cmp_42' }),
-);
+const detail = 'no confirmed order ord_1 for campaign cmp_42';
+const notFound = (job: Job) => classifyFailure(errorFromResponse(404, { detail }), { job });
 
-describe('notFoundReversal', () => {
-  it('ends a reversal answered 404 unmatched when its campaign came from the service’s answer', () => {
-    expect(notFoundReversal(refund('answer'), notFound)).toEqual({
-      state: 'unmatched',
+describe('a reversal answered 404 (classified in classify.ts)', () => {
+  it('ends it unmatched when its campaign came from the service’s answer', () => {
+    expect(notFound(refund('answer'))).toMatchObject({
+      class: 'unmatched',
       reason: expect.stringContaining('no confirmed order ord_1'),
     });
   });
@@ -39,19 +37,19 @@ describe('notFoundReversal', () => {
   it.each(['caller', null] as const)(
     'dead-letters it, naming the campaign tried, when its campaign came from %s',
     (from) => {
-      const outcome = notFoundReversal(refund(from), notFound);
-      expect(outcome?.state).toBe('dead');
-      expect(outcome?.reason).toMatch(/campaign cmp_42 .*no confirmed order ord_1/);
+      const failure = notFound(refund(from));
+      expect(failure.class).toBe('permanent');
+      expect(failure.reason).toMatch(/campaign cmp_42 .*no confirmed order ord_1/);
     },
   );
 
   it('leaves every other failure, and a confirmation’s 404, to the usual rules', () => {
-    const unprocessable = classifyFailure(errorFromResponse(422, { detail: 'bad click' }));
-    expect(notFoundReversal(refund('answer'), unprocessable)).toBeNull();
-    const html404 = classifyFailure(errorFromResponse(404, '<html>not found</html>'));
+    const job = refund('answer');
+    const unprocessable = classifyFailure(errorFromResponse(422, { detail: 'bad click' }), { job });
+    expect(unprocessable.class).toBe('permanent');
+    const html404 = classifyFailure(errorFromResponse(404, '<html>not found</html>'), { job });
     expect(html404.class).toBe('misconfigured');
-    expect(notFoundReversal(refund('answer'), html404)).toBeNull();
-    const confirm = { ...refund('answer'), kind: 'confirm' } as unknown as Job;
-    expect(notFoundReversal(confirm, notFound)).toBeNull();
+    const confirm = { ...refund('answer'), kind: 'confirm', clickToken: 't', valueMicros: 1, clickedAt: 0 };
+    expect(notFound(confirm as unknown as Job).class).toBe('permanent');
   });
 });

@@ -87,27 +87,6 @@ function attemptOf(
   return { startedAt: sent.startedAt, durationMs, outcome, status: sent.status, detail };
 }
 
-/**
- * What a 404 with the service's `detail` on a reversal means. When its campaign came from the service's
- * own confirmation answer, the service has no such conversion: nothing to reverse (`unmatched`). When a
- * person or the app supplied it, the campaign may be a typo: `dead`, naming the campaign tried, so they
- * can check it and refund again with the right one. Null for any other failure.
- */
-export function notFoundReversal(
-  job: Job,
-  failure: Failure,
-): { state: 'unmatched' | 'dead'; reason: string } | null {
-  if (job.kind !== 'refund' || failure.class !== 'permanent' || failure.status !== 404) return null;
-  if (job.campaignFrom === 'answer') {
-    return { state: 'unmatched', reason: `the service has no such conversion to reverse: ${failure.reason}` };
-  }
-  const source = job.campaignFrom === 'caller' ? 'was supplied by the caller' : 'has no known source';
-  return {
-    state: 'dead',
-    reason: `campaign ${job.campaignId ?? '(none)'} ${source}; check it and refund with the right campaignId: ${failure.reason}`,
-  };
-}
-
 /** Creates a recorder with its counters at zero. */
 export function createRecorder(ctx: RecordContext): Recorder {
   const { outbox, emit, pauses } = ctx;
@@ -245,7 +224,7 @@ export function createRecorder(ctx: RecordContext): Recorder {
     }
     // A 429 slows the sender, not the job: the key's scope (its account with per-account keys) pauses
     // for the wait asked, at least `backoff.minMs` (unless the deadline is here: then it expires below).
-    if (failure.status === 429 && (deadline === null || at < deadline)) {
+    if (failure.class === 'rate-limited' && (deadline === null || at < deadline)) {
       const wait = Math.max(ctx.backoff.minMs, failure.retryAfterMs ?? DEFAULT_RATE_LIMIT_PAUSE_MS);
       return pauseScope(ctx.perAccountKeys ? job.account : ALL_ACCOUNTS, 'rate-limited', wait);
     }
@@ -259,9 +238,8 @@ export function createRecorder(ctx: RecordContext): Recorder {
       if (outcome === 'held') counters.held += 1;
       return outcome;
     }
-    const notFound = notFoundReversal(job, failure);
-    if (notFound?.state === 'unmatched') {
-      const { reason } = notFound;
+    if (failure.class === 'unmatched') {
+      const { reason } = failure;
       if (!(await outbox.fail(job, { now: at, state: 'unmatched', reason, maybeApplied, attempt })))
         return 'lost';
       counters.unmatched += 1;
@@ -269,8 +247,9 @@ export function createRecorder(ctx: RecordContext): Recorder {
       return 'unmatched';
     }
     if (failure.class === 'permanent') {
-      const reason = notFound?.reason ?? failure.reason;
-      const dead = { now: at, state: 'dead' as const, reason, maybeApplied, attempt };
+      const { reason } = failure;
+      const never = failure.neverApplied === true ? { neverApplied: true } : {};
+      const dead = { now: at, state: 'dead' as const, reason, maybeApplied, attempt, ...never };
       if (!(await outbox.fail(job, dead))) return 'lost';
       counters.dead += 1;
       counters.failed += 1;

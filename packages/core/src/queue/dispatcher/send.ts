@@ -32,6 +32,8 @@ export interface SendContext {
   windowClosedPattern: RegExp;
   /** A 4xx detail matching it says the job's campaign is not on s2s (class `held`). */
   campaignNotS2sPattern: RegExp;
+  /** The statuses whose answer may hold a job (see `DispatcherOptions.holdStatuses`). */
+  holdStatuses: readonly number[];
   /** The key of each job's account (see `DispatcherOptions.apiKeyFor`), or undefined: the client's own key. */
   apiKeyFor?: ApiKeyResolver | undefined;
 }
@@ -177,10 +179,15 @@ async function sendJob(
     const campaignId = job.kind === 'confirm' ? campaignIdOf(response, redact) : null;
     return { kind: 'delivered', campaignId, sent: sent(answered) };
   } catch (error) {
+    // Classified by what the service said: the job's own values and the key are taken out first.
     const failure = classifyFailure(error, {
       windowClosedPattern: ctx.windowClosedPattern,
       campaignNotS2sPattern: ctx.campaignNotS2sPattern,
+      holdStatuses: ctx.holdStatuses,
       redact,
+      job,
+      at: ctx.now(),
+      ...(apiKey === undefined ? {} : { apiKey }),
     });
     const status = failure.status ?? answered;
     // A 2xx means applied, whatever its body: a campaign_id we could not read stays unknown.

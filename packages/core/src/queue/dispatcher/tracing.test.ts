@@ -1,3 +1,4 @@
+import { CLIENT_OWN_HEADERS } from '@postback/client/headers';
 import { describe, expect, it } from 'vitest';
 import type { Job } from '../job-types.ts';
 import { type DeliveryTracing, requestUrl, safeTracing } from './tracing.ts';
@@ -47,6 +48,18 @@ describe('safeTracing', () => {
     };
     const trace = safeTracing(tracing, () => {})(job, 0);
     expect(trace.request(request).headers).toEqual({ traceparent: 'tp', tracestate: 'a=1' });
+  });
+
+  it('drops every header of the client’s own list (the one the client refuses calls by), and a cookie', () => {
+    const headers: Record<string, string> = { traceparent: 'tp', cookie: 'a=1' };
+    for (const name of CLIENT_OWN_HEADERS) {
+      headers[name.toUpperCase()] = 'x';
+    }
+    const tracing: DeliveryTracing = {
+      delivery: () => ({ request: () => ({ headers, end() {} }), end() {} }),
+    };
+    const trace = safeTracing(tracing, () => {})(job, 0);
+    expect(trace.request(request).headers).toEqual({ traceparent: 'tp' });
   });
 
   it('does nothing without a tracing, and reports a hook that throws instead of throwing', () => {

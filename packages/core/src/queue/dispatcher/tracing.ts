@@ -4,6 +4,7 @@
  * (trace context). Core depends on no tracing library: it calls these hooks, and without
  * `DispatcherOptions.tracing` it calls nothing.
  */
+import { CLIENT_OWN_HEADERS, HEADER_NAME_PATTERN, HEADER_VALUE_PATTERN } from '@postback/client/headers';
 import type { EpochMs } from '../../policy.ts';
 import type { AttemptOutcome, Job } from '../job-types.ts';
 import type { JobOutcome } from './held-jobs.ts';
@@ -94,20 +95,8 @@ export function safeTracing(
   };
 }
 
-/** Headers a request carries itself: a trace's headers never replace them. */
-const OWN_HEADERS = new Set([
-  'authorization',
-  'accept',
-  'user-agent',
-  'content-type',
-  'content-length',
-  'host',
-  'connection',
-  'transfer-encoding',
-  'cookie',
-]);
-const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
-const HEADER_VALUE = /^[\x20-\x7e]*$/;
+/** Headers a request carries itself (the client's own, one list), and no cookie: a trace's never replace them. */
+const OWN_HEADERS: ReadonlySet<string> = new Set([...CLIENT_OWN_HEADERS, 'cookie']);
 
 /**
  * The headers of a trace that may go with a request: well-formed names and printable values, none the
@@ -121,10 +110,10 @@ function traceHeaders(
   for (const [name, value] of Object.entries(headers)) {
     const lower = name.toLowerCase();
     if (
-      HEADER_NAME.test(name) &&
+      HEADER_NAME_PATTERN.test(name) &&
       !OWN_HEADERS.has(lower) &&
       typeof value === 'string' &&
-      HEADER_VALUE.test(value)
+      HEADER_VALUE_PATTERN.test(value)
     )
       out[lower] = value;
   }

@@ -134,7 +134,9 @@ export function describeHolds(s: Suite): void {
         expect(await s.outbox.releaseHeld({ now: at, account: 'shop_a', campaignId: null })).toBe(1);
         let due = await claimAll();
         expect(due.map((job) => job.orderId).sort()).toEqual(['ord_a1', 'ord_a2']);
-        expect(due.every((job) => job.heldAt !== null && job.attempts === 1)).toBe(true);
+        expect(due.every((job) => job.heldAt !== null)).toBe(true);
+        // A hold does not count its attempt (SQS FIFO holds by a visibility change, which counts a receive).
+        if (s.has('uncountedAttempts')) expect(due.every((job) => job.attempts === 1)).toBe(true);
         // Those two are inflight now: only pending held jobs are released (and counted).
         expect(await s.outbox.releaseHeld({ now: at, account: null })).toBe(1);
         expect((await claimAll()).map((job) => job.orderId)).toEqual(['ord_n1']);

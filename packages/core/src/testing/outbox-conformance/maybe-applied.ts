@@ -6,6 +6,7 @@ import { claimJob, failJob, retryJob } from '../../queue/jobs.ts';
 import type { FailResult, RetryResult } from '../../queue/outbox-types.ts';
 import { refundAfterConfirm } from '../../queue/refund-rules.ts';
 import { maybeAppliedRefundTests } from './maybe-applied-refunds.ts';
+import { refusedRefundTests } from './refused-refunds.ts';
 import { LEASE_MS, SUITE_POLICY, type Suite } from './suite.ts';
 
 export function describeMaybeApplied(s: Suite): void {
@@ -190,5 +191,6 @@ export function describeMaybeApplied(s: Suite): void {
     }
 
     maybeAppliedRefundTests(s);
+    refusedRefundTests(s);
   });
 }
