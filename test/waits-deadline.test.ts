@@ -111,14 +111,47 @@ describe('a 429 with Retry-After: 999999999', () => {
     await w.setFaults({ error_rate: 1, error_status: 429, retry_after_s: 999_999_999 });
     const expired: string[] = [];
     dispatcher.on('expired', ({ job }) => expired.push(job.orderId));
+    let paused = 0;
+    dispatcher.on('paused', () => {
+      paused += 1;
+    });
     dispatcher.start();
-    await waitUntil(async () => (await jobs()).some((job) => (job?.attempts ?? 0) >= 1), 15_000);
+    await waitUntil(async () => paused === 1, 15_000);
     // Past every deadline.
     await moveTo((await earliestDeadline()) + 60 * 60_000);
-    await waitUntil(async () => (await jobs()).every((job) => job?.state === 'expired'), 15_000);
+    await waitUntil(async () => (await jobs()).every((job) => job?.state === 'expired'), 30_000);
 
     expect(expired.sort()).toEqual(Array.from({ length: JOBS }, (_, i) => `wait-${i}`));
     expect((await dispatcher.metrics()).counters.expired).toBe(JOBS);
     expect((await w.conversions()).counts.late).toBe(0);
+  }, 60_000);
+});
+
+describe('a refusal that meets every job', () => {
+  it('pauses the account after 5 distinct jobs refused alike (a wrong base path) instead of dead-lettering every job', async () => {
+    const { w, outbox, jobs } = await setUp();
+    const client = createClient({ baseUrl: `${w.url}/api`, apiKey: w.conversionsKey });
+    cleanups.push(() => client.close());
+    const more = await w.clicks(6);
+    for (const [i, click] of more.entries()) {
+      await outbox.confirm({
+        orderId: `wait-more-${i}`,
+        valueMicros: 1_000,
+        click: { token: click.token, clickedAt: click.clickedAt },
+      });
+    }
+    const dispatcher = createDispatcher({ outbox, client, concurrency: 1 });
+    cleanups.push(() => dispatcher.stop({ timeoutMs: 5_000 }));
+    const paused: { cause: string; status: number | null }[] = [];
+    dispatcher.on('paused', (event) => paused.push(event));
+    dispatcher.on('account-paused', (event) => paused.push(event));
+    await dispatcher.drain({ maxRounds: 20 });
+
+    expect(paused).toEqual([expect.objectContaining({ cause: 'systematic-refusal', status: 404 })]);
+    const counts = (await outbox.stats(Date.now())).counts;
+    // The four refused before the fifth made it systematic are dead; the rest wait for the probe.
+    expect(counts.dead).toBe(4);
+    expect(counts.pending).toBe(JOBS + 6 - 4);
+    expect((await jobs()).length).toBe(JOBS);
   }, 60_000);
 });

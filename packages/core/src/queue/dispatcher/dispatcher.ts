@@ -25,6 +25,7 @@ import { type DispatcherMetrics, readMetrics } from './metrics.ts';
 import { DEFAULT_STOP_TIMEOUT_MS, type DispatcherOptions, dispatcherOptionsSchema } from './options.ts';
 import { createPauses, type DispatcherState } from './pauses.ts';
 import { createRecorder } from './record.ts';
+import { createRefusals } from './refusals.ts';
 import { createSender } from './send.ts';
 import { createShadowGate } from './shadow.ts';
 import { createSkewCheck } from './skew.ts';
@@ -126,6 +127,7 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
     backoff: o.backoff,
     authPauseMs: o.authPauseMs,
     timing,
+    refusals: createRefusals(o.systematicRefusalAfter),
     random: o.random,
     holds: createHolds({ outbox, emit, holdProbeMs: o.holdProbeMs, timing }),
   });

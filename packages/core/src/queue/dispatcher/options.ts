@@ -126,6 +126,12 @@ export const DEFAULT_AUTH_PAUSE_MS = 60_000;
  */
 export const DEFAULT_HOLD_PROBE_MS = 600_000;
 /**
+ * How many consecutive distinct jobs of one account meeting the same 4xx answer make the refusal
+ * systematic: the account pauses (cause `systematic-refusal`) instead of dead-lettering the rest.
+ * @defaultValue 5
+ */
+export const DEFAULT_SYSTEMATIC_REFUSAL_AFTER = 5;
+/**
  * How often a running Dispatcher records its heart-beat in the outbox and looks for open jobs whose
  * deadline entered the at-risk window (one small query each).
  * @defaultValue 30_000
@@ -323,6 +329,17 @@ export const dispatcherOptionsSchema = z.strictObject({
     'number',
     '`600_000` (`DEFAULT_HOLD_PROBE_MS`)',
     'How long a held job waits before it is sent again to probe its campaign (never past its last chance: see "Waits answer to the deadline"). The first success releases its account\'s other held jobs at once. Lower it to see a switched campaign sooner; raise it when many orders are held (each probes on its own).',
+  ),
+  /**
+   * Consecutive distinct jobs of one account refused alike (same status, same words once the request's
+   * own values are taken out) before the account pauses as a systematic refusal. @defaultValue
+   * {@link DEFAULT_SYSTEMATIC_REFUSAL_AFTER}
+   */
+  systematicRefusalAfter: documented(
+    z.number().int().min(2).max(10_000).default(DEFAULT_SYSTEMATIC_REFUSAL_AFTER),
+    'number',
+    '`5` (`DEFAULT_SYSTEMATIC_REFUSAL_AFTER`)',
+    "Consecutive distinct jobs of one account that meet the same 4xx answer (status and the service's words, the request's own values taken out) before the account pauses (cause `systematic-refusal`, `authPauseMs`, then one probe) instead of dead-lettering the rest: a wrong base path, a refusal worded otherwise than the patterns. The jobs refused before it are dead (replay them once fixed).",
   ),
   /**
    * How long a refused key pauses delivery before a probe: an operator who fixes keys within minutes

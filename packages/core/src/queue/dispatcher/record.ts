@@ -18,6 +18,7 @@ import type { Holds } from './holds.ts';
 import type { ResolvedDispatcherOptions } from './options.ts';
 import { ALL_ACCOUNTS, type PauseCause, type PauseScope, type PauseTable } from './pauses.ts';
 import { DEFAULT_RATE_LIMIT_PAUSE_MS } from './rate.ts';
+import type { Refusals } from './refusals.ts';
 import type { SendResult } from './send.ts';
 
 /** What recording needs. */
@@ -35,6 +36,8 @@ export interface RecordContext {
   /** What a last chance leaves room for (`wait-rule.ts`): the send timeout and the poll interval. */
   timing: WaitTiming;
   random: () => number;
+  /** Runs of identical refusals per account (`refusals.ts`): a systematic one pauses the account. */
+  refusals: Refusals;
   /** Jobs held for their campaign (not on s2s), and released by a delivery. */
   holds: Pick<Holds, 'supported' | 'hold' | 'delivered'>;
 }
@@ -171,6 +174,7 @@ export function createRecorder(ctx: RecordContext): Recorder {
       if (!(await outbox.complete(job, { now: at, campaignId: result.campaignId, attempt }))) return 'lost';
       counters.delivered += 1;
       proven(job);
+      ctx.refusals.ended(job.account);
       emit('delivered', { job, campaignId: result.campaignId, at });
       await releaseHeldBy(job, job.kind === 'refund' ? job.campaignId : result.campaignId, at);
       return 'delivered';
@@ -227,6 +231,11 @@ export function createRecorder(ctx: RecordContext): Recorder {
     if (failure.class === 'rate-limited' && (deadline === null || at < deadline)) {
       const wait = Math.max(ctx.backoff.minMs, failure.retryAfterMs ?? DEFAULT_RATE_LIMIT_PAUSE_MS);
       return pauseScope(ctx.perAccountKeys ? job.account : ALL_ACCOUNTS, 'rate-limited', wait);
+    }
+    // The same 4xx for distinct jobs of the account, again and again: about us, not the jobs. The account
+    // pauses (its probe meeting it again keeps the same outage) instead of dead-lettering the rest.
+    if (failure.class === 'permanent' && failure.status !== null && ctx.refusals.refused(job, failure)) {
+      return pauseScope(job.account, 'systematic-refusal', ctx.authPauseMs);
     }
     proven(job);
     if (failure.class === 'window-closed') {
