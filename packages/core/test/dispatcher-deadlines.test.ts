@@ -41,15 +41,16 @@ describe('Dispatcher deadlines', () => {
     expect((await outbox.get(job.id))?.lastError).toContain('503');
   });
 
-  it('caps backoff at the deadline so the last attempt still happens inside the window, then expires', async () => {
-    const job = await enqueue('ord_1', clock.now() - 7 * DAY_MS + HOUR + 10_000); // deadline: 10 s from now
+  it('caps backoff at the last chance, so a claim a poll late still sends it before the deadline, then expires', async () => {
+    const job = await enqueue('ord_1', clock.now() - 7 * DAY_MS + HOUR + 60_000); // deadline: 60 s from now
     service.script(CONFIRM_PATH, { status: 503 }, { status: 503 });
     const dispatcher = dispatcherWith({ backoff: { baseMs: 600_000, maxMs: 600_000 }, random: () => 0.99 });
     await dispatcher.runOnce();
     const [retried] = eventsNamed('retried');
-    expect(retried?.nextAttemptAt).toBe(job.deadline);
+    // The last chance: the deadline less the send timeout and the poll interval (30 s + 1 s by default).
+    expect(retried?.nextAttemptAt).toBe((job.deadline as number) - 31_000);
     expect(retried?.lastChance).toBe(true);
-    clock.set(job.deadline as number);
+    clock.set((retried?.nextAttemptAt as number) + 1_000);
     await dispatcher.runOnce();
     expect(confirmRequests()).toHaveLength(2);
     expect(confirmRequests().every((r) => r.at > 0)).toBe(true);

@@ -4,7 +4,7 @@
  */
 import fc from 'fast-check';
 import { describe, expect, test } from 'vitest';
-import { NO_FAULTS, parseFaultConfig } from './faults.ts';
+import { MAX_RETRY_AFTER_S, NO_FAULTS, parseFaultConfig } from './faults.ts';
 import { HttpProblem } from './problem.ts';
 
 const RATES = ['error_rate', 'reset_rate', 'reset_after_rate'] as const;
@@ -20,7 +20,7 @@ describe('parseFaultConfig', () => {
             reset_after_rate: fc.double({ min: 0, max: 1, noNaN: true }),
             error_status: fc.integer({ min: 400, max: 599 }),
             latency_ms: fc.integer({ min: 0, max: 60_000 }),
-            retry_after_s: fc.integer({ min: 0, max: 86_400 }),
+            retry_after_s: fc.integer({ min: 0, max: MAX_RETRY_AFTER_S }),
             fail_next: fc.integer({ min: 0, max: 1_000_000 }),
             rate_limit_per_s: fc.integer({ min: 1, max: 100_000 }),
           },
@@ -46,6 +46,24 @@ describe('parseFaultConfig', () => {
         (value) => {
           expect(() => parseFaultConfig({ rate_limit_per_s: value })).toThrow(
             expect.objectContaining({ status: 400, detail: expect.stringMatching(/^rate_limit_per_s: /) }),
+          );
+        },
+      ),
+    );
+  });
+
+  test('refuses a Retry-After that is not an integer from 0 to 999999999 s with a 400 naming the field', () => {
+    fc.assert(
+      fc.property(
+        fc.oneof(
+          fc.integer({ max: -1 }),
+          fc.integer({ min: MAX_RETRY_AFTER_S + 1 }),
+          fc.double({ noInteger: true }),
+          fc.string(),
+        ),
+        (value) => {
+          expect(() => parseFaultConfig({ retry_after_s: value })).toThrow(
+            expect.objectContaining({ status: 400, detail: expect.stringMatching(/^retry_after_s: /) }),
           );
         },
       ),

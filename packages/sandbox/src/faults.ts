@@ -26,7 +26,10 @@ export interface FaultConfig {
   reset_after_rate: number;
   /** Delay (ms) before every `/v1` request is processed. */
   latency_ms: number;
-  /** `Retry-After` (seconds) sent with injected errors; injected 429s always carry one (default 1). */
+  /**
+   * `Retry-After` (seconds, 0 to {@link MAX_RETRY_AFTER_S}) sent with injected errors; injected 429s always
+   * carry one (default 1).
+   */
   retry_after_s: number | null;
   /** The next N `/v1` requests fail with `error_status`, before any rate applies. */
   fail_next: number;
@@ -90,6 +93,12 @@ function int(body: Body, field: keyof FaultConfig, min: number, max: number): nu
   return v;
 }
 
+/**
+ * Highest `retry_after_s` accepted: about 31 years, the misread header of a broken proxy (a client must
+ * survive it: cap the wait by what it holds back, probe before its deadlines).
+ */
+export const MAX_RETRY_AFTER_S = 999_999_999;
+
 /** Highest `rate_limit_per_s` accepted (one window of this many times is kept per key). */
 export const MAX_RATE_LIMIT_PER_S = 100_000;
 
@@ -104,7 +113,7 @@ export function parseFaultConfig(body: Body): FaultConfig {
     reset_rate: rate(body, 'reset_rate'),
     reset_after_rate: rate(body, 'reset_after_rate'),
     latency_ms: int(body, 'latency_ms', 0, 60_000) ?? 0,
-    retry_after_s: int(body, 'retry_after_s', 0, 86_400) ?? null,
+    retry_after_s: int(body, 'retry_after_s', 0, MAX_RETRY_AFTER_S) ?? null,
     fail_next: int(body, 'fail_next', 0, 1_000_000) ?? 0,
     rate_limit_per_s: int(body, 'rate_limit_per_s', 1, MAX_RATE_LIMIT_PER_S) ?? null,
   };

@@ -22,7 +22,7 @@ export type {
 } from './control-client.ts';
 export { createSandboxControl, SandboxControlError } from './control-client.ts';
 export type { FaultConfig } from './faults.ts';
-export { MAX_RATE_LIMIT_PER_S, NO_FAULTS } from './faults.ts';
+export { MAX_RATE_LIMIT_PER_S, MAX_RETRY_AFTER_S, NO_FAULTS } from './faults.ts';
 export type { ResolvedSandboxOptions, SandboxOptions } from './options.ts';
 export {
   DEFAULT_CLICK_PARAM,

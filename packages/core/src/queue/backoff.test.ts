@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { backoffDelay, nextAttemptTime } from './backoff.ts';
+import { backoffDelay } from './backoff.ts';
 
 describe('backoffDelay', () => {
   it('doubles the ceiling with each attempt until maxMs', () => {
@@ -29,31 +29,6 @@ describe('backoffDelay', () => {
           expect(delay).toBeLessThanOrEqual(maxMs);
         },
       ),
-    );
-  });
-});
-
-describe('nextAttemptTime', () => {
-  it('is now + delay while that is before the deadline', () => {
-    expect(nextAttemptTime({ deadline: 10_000 }, 1_000, 2_000)).toBe(3_000);
-  });
-
-  it('is capped at the deadline so the last attempt still happens inside the window', () => {
-    expect(nextAttemptTime({ deadline: 10_000 }, 9_000, 5_000)).toBe(10_000);
-  });
-
-  it('is not capped for a job without a deadline yet', () => {
-    expect(nextAttemptTime({ deadline: null }, 1_000, 5_000)).toBe(6_000);
-  });
-
-  it('never exceeds the deadline (property)', () => {
-    fc.assert(
-      fc.property(fc.nat(), fc.nat(), fc.nat(), (now, delay, ahead) => {
-        const deadline = now + ahead;
-        const at = nextAttemptTime({ deadline }, now, delay);
-        expect(at).toBeLessThanOrEqual(deadline);
-        expect(at).toBeGreaterThanOrEqual(now);
-      }),
     );
   });
 });

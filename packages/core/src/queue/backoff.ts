@@ -1,10 +1,8 @@
 /**
  * Durable retry timing: exponential backoff with full jitter (a pure function of the attempt number and a
- * random source), and the next attempt time capped by the job's own deadline, so the last try still
- * happens inside the service's window instead of sleeping past it.
+ * random source). The wait it gives is capped by the job's last chance (`wait-rule.ts` `capWait`), so
+ * the last try still happens, where a claim can take it, inside the service's window.
  */
-import type { EpochMs } from '../policy.ts';
-import type { Job } from './job-types.ts';
 
 /** Parameters of {@link backoffDelay}. */
 export interface BackoffOptions {
@@ -34,18 +32,4 @@ export function backoffDelay(attempt: number, options: BackoffOptions): number {
   const r = options.random();
   const unit = Number.isFinite(r) ? Math.min(Math.max(r, 0), 1) : 0;
   return Math.floor(unit * ceiling);
-}
-
-/**
- * When to try a job again: `now + delay`, but never later than the job's deadline (a refund still
- * waiting for its deadline is not capped). If the result equals the deadline, that attempt is the last.
- *
- * @example
- * ```ts
- * await outbox.retry(job, { now, nextAttemptAt: nextAttemptTime(job, now, delay), error });
- * ```
- */
-export function nextAttemptTime(job: Pick<Job, 'deadline'>, now: EpochMs, delay: number): EpochMs {
-  const wanted = now + Math.max(0, delay);
-  return job.deadline === null ? wanted : Math.min(wanted, job.deadline);
 }

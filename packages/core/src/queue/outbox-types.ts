@@ -382,6 +382,13 @@ export interface WorkerBeat {
   pausedAccounts: readonly AccountPause[];
 }
 
+/**
+ * Why a Dispatcher paused a scope: `auth`, its key was refused (401/403) or none is known;
+ * `misconfigured`, the answers are not the service's (base URL, proxy); `rate-limited`, the service
+ * answered 429; `systematic-refusal`, the same refusal met every job (reserved: issue 30 item 8).
+ */
+export type PauseCause = 'auth' | 'misconfigured' | 'rate-limited' | 'systematic-refusal';
+
 /** One account's delivery paused: its key was refused (401/403) or the key resolver has none for it. */
 export interface AccountPause {
   /** The account (null: jobs without one). */
@@ -394,6 +401,8 @@ export interface AccountPause {
   reason: string;
   /** HTTP status that paused it, or null (no key known). */
   status: number | null;
+  /** Why (absent in beats of older workers). */
+  cause?: PauseCause;
 }
 
 /**

@@ -27,6 +27,7 @@ import { describeTransitions } from './outbox-conformance/transitions.ts';
 import type { DescribeOutboxOptions, OutboxFactory } from './outbox-conformance/types.ts';
 import { describeUnmatched } from './outbox-conformance/unmatched.ts';
 import { describeValidation } from './outbox-conformance/validation.ts';
+import { describeWaits } from './outbox-conformance/waits.ts';
 import { describeWithdraw } from './outbox-conformance/withdraw.ts';
 
 export { createFakeClock, type FakeClock } from './fake-clock.ts';
@@ -105,6 +106,7 @@ export function describeOutbox(
     describeLedger(s);
     describeStats(s);
     describeHolds(s);
+    describeWaits(s);
     describeShadow(s);
     describeAccounts(s);
     describeOperatorView(s);

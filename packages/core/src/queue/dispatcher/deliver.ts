@@ -8,6 +8,7 @@
  */
 import type { EpochMs } from '../../policy.ts';
 import type { Job } from '../job-types.ts';
+import { mustGoNow, probeBy, type WaitTiming } from '../wait-rule.ts';
 import type { HeldJob, HeldJobs, JobOutcome } from './held-jobs.ts';
 import type { ResolvedDispatcherOptions } from './options.ts';
 import type { PauseTable } from './pauses.ts';
@@ -31,6 +32,8 @@ export interface DeliverContext {
   now: () => EpochMs;
   /** The deadline to send a job by: its own, moved back by any clock skew seen (`skew.ts`). */
   deadlineOf: (job: Job) => EpochMs | null;
+  /** What a last chance leaves room for (`wait-rule.ts`). */
+  timing: WaitTiming;
   /** Starts the trace of a delivery (`safeTracing`: one that does nothing without `tracing`). */
   trace: (job: Job, startedAt: EpochMs) => DeliveryTrace;
   /** `maxRequestsPerSecond`, and `apiKeyFor` (whether a 429 slows the job's account or all sends): `rate.ts`. */
@@ -67,15 +70,19 @@ export function createDelivery(ctx: DeliverContext): (job: HeldJob) => Promise<J
         return await recorder.defer(job.job, { until: ctx.now(), reason: SHADOW_UNREADABLE });
       }
       if (shadowed !== null) return shadowed;
-      // Its turn under the request rate first (`rate.ts`), then the pauses, which may have begun meanwhile.
-      const turn = rate.take(account);
-      if (turn !== undefined) await turn;
-      // Held back by a pause (claimed before it began, or another job is probing): given back untried.
-      // The first job to come once a pause is up probes the key.
-      const admitted = pauses.admit(account);
-      if (admitted.verdict === 'defer') return await recorder.defer(job.job, admitted);
-      probe = admitted.verdict === 'probe';
       const deadline = ctx.deadlineOf(job.job);
+      // Past its deadline, a job goes straight to the send, which expires it unsent: no pause defers it.
+      if (deadline === null || ctx.now() <= deadline) {
+        // Its turn under the request rate first (`rate.ts`; a job at its last chance does not wait for it),
+        // then the pauses, which may have begun meanwhile.
+        const turn = mustGoNow(job.job, ctx.timing, ctx.now()) ? undefined : rate.take(account);
+        if (turn !== undefined) await turn;
+        // Held back by a pause (claimed before it began, or another job is probing): given back untried.
+        // The first job to come once a pause is up probes the key; the pause is up by the job's last chance.
+        const admitted = pauses.admit(account, probeBy(job.job, ctx.timing, ctx.now()));
+        if (admitted.verdict === 'defer') return await recorder.defer(job.job, admitted);
+        probe = admitted.verdict === 'probe';
+      }
       const result = await ctx.send(job, { deadline, trace });
       const at = ctx.now();
       rate.answered(account, result.kind === 'delivered' ? 200 : (result.sent?.status ?? null));

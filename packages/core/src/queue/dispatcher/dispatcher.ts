@@ -15,6 +15,7 @@
  */
 import { parseOptions } from '../../parse-options.ts';
 import type { Job } from '../job-types.ts';
+import { waitTimingOf } from '../wait-rule.ts';
 import { createClaims } from './claims.ts';
 import { createDelivery } from './deliver.ts';
 import { createEmitter, type DispatcherEventName, type DispatcherEvents } from './events.ts';
@@ -25,6 +26,7 @@ import { DEFAULT_STOP_TIMEOUT_MS, type DispatcherOptions, dispatcherOptionsSchem
 import { createPauses, type DispatcherState } from './pauses.ts';
 import { dispatcherPrune, type PruneSchedule } from './prune-schedule.ts';
 import { createRecorder } from './record.ts';
+import { createRefusals } from './refusals.ts';
 import { createSender } from './send.ts';
 import { createShadowGate } from './shadow.ts';
 import { createSkewCheck } from './skew.ts';
@@ -103,6 +105,8 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
   let loop: Promise<void> | null = null;
   let lifecycle: 'idle' | 'running' | 'stopping' = 'idle';
   let unsubscribeWake: (() => void) | undefined;
+  /** What every wait leaves room for before a deadline (`wait-rule.ts`). */
+  const timing = waitTimingOf(o);
   const pauses = createPauses({ now, authPauseMs: o.authPauseMs, emit });
   const state = (): DispatcherState =>
     lifecycle === 'stopping' ? 'stopping' : (pauses.globalState() ?? lifecycle);
@@ -122,8 +126,11 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
     pauses,
     perAccountKeys: o.apiKeyFor !== undefined,
     backoff: o.backoff,
+    authPauseMs: o.authPauseMs,
+    timing,
+    refusals: createRefusals(o.systematicRefusalAfter),
     random: o.random,
-    holds: createHolds({ outbox, emit, holdProbeMs: o.holdProbeMs }),
+    holds: createHolds({ outbox, emit, holdProbeMs: o.holdProbeMs, timing }),
   });
   const send = createSender(o); // its client, clock, both patterns and apiKeyFor
   let pruning: PruneSchedule | null = null;
@@ -159,6 +166,7 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
     recorder,
     now,
     deadlineOf: createSkewCheck({ now, emit }),
+    timing,
     trace: safeTracing(o.tracing, (error) => emit('error', { error, during: 'tracing' })),
     options: o,
     onError: (error) => emit('error', { error, during: 'transition' }),
@@ -298,6 +306,7 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
       readMetrics(outbox, now(), () => ({
         state: state(),
         pausedUntil: pauses.global.until,
+        pauseCause: pauses.global.cause,
         inflight: held.size,
         outcomes: recorder.counters,
         pauses: pauses.begun.pauses,

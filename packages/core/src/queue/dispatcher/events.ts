@@ -6,6 +6,7 @@
 import type { EpochMs } from '../../policy.ts';
 import type { ConversionRequest } from '../conversion-request.ts';
 import type { AttemptRecord, Job } from '../job-types.ts';
+import type { PauseCause } from '../outbox-types.ts';
 
 /** Payload of each Dispatcher event. */
 export interface DispatcherEvents {
@@ -29,10 +30,11 @@ export interface DispatcherEvents {
   unmatched: { job: Job; reason: string };
   /**
    * All delivery is paused until `until`. `cause` `auth` (401/403, an alert: the API key is missing,
-   * revoked or lacks scope; or an answer that is not the service's), `rate-limited` (a 429 without
-   * `apiKeyFor`: the service's wait, then one probe at a time).
+   * revoked or lacks scope), `misconfigured` (an answer that is not the service's: base URL, proxy),
+   * `rate-limited` (a 429 without `apiKeyFor`: the service's wait, then one probe at a time). `until` is
+   * never after the last chance of the earliest deadline the pause holds back (`wait-rule.ts`).
    */
-  paused: { status: number | null; reason: string; until: EpochMs; cause: 'auth' | 'rate-limited' };
+  paused: { status: number | null; reason: string; until: EpochMs; cause: PauseCause };
   /**
    * An open job's deadline is now within `atRiskWithinMs` (emitted once per job by a running Dispatcher,
    * whose watch looks every `watchIntervalMs`): deliver it, or see why it is stuck, before `deadline`.
@@ -50,7 +52,7 @@ export interface DispatcherEvents {
     status: number | null;
     reason: string;
     until: EpochMs;
-    cause: 'auth' | 'rate-limited';
+    cause: PauseCause;
   };
   /** A probe of a paused account was answered otherwise: its delivery runs again. */
   'account-resumed': { account: string | null; pausedForMs: number };

@@ -11,6 +11,7 @@ import type { EpochMs } from '../../policy.ts';
 import { accountKey } from '../accounts.ts';
 import type { AttemptRecord, Job } from '../job-types.ts';
 import type { Outbox } from '../outbox-types.ts';
+import { capWait, type WaitTiming } from '../wait-rule.ts';
 import type { Failure } from './classify.ts';
 import type { Emit } from './events.ts';
 import type { JobOutcome } from './held-jobs.ts';
@@ -20,6 +21,8 @@ export interface HoldsContext {
   outbox: Pick<Outbox, 'retry' | 'releaseHeld' | 'features'>;
   emit: Emit;
   holdProbeMs: number;
+  /** What a last chance leaves room for (`wait-rule.ts`): a probe is never later than the job's last chance. */
+  timing: WaitTiming;
 }
 
 /** The held problems of a Dispatcher; see {@link createHolds}. */
@@ -33,11 +36,17 @@ export interface Holds {
 }
 
 /**
- * When a held job that is not its problem's probe is due again: at its last chance, its deadline (or
- * after `probeMs` without one). The one place to swap for the deadline rule of `wait-rule.ts`.
+ * When a held job that is not its problem's probe is due again: at its last chance (`wait-rule.ts`), so it
+ * gets a real try before its deadline whatever the probe meets; after `probeMs` without a deadline; past its
+ * last chance, at its deadline (the send expires it).
  */
-export function heldUntil(job: Pick<Job, 'deadline'>, at: EpochMs, probeMs: number): EpochMs {
-  return job.deadline ?? at + probeMs;
+export function heldUntil(
+  job: Pick<Job, 'deadline'>,
+  at: EpochMs,
+  probeMs: number,
+  timing: WaitTiming,
+): EpochMs {
+  return capWait(job, job.deadline ?? at + probeMs, timing, at)?.at ?? job.deadline ?? at;
 }
 
 /** One problem this Dispatcher saw: an account's campaign (null: not named) not on s2s. */
@@ -81,11 +90,11 @@ export function createHolds(ctx: HoldsContext): Holds {
     const isNew = current === undefined;
     if (isNew) problems.set(key, problem);
     const probes = problem.probeJobId === job.id;
-    const probeAt = at + ctx.holdProbeMs;
-    const nextAttemptAt = Math.min(
-      probes ? probeAt : Number.POSITIVE_INFINITY,
-      heldUntil(job, at, ctx.holdProbeMs),
-    );
+    // The probe goes again after `holdProbeMs`, by its last chance at the latest (past that, at its
+    // deadline, when the send expires it); the others wait for its answer, at most until their last chance.
+    const nextAttemptAt = probes
+      ? (capWait(job, at + ctx.holdProbeMs, ctx.timing, at)?.at ?? job.deadline ?? at)
+      : heldUntil(job, at, ctx.holdProbeMs, ctx.timing);
     const ok = await outbox.retry(job, {
       now: at,
       nextAttemptAt,

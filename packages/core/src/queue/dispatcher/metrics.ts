@@ -8,6 +8,7 @@ import {
   DEFAULT_AT_RISK_WITHIN_MS,
   type Outbox,
   type OutboxStats,
+  type PauseCause,
   type StateCounts,
 } from '../outbox-types.ts';
 import type { DispatcherState } from './pauses.ts';
@@ -26,8 +27,10 @@ export interface DispatcherMetrics {
   /** Open jobs held for a campaign problem, one entry per account and campaign (from `outbox.stats`). */
   held: OutboxStats['held'];
   state: DispatcherState;
-  /** End of the current auth pause, or null. */
+  /** End of the current pause of all delivery, or null. */
   pausedUntil: EpochMs | null;
+  /** Why all delivery is paused (`auth`, `misconfigured`, `rate-limited`, ...), or null. */
+  pauseCause: PauseCause | null;
   /** Accounts paused now (with `apiKeyFor`: their key was refused or is unknown), oldest first. */
   pausedAccounts: AccountPause[];
   /** Jobs this process holds the lease of: being sent, claimed ahead and waiting to be sent, or being recorded. */
@@ -51,6 +54,7 @@ export interface DispatcherMetrics {
 export interface LiveFigures {
   state: DispatcherState;
   pausedUntil: EpochMs | null;
+  pauseCause: PauseCause | null;
   inflight: number;
   outcomes: Readonly<OutcomeCounters>;
   pauses: number;
@@ -65,7 +69,8 @@ export async function readMetrics(
   live: () => LiveFigures,
 ): Promise<DispatcherMetrics> {
   const stats = await outbox.stats(at, { atRiskWithinMs: DEFAULT_AT_RISK_WITHIN_MS });
-  const { state, pausedUntil, inflight, outcomes, pauses, pausedAccounts, accountPauses } = live();
+  const { state, pausedUntil, pauseCause, inflight, outcomes, pauses, pausedAccounts, accountPauses } =
+    live();
   return {
     depth: stats.counts,
     oldestPendingAgeMs: stats.oldestPendingAt === null ? null : at - stats.oldestPendingAt,
@@ -77,6 +82,7 @@ export async function readMetrics(
     held: stats.held ?? [],
     state,
     pausedUntil,
+    pauseCause,
     pausedAccounts,
     inflight,
     counters: { ...outcomes, pauses, accountPauses },

@@ -127,6 +127,12 @@ export const DEFAULT_AUTH_PAUSE_MS = 60_000;
  */
 export const DEFAULT_HOLD_PROBE_MS = 600_000;
 /**
+ * How many consecutive distinct jobs of one account meeting the same 4xx answer make the refusal
+ * systematic: the account pauses (cause `systematic-refusal`) instead of dead-lettering the rest.
+ * @defaultValue 5
+ */
+export const DEFAULT_SYSTEMATIC_REFUSAL_AFTER = 5;
+/**
  * How often a running Dispatcher records its heart-beat in the outbox and looks for open jobs whose
  * deadline entered the at-risk window (one small query each).
  * @defaultValue 30_000
@@ -269,7 +275,7 @@ export const dispatcherOptionsSchema = z.strictObject({
       .prefault({}),
     '{ baseMs?, maxMs?, minMs? }',
     '`{ baseMs: 1_000, maxMs: 3_600_000, minMs: 500 }` (`DEFAULT_BACKOFF`)',
-    'Durable full-jitter backoff, at least `minMs`, capped by the deadline; every retry (a blip too) is a recorded attempt. A worker whose service asks for another retry schedule sets it (`postback worker --backoff-base-ms` …).',
+    'Durable full-jitter backoff, at least `minMs`, capped by the job\'s last chance (see "Waits answer to the deadline"); every retry (a blip too) is a recorded attempt. A worker whose service asks for another retry schedule sets it (`postback worker --backoff-base-ms` …).',
   ),
   /**
    * A 4xx whose `detail` matches makes the job `expired` (its window has closed), not `dead`: for a shop
@@ -323,7 +329,18 @@ export const dispatcherOptionsSchema = z.strictObject({
     positiveMs().default(DEFAULT_HOLD_PROBE_MS),
     'number',
     '`600_000` (`DEFAULT_HOLD_PROBE_MS`)',
-    "How long a problem's probe (one held job per account and campaign) waits before it is sent again (never past its deadline); the problem's other jobs wait for its answer. Its success releases the problem's held jobs at once. Lower it to see a switched campaign sooner.",
+    "How long a problem's probe (one held job per account and campaign) waits before it is sent again (never past its last chance: see \"Waits answer to the deadline\"); the problem's other jobs wait for its answer. Its success releases the problem's held jobs at once. Lower it to see a switched campaign sooner.",
+  ),
+  /**
+   * Consecutive distinct jobs of one account refused alike (same status, same words once the request's
+   * own values are taken out) before the account pauses as a systematic refusal. @defaultValue
+   * {@link DEFAULT_SYSTEMATIC_REFUSAL_AFTER}
+   */
+  systematicRefusalAfter: documented(
+    z.number().int().min(2).max(10_000).default(DEFAULT_SYSTEMATIC_REFUSAL_AFTER),
+    'number',
+    '`5` (`DEFAULT_SYSTEMATIC_REFUSAL_AFTER`)',
+    "Consecutive distinct jobs of one account that meet the same 4xx answer (status and the service's words, the request's own values taken out) before the account pauses (cause `systematic-refusal`, `authPauseMs`, then one probe) instead of dead-lettering the rest: a wrong base path, a refusal worded otherwise than the patterns. The jobs refused before it are dead (replay them once fixed).",
   ),
   /**
    * How long a refused key pauses delivery before a probe: an operator who fixes keys within minutes

@@ -18,18 +18,14 @@
  */
 import type { EpochMs } from '../../policy.ts';
 import { accountKey } from '../accounts.ts';
-import type { AccountPause } from '../outbox-types.ts';
+import type { AccountPause, PauseCause } from '../outbox-types.ts';
 import type { Emit } from './events.ts';
 
 /** Where the Dispatcher is: `paused` after a 401/403, `probing` while one job tests the key again. */
 export type DispatcherState = 'idle' | 'running' | 'paused' | 'probing' | 'stopping';
 
-/**
- * Why delivery is paused: `auth`, the key was refused (or none is known, or the answer was not the
- * service's), for `authPauseMs`; `rate-limited`, the service answered 429, for the wait it asked for
- * (`Retry-After`, else a second; see `record.ts`).
- */
-export type PauseCause = 'auth' | 'rate-limited';
+/** Why delivery is paused; see `outbox-types.ts`. */
+export type { PauseCause } from '../outbox-types.ts';
 
 /** The key of the pause of all delivery (no account is a symbol). */
 export const ALL_ACCOUNTS: unique symbol = Symbol('all accounts');
@@ -39,6 +35,7 @@ export type PauseScope = string | null | typeof ALL_ACCOUNTS;
 
 /** What a cause says: why, with which status, and until when. */
 interface Hold {
+  cause: PauseCause;
   reason: string;
   status: number | null;
   until: EpochMs;
@@ -70,13 +67,15 @@ export type Admission =
 export interface PauseTable {
   /**
    * Pauses `scope` for `cause` (or extends the pause of the same outage) for `forMs` (default
-   * `authPauseMs`); returns when its jobs are due.
+   * `authPauseMs`), ending by `endBy` at the latest (the wait rule's probe time); returns when its jobs
+   * are due.
    */
   pause(
     scope: PauseScope,
     cause: PauseCause,
     failure: { status: number | null; reason: string },
     forMs?: number,
+    endBy?: EpochMs | null,
   ): EpochMs;
   /** The service answered a job of `account` otherwise (whatever its outcome): the pauses it disproves end. */
   answered(account: string | null): void;
@@ -85,8 +84,10 @@ export interface PauseTable {
   /**
    * What to do with a claimed job of `account` now: `send` it, send it as its account's `probe` (the pause
    * is up: the first job to come tests the key), or `defer` it (paused, or another job is probing).
+   * `probeBy` (`wait-rule.ts`): the job's own last chance; a pause holding it back ends by then, so it
+   * (or another job) probes before its deadline.
    */
-  admit(account: string | null): Admission;
+  admit(account: string | null, probeBy?: EpochMs | null): Admission;
   /** The probe of `account` is no longer under way (whatever its outcome): another job may probe. */
   probeEnded(account: string | null): void;
   /** The Dispatcher stopped: a probe of everyone's pause begins again at the next claim. */
@@ -95,8 +96,8 @@ export interface PauseTable {
   excluded(): (string | null)[];
   /** `paused` or `probing` while all delivery is paused, else null. */
   globalState(): 'paused' | 'probing' | null;
-  /** The pause of all delivery: when it is up and why, or nulls. */
-  readonly global: { until: EpochMs | null; reason: string | null };
+  /** The pause of all delivery: when it is up and why (its reason and cause), or nulls. */
+  readonly global: { until: EpochMs | null; reason: string | null; cause: PauseCause | null };
   /** The accounts paused now, oldest pause first. */
   accounts(): AccountPause[];
   /** Pauses begun since the Dispatcher was created (one per outage): of all delivery, of one account. */
@@ -134,9 +135,10 @@ export function createPauses(ctx: PausesContext): PauseTable {
   return {
     begun,
 
-    pause(scope, cause, failure, forMs = ctx.authPauseMs) {
+    pause(scope, cause, failure, forMs = ctx.authPauseMs, endBy = null) {
       const at = ctx.now();
-      const hold = { reason: failure.reason, status: failure.status, until: at + forMs };
+      const until = endBy === null ? at + forMs : Math.min(at + forMs, endBy);
+      const hold = { cause, reason: failure.reason, status: failure.status, until };
       const existing = entries.get(keyOf(scope));
       if (existing !== undefined) {
         // Still the same outage: one alert per outage.
@@ -146,7 +148,7 @@ export function createPauses(ctx: PausesContext): PauseTable {
       }
       const entry: Entry = { scope, since: at, causes: new Map([[cause, hold]]), probing: false };
       entries.set(keyOf(scope), entry);
-      const { status, reason, until } = hold;
+      const { status, reason } = hold;
       if (scope === ALL_ACCOUNTS) {
         begun.pauses += 1;
         ctx.emit('paused', { status, reason, until, cause });
@@ -173,7 +175,12 @@ export function createPauses(ctx: PausesContext): PauseTable {
       return true;
     },
 
-    admit(account) {
+    admit(account, probeBy = null) {
+      // A pause never outlives the last chance of a job it holds back.
+      if (probeBy !== null) {
+        for (const entry of [entries.get(ALL_ACCOUNTS), entries.get(accountKey(account))])
+          for (const hold of entry?.causes.values() ?? []) hold.until = Math.min(hold.until, probeBy);
+      }
       // Claimed before all delivery paused: given back untried instead of sent into the outage.
       const all = entries.get(ALL_ACCOUNTS);
       if (all !== undefined && !all.probing) {
@@ -216,17 +223,17 @@ export function createPauses(ctx: PausesContext): PauseTable {
 
     get global() {
       const all = entries.get(ALL_ACCOUNTS);
-      if (all === undefined) return { until: null, reason: null };
-      const { until, reason } = longest(all);
-      return { until, reason };
+      if (all === undefined) return { until: null, reason: null, cause: null };
+      const { until, reason, cause } = longest(all);
+      return { until, reason, cause };
     },
 
     accounts() {
       const out: AccountPause[] = [];
       for (const entry of entries.values()) {
         if (entry.scope === ALL_ACCOUNTS) continue;
-        const { until, reason, status } = longest(entry);
-        out.push({ account: entry.scope, since: entry.since, until, reason, status });
+        const { until, reason, status, cause } = longest(entry);
+        out.push({ account: entry.scope, since: entry.since, until, reason, status, cause });
       }
       return out.sort((a, b) => a.since - b.since);
     },

@@ -62,7 +62,7 @@ describe('createRequestRate', () => {
     ]);
   });
 
-  it('after a 429, keeps the scope to 90 % of what was let through in the second before, then grows 5 % a second', async () => {
+  it('after a 429, keeps the scope to 90 % of what was let through in the second before, then grows 5 % a second it was used', async () => {
     const { rate, send, starts, advance, now } = rateWith({ max: undefined, perAccountKeys: false });
     for (let i = 0; i < 20; i++) {
       if (i > 0) advance(50);
@@ -81,13 +81,20 @@ describe('createRequestRate', () => {
     await send(null, 3);
     const gaps = starts.slice(1).map(([, at], i) => at - (starts[i]?.[1] as number));
     expect(gaps.every((gap) => Math.abs(gap - 1_000 / 16) < 1e-6)).toBe(true);
+    // A second in which the rate was not used (no answers) does not let it grow.
     advance(1_000);
     await send(null, 1);
-    expect(rate.learned(null)).toBeCloseTo(17, 5);
+    expect(rate.learned(null)).toBe(16);
+    // A second of answers at the rate, none 429: it grows 5 % (16.8, not the 17 of "at least 1"), once.
+    for (let i = 0; i < 20; i++) {
+      await send(null, 1);
+      rate.answered(null, 200);
+    }
+    expect(rate.learned(null)).toBeCloseTo(16.8, 5);
     // A 429 again while keeping to it: that rate was too much.
     advance(1_000);
     rate.answered(null, 429);
-    expect(rate.learned(null)).toBeLessThan(17);
+    expect(rate.learned(null)).toBeLessThan(16.8);
     expect(now()).toBeGreaterThan(0);
   });
 

@@ -8,7 +8,8 @@
  * - a learned one, per scope of a 429 (the job's account with `apiKeyFor`, else all sends): after a 429 the
  *   scope's sends are spaced at 90 % of the answers other than 429 it got in the second before (what the
  *   service let through: the requests sent count the refused ones too), at least 1 a second; the rate
- *   grows by 5 % (at least 1) each second without a 429, so a limit raised later is found again. The 429s
+ *   grows by 5 % after each second it was used (half of it answered) without a 429, so it never climbs
+ *   more than that step above a rate that drew no 429, and a limit raised later is found again. The 429s
  *   of one burst (the sends already in flight) lower it once.
  *
  * The wait the 429 asked for (`Retry-After`) is the pause table's (`pauses.ts`, cause `rate-limited`):
@@ -31,8 +32,10 @@ export interface MaxRequestsPerSecond {
  * backoff's `minMs`).
  */
 export const DEFAULT_RATE_LIMIT_PAUSE_MS = 1_000;
-/** Growth of a learned rate per second without a 429 (a share of it). */
+/** Growth of a learned rate per second it was used without a 429 (a share of it, no minimum). */
 export const LEARNED_RATE_GROWTH = 0.05;
+/** The share of a learned rate a second's answers must reach for that second to let the rate grow. */
+export const LEARNED_RATE_USED = 0.5;
 /** The share of the answers let through in the second before a 429 that the scope then keeps to. */
 export const LEARNED_RATE_SHARE = 0.9;
 
@@ -135,13 +138,27 @@ export function createRequestRate(ctx: RateContext): RequestRate {
     return out;
   };
 
-  /** The learned rate grows while no 429 comes. */
+  /** Empties the tenths of `scope`'s last second that lie before `at`'s second; returns the answers kept. */
+  const recentPassed = (scope: Scope, at: number): number => {
+    const { passed } = scope;
+    const tenth = Math.floor(at / TENTH);
+    for (let t = Math.max(scope.tenth + 1, tenth - 9); t <= tenth; t++) passed[t % 10] = 0;
+    scope.tenth = Math.max(scope.tenth, tenth);
+    return passed.reduce((sum, n) => sum + n, 0);
+  };
+
+  /**
+   * The learned rate grows by {@link LEARNED_RATE_GROWTH} after a second in which the scope used it (its
+   * answers other than 429 reached {@link LEARNED_RATE_USED} of it) with no 429: never more than that step
+   * above the last rate that drew no 429, and not at all while idle (an unused rate proves nothing).
+   */
   const grow = (scope: Scope, at: number) => {
     if (scope.rate === null || at - scope.grownAt < SECOND) return;
-    const seconds = Math.floor((at - scope.grownAt) / SECOND);
-    for (let i = 0; i < seconds; i++) scope.rate += Math.max(1, scope.rate * LEARNED_RATE_GROWTH);
-    scope.grownAt += seconds * SECOND;
-    scope.bucket.intervalMs = SECOND / scope.rate;
+    if (recentPassed(scope, at) >= scope.rate * LEARNED_RATE_USED) {
+      scope.rate *= 1 + LEARNED_RATE_GROWTH;
+      scope.bucket.intervalMs = SECOND / scope.rate;
+    }
+    scope.grownAt = at;
   };
 
   return {
@@ -161,19 +178,16 @@ export function createRequestRate(ctx: RateContext): RequestRate {
       const scope = scopeOf(account);
       const at = clock();
       // Only the scope's last second is kept (the tenths since the last answer are emptied first).
-      const { passed } = scope;
-      const tenth = Math.floor(at / TENTH);
-      for (let t = Math.max(scope.tenth + 1, tenth - 9); t <= tenth; t++) passed[t % 10] = 0;
-      scope.tenth = Math.max(scope.tenth, tenth);
+      const recent = recentPassed(scope, at);
       if (status === null) return;
       if (status !== 429) {
-        passed[tenth % 10] = (passed[tenth % 10] as number) + 1;
+        const tenth = Math.floor(at / TENTH) % 10;
+        scope.passed[tenth] = (scope.passed[tenth] as number) + 1;
         return;
       }
       // The other 429s of the same burst (sent before the first came back) teach nothing more.
       if (at - scope.limitedAt < SECOND) return;
       scope.limitedAt = at;
-      const recent = passed.reduce((sum, n) => sum + n, 0);
       const rate = Math.max(1, Math.floor(recent * LEARNED_RATE_SHARE));
       // A 429 while already keeping to a rate: that rate was too much.
       scope.rate = scope.rate === null ? rate : Math.max(1, Math.min(rate, scope.rate * LEARNED_RATE_SHARE));

@@ -6,9 +6,11 @@
  * What each failure class means is decided in `classify.ts`; what is done with it is decided here.
  */
 import type { EpochMs } from '../../policy.ts';
-import { backoffDelay, nextAttemptTime } from '../backoff.ts';
+import { backoffDelay } from '../backoff.ts';
 import type { AttemptOutcome, AttemptRecord, Job } from '../job-types.ts';
+import { truncateReason } from '../jobs.ts';
 import type { Outbox } from '../outbox-types.ts';
+import { capWait, earliestProbeBy, type WaitTiming } from '../wait-rule.ts';
 import type { Failure } from './classify.ts';
 import type { Emit } from './events.ts';
 import type { JobOutcome } from './held-jobs.ts';
@@ -16,11 +18,12 @@ import type { Holds } from './holds.ts';
 import type { ResolvedDispatcherOptions } from './options.ts';
 import { ALL_ACCOUNTS, type PauseCause, type PauseScope, type PauseTable } from './pauses.ts';
 import { DEFAULT_RATE_LIMIT_PAUSE_MS } from './rate.ts';
+import type { Refusals } from './refusals.ts';
 import type { SendResult } from './send.ts';
 
 /** What recording needs. */
 export interface RecordContext {
-  outbox: Pick<Outbox, 'complete' | 'retry' | 'fail' | 'release'>;
+  outbox: Pick<Outbox, 'complete' | 'retry' | 'fail' | 'release' | 'listJobs'>;
   now: () => EpochMs;
   emit: Emit;
   /** Paused by a 401/403 or a 429 (with per-account keys, the job's account only), ended by any other answer. */
@@ -28,7 +31,13 @@ export interface RecordContext {
   /** Whether keys are per account (`apiKeyFor` given). */
   perAccountKeys: boolean;
   backoff: ResolvedDispatcherOptions['backoff'];
+  /** How long a refused key pauses its scope, at most (the wait rule may end the pause sooner). */
+  authPauseMs: number;
+  /** What a last chance leaves room for (`wait-rule.ts`): the send timeout and the poll interval. */
+  timing: WaitTiming;
   random: () => number;
+  /** Runs of identical refusals per account (`refusals.ts`): a systematic one pauses the account. */
+  refusals: Refusals;
   /** Jobs held for their campaign (not on s2s), and released by a delivery. */
   holds: Pick<Holds, 'supported' | 'hold' | 'delivered'>;
 }
@@ -96,6 +105,27 @@ export function createRecorder(ctx: RecordContext): Recorder {
     unmatched: 0,
   };
 
+  /** The reason of a job whose last real try (`wait-rule.ts`) failed with `reason`. */
+  const lastChanceSpent = (deadline: EpochMs | null, reason: string) =>
+    truncateReason(
+      `last chance before the deadline ${new Date(deadline ?? 0).toISOString()} taken and failed; last error: ${reason}`,
+    );
+
+  /**
+   * When a pause of `scope` must let one request go: the last chance of the earliest deadline among the
+   * jobs it holds back (this job, and the scope's pending jobs, most urgent first in the outbox).
+   */
+  const probeTimeOf = async (scope: PauseScope, job: Job, at: EpochMs): Promise<EpochMs | null> => {
+    const heldBack: Pick<Job, 'deadline'>[] = [job];
+    try {
+      const filter = scope === ALL_ACCOUNTS ? {} : { account: scope };
+      heldBack.push(...(await outbox.listJobs({ states: ['pending'], limit: 1, ...filter })));
+    } catch (error) {
+      emit('error', { error, during: 'transition' });
+    }
+    return earliestProbeBy(heldBack, ctx.timing, at);
+  };
+
   const expire = async (
     job: Job,
     at: EpochMs,
@@ -144,6 +174,7 @@ export function createRecorder(ctx: RecordContext): Recorder {
       if (!(await outbox.complete(job, { now: at, campaignId: result.campaignId, attempt }))) return 'lost';
       counters.delivered += 1;
       proven(job);
+      ctx.refusals.ended(job.account);
       emit('delivered', { job, campaignId: result.campaignId, at });
       await releaseHeldBy(job, job.kind === 'refund' ? job.campaignId : result.campaignId, at);
       return 'delivered';
@@ -171,23 +202,40 @@ export function createRecorder(ctx: RecordContext): Recorder {
      * when the wait the service asked for ends (capped by its deadline): that wait is the key's, whoever
      * sends with it.
      */
-    const pauseScope = async (scope: PauseScope, cause: PauseCause, forMs?: number): Promise<JobOutcome> => {
-      const until = pauses.pause(scope, cause, failure, forMs);
-      const dueAt = cause === 'auth' ? at : until;
-      const nextAttemptAt = deadline === null ? dueAt : Math.min(dueAt, deadline);
-      const retry = { now: at, nextAttemptAt, error: failure.reason, countAttempt: false, maybeApplied };
+    const pauseScope = async (scope: PauseScope, cause: PauseCause, forMs: number): Promise<JobOutcome> => {
+      // The pause never outlives the last chance of the earliest deadline it holds back: one job probes by then.
+      const probeAt = await probeTimeOf(scope, job, at);
+      const endBy = probeAt === null ? null : Math.max(probeAt, at + ctx.backoff.minMs);
+      const until = pauses.pause(scope, cause, failure, Math.max(ctx.backoff.minMs, forMs), endBy);
+      const wanted = cause === 'rate-limited' ? until : at;
+      const next = capWait({ deadline }, wanted, ctx.timing, at);
+      // This answer met the job's last chance: no real try remains before its deadline.
+      if (next === null)
+        return expire(job, at, lastChanceSpent(deadline, failure.reason), maybeApplied, attempt);
+      const retry = {
+        now: at,
+        nextAttemptAt: next.at,
+        error: failure.reason,
+        countAttempt: false,
+        maybeApplied,
+      };
       return (await outbox.retry(job, { ...retry, attempt })) ? 'deferred' : 'lost';
     };
     if (failure.class === 'auth' || failure.class === 'misconfigured') {
       // A refused key pauses its account when keys are per account; anything else pauses all delivery.
       const ofAccount = failure.class === 'auth' && ctx.perAccountKeys;
-      return pauseScope(ofAccount ? job.account : ALL_ACCOUNTS, 'auth');
+      return pauseScope(ofAccount ? job.account : ALL_ACCOUNTS, failure.class, ctx.authPauseMs);
     }
     // A 429 slows the sender, not the job: the key's scope (its account with per-account keys) pauses
     // for the wait asked, at least `backoff.minMs` (unless the deadline is here: then it expires below).
     if (failure.class === 'rate-limited' && (deadline === null || at < deadline)) {
       const wait = Math.max(ctx.backoff.minMs, failure.retryAfterMs ?? DEFAULT_RATE_LIMIT_PAUSE_MS);
       return pauseScope(ctx.perAccountKeys ? job.account : ALL_ACCOUNTS, 'rate-limited', wait);
+    }
+    // The same 4xx for distinct jobs of the account, again and again: about us, not the jobs. The account
+    // pauses (its probe meeting it again keeps the same outage) instead of dead-lettering the rest.
+    if (failure.class === 'permanent' && failure.status !== null && ctx.refusals.refused(job, failure)) {
+      return pauseScope(job.account, 'systematic-refusal', ctx.authPauseMs);
     }
     proven(job);
     if (failure.class === 'window-closed') {
@@ -217,16 +265,13 @@ export function createRecorder(ctx: RecordContext): Recorder {
       emit('dead', { job, reason, status: failure.status });
       return 'dead';
     }
-    // A failure at (or after) the deadline was the last chance: retrying "at the deadline" would loop.
-    if (deadline !== null && at >= deadline) {
-      const when = new Date(deadline).toISOString();
-      const reason = `deadline ${when} passed before the job could be sent; last error: ${failure.reason}`;
-      return expire(job, at, reason, maybeApplied, attempt);
-    }
-    // The service's Retry-After, when it sent one (any status), else the backoff.
+    // The service's Retry-After, when it sent one (any status), else the backoff; never past the last chance.
     const wanted = failure.retryAfterMs ?? backoffDelay(job.attempts, { ...ctx.backoff, random: ctx.random });
-    const delay = Math.max(ctx.backoff.minMs, wanted);
-    const nextAttemptAt = nextAttemptTime({ deadline }, at, delay);
+    const next = capWait({ deadline }, at + Math.max(ctx.backoff.minMs, wanted), ctx.timing, at);
+    // This try was the last real one (a retry "at the deadline" would find it passed): expired now.
+    if (next === null)
+      return expire(job, at, lastChanceSpent(deadline, failure.reason), maybeApplied, attempt);
+    const nextAttemptAt = next.at;
     const retried = { now: at, nextAttemptAt, error: failure.reason, maybeApplied, attempt };
     if (!(await outbox.retry(job, retried))) return 'lost';
     counters.retried += 1;
@@ -235,7 +280,7 @@ export function createRecorder(ctx: RecordContext): Recorder {
       reason: failure.reason,
       status: failure.status,
       nextAttemptAt,
-      lastChance: nextAttemptAt === deadline,
+      lastChance: next.lastChance,
     });
     return 'retried';
   };
