@@ -5,7 +5,7 @@
  */
 import { userInfo } from 'node:os';
 import type { Job, Outbox } from '@postback/core';
-import type { LedgerKind } from '@postback/core/store';
+import { jobLedgerRow, type LedgerKind } from '@postback/core/store';
 
 /**
  * The actor a CLI command writes in the ledger: `--as NAME`, else `$USER`, else the system's user name,
@@ -47,16 +47,7 @@ export function ledgerHand(outbox: Outbox, actor: string): LedgerHand {
   return {
     async record(kind, job, at, reason) {
       if (!outbox.features.ledger) return;
-      await outbox.appendLedger({
-        actor,
-        kind,
-        at,
-        jobId: job.id,
-        orderId: job.orderId,
-        account: job.account,
-        valueMicros: job.kind === 'confirm' ? job.valueMicros : null,
-        reason: reason ?? null,
-      });
+      await outbox.appendLedger(jobLedgerRow(job, { actor, kind, at, reason: reason ?? null }));
     },
   };
 }

@@ -94,6 +94,7 @@ export {
 export {
   checkLedgerInput,
   finalLedgerRow,
+  jobLedgerRow,
   matchesLedgerQuery,
   type ResolvedLedgerQuery,
   resolveLedgerQuery,

@@ -3,6 +3,7 @@
  * gets one row naming the token's holder (`tokenName`), where the store keeps a ledger.
  */
 import type { Job, Outbox } from '@postback/core';
+import { jobLedgerRow } from '@postback/core/store';
 
 async function deadOf(outbox: Outbox, ids: readonly string[]): Promise<Job[]> {
   const jobs = await Promise.all([...new Set(ids)].map((id) => outbox.get(id)));
@@ -11,16 +12,7 @@ async function deadOf(outbox: Outbox, ids: readonly string[]): Promise<Job[]> {
 
 async function record(outbox: Outbox, actor: string, kind: 'replay' | 'purge', job: Job, at: number) {
   if (!outbox.features.ledger) return;
-  await outbox.appendLedger({
-    actor,
-    kind,
-    at,
-    jobId: job.id,
-    orderId: job.orderId,
-    account: job.account,
-    valueMicros: job.kind === 'confirm' ? job.valueMicros : null,
-    reason: `dashboard ${kind}`,
-  });
+  await outbox.appendLedger(jobLedgerRow(job, { actor, kind, at, reason: `dashboard ${kind}` }));
 }
 
 /**

@@ -166,7 +166,9 @@ describe.each([
     await confirmOrders(campaignId, 30);
     const worker = dispatcher({ holdProbeMs: PROBE_MS });
     for (let probe = 0; probe < MAX_RECEIVE_COUNT + 2; probe++) {
-      expect(await worker.drain()).toMatchObject(probe === 0 ? { claimed: 30, held: 30, dead: 0 } : { claimed: 1, held: 1, dead: 0 });
+      expect(await worker.drain()).toMatchObject(
+        probe === 0 ? { claimed: 30, held: 30, dead: 0 } : { claimed: 1, held: 1, dead: 0 },
+      );
       (world as World).advance(PROBE_MS);
     }
     expect(await count((world as World).dlqUrl)).toBe(0);

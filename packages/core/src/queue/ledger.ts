@@ -94,15 +94,29 @@ export function finalLedgerRow(before: Job, after: Job, at: EpochMs): LedgerInpu
   else if (after.state === 'expired' || after.state === 'unmatched' || after.state === 'dead')
     kind = after.state;
   else return null;
+  const reason = after.state === 'delivered' || after.lastError === null ? null : safeReason(after.lastError);
+  return jobLedgerRow(after, { actor: LEDGER_DISPATCHER_ACTOR, kind, at, reason });
+}
+
+/**
+ * The ledger row of what `actor` did to `job` (or what it became): its job, order, account and value (a
+ * confirmation's; null for a reversal). Operator tools (CLI, dashboard) append it for their actions.
+ *
+ * @example
+ * ```ts
+ * await outbox.appendLedger(jobLedgerRow(job, { actor: 'ana', kind: 'replay', at: Date.now(), reason: null }));
+ * ```
+ */
+export function jobLedgerRow(
+  job: Job,
+  row: { actor: string; kind: LedgerKind; at: EpochMs; reason: string | null },
+): LedgerInput {
   return {
-    actor: LEDGER_DISPATCHER_ACTOR,
-    kind,
-    at,
-    jobId: after.id,
-    orderId: after.orderId,
-    account: after.account,
-    valueMicros: after.kind === 'confirm' ? after.valueMicros : null,
-    reason: after.state === 'delivered' || after.lastError === null ? null : safeReason(after.lastError),
+    ...row,
+    jobId: job.id,
+    orderId: job.orderId,
+    account: job.account,
+    valueMicros: job.kind === 'confirm' ? job.valueMicros : null,
   };
 }
 
