@@ -168,7 +168,8 @@ export function eventFields(event: string, payload: unknown): Record<string, unk
     // Once per job: the host that stamped it runs ahead; it is sent by `sendBy` (its deadline less the skew).
     case 'clock-skew':
       return defined({ ...jobRef(p.job), skewMs: p.skewMs, stamp: p.stamp, sendBy: isoOf(p.deadline) });
-    // `cause`: auth (401/403, a misconfiguration) or rate-limited (a 429: its Retry-After, then one probe).
+    // `cause`: auth (401/403), misconfigured (an answer not the service's), rate-limited (a 429: its
+    // Retry-After, then one probe) or systematic-refusal (distinct jobs refused alike).
     case 'paused':
       return defined({ status: p.status, reason: p.reason, until: isoOf(p.until), cause: p.cause });
     // Per-account keys: the account (null: jobs without one) whose key was refused or is unknown, or met a 429.
