@@ -42,10 +42,11 @@ describe('postback migrate', () => {
       [schema],
     );
     // Jobs, clicks, the migrations ledger, (since migration 3) worker heart-beats and (since migration 7)
-    // shadow mode's settings and spend readings.
+    // shadow mode's settings and spend readings, (since migration 8) the ledger of every hand on the money.
     expect(rows.map((r) => r.tablename)).toEqual([
       'clicks',
       'jobs',
+      'ledger',
       'migrations',
       'shadow_settings',
       'shadow_spend',

@@ -82,7 +82,6 @@ export {
   type DispatcherOptions,
   type DispatcherState,
   dispatcherOptionsSchema,
-  EXPIRY_PLAUSIBLE_TOLERANCE_MS,
   type RunSummary,
 } from './queue/dispatcher/index.ts';
 export {

@@ -53,6 +53,7 @@ export {
   conversionRequestOf,
   type RefundBody,
 } from './queue/conversion-request.ts';
+export { EXPIRY_PLAUSIBLE_TOLERANCE_MS } from './queue/dispatcher/classify.ts';
 export {
   type PruneSchedule,
   type RetentionRules,

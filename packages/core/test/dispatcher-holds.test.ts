@@ -4,7 +4,13 @@
  * (`held`), and its probe's delivery releases the rest at once (`hold-released`). Over real HTTP with the scripted
  * fake of the service; the memory outbox on a fake clock.
  */
-import { createMemoryOutbox, type Outbox } from '@postback/core';
+import {
+  createMemoryOutbox,
+  DEFAULT_POLL_INTERVAL_MS,
+  DEFAULT_SEND_TIMEOUT_MS,
+  type Outbox,
+} from '@postback/core';
+import { lastChanceAt, waitTimingOf } from '@postback/core/store';
 import { describe, expect, it } from 'vitest';
 import {
   clock,
@@ -40,11 +46,16 @@ describe('a campaign not on s2s', () => {
       ['pending', 0, 'cmp_pix'],
       ['pending', 0, 'cmp_pix'],
     ]);
-    // One job probes the problem; the others wait for its answer, at the latest until their deadline.
+    // One job probes the problem; the others wait for its answer, at the latest until their last chance
+    // (their deadline less the default send timeout and poll interval: a real try before the deadline).
     const probes = held.filter((job) => job.nextAttemptAt === clock.now() + PROBE);
     expect(probes).toHaveLength(1);
     const waiting = held.filter((job) => job !== probes[0]);
-    expect(waiting.every((job) => job.nextAttemptAt === job.deadline)).toBe(true);
+    const timing = waitTimingOf({
+      sendTimeoutMs: DEFAULT_SEND_TIMEOUT_MS,
+      pollIntervalMs: DEFAULT_POLL_INTERVAL_MS,
+    });
+    expect(waiting.map((job) => job.nextAttemptAt)).toEqual(waiting.map((job) => lastChanceAt(job, timing)));
     expect(held[0]?.lastError).toContain('campaign cmp_pix is not on s2s');
     const events = eventsNamed('held');
     expect(events).toHaveLength(1);

@@ -146,6 +146,7 @@ describe('listJobs on the SQLite outbox', () => {
       prune: true,
       fairClaims: true,
       holds: true,
+      ledger: true,
     });
   });
 });

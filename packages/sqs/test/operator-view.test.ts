@@ -182,6 +182,7 @@ describe('what SQS does not keep', () => {
       prune: false,
       fairClaims: false,
       holds: true,
+      ledger: false,
     });
     await outbox.confirm(confirmInput('A-1', h.sqs.now() - 7 * 24 * HOUR + 3 * HOUR));
     const stats = await outbox.stats(h.sqs.now(), {

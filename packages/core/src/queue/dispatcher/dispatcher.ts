@@ -23,6 +23,7 @@ import { createHeldJobs } from './held-jobs.ts';
 import { createHolds } from './holds.ts';
 import { type DispatcherMetrics, readMetrics } from './metrics.ts';
 import { DEFAULT_STOP_TIMEOUT_MS, type DispatcherOptions, dispatcherOptionsSchema } from './options.ts';
+import { createPauseDeadlines } from './pause-deadlines.ts';
 import { createPauses, type DispatcherState } from './pauses.ts';
 import { dispatcherPrune, type PruneSchedule } from './prune-schedule.ts';
 import { createRecorder } from './record.ts';
@@ -199,10 +200,22 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
     waits.wakeUp();
   };
 
+  /** A paused scope's pause is shortened to the last chance of its most urgent pending job, new ones too. */
+  const checkPauseDeadlines = createPauseDeadlines({
+    outbox,
+    pauses,
+    timing,
+    now,
+    everyMs: o.pollIntervalMs,
+    onError: (error) => emit('error', { error, during: 'claim' }),
+  });
+
   const run = async () => {
     while (!stopping()) {
+      await checkPauseDeadlines();
       if (!pauses.mayClaim()) {
-        await waits.idle(Math.max(1, (pauses.global.until ?? now()) - now()));
+        // Looked at again every poll: a job that arrives meanwhile may shorten the pause.
+        await waits.idle(Math.max(1, Math.min(o.pollIntervalMs, (pauses.global.until ?? now()) - now())));
         continue;
       }
       if (claims.pollNext) {
@@ -226,6 +239,7 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
 
   const runOnce = async (): Promise<RunSummary> => {
     const summary = emptySummary();
+    await checkPauseDeadlines();
     if (!pauses.mayClaim()) return summary;
     const jobs = await claim(state() === 'probing' ? 1 : o.batchSize);
     summary.claimed = jobs.length;

@@ -90,6 +90,10 @@ export interface PauseTable {
   admit(account: string | null, probeBy?: EpochMs | null): Admission;
   /** The probe of `account` is no longer under way (whatever its outcome): another job may probe. */
   probeEnded(account: string | null): void;
+  /** The scopes paused now and not probing: their jobs are held back unseen by claims. */
+  held(): PauseScope[];
+  /** A job of `scope` must go by `probeBy` (its last chance): the scope's pause ends by then. */
+  shorten(scope: PauseScope, probeBy: EpochMs): void;
   /** The Dispatcher stopped: a probe of everyone's pause begins again at the next claim. */
   stopped(): void;
   /** Accounts whose jobs claims leave out now: paused, or probing with the probe under way. */
@@ -193,6 +197,19 @@ export function createPauses(ctx: PausesContext): PauseTable {
       }
       entry.probing = true;
       return { verdict: 'probe' };
+    },
+
+    held() {
+      const at = ctx.now();
+      const out: PauseScope[] = [];
+      for (const entry of entries.values())
+        if (!entry.probing && at < longest(entry).until) out.push(entry.scope);
+      return out;
+    },
+
+    shorten(scope, probeBy) {
+      for (const hold of entries.get(keyOf(scope))?.causes.values() ?? [])
+        hold.until = Math.min(hold.until, probeBy);
     },
 
     probeEnded(account) {

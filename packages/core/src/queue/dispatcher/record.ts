@@ -204,9 +204,11 @@ export function createRecorder(ctx: RecordContext): Recorder {
      */
     const pauseScope = async (scope: PauseScope, cause: PauseCause, forMs: number): Promise<JobOutcome> => {
       // The pause never outlives the last chance of the earliest deadline it holds back: one job probes by then.
+      // It lasts its own length (a 429's is at least `backoff.minMs` already), or `backoff.minMs` when the
+      // last chance comes sooner, never longer than asked (`authPauseMs` may be shorter).
       const probeAt = await probeTimeOf(scope, job, at);
-      const endBy = probeAt === null ? null : Math.max(probeAt, at + ctx.backoff.minMs);
-      const until = pauses.pause(scope, cause, failure, Math.max(ctx.backoff.minMs, forMs), endBy);
+      const endBy = probeAt === null ? null : Math.max(probeAt, at + Math.min(forMs, ctx.backoff.minMs));
+      const until = pauses.pause(scope, cause, failure, forMs, endBy);
       const wanted = cause === 'rate-limited' ? until : at;
       const next = capWait({ deadline }, wanted, ctx.timing, at);
       // This answer met the job's last chance: no real try remains before its deadline.
