@@ -85,9 +85,10 @@ describe.each([
       const held: Array<DispatcherEvents['held']> = [];
       dispatcher.on('held', (event) => held.push(event));
       expect(await dispatcher.drain()).toMatchObject({ held: HELD, delivered: 0, dead: 0 });
-      // One of them probes the problem (even when refused at the same time); the others wait for it.
+      // One of them probes the problem (even when refused at the same time), due after holdProbeMs; the
+      // others wait for its answer, until their last chance (days away).
       const probes = (await outbox.listJobs()).filter(
-        (job) => (job.nextAttemptAt as number) < (job.deadline as number),
+        (job) => (job.nextAttemptAt as number) <= sandbox.now() + PROBE,
       );
       expect(probes).toHaveLength(1);
       await sandbox.control.clearRequests();

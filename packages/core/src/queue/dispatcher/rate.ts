@@ -32,6 +32,12 @@ export interface MaxRequestsPerSecond {
  * backoff's `minMs`).
  */
 export const DEFAULT_RATE_LIMIT_PAUSE_MS = 1_000;
+/**
+ * The longest a 429 pauses its scope before one job probes (ms), whatever its `Retry-After` asked: a year's
+ * `Retry-After` (a proxy's bug, a misread header) costs one refused request an hour, not a year of orders.
+ * @defaultValue 3_600_000 (1 hour)
+ */
+export const MAX_RATE_LIMIT_PAUSE_MS = 3_600_000;
 /** Growth of a learned rate per second it was used without a 429 (a share of it, no minimum). */
 export const LEARNED_RATE_GROWTH = 0.05;
 /** The share of a learned rate a second's answers must reach for that second to let the rate grow. */

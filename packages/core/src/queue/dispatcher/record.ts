@@ -17,7 +17,7 @@ import type { JobOutcome } from './held-jobs.ts';
 import type { Holds } from './holds.ts';
 import type { ResolvedDispatcherOptions } from './options.ts';
 import { ALL_ACCOUNTS, type PauseCause, type PauseScope, type PauseTable } from './pauses.ts';
-import { DEFAULT_RATE_LIMIT_PAUSE_MS } from './rate.ts';
+import { DEFAULT_RATE_LIMIT_PAUSE_MS, MAX_RATE_LIMIT_PAUSE_MS } from './rate.ts';
 import type { Refusals } from './refusals.ts';
 import type { SendResult } from './send.ts';
 
@@ -231,7 +231,8 @@ export function createRecorder(ctx: RecordContext): Recorder {
     // A 429 slows the sender, not the job: the key's scope (its account with per-account keys) pauses
     // for the wait asked, at least `backoff.minMs` (unless the deadline is here: then it expires below).
     if (failure.class === 'rate-limited' && (deadline === null || at < deadline)) {
-      const wait = Math.max(ctx.backoff.minMs, failure.retryAfterMs ?? DEFAULT_RATE_LIMIT_PAUSE_MS);
+      const asked = Math.min(MAX_RATE_LIMIT_PAUSE_MS, failure.retryAfterMs ?? DEFAULT_RATE_LIMIT_PAUSE_MS);
+      const wait = Math.max(ctx.backoff.minMs, asked);
       return pauseScope(ctx.perAccountKeys ? job.account : ALL_ACCOUNTS, 'rate-limited', wait);
     }
     // The same 4xx for distinct jobs of the account, again and again: about us, not the jobs. The account
