@@ -212,10 +212,9 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
 
   const run = async () => {
     while (!stopping()) {
-      await checkPauseDeadlines();
       if (!pauses.mayClaim()) {
-        // Looked at again every poll: a job that arrives meanwhile may shorten the pause.
-        await waits.idle(Math.max(1, Math.min(o.pollIntervalMs, (pauses.global.until ?? now()) - now())));
+        await checkPauseDeadlines();
+        await waits.idle(Math.max(1, (pauses.global.until ?? now()) - now()));
         continue;
       }
       if (claims.pollNext) {
