@@ -174,6 +174,16 @@ export type {
   SwitchDecision,
 } from './queue/shadow-types.ts';
 export {
+  checkHeldDecision,
+  checkSwitchSeen,
+  decideHeldJob,
+  HELD_DROPPED_PREFIX,
+  heldDecisionFor,
+  isDecidable,
+  switchKey,
+} from './queue/switch-rules.ts';
+export type { HeldDecisionOptions, SwitchSeen } from './queue/switch-types.ts';
+export {
   validateAccount,
   validateClickToken,
   validateConfirmInput,

@@ -132,6 +132,7 @@ export function operatorMethods(context: PostgresOutboxContext) {
             valueMicros: Number(row.value),
             reason: (row.reason as string | null) ?? '',
             since: Number(row.since),
+            earliestDeadline: row.earliest_deadline == null ? null : Number(row.earliest_deadline),
           }))
           .sort(byHeldSince),
       };

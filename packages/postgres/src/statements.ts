@@ -273,7 +273,7 @@ export function jobStatements(s: string) {
     notify: "SELECT pg_notify($1, '')",
     // Core's heldProblemsOf: one row per account and held campaign; the reason of the job held first.
     heldProblems: `SELECT account, held_campaign_id, count(*)::int AS n, coalesce(sum(value_micros), 0)::text AS value,
-      min(held_at)::text AS since, (array_agg(last_error ORDER BY held_at, id))[1] AS reason
+      min(held_at)::text AS since, min(deadline)::text AS earliest_deadline, (array_agg(last_error ORDER BY held_at, id))[1] AS reason
     FROM ${s}.jobs WHERE held_at IS NOT NULL AND state IN ('pending', 'inflight') GROUP BY account, held_campaign_id`,
     extendLease: `UPDATE ${s}.jobs SET lease_expires_at = $3::bigint + $4::bigint, updated_at = $3
     WHERE id = $1 AND state = 'inflight' AND lease_token = $2`,

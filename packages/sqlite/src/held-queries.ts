@@ -22,11 +22,15 @@ export const RELEASE_HELD_SQL = `
 
 /**
  * One row per account and held campaign: the count, the value (reversals carry none), the first hold and
- * (SQLite's bare column of a MIN aggregate) the reason of the job held first.
+ * (SQLite's bare column of a MIN aggregate) the reason of the job held first; the earliest deadline by a
+ * subquery (a second MIN would leave the bare column's row unspecified).
  */
 export const HELD_PROBLEMS_SQL = `
   SELECT account, held_campaign_id, COUNT(*) AS n, TOTAL(value_micros) AS value, MIN(held_at) AS since,
-         last_error
+         last_error,
+         (SELECT MIN(d.deadline) FROM jobs AS d INDEXED BY jobs_held
+           WHERE d.held_at IS NOT NULL AND d.state IN ('pending', 'inflight')
+             AND d.account = jobs.account AND d.held_campaign_id IS jobs.held_campaign_id) AS earliest_deadline
     FROM jobs INDEXED BY jobs_held
    WHERE held_at IS NOT NULL AND state IN ('pending', 'inflight')
    GROUP BY account, held_campaign_id`;
@@ -38,6 +42,7 @@ interface ProblemRow {
   value: number;
   since: number;
   last_error: string | null;
+  earliest_deadline: number | null;
 }
 
 /** The held-job statements of one connection. */
@@ -69,6 +74,7 @@ export function createHeldQueries(db: DatabaseSync) {
           valueMicros: row.value,
           reason: row.last_error ?? '',
           since: row.since,
+          earliestDeadline: row.earliest_deadline,
         }))
         .sort(byHeldSince);
     },

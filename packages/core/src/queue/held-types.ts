@@ -34,4 +34,6 @@ export interface HeldProblem {
   reason: string;
   /** When the first of them was held. */
   since: EpochMs;
+  /** The earliest deadline among them (null: none has one), what a decision on them must come before. */
+  earliestDeadline: EpochMs | null;
 }

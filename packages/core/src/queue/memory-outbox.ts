@@ -44,6 +44,7 @@ import {
 import { checkLedgerInput, finalLedgerRow, matchesLedgerQuery, resolveLedgerQuery } from './ledger.ts';
 import type { LedgerEntry, LedgerInput } from './ledger-types.ts';
 import { createMemoryShadow } from './memory-shadow.ts';
+import { createMemorySwitches } from './memory-switches.ts';
 import {
   appendAttempt,
   byUrgency,
@@ -183,9 +184,20 @@ export function createMemoryOutbox(options: MemoryOutboxOptions = {}): Outbox {
     hasRefund: (job) => jobOf('refund', job.account, job.orderId) !== null,
   });
 
+  const switches = createMemorySwitches({
+    assertOpen,
+    jobs: () => jobs.values(),
+    update: (before, after) => {
+      jobs.set(after.id, after);
+      addLedger(finalLedgerRow(before, after, after.updatedAt));
+      followConfirm(after);
+    },
+  });
+
   return {
     features: FEATURES,
     shadow,
+    switches,
 
     async confirm(input) {
       assertOpen();

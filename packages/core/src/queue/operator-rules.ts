@@ -296,11 +296,17 @@ export function heldProblemsOf(jobs: Iterable<Job>): HeldProblem[] {
         valueMicros: value,
         reason: job.lastError ?? '',
         since: job.heldAt,
+        earliestDeadline: job.deadline,
       });
       continue;
     }
     problem.count += 1;
     problem.valueMicros += value;
+    if (
+      job.deadline !== null &&
+      (problem.earliestDeadline === null || job.deadline < problem.earliestDeadline)
+    )
+      problem.earliestDeadline = job.deadline;
     if (job.heldAt < problem.since) {
       problem.since = job.heldAt;
       problem.reason = job.lastError ?? '';

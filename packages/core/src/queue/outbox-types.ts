@@ -13,6 +13,7 @@ import type { HeldProblem, ReleaseHeldOptions } from './held-types.ts';
 import type { AttemptRecord, ConfirmJob, Job, JobKind, JobState, RefundJob } from './job-types.ts';
 import type { LedgerEntry, LedgerInput, LedgerQuery } from './ledger-types.ts';
 import type { OutboxShadow } from './shadow-types.ts';
+import type { OutboxSwitches } from './switch-types.ts';
 
 /** Page size of `listJobs` when none is given. @defaultValue 100 */
 export const DEFAULT_LIST_JOBS_LIMIT = 100;
@@ -294,6 +295,8 @@ export interface Outbox {
   readonly features: OutboxFeatures;
   /** Shadow mode, persisted so a command reaches running workers (`shadow-types.ts`); none on SQS. */
   readonly shadow?: OutboxShadow;
+  /** The switches of held campaigns, awaiting a decision (`switch-types.ts`); none on SQS. */
+  readonly switches?: OutboxSwitches;
 
   /** Release resources (file handles, connections). */
   close(): Promise<void>;
