@@ -81,6 +81,8 @@ describe('orders of a campaign not on s2s', () => {
         client,
         now: sandbox.now,
         holdProbeMs: PROBE,
+        // No pixel: the campaign was left on pixel by mistake, its held orders are to be sent.
+        onSwitch: 'send',
         concurrency: 1,
       });
       const held: Array<DispatcherEvents['held']> = [];

@@ -80,6 +80,8 @@ describe.each([
         client,
         now: sandbox.now,
         holdProbeMs: PROBE,
+        // No pixel: held orders probe the campaign and are sent at its switch.
+        onSwitch: 'send',
         concurrency: 8,
       });
       const held: Array<DispatcherEvents['held']> = [];

@@ -564,11 +564,11 @@ describe('every wait answers to the deadline, all faults at once (8 simulated da
           .soft(await explain(badConflicts), `${tag} 409 conflicts not dead-lettered as conflicts`)
           .toEqual([]);
 
-        // 8. PROVISIONAL (issue 31): orders held while their campaign was on pixel.
+        // 8. Orders held while their campaign was on pixel wait for a decision (`onSwitch: 'ask'`).
         const pixelHeld = orders.filter((o) => o.group === 'pixel: held before the switch');
         expect
           .soft(
-            pixelHeldOrderProblems(pixelHeld, jobs, applied, bid, endAt, (o) =>
+            pixelHeldOrderProblems(pixelHeld, jobs, applied, endAt, (o) =>
               describeOrder(t0, o, jobs.get(o.jobId)),
             ),
             `${tag} pixel-campaign orders held before the switch`,

@@ -1,17 +1,16 @@
 /**
- * PROVISIONAL (issue 31 decides it; tighten after merge): what a chaos run expects of the orders held
- * while their campaign was on pixel. The pixel may have billed them, so after the switch to s2s they are
- * to wait for a decision (`onSwitch: 'ask'`) instead of being sent blindly; until that lands the run only
- * asks what every outcome must keep. One place, so the lead changes one function.
+ * What a chaos run expects of the orders held while their campaign was on pixel, at the default
+ * `onSwitch: 'ask'`: the pixel may have billed them, so after the switch to s2s they wait for a decision
+ * and nothing sends them without one.
  */
 import type { Job } from '@postback/core';
 import type { SandboxConversion } from '@postback/sandbox';
 import { type ChaosOrder, orderKey } from './chaos-orders.ts';
 
 /**
- * Each order is applied at most once (the sandbox keeps an order id once: its charge is one bid), and it
- * is either applied, or awaiting a decision (pending and held, before its deadline), or ended with a reason
- * (dead, expired or cancelled, with its `lastError`). Returns one line per order that breaks it.
+ * No order is applied by s2s (no decision was taken), and each is either awaiting a decision (pending and
+ * held) or ended with a reason (expired at its deadline, or dead or cancelled, with its `lastError`).
+ * Returns one line per order that breaks it.
  *
  * @example
  * ```ts
@@ -22,7 +21,6 @@ export function pixelHeldOrderProblems(
   orders: readonly ChaosOrder[],
   jobs: ReadonlyMap<string, Job>,
   applied: ReadonlyMap<string, SandboxConversion>,
-  bidMicros: number,
   now: number,
   describe: (order: ChaosOrder) => string,
 ): string[] {
@@ -31,11 +29,10 @@ export function pixelHeldOrderProblems(
     const job = jobs.get(order.jobId);
     const record = applied.get(orderKey(order));
     if (record !== undefined) {
-      if (record.charged_micros !== bidMicros)
-        problems.push(`${describe(order)}: charged ${record.charged_micros}, not one bid`);
+      problems.push(`${describe(order)}: sent without a decision (charged ${record.charged_micros})`);
       continue;
     }
-    const awaiting = job?.state === 'pending' && job.heldAt !== null && now <= order.deadline;
+    const awaiting = job?.state === 'pending' && job.heldAt !== null && now <= order.deadline + 1;
     const ended =
       job !== undefined && ['dead', 'expired', 'cancelled'].includes(job.state) && !!job.lastError;
     if (!awaiting && !ended)

@@ -129,7 +129,6 @@ export {
   type WorkerBeat,
 } from './queue/outbox-types.ts';
 export type { OutboxShadow, ShadowScope } from './queue/shadow-types.ts';
-export type { OnSwitch, OutboxSwitches } from './queue/switch-types.ts';
 export {
   JobValidationError,
   MAX_ACCOUNT_LENGTH,

@@ -61,6 +61,11 @@ export {
   schedulePrune,
   storeReturnWindowMs,
 } from './queue/dispatcher/prune-schedule.ts';
+export {
+  DEFAULT_ON_SWITCH,
+  type OnSwitchResolver,
+  onSwitchFor,
+} from './queue/dispatcher/switch-options.ts';
 export type {
   DeliveryTrace,
   RequestTrace,
@@ -182,7 +187,13 @@ export {
   isDecidable,
   switchKey,
 } from './queue/switch-rules.ts';
-export type { HeldDecisionOptions, SwitchSeen } from './queue/switch-types.ts';
+export {
+  type HeldDecisionOptions,
+  ON_SWITCH_VALUES,
+  type OnSwitch,
+  type OutboxSwitches,
+  type SwitchSeen,
+} from './queue/switch-types.ts';
 export {
   validateAccount,
   validateClickToken,

@@ -87,6 +87,7 @@ export function dispatcherWith(overrides: Partial<DispatcherOptions> = {}): Disp
     'account-resumed',
     'held',
     'hold-released',
+    'switch-seen',
   ] as const;
   for (const name of names) {
     dispatcher.on(name, (payload) => events.push({ name, payload }));

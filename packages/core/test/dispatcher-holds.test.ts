@@ -38,7 +38,7 @@ describe('a campaign not on s2s', () => {
       await enqueue(`ord_${i}`);
       service.script(CONFIRM_PATH, notOnS2s('cmp_pix'));
     }
-    const dispatcher = dispatcherWith({ holdProbeMs: PROBE });
+    const dispatcher = dispatcherWith({ onSwitch: 'send', holdProbeMs: PROBE });
     expect(await dispatcher.drain()).toMatchObject({ claimed: 3, held: 3, dead: 0, retried: 0 });
     const held = await outbox.listJobs();
     expect(held.map((job) => [job.state, job.attempts, job.heldCampaignId])).toEqual([
@@ -78,10 +78,12 @@ describe('a campaign not on s2s', () => {
     for (let i = 0; i < 4; i++) {
       await enqueue(`ord_${i}`);
       service.script(CONFIRM_PATH, notOnS2s('cmp_pix'));
-      expect(await dispatcherWith({ holdProbeMs: PROBE }).drain()).toMatchObject({ held: 1 });
+      expect(await dispatcherWith({ onSwitch: 'send', holdProbeMs: PROBE }).drain()).toMatchObject({
+        held: 1,
+      });
       clock.advance(60_000);
     }
-    const dispatcher = dispatcherWith({ holdProbeMs: PROBE });
+    const dispatcher = dispatcherWith({ onSwitch: 'send', holdProbeMs: PROBE });
     clock.advance(PROBE - 4 * 60_000);
     // The campaign was switched meanwhile: unscripted confirms are accepted (campaign cmp_pix).
     const summary = await dispatcher.drain();
@@ -101,7 +103,7 @@ describe('a campaign not on s2s', () => {
     const deadline = job.deadline as number;
     const first = clock.now();
     service.script(CONFIRM_PATH, notOnS2s('cmp_pix'), notOnS2s('cmp_pix'));
-    const dispatcher = dispatcherWith({ holdProbeMs: 30 * 60_000 });
+    const dispatcher = dispatcherWith({ onSwitch: 'send', holdProbeMs: 30 * 60_000 });
     await dispatcher.drain();
     clock.advance(30 * 60_000);
     await dispatcher.drain();
@@ -116,7 +118,7 @@ describe('a campaign not on s2s', () => {
   it('names a problem again when it comes back after its held jobs all ended (a new alert, not a repeat)', async () => {
     const first = await enqueue('ord_1', clock.now() - 7 * 86_400_000 + 2 * 3_600_000);
     service.script(CONFIRM_PATH, notOnS2s('cmp_pix'));
-    const dispatcher = dispatcherWith({ holdProbeMs: PROBE });
+    const dispatcher = dispatcherWith({ onSwitch: 'send', holdProbeMs: PROBE });
     await dispatcher.drain();
     clock.set((first.deadline as number) + 1);
     expect(await dispatcher.drain()).toMatchObject({ expired: 1 });

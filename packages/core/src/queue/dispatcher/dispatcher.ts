@@ -31,6 +31,7 @@ import { createRefusals } from './refusals.ts';
 import { createSender } from './send.ts';
 import { createShadowGate } from './shadow.ts';
 import { createSkewCheck } from './skew.ts';
+import { createSwitchWatch } from './switch-watch.ts';
 import { safeTracing } from './tracing.ts';
 import { createWakeUps, sleep } from './wake.ts';
 import { createWatch } from './watch.ts';
@@ -131,7 +132,14 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
     timing,
     refusals: createRefusals(o.systematicRefusalAfter),
     random: o.random,
-    holds: createHolds({ outbox, emit, holdProbeMs: o.holdProbeMs, timing }),
+    holds: createHolds({
+      outbox,
+      emit,
+      holdProbeMs: o.holdProbeMs,
+      timing,
+      onSwitch: o.onSwitch,
+      switches: createSwitchWatch({ outbox, emit, onSwitch: o.onSwitch, askEveryMs: o.holdProbeMs }),
+    }),
   });
   const send = createSender(o); // its client, clock, both patterns and apiKeyFor
   let pruning: PruneSchedule | null = null;

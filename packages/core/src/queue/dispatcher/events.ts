@@ -7,6 +7,7 @@ import type { EpochMs } from '../../policy.ts';
 import type { ConversionRequest } from '../conversion-request.ts';
 import type { AttemptRecord, Job } from '../job-types.ts';
 import type { PauseCause } from '../outbox-types.ts';
+import type { OnSwitch } from '../switch-types.ts';
 
 /** Payload of each Dispatcher event. */
 export interface DispatcherEvents {
@@ -79,6 +80,19 @@ export interface DispatcherEvents {
     /** Since the problem was first seen by this Dispatcher (or the delivered job was first held). */
     heldForMs: number;
     job: Job;
+  };
+  /**
+   * A campaign whose orders are held (see `held`) was seen accepting s2s: a delivery's answer named it for
+   * the account. With `onSwitch` `'ask'` the held orders wait for an operator's `postback held send|drop`
+   * (an alert: the pixel may have billed them; their windows keep running); with `'send'` or `'drop'`,
+   * `decided` of them were sent or cancelled. Once per switch, whichever worker saw it first.
+   */
+  'switch-seen': {
+    account: string | null;
+    campaignId: string;
+    at: EpochMs;
+    onSwitch: OnSwitch;
+    decided: number;
   };
   /**
    * The job's account is in shadow mode: the job was recorded as it would be sent (`request`, its path and

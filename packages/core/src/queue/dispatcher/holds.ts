@@ -1,20 +1,28 @@
 /**
  * Held jobs: the service said a job's campaign is not on s2s, a problem of the campaign that the
  * advertiser fixes by switching it, not of the job. The job is held (`outbox.retry` with `hold`: still
- * `pending`, its attempt not counted). A problem is one (account, campaign) pair, and it is probed by one
- * job: the probe is due again after `holdProbeMs`, every other job of the problem waits until its own last
- * chance ({@link heldUntil}), so the service sees one refused request per problem per `holdProbeMs`. The
- * problem is named once (`held`) until it is released; it is released (`outbox.releaseHeld`: its jobs due
- * now) only by its probe's delivery or by a delivery whose answer names that campaign for that account.
+ * `pending`, its attempt not counted). A problem is one (account, campaign) pair, named once (`held`).
+ *
+ * What a held order gets once the campaign accepts s2s is `onSwitch`'s (`switch-watch.ts`): the pixel
+ * may have billed it meanwhile. With `'send'`, a problem is probed by one of its jobs: the probe is due
+ * again after `holdProbeMs`, every other job waits until its own last chance ({@link heldUntil}), so the
+ * service sees one refused request per problem per `holdProbeMs`; it is released (`outbox.releaseHeld`:
+ * its jobs due now) by its probe's delivery or by a delivery whose answer names that campaign for that
+ * account. With `'ask'` or `'drop'` a held order is never sent again without a decision: it waits past its
+ * deadline (where the send expires it, unsent) unless a decision comes first, and the switch is seen by the
+ * orders created after it (sent as any job is).
  */
-import type { EpochMs } from '../../policy.ts';
+import { DEFAULT_CONFIRM_WINDOW_MS, type EpochMs } from '../../policy.ts';
 import { accountKey } from '../accounts.ts';
 import type { AttemptRecord, Job } from '../job-types.ts';
 import type { Outbox } from '../outbox-types.ts';
+import type { OnSwitch } from '../switch-types.ts';
 import { capWait, type WaitTiming } from '../wait-rule.ts';
 import type { Failure } from './classify.ts';
 import type { Emit } from './events.ts';
 import type { JobOutcome } from './held-jobs.ts';
+import { type OnSwitchResolver, onSwitchFor } from './switch-options.ts';
+import type { SwitchWatch } from './switch-watch.ts';
 
 /** What holding needs. */
 export interface HoldsContext {
@@ -23,6 +31,10 @@ export interface HoldsContext {
   holdProbeMs: number;
   /** What a last chance leaves room for (`wait-rule.ts`): a probe is never later than the job's last chance. */
   timing: WaitTiming;
+  /** What a problem's held orders get at its switch; only `'send'` probes with them. */
+  onSwitch: OnSwitch | OnSwitchResolver;
+  /** Where a delivery naming a campaign is told, to see a switch. */
+  switches: SwitchWatch;
 }
 
 /** The held problems of a Dispatcher; see {@link createHolds}. */
@@ -76,8 +88,12 @@ export function createHolds(ctx: HoldsContext): Holds {
     const campaignId = failure.campaignId ?? null;
     const key = keyOf(job.account, campaignId);
     const known = problems.get(key);
-    // Its jobs all ended (expired, withdrawn) meanwhile: the problem is new again, and alerted again.
-    const current = known !== undefined && at - known.lastHeldAt <= 2 * ctx.holdProbeMs ? known : undefined;
+    const sendsHeld = onSwitchFor(ctx.onSwitch, job.account, campaignId) === 'send';
+    // Its jobs all ended (expired, withdrawn) meanwhile: the problem is new again, and alerted again. Without
+    // probes (`onSwitch` not `'send'`) only fresh orders are held, as they come: a held order outlives no
+    // confirmation window.
+    const forgetAfter = sendsHeld ? 2 * ctx.holdProbeMs : DEFAULT_CONFIRM_WINDOW_MS;
+    const current = known !== undefined && at - known.lastHeldAt <= forgetAfter ? known : undefined;
     // Named before the store answers, so that jobs of the problem refused at the same time (concurrent
     // sends) wait for this probe rather than each becoming one.
     const problem = current ?? {
@@ -89,12 +105,15 @@ export function createHolds(ctx: HoldsContext): Holds {
     };
     const isNew = current === undefined;
     if (isNew) problems.set(key, problem);
-    const probes = problem.probeJobId === job.id;
+    const probes = sendsHeld && problem.probeJobId === job.id;
     // The probe goes again after `holdProbeMs`, by its last chance at the latest (past that, at its
     // deadline, when the send expires it); the others wait for its answer, at most until their last chance.
-    const nextAttemptAt = probes
-      ? (capWait(job, at + ctx.holdProbeMs, ctx.timing, at)?.at ?? job.deadline ?? at)
-      : heldUntil(job, at, ctx.holdProbeMs, ctx.timing);
+    // Without `'send'`, a held order waits past its deadline: only a decision makes it due sooner.
+    const nextAttemptAt = !sendsHeld
+      ? (job.deadline ?? at + ctx.holdProbeMs) + 1
+      : probes
+        ? (capWait(job, at + ctx.holdProbeMs, ctx.timing, at)?.at ?? job.deadline ?? at)
+        : heldUntil(job, at, ctx.holdProbeMs, ctx.timing);
     const ok = await outbox.retry(job, {
       now: at,
       nextAttemptAt,
@@ -110,7 +129,7 @@ export function createHolds(ctx: HoldsContext): Holds {
     }
     released.delete(key);
     if (!isNew) {
-      if (probes) problem.lastHeldAt = at;
+      if (probes || !sendsHeld) problem.lastHeldAt = at;
       return 'held';
     }
     emit('held', {
@@ -125,16 +144,19 @@ export function createHolds(ctx: HoldsContext): Holds {
 
   const delivered: Holds['delivered'] = async (job, campaignId, at) => {
     if (!supported) return;
+    if (campaignId !== null) await ctx.switches.delivered(job.account, campaignId, at);
     // What the delivery proves fixed: the problem it probed (its own), and the one of the campaign its
     // answer named, for its account. An answer that names no campaign proves nothing of another problem.
     // Its own problem is released unless this Dispatcher released it already (a released job delivered
     // later); the named campaign's only when this Dispatcher holds it.
+    // Only a problem whose held orders `onSwitch` sends is released by a delivery.
+    const sends = (c: string | null) => onSwitchFor(ctx.onSwitch, job.account, c) === 'send';
     const fixed = new Map<string, string | null>();
-    if (job.heldAt !== null) {
+    if (job.heldAt !== null && sends(job.heldCampaignId)) {
       const own = keyOf(job.account, job.heldCampaignId);
       if (problems.has(own) || !released.has(own)) fixed.set(own, job.heldCampaignId);
     }
-    if (campaignId !== null && problems.has(keyOf(job.account, campaignId))) {
+    if (campaignId !== null && sends(campaignId) && problems.has(keyOf(job.account, campaignId))) {
       fixed.set(keyOf(job.account, campaignId), campaignId);
     }
     if (fixed.size === 0) return;

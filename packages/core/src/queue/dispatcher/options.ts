@@ -15,6 +15,7 @@ import {
 import { maxRequestsPerSecondOption, paceOption } from './pace-options.ts';
 import { DEFAULT_PRUNE_EVERY_MS, DEFAULT_PRUNE_OLDER_THAN_MS } from './prune-schedule.ts';
 import { shadowRefreshOption } from './shadow-options.ts';
+import { onSwitchOption } from './switch-options.ts';
 import type { DeliveryTracing } from './tracing.ts';
 
 /** Body of POST /v1/conversions/s2s. */
@@ -331,6 +332,8 @@ export const dispatcherOptionsSchema = z.strictObject({
     '`600_000` (`DEFAULT_HOLD_PROBE_MS`)',
     "How long a problem's probe (one held job per account and campaign) waits before it is sent again (never past its last chance: see \"Waits answer to the deadline\"); the problem's other jobs wait for its answer. Its success releases the problem's held jobs at once. Lower it to see a switched campaign sooner.",
   ),
+  /** What a held campaign's switch to s2s does to its held orders (`switch-options.ts`). @defaultValue `'ask'` */
+  onSwitch: onSwitchOption,
   /**
    * Consecutive distinct jobs of one account refused alike (same status, same words once the request's
    * own values are taken out) before the account pauses as a systematic refusal. @defaultValue
