@@ -7,6 +7,7 @@
 import { type ParseArgsOptionsConfig, parseArgs } from 'node:util';
 import { validateAccount } from '@postback/core/store';
 import { UsageError, validationProblem } from './args.ts';
+import { text } from './format.ts';
 import { type CommandSpec, envOf, type FlagSpec, type FlagTable, type FlagValues } from './spec.ts';
 
 /** What {@link parseCommand} returns: the checked values, the words that are not flags, and `--help`. */
@@ -246,4 +247,19 @@ export function parseCommand<F extends FlagTable>(
       throw new UsageError(`set ${variable.name} to ${variable.help}`);
   }
   return { values: values as FlagValues<F>, positionals: parsed.positionals, help: false };
+}
+
+/**
+ * An ISO 8601 time with a date (a bare date is its UTC midnight), or a usage error naming the flag.
+ *
+ * @example
+ * ```ts
+ * timeValue('created-before', '2026-11-03T00:00:00Z'); // 1793664000000
+ * ```
+ */
+export function timeValue(flag: string, value: string): number {
+  const at = /^\d{4}-\d{2}-\d{2}/.test(value) ? Date.parse(value) : Number.NaN;
+  if (!Number.isFinite(at))
+    throw new UsageError(text`--${flag} must be an ISO 8601 time (2026-11-03T00:00:00Z), got ${value}`);
+  return at;
 }

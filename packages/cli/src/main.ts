@@ -31,6 +31,7 @@ export const COMMAND_LOADERS: Readonly<Record<string, () => Promise<{ command: C
   doctor: () => import('./commands/doctor.ts'),
   reconcile: () => import('./commands/reconcile.ts'),
   shadow: () => import('./commands/shadow.ts'),
+  held: () => import('./commands/held.ts'),
   ledger: () => import('./commands/ledger.ts'),
 };
 

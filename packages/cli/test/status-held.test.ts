@@ -12,7 +12,7 @@ setUpCommandHarness();
 const NOT_S2S = 'Ad service answered 422: campaign cmp_pix is not on s2s: its conversion source is pixel';
 
 /** Three orders of one campaign held, worth 4.50 in all, and one pending order not held. */
-async function seedHeld(): Promise<number> {
+async function seedHeld(): Promise<{ now: number; earliestDeadline: number }> {
   const outbox = db.open();
   for (let i = 0; i < 4; i++) {
     await outbox.confirm({
@@ -23,17 +23,18 @@ async function seedHeld(): Promise<number> {
   }
   const now = Date.now();
   const claimed = await outbox.claim({ now, limit: 3, leaseMs: 30_000 });
+  const earliestDeadline = Math.min(...claimed.map((job) => job.deadline as number));
   for (const job of claimed) {
     const held = { now, nextAttemptAt: now + 600_000, error: NOT_S2S, hold: { campaignId: 'cmp_pix' } };
     expect(await outbox.retry(job, held)).toBe(true);
   }
   await outbox.close();
-  return now;
+  return { now, earliestDeadline };
 }
 
 describe('postback status: held jobs', () => {
   it('names each campaign problem once, with the count and value held, in text and JSON', async () => {
-    const since = await seedHeld();
+    const { now: since, earliestDeadline } = await seedHeld();
     const text = await run(['status', '--db', db.file]);
     expect(text.code).toBe(0);
     const lines = text.out.split('\n').filter((line) => line.includes('cmp_pix'));
@@ -51,6 +52,9 @@ describe('postback status: held jobs', () => {
         valueMicros: 4_500_000,
         reason: NOT_S2S,
         since: new Date(since).toISOString(),
+        earliestDeadline: new Date(earliestDeadline).toISOString(),
+        switchSeenAt: null,
+        awaitingDecision: false,
       },
     ]);
     expect(status.counts).toMatchObject({ pending: 4, dead: 0 });

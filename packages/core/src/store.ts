@@ -196,6 +196,7 @@ export {
 } from './queue/switch-types.ts';
 export {
   validateAccount,
+  validateCampaignId,
   validateClickToken,
   validateConfirmInput,
   validateOrderId,

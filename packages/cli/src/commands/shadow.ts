@@ -10,7 +10,7 @@ import { backendFlags, EXIT, UsageError } from '../args.ts';
 import { parseBaseUrl } from '../base-url.ts';
 import { type Command, defineCommand } from '../command.ts';
 import { type CommandContext, defaultContext, openFromFlags } from '../context.ts';
-import { accountFilter, durationValue, type ParsedCommand } from '../flags.ts';
+import { accountFilter, durationValue, type ParsedCommand, timeValue } from '../flags.ts';
 import { jsonText, text } from '../format.ts';
 import type { CommandIo } from '../io.ts';
 import { type AccountKeys, KeysError, loadAccountKeys } from '../keys.ts';
@@ -40,14 +40,6 @@ function checkAction(positionals: string[], values: Values): Action {
   if (values['send-unbilled-after'] !== undefined && action !== 'end')
     throw new UsageError('--send-unbilled-after is for end');
   return action;
-}
-
-/** An ISO 8601 time with a date (a bare date is its UTC midnight), or a usage error naming the flag. */
-function timeValue(flag: string, value: string): number {
-  const at = /^\d{4}-\d{2}-\d{2}/.test(value) ? Date.parse(value) : Number.NaN;
-  if (!Number.isFinite(at))
-    throw new UsageError(text`--${flag} must be an ISO 8601 time (2026-11-03T00:00:00Z), got ${value}`);
-  return at;
 }
 
 /** `--since`: a time, or a duration back from `now`. */

@@ -12,13 +12,21 @@ import { type Command, defineCommand } from '../command.ts';
 import { type CommandContext, defaultContext, openFromFlags } from '../context.ts';
 import type { ParsedCommand } from '../flags.ts';
 import { backendName, duration, iso, jobLine, jobView, jsonText, relative, text, when } from '../format.ts';
+import { awaitingDecision, type HeldWithSwitch, heldJson, withSwitches } from '../held-view.ts';
 import { CAUSE_TEXT, causeOfPause } from '../pause-cause.ts';
 import { STATUS_EXIT, statusSpec } from '../specs/status.ts';
 
 type Values = ParsedCommand<typeof statusSpec.flags>['values'];
 
 /** A condition `--fail-on-*` can turn into an exit code, by its name in `--json`'s `alerts`. */
-type Alert = 'dead' | 'at-risk' | 'paused' | 'accounts-paused' | 'jobs-held' | 'no-worker';
+type Alert =
+  | 'dead'
+  | 'at-risk'
+  | 'paused'
+  | 'accounts-paused'
+  | 'jobs-held'
+  | 'held-awaiting-decision'
+  | 'no-worker';
 
 const ALERT_EXIT: Readonly<Record<Alert, number>> = {
   dead: STATUS_EXIT.dead,
@@ -28,6 +36,8 @@ const ALERT_EXIT: Readonly<Record<Alert, number>> = {
   'accounts-paused': STATUS_EXIT.paused,
   // Jobs held for a campaign not on s2s: delivery stopped for them too, until the campaign is switched.
   'jobs-held': STATUS_EXIT.paused,
+  // Held orders whose campaign accepts s2s now: they wait for an operator, and their windows run.
+  'held-awaiting-decision': STATUS_EXIT.paused,
   'no-worker': STATUS_EXIT.noWorker,
 };
 
@@ -71,14 +81,15 @@ function pausedAccountsOf(live: readonly WorkerBeat[]): PausedAccount[] {
 const accountName = (account: string | null) => (account === null ? '(no account)' : account);
 
 /** The conditions that hold, whether asked for or not (`alerts` in JSON lists only those asked for). */
-function conditions(stats: QueueStats, workers: WorkerBeat[] | null): Alert[] {
+function conditions(stats: QueueStats, held: HeldWithSwitch[], workers: WorkerBeat[] | null): Alert[] {
   const live = workers?.filter((w) => w.state !== 'stopped') ?? null;
   const found: Alert[] = [];
   if (stats.counts.dead > 0) found.push('dead');
   if (stats.atRisk.count > 0) found.push('at-risk');
   if (live?.some(isPaused)) found.push('paused');
   if (live?.some((beat) => pausesOf(beat).length > 0)) found.push('accounts-paused');
-  if ((stats.held ?? []).length > 0) found.push('jobs-held');
+  if (held.length > 0) found.push('jobs-held');
+  if (awaitingDecision(held).length > 0) found.push('held-awaiting-decision');
   if (live !== null && live.length === 0) found.push('no-worker');
   return found;
 }
@@ -90,6 +101,7 @@ function asked(values: Values): Alert[] {
     [values['fail-on-paused'], 'paused'],
     [values['fail-on-paused'], 'accounts-paused'],
     [values['fail-on-paused'], 'jobs-held'],
+    [values['fail-on-paused'], 'held-awaiting-decision'],
     [values['fail-on-no-worker'], 'no-worker'],
   ];
   return flags.filter(([on]) => on).map(([, alert]) => alert);
@@ -131,18 +143,29 @@ function accountPauseView(pause: AccountPause) {
   };
 }
 
-function heldView(problem: HeldProblem) {
-  return { ...problem, since: iso(problem.since) };
-}
-
 /** What a held problem is about: its campaign (or "a campaign the service did not name") and account. */
 function heldSubject(problem: HeldProblem): string {
   const campaign = problem.campaignId === null ? 'a campaign not named by the service' : problem.campaignId;
   return problem.account === null ? campaign : text`${campaign} (account ${problem.account})`;
 }
 
-function heldLine(problem: HeldProblem, now: number): string {
-  return text`  ${heldSubject(problem)}: ${problem.count} job(s) worth ${money(problem.valueMicros)} held since ${when(problem.since, now)}: ${problem.reason}`;
+function heldLine(problem: HeldWithSwitch, now: number): string {
+  const seen =
+    problem.switchSeenAt === null
+      ? ''
+      : `; switch to s2s seen ${when(problem.switchSeenAt, now)}: awaiting a decision`;
+  return text`  ${heldSubject(problem)}: ${problem.count} job(s) worth ${money(problem.valueMicros)} held since ${when(problem.since, now)}${seen}: ${problem.reason}`;
+}
+
+/** The held orders awaiting a decision, one part per problem: value at risk and earliest deadline. */
+function awaitingLine(held: readonly HeldWithSwitch[]): string {
+  const waiting = awaitingDecision(held);
+  const value = waiting.reduce((sum, p) => sum + p.valueMicros, 0);
+  const each = waiting.map(
+    (p) =>
+      text`${heldSubject(p)}: ${p.count} worth ${money(p.valueMicros)}, switch seen ${iso(p.switchSeenAt) ?? '-'}, earliest deadline ${iso(p.earliestDeadline) ?? '-'}`,
+  );
+  return `${waiting.reduce((n, p) => n + p.count, 0)} held order(s) worth ${money(value)} await a decision since their campaign accepts s2s (the pixel may have billed them; undecided, each expires at its deadline): ${each.join('; ')} ('postback held send|drop')`;
 }
 
 /** Micros as a decimal amount (the service's currency, which the outbox does not know). */
@@ -169,6 +192,7 @@ function workerLine(beat: WorkerBeat, now: number): string {
 function alertLine(
   alert: Alert,
   stats: QueueStats,
+  held: readonly HeldWithSwitch[],
   seenWithin: number,
   accounts: readonly PausedAccount[],
   live: readonly WorkerBeat[],
@@ -193,7 +217,9 @@ function alertLine(
       return `${accounts.length} account(s) paused: ${each.join(', ')}`;
     }
     case 'jobs-held':
-      return text`${(stats.held ?? []).reduce((n, p) => n + p.count, 0)} job(s) held: campaign not on s2s: ${(stats.held ?? []).map(heldSubject).join(', ')} (switch it to s2s; held jobs are then delivered with no action)`;
+      return text`${held.reduce((n, p) => n + p.count, 0)} job(s) held: campaign not on s2s: ${held.map(heldSubject).join(', ')} (switch it to s2s, then decide them with 'postback held', unless the worker's onSwitch does)`;
+    case 'held-awaiting-decision':
+      return awaitingLine(held);
     case 'no-worker':
       return `no worker seen in the last ${duration(seenWithin)}`;
   }
@@ -229,7 +255,9 @@ export function createStatusCommand(ctx: CommandContext = defaultContext): Comma
       const live = workers?.filter((w) => w.state !== 'stopped') ?? null;
       const paused = live === null ? null : live.some(isPaused);
       const pausedAccounts = live === null ? null : pausedAccountsOf(live);
-      const alerts = conditions(stats, workers).filter((alert) => wanted.includes(alert));
+      // Held problems, with the switch of their campaign when one was seen (null store: SQS keeps none).
+      const held = withSwitches(stats.held ?? [], (await outbox.switches?.list()) ?? []);
+      const alerts = conditions(stats, held, workers).filter((alert) => wanted.includes(alert));
       // Shadow mode (`postback shadow`): while on, its jobs are recorded and never sent. Null: no shadow mode (SQS).
       const shadow = (await outbox.shadow?.settings())?.map((s) => ({ ...s, since: iso(s.since) })) ?? null;
       if (values.json) {
@@ -250,7 +278,7 @@ export function createStatusCommand(ctx: CommandContext = defaultContext): Comma
             paused,
             pausedAccounts:
               pausedAccounts?.map((p) => ({ ...accountPauseView(p), workers: p.workers })) ?? null,
-            held: stats.held?.map(heldView) ?? [],
+            held: held.map(heldJson),
             shadow,
             alerts,
             dead: dead.map(jobView),
@@ -297,10 +325,9 @@ export function createStatusCommand(ctx: CommandContext = defaultContext): Comma
           lines.push(
             text`shadow mode: on for ${s.scope === 'all' ? 'the whole outbox' : `account ${s.account ?? '(none)'}`} since ${s.since}: its jobs are recorded, not sent ('postback shadow report', 'postback shadow end')`,
           );
-        const held = stats.held ?? [];
         if (held.length > 0) {
           lines.push(
-            `held jobs (${held.length} campaign problem(s); probed again, delivered once the campaign is on s2s):`,
+            `held jobs (${held.length} campaign problem(s); once the campaign accepts s2s they await a decision: 'postback held'):`,
           );
           for (const problem of held) lines.push(heldLine(problem, now));
         }
@@ -312,7 +339,7 @@ export function createStatusCommand(ctx: CommandContext = defaultContext): Comma
       }
       for (const alert of alerts)
         io.stderr(
-          `postback status: alert: ${alertLine(alert, stats, seenWithin, pausedAccounts ?? [], live ?? [])}\n`,
+          `postback status: alert: ${alertLine(alert, stats, held, seenWithin, pausedAccounts ?? [], live ?? [])}\n`,
         );
       return alerts.reduce<number>((code, alert) => Math.max(code, ALERT_EXIT[alert]), EXIT.ok);
     } finally {

@@ -8,6 +8,7 @@ import { dashboardSpec } from './dashboard.ts';
 import { dlqSpec } from './dlq.ts';
 import { doctorSpec } from './doctor.ts';
 import { enqueueSpec } from './enqueue.ts';
+import { heldSpec } from './held.ts';
 import { jobSpec } from './job.ts';
 import { jobsSpec } from './jobs.ts';
 import { ledgerSpec } from './ledger.ts';
@@ -37,5 +38,6 @@ export const COMMAND_SPECS: readonly CommandSpec[] = [
   doctorSpec,
   reconcileSpec,
   shadowSpec,
+  heldSpec,
   ledgerSpec,
 ];
