@@ -141,6 +141,7 @@ export function createWorkerCommand(
           ...tuning.dispatcher,
           // A dedicated worker has no pages to give way to: full speed unless --pace adaptive.
           pace: values.pace as 'adaptive' | 'off',
+          onSwitch: values['on-switch'] as 'ask' | 'send' | 'drop',
           ...maxRequestsPerSecond(values),
         },
         client: { baseUrl, ...(apiKey === undefined ? {} : { apiKey }), ...tuning.client },

@@ -98,6 +98,16 @@ export const workerSpec = {
       max: 100_000,
       help: 'keep all sends below N a second, spaced evenly, for a service whose limit is\nknown (Dispatcher option maxRequestsPerSecond.total; default: none, 429s teach a rate)',
     },
+    'on-switch': {
+      type: 'string',
+      value: 'ask|send|drop',
+      help:
+        'what orders held for a campaign not on s2s get once it accepts s2s: ask (wait for\n' +
+        "'postback held send|drop': the pixel may have billed them), send (no pixel), drop (the\n" +
+        'pixel billed them) (Dispatcher option onSwitch)',
+      choices: ['ask', 'send', 'drop'],
+      default: 'ask',
+    },
     'max-requests-per-second-per-account': {
       type: 'integer',
       value: 'N',
