@@ -68,6 +68,7 @@ import {
   type PruneWindow,
 } from './operator-queries.ts';
 import { createShadowOperations } from './shadow-operations.ts';
+import { createSwitchOperations } from './switch-operations.ts';
 
 /** What `confirm` answers: the id of the job it inserted, or the job already stored for the order. */
 export type InsertedConfirm = { created: true; id: string } | { created: false; job: ConfirmJob };
@@ -206,8 +207,16 @@ export function createOutboxOperations(db: DatabaseSync, policy: Readonly<Window
     hasRefund: (job) => loadByOrder(accountKey(job.account), job.orderId, 'refund') !== null,
   });
 
+  const switches = createSwitchOperations(db, {
+    update: (before, after) => {
+      storeWithLedger(before, after, null);
+      if (after.kind === 'confirm') settleRefundOf(after);
+    },
+  });
+
   return {
     ...shadow,
+    ...switches,
     /**
      * Inserts a built confirm job (given as its `insertValues`, which cross threads cheaper than the job)
      * and answers with its new id, or answers with the stored job of the same order. Only the id: the
@@ -442,4 +451,6 @@ export type WriteOperation =
   | 'shadowStart'
   | 'shadowRecord'
   | 'shadowEnd'
-  | 'noteSpend';
+  | 'noteSpend'
+  | 'switchNote'
+  | 'switchDecide';

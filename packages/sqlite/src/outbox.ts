@@ -56,6 +56,7 @@ import { type SqliteOutboxOptions, sqliteOutboxOptionsSchema } from './options.t
 import { createOutboxOperations, type HeldJob, storedConfirm } from './outbox-operations.ts';
 import { createLocalWriter, type OutboxWriter, readOnlyWriter } from './outbox-writer.ts';
 import { createSqliteShadow } from './shadow.ts';
+import { createSqliteSwitches } from './switches.ts';
 import { createThreadWriter } from './writer-thread/main-side.ts';
 
 /**
@@ -243,6 +244,8 @@ export function createSqliteOutbox(options: SqliteOutboxOptions): SqliteOutbox {
     features: OUTBOX_FEATURES,
 
     shadow: createSqliteShadow({ writer, ops, guard, read }),
+
+    switches: createSqliteSwitches({ writer, ops, guard, read }),
 
     listDead: (options) =>
       read(() => {

@@ -11,6 +11,7 @@ import { HELD_PROBLEMS_SQL, RELEASE_HELD_SQL } from './held-queries.ts';
 import { prepareJobStatements } from './job-rows.ts';
 import { createOperatorQueries } from './operator-queries.ts';
 import { migrate } from './schema.ts';
+import { FORGET_SWITCH_SQL, HELD_PAGE_SQL, NOTE_SWITCH_SQL } from './switch-operations.ts';
 
 function planOf(db: DatabaseSync, statement: StatementSync): string[] {
   const rows = db.prepare(`EXPLAIN QUERY PLAN ${statement.sourceSQL}`).all() as Array<{ detail: string }>;
@@ -69,7 +70,26 @@ describe('query plans of the outbox', () => {
     expect(release.join()).toContain('USING INDEX jobs_held');
     expect(release.filter(fullTableScan)).toEqual([]);
     const problems = planOf(db, db.prepare(HELD_PROBLEMS_SQL));
-    expect(problems).toEqual(['SCAN jobs USING INDEX jobs_held']);
+    // The earliest deadline of each problem: a search of that problem's open held jobs.
+    expect(problems).toEqual([
+      'SCAN jobs USING INDEX jobs_held',
+      'CORRELATED SCALAR SUBQUERY 1',
+      'SEARCH d USING INDEX jobs_held (account=? AND held_campaign_id=?)',
+    ]);
+  });
+
+  it("the switches of held campaigns read only their problem's held jobs (jobs_held)", () => {
+    const problem = 'USING INDEX jobs_held (account=? AND held_campaign_id=?)';
+    expect(planOf(db, db.prepare(NOTE_SWITCH_SQL))).toEqual([`SEARCH jobs EXISTS ${problem}`]);
+    expect(planOf(db, db.prepare(FORGET_SWITCH_SQL))).toEqual([
+      'SEARCH held_switches USING PRIMARY KEY (switch_key=?)',
+      'SCALAR SUBQUERY 1',
+      `SEARCH jobs ${problem}`,
+    ]);
+    // A decision's pages: the problem's jobs in id order straight from the index, nothing sorted.
+    expect(planOf(db, db.prepare(HELD_PAGE_SQL))).toEqual([
+      'SEARCH jobs USING INDEX jobs_held (account=? AND held_campaign_id=? AND rowid>?)',
+    ]);
   });
 
   it('listDead, purge and lookups by order search indexes', () => {

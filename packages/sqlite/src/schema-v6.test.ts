@@ -29,6 +29,7 @@ describe('a file of schema version 6 (before shadow mode)', () => {
     await before.close();
     const db = new DatabaseSync(filename);
     db.exec(`
+      DROP TABLE held_switches;
       DROP TABLE ledger;
       DROP INDEX jobs_shadow;
       DROP TABLE shadow_spend;

@@ -28,7 +28,7 @@ describe('a file of schema version 7 (before the ledger)', () => {
     });
     await before.close();
     const db = new DatabaseSync(filename);
-    db.exec('DROP TABLE ledger; PRAGMA user_version = 7;');
+    db.exec('DROP TABLE held_switches; DROP TABLE ledger; PRAGMA user_version = 7;');
     db.close();
 
     const outbox = createSqliteOutbox({ filename, now: () => T0 });

@@ -308,6 +308,7 @@ describe('a file of schema version 5 (before held jobs)', () => {
     await before.close();
     const db = new DatabaseSync(filename);
     db.exec(`
+      DROP TABLE held_switches;
       DROP TABLE ledger;
       DROP INDEX jobs_shadow;
       DROP TABLE shadow_spend;
@@ -337,7 +338,15 @@ describe('a file of schema version 5 (before held jobs)', () => {
       }),
     ).toBe(true);
     expect((await outbox.stats(at)).held).toEqual([
-      { account: null, campaignId: 'cmp_v5', count: 1, valueMicros: 7_000_000, reason: error, since: at },
+      {
+        account: null,
+        campaignId: 'cmp_v5',
+        count: 1,
+        valueMicros: 7_000_000,
+        reason: error,
+        since: at,
+        earliestDeadline: claimed?.deadline,
+      },
     ]);
     expect(await outbox.releaseHeld({ now: at + 1, campaignId: 'cmp_v5' })).toBe(1);
     expect(await outbox.claim({ now: at + 1, limit: 1, leaseMs: 30_000 })).toHaveLength(1);

@@ -209,6 +209,18 @@ const MIGRATIONS: readonly string[] = [
   CREATE INDEX ledger_at ON ledger (at);
   CREATE INDEX ledger_order ON ledger (order_id);
   `,
+  // 9: the switches of held campaigns (core's `OutboxSwitches`, issue 31): one row per held problem whose
+  // campaign was seen accepting s2s, awaiting a decision on its held jobs. `switch_key` is core's
+  // `switchKey` (the account key and the campaign); `account` is the account key, as in jobs. A new table:
+  // nothing existing is rewritten.
+  `
+  CREATE TABLE held_switches (
+    switch_key  TEXT    NOT NULL PRIMARY KEY,
+    account     TEXT    NOT NULL,
+    campaign_id TEXT    NOT NULL,
+    seen_at     INTEGER NOT NULL
+  ) WITHOUT ROWID;
+  `,
 ];
 
 /**

@@ -23,6 +23,7 @@ import { describeReturnWindow } from './outbox-conformance/return-window.ts';
 import { describeShadow } from './outbox-conformance/shadow.ts';
 import { describeStats } from './outbox-conformance/stats.ts';
 import { createSuite, SUITE_POLICY } from './outbox-conformance/suite.ts';
+import { describeSwitches } from './outbox-conformance/switches.ts';
 import { describeTransitions } from './outbox-conformance/transitions.ts';
 import type { DescribeOutboxOptions, OutboxFactory } from './outbox-conformance/types.ts';
 import { describeUnmatched } from './outbox-conformance/unmatched.ts';
@@ -108,6 +109,7 @@ export function describeOutbox(
     describeHolds(s);
     describeWaits(s);
     describeShadow(s);
+    describeSwitches(s);
     describeAccounts(s);
     describeOperatorView(s);
     describeCrashes(s);

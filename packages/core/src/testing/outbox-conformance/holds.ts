@@ -21,11 +21,13 @@ export function describeHolds(s: Suite): void {
     expect(await s.outbox.retry(job, held)).toBe(true);
   };
   /** Enqueues and holds an order of `account`. */
+  /** Enqueues and holds an order of `account`; returns its deadline. */
   const heldOrder = async (orderId: string, account: string | null, campaignId: string | null) => {
     await enqueue(orderId, { account, valueMicros: 5_000_000 });
     const [claimed] = await claimAll(1);
     expect(claimed?.orderId).toBe(orderId);
     await hold(claimed as Job, campaignId);
+    return (claimed as Job).deadline;
   };
 
   describe('holds', () => {
@@ -189,14 +191,14 @@ export function describeHolds(s: Suite): void {
     );
 
     test(
-      'stats name each held problem once: account, campaign, count, value, reason and since',
+      'stats name each held problem once: account, campaign, count, value, reason, since and earliest deadline',
       async () => {
         const start = s.clock.now();
-        await heldOrder('ord_p1', 'shop_a', 'cmp_pix');
+        const first = await heldOrder('ord_p1', 'shop_a', 'cmp_pix');
         s.clock.advance(1_000);
         await heldOrder('ord_p2', 'shop_a', 'cmp_pix');
-        await heldOrder('ord_p3', 'shop_a', null);
-        await heldOrder('ord_p4', null, 'cmp_pix');
+        const p3 = await heldOrder('ord_p3', 'shop_a', null);
+        const p4 = await heldOrder('ord_p4', null, 'cmp_pix');
         await enqueue('ord_open');
         const stats = await s.outbox.stats(s.clock.now());
         expect(stats.held).toEqual([
@@ -207,6 +209,7 @@ export function describeHolds(s: Suite): void {
             valueMicros: 10_000_000,
             reason: NOT_S2S,
             since: start,
+            earliestDeadline: first,
           },
           {
             account: null,
@@ -215,6 +218,7 @@ export function describeHolds(s: Suite): void {
             valueMicros: 5_000_000,
             reason: NOT_S2S,
             since: start + 1_000,
+            earliestDeadline: p4,
           },
           {
             account: 'shop_a',
@@ -223,6 +227,7 @@ export function describeHolds(s: Suite): void {
             valueMicros: 5_000_000,
             reason: NOT_S2S,
             since: start + 1_000,
+            earliestDeadline: p3,
           },
         ]);
         expect(stats.counts.pending).toBe(5);

@@ -3,7 +3,7 @@
  * of the running test (fresh for each test, so read through getters), and the helpers the tests are
  * written with.
  */
-import { expect, it } from 'vitest';
+import { expect, it, type TestContext } from 'vitest';
 import { DAY_MS, type EpochMs, resolvePolicy, type WindowPolicy } from '../../policy.ts';
 import type { ConfirmJob, Job, JobState } from '../../queue/job-types.ts';
 import type { ConfirmInput, Outbox } from '../../queue/outbox-types.ts';
@@ -30,8 +30,11 @@ export interface Suite {
   reopen(policy: WindowPolicy): Promise<void>;
   /** Whether the backend has `capability`. */
   has(capability: OutboxCapability): boolean;
-  /** `it`, or a skip that says why when the backend lacks one of `capabilities`. */
-  test(title: string, fn: () => Promise<void>, ...capabilities: OutboxCapability[]): void;
+  /**
+   * `it`, or a skip that says why when the backend lacks one of `capabilities`. `fn` gets vitest's test
+   * context (a group may skip from inside, e.g. on a property of the running outbox).
+   */
+  test(title: string, fn: (context: TestContext) => Promise<void>, ...capabilities: OutboxCapability[]): void;
   confirmInput(orderId: string, overrides?: Partial<ConfirmInput>): ConfirmInput;
   enqueue(orderId: string, overrides?: Partial<ConfirmInput>): Promise<ConfirmJob>;
   claimAll(limit?: number, leaseMs?: number): Promise<Job[]>;
