@@ -3,8 +3,7 @@
  * core's switch rules, its writes through the outbox's group commit (`switch-operations.ts` runs them),
  * its reads on the calling thread's connection.
  */
-import type { OutboxSwitches } from '@postback/core';
-import { checkHeldDecision, checkSwitchSeen } from '@postback/core/store';
+import { checkHeldDecision, checkSwitchSeen, type OutboxSwitches } from '@postback/core/store';
 import type { OutboxOperations } from './outbox-operations.ts';
 import type { OutboxWriter } from './outbox-writer.ts';
 
