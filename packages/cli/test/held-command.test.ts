@@ -14,7 +14,7 @@ setUpCommandHarness();
 const NOT_S2S = 'Ad service answered 422: campaign cmp_pix is not on s2s: its conversion source is pixel';
 
 /** Orders held for cmp_pix: three without an account (1.50 each), two of shop-2, one a minute later. */
-async function seedHeld(): Promise<{ now: number; secondOfShop2: number }> {
+async function seedHeld(): Promise<{ now: number; secondCreatedAt: number }> {
   const outbox = db.open();
   const now = Date.now();
   const orders: Array<[string | null, string]> = [
@@ -42,8 +42,9 @@ async function seedHeld(): Promise<{ now: number; secondOfShop2: number }> {
       });
   };
   await hold(now);
-  // Created a minute later, for --created-before.
-  await outbox.confirm({
+  // Created later, for --created-before (the file's outbox stamps the real clock).
+  await new Promise((resolve) => setTimeout(resolve, 20));
+  const { job: later } = await outbox.confirm({
     account: 'shop-2',
     orderId: 'ord_1',
     valueMicros: 1_500_000,
@@ -53,7 +54,7 @@ async function seedHeld(): Promise<{ now: number; secondOfShop2: number }> {
   // A worker saw cmp_pix accept s2s for the jobs without an account (not for shop-2).
   expect(await outbox.switches?.note({ account: null, campaignId: 'cmp_pix', at: now + 120_000 })).toBe(true);
   await outbox.close();
-  return { now, secondOfShop2 };
+  return { now, secondCreatedAt: later.createdAt };
 }
 
 describe('postback held', () => {
@@ -121,8 +122,8 @@ describe('postback held', () => {
   });
 
   it('send --created-before makes only the older orders due now, once; --json names each', async () => {
-    const { secondOfShop2 } = await seedHeld();
-    const before = new Date(secondOfShop2 - 1_000).toISOString();
+    const { secondCreatedAt } = await seedHeld();
+    const before = new Date(secondCreatedAt).toISOString();
     const sent = await run([
       'held',
       'send',
