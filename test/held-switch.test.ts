@@ -43,8 +43,12 @@ async function cli(
   let out = '';
   let err = '';
   const io = {
-    stdout: (text: string) => void (out += text),
-    stderr: (text: string) => void (err += text),
+    stdout: (text: string) => {
+      out += text;
+    },
+    stderr: (text: string) => {
+      err += text;
+    },
     env,
     isTTY: false,
     signal: new AbortController().signal,
