@@ -199,6 +199,15 @@ export function eventFields(event: string, payload: unknown): Record<string, unk
         released: p.released,
         heldForMs: p.heldForMs,
       });
+    // Held orders' campaign accepts s2s: `onSwitch` ask (they await a decision), send or drop (`decided`).
+    case 'switch-seen':
+      return defined({
+        account: p.account,
+        campaignId: p.campaignId,
+        at: isoOf(p.at),
+        onSwitch: p.onSwitch,
+        decided: p.decided,
+      });
     // Shadow mode: the job was recorded as it would be sent (its path; the body, with the click token, is
     // the report's, not the log's).
     case 'shadowed':

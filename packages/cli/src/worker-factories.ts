@@ -70,6 +70,8 @@ export const WORKER_EVENTS: WorkerFactories['events'] = [
   // A campaign not on s2s: once per problem, an alert on the log; its jobs wait, held, until it is switched.
   { name: 'held', level: 'error' },
   { name: 'hold-released', level: 'info' },
+  // The campaign of held orders accepts s2s now: with --on-switch ask they await 'postback held send|drop'.
+  { name: 'switch-seen', level: 'error' },
   // Shadow mode (`postback shadow`): recorded, not sent; at debug like a delivery.
   { name: 'shadowed', level: 'debug' },
   { name: 'error', level: 'error' },

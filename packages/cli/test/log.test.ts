@@ -131,6 +131,25 @@ describe('the worker log of held jobs (a campaign not on s2s)', () => {
       eventFields('hold-released', { job, account: null, campaignId: null, released: 19, heldForMs: 3_000 }),
     ).toEqual({ account: null, campaignId: null, released: 19, heldForMs: 3_000 });
   });
+
+  it('logs switch-seen with the campaign, the time and what onSwitch did', () => {
+    const at = Date.UTC(2026, 0, 3, 8, 0, 0);
+    expect(
+      eventFields('switch-seen', {
+        account: 'shop-2',
+        campaignId: 'cmp_pix',
+        at,
+        onSwitch: 'ask',
+        decided: 0,
+      }),
+    ).toEqual({
+      account: 'shop-2',
+      campaignId: 'cmp_pix',
+      at: '2026-01-03T08:00:00.000Z',
+      onSwitch: 'ask',
+      decided: 0,
+    });
+  });
 });
 
 describe('the worker log with per-account keys', () => {
