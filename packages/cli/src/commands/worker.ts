@@ -23,6 +23,7 @@ import { startWorkerMetrics, type WorkerMetrics } from '../worker-metrics.ts';
 import { tuningOptions } from '../worker-options.ts';
 import { type GlobalPause, maxRequestsPerSecond, rateLimitedUntil } from '../worker-rate-limit.ts';
 import { type Routines, startRoutines } from '../worker-routines.ts';
+import { watchSpend } from '../worker-spend.ts';
 
 /**
  * How much longer than `--shutdown-timeout-ms` a stop may take (giving jobs back, closing the store)
@@ -157,6 +158,15 @@ export function createWorkerCommand(
         logger.log(event.level, event.name, eventFields(event.name, payload)),
       );
     }
+    // The campaign spend at a hold's start and at its switch, for `postback held` (worker-spend.ts).
+    const spend = watchSpend({
+      dispatcher,
+      outbox: backend.outbox,
+      baseUrl,
+      keyFor: accountKeys.keyFor,
+      now: ctx.now,
+      logger,
+    });
     // `--metrics-port`: /metrics, /healthz, /readyz while the worker runs (see worker-metrics.ts).
     let metricsServer: WorkerMetrics | undefined;
     if (values['metrics-port'] !== undefined) {
@@ -300,6 +310,8 @@ export function createWorkerCommand(
     if (batch !== undefined) await within(batch, STOP_GRACE_MS, 'the last batch').catch(() => {});
     if (routines !== undefined)
       await within(routines.stop(), STOP_GRACE_MS, 'the last prune').catch(() => {});
+    // The last spend reading writes to the outbox: done before it closes.
+    await within(spend.close(), STOP_GRACE_MS, 'the last spend reading').catch(() => {});
     const closed = await Promise.allSettled([
       within(dispatcher.close(), STOP_GRACE_MS, 'closing the HTTP client'),
       within(backend.outbox.close(), STOP_GRACE_MS, 'closing the backend'),
