@@ -114,4 +114,43 @@ describe('chunked', () => {
       }),
     );
   });
+
+  it('names who decided a flagged or unattributed order, from the ledger, and nothing when none did', () => {
+    const r = report(1, () => 'active');
+    r.flags = [
+      {
+        kind: 'reversal-dead',
+        order_id: 'h1',
+        account: 'shop-2',
+        campaign_id: 'cmp_1',
+        job_id: '9',
+        detail: 'the reversal is dead',
+        decided_by: 'ana',
+      },
+      {
+        kind: 'reversal-dead',
+        order_id: 'h2',
+        account: null,
+        campaign_id: null,
+        job_id: '10',
+        detail: 'the reversal is dead',
+        decided_by: null,
+      },
+    ];
+    r.unattributed.orders = [
+      {
+        order_id: 'u1',
+        account: null,
+        state: 'cancelled',
+        value_micros: 1_000_000,
+        decided_by: 'option onSwitch',
+      },
+    ];
+    const { lines } = render(r);
+    expect(lines.find((l) => l.includes('h1'))).toContain('(job 9, decided by ana): the reversal is dead');
+    expect(lines.find((l) => l.includes('h2'))).toContain('(job 10): the reversal is dead');
+    expect(lines.find((l) => l.startsWith('unattributed orders'))).toContain(
+      'u1 (cancelled, decided by option onSwitch)',
+    );
+  });
 });

@@ -117,7 +117,8 @@ export function writeReconcile(report: ReconcileReport, writeLine: (line: string
   const u = report.unattributed;
   if (u.orders.length > 0) {
     const listed = u.orders.map(
-      (o) => text`${o.order_id}${o.account === null ? '' : `@${o.account}`} (${o.state})`,
+      (o) =>
+        text`${o.order_id}${o.account === null ? '' : `@${o.account}`} (${o.state}${o.decided_by === null ? '' : `, decided by ${o.decided_by}`})`,
     );
     line(`unattributed orders: ${listed.join(', ')}${u.more > 0 ? ` and ${u.more} more` : ''}`);
   }
@@ -132,7 +133,7 @@ export function writeReconcile(report: ReconcileReport, writeLine: (line: string
       const order =
         f.account === null ? text`order ${f.order_id}` : text`order ${f.order_id} of account ${f.account}`;
       line(
-        text`  ${f.kind}  ${order}${f.campaign_id === null ? '' : ` in ${f.campaign_id}`} (job ${f.job_id}): ${f.detail}`,
+        text`  ${f.kind}  ${order}${f.campaign_id === null ? '' : ` in ${f.campaign_id}`} (job ${f.job_id}${f.decided_by === null ? '' : `, decided by ${f.decided_by}`}): ${f.detail}`,
       );
     }
   }
