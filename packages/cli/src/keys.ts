@@ -21,6 +21,7 @@ import { readFile, stat } from 'node:fs/promises';
 import { basename, dirname } from 'node:path';
 import { createRedactor } from '@postback/client';
 import { MAX_ACCOUNT_LENGTH } from '@postback/core';
+import { UsageError } from './args.ts';
 import { jsonText } from './format.ts';
 
 /** The variable prefix of a per-account key: `POSTBACK_API_KEY__shop_17` holds the key of `shop_17`. */
@@ -360,4 +361,28 @@ export async function loadAccountKeys(options: AccountKeysOptions): Promise<Acco
       watcher = undefined;
     },
   };
+}
+
+/**
+ * The keys of a command that ends in seconds (`reconcile`, `shadow`, `held`): `POSTBACK_API_KEY`, the keys
+ * file and the per-account variables, read once (the file is not watched); a bad keys file is a usage
+ * error.
+ *
+ * @example
+ * ```ts
+ * const keys = await readKeysOnce(values['keys-file'], io.env);
+ * ```
+ */
+export async function readKeysOnce(
+  keysFile: string | undefined,
+  env: Readonly<Record<string, string | undefined>>,
+): Promise<AccountKeys> {
+  try {
+    const keys = await loadAccountKeys({ defaultKey: env.POSTBACK_API_KEY, env, keysFile });
+    keys.close();
+    return keys;
+  } catch (error) {
+    if (error instanceof KeysError) throw new UsageError(error.message);
+    throw error;
+  }
 }

@@ -15,7 +15,7 @@ import { accountFilter, type ParsedCommand, timeValue } from '../flags.ts';
 import { iso, jsonText, text, when } from '../format.ts';
 import { type HeldWithSwitch, heldJson, type SpendAt, spendNear, withSwitches } from '../held-view.ts';
 import type { CommandIo } from '../io.ts';
-import { type AccountKeys, KeysError, loadAccountKeys } from '../keys.ts';
+import { readKeysOnce } from '../keys.ts';
 import { cliActor, ledgerHand } from '../ledger-hand.ts';
 import { takeSpendReadings } from '../shadow/spend.ts';
 import { heldSpec } from '../specs/held.ts';
@@ -56,21 +56,6 @@ function switchesOf(outbox: Outbox): OutboxSwitches {
       'this backend keeps no held decisions (SQS): set the worker option onSwitch instead',
     );
   return outbox.switches;
-}
-
-async function readKeys(values: Values, io: CommandIo): Promise<AccountKeys> {
-  try {
-    const keys = await loadAccountKeys({
-      defaultKey: io.env.POSTBACK_API_KEY,
-      env: io.env,
-      keysFile: values['keys-file'],
-    });
-    keys.close();
-    return keys;
-  } catch (error) {
-    if (error instanceof KeysError) throw new UsageError(error.message);
-    throw error;
-  }
 }
 
 /** Micros as a decimal amount (the service's currency, which the outbox does not know). */
@@ -118,7 +103,10 @@ export function createHeldCommand(ctx: CommandContext = defaultContext): Command
     const before = values['created-before'];
     const createdBefore = before === undefined ? null : timeValue('created-before', before);
     const backend = await openFromFlags(ctx, backendFlags(values), io.env, { mustExist: true });
-    const keys = action === 'list' && values['base-url'] !== undefined ? await readKeys(values, io) : null;
+    const keys =
+      action === 'list' && values['base-url'] !== undefined
+        ? await readKeysOnce(values['keys-file'], io.env)
+        : null;
     const client =
       keys === null ? null : createClient({ baseUrl: parseBaseUrl(values['base-url'] as string) });
     try {

@@ -9,7 +9,7 @@ import { parseBaseUrl } from '../base-url.ts';
 import { type Command, defineCommand } from '../command.ts';
 import { type CommandContext, defaultContext, openFromFlags } from '../context.ts';
 import { chunked, jsonText } from '../format.ts';
-import { type AccountKeys, KeysError, loadAccountKeys } from '../keys.ts';
+import { readKeysOnce } from '../keys.ts';
 import { reconcile } from '../reconcile/index.ts';
 import { writeReconcile } from '../reconcile/render.ts';
 import { RECONCILE_EXIT_FLAGS, reconcileSpec } from '../specs/reconcile.ts';
@@ -39,19 +39,8 @@ export function storeReturnWindow(outbox: Outbox): number | null {
 export function createReconcileCommand(ctx: CommandContext = defaultContext): Command {
   return defineCommand(reconcileSpec, async ({ values }, io) => {
     const baseUrl = parseBaseUrl(values['base-url']);
-    let keys: AccountKeys;
-    try {
-      keys = await loadAccountKeys({
-        defaultKey: io.env.POSTBACK_API_KEY,
-        env: io.env,
-        keysFile: values['keys-file'],
-      });
-    } catch (error) {
-      if (error instanceof KeysError) throw new UsageError(error.message);
-      throw error;
-    }
     // Read once: a command that ends in seconds does not watch the keys file.
-    keys.close();
+    const keys = await readKeysOnce(values['keys-file'], io.env);
     if (keys.keyFor(null) === undefined && !keys.perAccount)
       throw new UsageError(
         'set POSTBACK_API_KEY to a key with the read scope (or give per-account keys: --keys-file)',

@@ -13,7 +13,7 @@ import { type CommandContext, defaultContext, openFromFlags } from '../context.t
 import { accountFilter, durationValue, type ParsedCommand, timeValue } from '../flags.ts';
 import { jsonText, text } from '../format.ts';
 import type { CommandIo } from '../io.ts';
-import { type AccountKeys, KeysError, loadAccountKeys } from '../keys.ts';
+import { readKeysOnce } from '../keys.ts';
 import { cliActor, ledgerHand } from '../ledger-hand.ts';
 import {
   renderShadowEnd,
@@ -60,22 +60,6 @@ function shadowOf(outbox: Outbox): OutboxShadow {
   return outbox.shadow;
 }
 
-/** The read keys (POSTBACK_API_KEY, per account), read once. */
-async function readKeys(values: Values, io: CommandIo): Promise<AccountKeys> {
-  try {
-    const keys = await loadAccountKeys({
-      defaultKey: io.env.POSTBACK_API_KEY,
-      env: io.env,
-      keysFile: values['keys-file'],
-    });
-    keys.close();
-    return keys;
-  } catch (error) {
-    if (error instanceof KeysError) throw new UsageError(error.message);
-    throw error;
-  }
-}
-
 /**
  * Builds the `shadow` command with its dependencies.
  *
@@ -92,7 +76,7 @@ export function createShadowCommand(ctx: CommandContext = defaultContext): Comma
     const sendCreatedFrom = from === undefined ? null : timeValue('send-unbilled-after', from);
     const sinceGiven = values.since === undefined ? undefined : sinceValue(values.since, ctx.now());
     const backend = await openFromFlags(ctx, backendFlags(values), io.env, { mustExist: action !== 'start' });
-    const keys = action === 'end' ? null : await readKeys(values, io);
+    const keys = action === 'end' ? null : await readKeysOnce(values['keys-file'], io.env);
     const baseUrl = values['base-url'];
     const client =
       baseUrl === undefined || keys === null ? null : createClient({ baseUrl: parseBaseUrl(baseUrl) });
