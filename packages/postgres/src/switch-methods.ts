@@ -37,7 +37,7 @@ function pendingHeld(a: string, c: string): string {
 }
 
 /** The statements of the switches in schema `s` (quoted). */
-function switchStatements(s: string) {
+export function switchStatements(s: string) {
   return {
     note: `WITH held AS (SELECT 1 FROM ${s}.jobs WHERE ${pendingHeld('$2', '$3::text')} LIMIT 1 FOR SHARE)
       INSERT INTO ${s}.held_switches (switch_key, account, campaign_id, seen_at)
