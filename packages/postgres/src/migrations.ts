@@ -207,6 +207,17 @@ CREATE TRIGGER jobs_ledger AFTER UPDATE OF state ON {s}.jobs FOR EACH ROW
   EXECUTE FUNCTION {s}.ledger_final_state();
 `,
   },
+  // The switches of held campaigns (core's `OutboxSwitches`, issue 31): one row per held problem whose
+  // campaign was seen accepting s2s, until its held jobs are decided. `switch_key` is core's `switchKey`,
+  // `account` the account key as in jobs. A new table: nothing is rewritten, and a worker of the
+  // previous release, which never reads it, keeps working during a rollout.
+  {
+    version: 9,
+    name: 'switches of held campaigns: held_switches',
+    sql: `
+CREATE TABLE {s}.held_switches (switch_key text PRIMARY KEY, account text NOT NULL, campaign_id text NOT NULL, seen_at bigint NOT NULL);
+`,
+  },
 ];
 
 /**

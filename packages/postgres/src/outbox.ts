@@ -9,7 +9,7 @@
  *
  * This file wires the Outbox methods; the work is in `enqueue.ts` (confirm, refund), `transitions.ts`
  * (claim, complete, retry, fail, release, extendLease), `operator-methods.ts` (reads, dead-letter list,
- * replay and purge), `shadow-methods.ts` (shadow mode) and `closing.ts` (pool error reporting, close), on the state shared in
+ * replay and purge), `shadow-methods.ts` (shadow mode), `switch-methods.ts` (the switches of held campaigns) and `closing.ts` (pool error reporting, close), on the state shared in
  * `outbox-context.ts`. The SQL is in `statements.ts`.
  *
  * The rules themselves (validation, deadlines, what a refund does) are core's pure functions; this module
@@ -32,6 +32,7 @@ import type { PostgresOutboxOptions } from './options.ts';
 import { assertOpen, createPostgresOutboxContext } from './outbox-context.ts';
 import type { PoolLike, Queryable } from './queryable.ts';
 import { shadowMethods } from './shadow-methods.ts';
+import { switchMethods } from './switch-methods.ts';
 import { transitionMethods } from './transitions.ts';
 
 /**
@@ -104,6 +105,7 @@ export function createPostgresOutbox(options: PostgresOutboxOptions): PostgresOu
     ...operatorMethods(context),
     ...ledgerMethods(context),
     shadow: shadowMethods(context),
+    switches: switchMethods(context),
 
     subscribe(onWake: () => void): Subscription {
       assertOpen(context);

@@ -44,6 +44,7 @@ describe('upgrading a schema of version 5 that holds jobs (migration 6: held job
             valueMicros: 5_000_000,
             reason: error,
             since: now,
+            earliestDeadline: claimed?.deadline,
           },
         ]);
         expect(await outbox.releaseHeld({ now, campaignId: 'cmp_v5' })).toBe(1);

@@ -33,6 +33,7 @@ describe('migrate', () => {
       expect(await migrate(pool, { schema })).toEqual({ schema, from: 0, to: LATEST_SCHEMA_VERSION });
       expect(await tablesOf(schema)).toEqual([
         'clicks',
+        'held_switches',
         'jobs',
         'ledger',
         'migrations',
@@ -218,6 +219,7 @@ describe('upgrading a schema of version 2 that holds jobs (migration 3: the oper
       expect(await relfilenode()).toBe(before);
       expect(await tablesOf(schema)).toEqual([
         'clicks',
+        'held_switches',
         'jobs',
         'ledger',
         'migrations',

@@ -5,6 +5,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type JobListShape, jobStatements } from '../src/statements.ts';
+import { switchStatements } from '../src/switch-methods.ts';
 import { freshSchema, testPool } from './pg-test-db.ts';
 
 const pool = testPool(2);
@@ -133,6 +134,7 @@ describe('the operator view statements', () => {
     await pool.query(`ANALYZE "${schema}".jobs`);
     sql = jobStatements(`"${schema}"`);
   }, 60_000);
+  const switches = () => switchStatements(`"${schema}"`);
   afterAll(() => drop());
 
   async function planOf(text: string, values: unknown[]) {
@@ -173,6 +175,9 @@ describe('the operator view statements', () => {
     ['a history', () => [sql.history, ['5']], 'jobs_pkey'],
     ['releaseHeld', () => [sql.releaseHeld, [now, true, '', true, null]], 'jobs_held'],
     ['the held problems of stats', () => [sql.heldProblems, []], 'jobs_held'],
+    ['a switch noted', () => [switches().note, ['\u0001cmp_x', '', 'cmp_x', now]], 'jobs_held'],
+    ["a decision's held jobs", () => [switches().held, ['', 'cmp_x', null]], 'jobs_held'],
+    ['a switch forgotten', () => [switches().forget, ['\u0001cmp_x', '', 'cmp_x']], 'jobs_held'],
   ];
 
   for (const [name, statement, index] of cases) {

@@ -215,6 +215,26 @@ export function describeSwitches(s: Suite): void {
     });
 
     test(
+      'a dropped confirm takes its waiting refund along: never charged, the refund is cancelled',
+      async () => {
+        await enqueue('ord_wait', { account: 'shop_a' });
+        const claimed = await claimOne();
+        const refund = await s.outbox.refund({ orderId: 'ord_wait', account: 'shop_a' });
+        expect(refund.outcome).toBe('enqueued');
+        await hold(claimed);
+        expect(await s.stateOf(refund.job.id)).toBe('pending');
+        const decided = await decide('shop_a', 'cmp_pix', 'drop');
+        expect(decided.map((d) => [d.job.id, d.decision, d.job.state])).toEqual([
+          [claimed.id, 'drop', 'cancelled'],
+        ]);
+        expect(await s.stateOf(refund.job.id)).toBe('cancelled');
+        s.clock.advance(DAY_MS);
+        expect(await claimAll()).toEqual([]);
+      },
+      'lookup',
+    );
+
+    test(
       'an inflight held job (its probe) is not decided; with no pending one left the switch is forgotten',
       async () => {
         const job = await heldOrder('ord_probe');
