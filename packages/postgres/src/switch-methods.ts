@@ -8,7 +8,6 @@
  * waits for a decision in progress and then finds nothing held: a decided problem is never noted again
  * by a sighting that raced its decision.
  */
-import type { OutboxSwitches } from '@postback/core';
 import {
   accountFromKey,
   accountKey,
@@ -17,6 +16,7 @@ import {
   decideHeldJob,
   heldDecisionFor,
   isDecidable,
+  type OutboxSwitches,
   type ShadowDecided,
   switchKey,
 } from '@postback/core/store';

@@ -144,7 +144,14 @@ export function createHolds(ctx: HoldsContext): Holds {
 
   const delivered: Holds['delivered'] = async (job, campaignId, at) => {
     if (!supported) return;
+    await release(job, campaignId, at);
+    // Then the switch (`switch-watch.ts`): with `'send'` its held orders were just released here, and
+    // the decision's ledger rows name the option; with `'ask'` or `'drop'` nothing was released.
     if (campaignId !== null) await ctx.switches.delivered(job.account, campaignId, at);
+  };
+
+  /** Releases the problems a delivery proves fixed, where `onSwitch` sends their held orders. */
+  const release = async (job: Job, campaignId: string | null, at: EpochMs) => {
     // What the delivery proves fixed: the problem it probed (its own), and the one of the campaign its
     // answer named, for its account. An answer that names no campaign proves nothing of another problem.
     // Its own problem is released unless this Dispatcher released it already (a released job delivered
