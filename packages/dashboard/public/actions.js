@@ -1,12 +1,13 @@
 /**
- * Replay and purge. Every action names the ids of the jobs the page shows: one job, the jobs of a reason
+ * Replay and purge, and the decision on held orders. Every replay or purge names the ids of the jobs the page shows: one job, the jobs of a reason
  * group as the overview listed them, or the rows the operator selected ("select all N shown"). The
- * server acts on those ids only, so a job that died after the page was drawn is never touched. Each
- * action asks for confirmation first; while it runs, live refresh waits.
+ * server acts on those ids only, so a job that died after the page was drawn is never touched. A held
+ * decision names one problem (account and campaign) whose switch to s2s was seen. Each action asks for
+ * confirmation first; while it runs, live refresh waits.
  */
 import { canAct, mutate, state } from './api.js';
 import { h, message } from './dom.js';
-import { plural } from './format.js';
+import { accountName, plural } from './format.js';
 
 let busy = false;
 /** Whether an action (its dialog, or its request) is under way. */
@@ -37,6 +38,68 @@ export function actions(ids, what) {
     h('button', { type: 'button', class: 'replay', onclick: () => act('replay', ids, what) }, 'Replay'),
     ' ',
     h('button', { type: 'button', class: 'danger purge', onclick: () => act('purge', ids, what) }, 'Purge'),
+  );
+}
+
+/** The held problem as a dialog names it: its orders, campaign and account. */
+const problemName = (p) =>
+  `the ${plural(p.count, 'held order')} of campaign ${p.campaignId ?? '(none named)'} (account ${accountName(p.account)})`;
+
+/** Asks, then sends or drops the held orders of `problem`; reports the counts and redraws. */
+export async function decideHeld(decision, problem) {
+  const verb = decision === 'send' ? 'Send' : 'Drop';
+  const consequence =
+    decision === 'send'
+      ? 'They are sent now (those past their deadline expire unsent); if the pixel billed them, they are billed twice.'
+      : 'They are cancelled and never sent (a held reversal is still sent).';
+  busy = true;
+  try {
+    if (!window.confirm(`${verb} ${problemName(problem)}? ${consequence}`)) return;
+    const result = await mutate(`held-${decision}`, {
+      account: problem.account,
+      campaignId: problem.campaignId,
+    });
+    const text =
+      result.decided === 0
+        ? 'No held order was left to decide.'
+        : `Decided ${plural(result.decided, 'order')}: ${result.sent} sent now, ${result.dropped} dropped, ` +
+          `${result.expired} expired (past their deadline, not sent).`;
+    await state.redraw(message(text));
+  } catch (error) {
+    await state.redraw(message(`${verb} failed: ${error.message}`, true));
+  } finally {
+    busy = false;
+  }
+}
+
+/** Send and Drop buttons for a held problem awaiting a decision, or null without the token. */
+export function heldButtons(problem) {
+  if (!canAct()) return null;
+  const what = `${problem.campaignId ?? 'no campaign'}, ${accountName(problem.account)}`;
+  return h(
+    'span',
+    { class: 'actions' },
+    h(
+      'button',
+      {
+        type: 'button',
+        class: 'held-send',
+        'aria-label': `Send the held orders (${what})`,
+        onclick: () => decideHeld('send', problem),
+      },
+      'Send',
+    ),
+    ' ',
+    h(
+      'button',
+      {
+        type: 'button',
+        class: 'danger held-drop',
+        'aria-label': `Drop the held orders (${what})`,
+        onclick: () => decideHeld('drop', problem),
+      },
+      'Drop',
+    ),
   );
 }
 

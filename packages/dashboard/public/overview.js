@@ -1,7 +1,6 @@
 /**
  * The overview: a warning when open jobs wait and no worker delivers them, paused accounts, jobs held
- * because their campaign is not on s2s (one row per campaign), jobs by
- * state, open jobs by time left to their deadline, delivered and failed jobs over the last hour, dead
+ * because their campaign is not on s2s (`held.js`), jobs by state, open jobs by time left to their deadline, delivered and failed jobs over the last hour, dead
  * jobs grouped by reason (each group's Replay and Purge act on the ids listed in it), and the workers.
  */
 import { actions } from './actions.js';
@@ -9,6 +8,7 @@ import { api } from './api.js';
 import { activityChart, deadlineChart } from './charts.js';
 import { h, scrollable, table } from './dom.js';
 import { accountHref, accountName, duration, plural, STATE_MEANINGS, STATES, when } from './format.js';
+import { heldSection } from './held.js';
 
 function noWorkerWarning(o) {
   const open = o.counts.pending + o.counts.inflight;
@@ -65,44 +65,6 @@ function pausedSection(o) {
     scrollable(
       'paused accounts',
       table({}, ['account', 'status', 'why', 'since', 'next probe', 'workers', 'jobs'], rows),
-    ),
-  );
-}
-
-/** Micros as a decimal amount (the outbox does not know the currency). */
-const money = (micros) => (micros / 1_000_000).toFixed(2);
-
-function heldSection(o) {
-  const held = o.held ?? [];
-  if (held.length === 0) return null;
-  const count = held.reduce((n, p) => n + p.count, 0);
-  const rows = held.map((p) =>
-    h(
-      'tr',
-      { class: 'held-problem', 'data-campaign': p.campaignId ?? '' },
-      h('td', { class: 'campaign' }, p.campaignId ?? 'not named by the service'),
-      h('td', { class: 'account' }, accountName(p.account)),
-      h('td', { class: 'num' }, String(p.count)),
-      h('td', { class: 'num' }, money(p.valueMicros)),
-      h('td', {}, when(p.since, o.now)),
-      h('td', { class: 'reason' }, p.reason),
-      h('td', {}, h('a', { href: accountHref(p.account, { state: 'pending' }) }, 'its jobs')),
-    ),
-  );
-  return h(
-    'section',
-    { id: 'held', class: 'warning' },
-    h('h2', {}, `Held: campaign not on s2s (${plural(count, 'job')})`),
-    h(
-      'p',
-      {},
-      'The service refuses these orders because their campaign bills by pixel, not s2s. Switch the ',
-      'campaign to s2s: the held jobs are probed again on a schedule, and the first one delivered ',
-      'releases the rest, inside their windows, with nothing else to do.',
-    ),
-    scrollable(
-      'held jobs by campaign',
-      table({}, ['campaign', 'account', 'jobs', 'value', 'since', 'why', 'list'], rows),
     ),
   );
 }

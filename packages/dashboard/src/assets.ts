@@ -16,6 +16,7 @@ const ASSETS: Readonly<Record<string, string>> = {
   'charts.js': SCRIPT,
   'dom.js': SCRIPT,
   'format.js': SCRIPT,
+  'held.js': SCRIPT,
   'job.js': SCRIPT,
   'jobs.js': SCRIPT,
   'overview.js': SCRIPT,

@@ -1,6 +1,6 @@
 /**
  * The dashboard as one Fetch-API handler: the page and its static files, and a small JSON API over the
- * `Outbox` (overview, job list, one job with its attempts, replay, purge). Routes are matched on the end
+ * `Outbox` (overview, job list, one job with its attempts, replay, purge, a decision on held orders). Routes are matched on the end
  * of the path and the page only uses relative URLs, so the handler works under any base path, whatever
  * the framework strips before calling it. Nothing a client sends rejects the handler's promise: a
  * request's own fault is a 4xx (a client error), and only the store failing is a 500.
@@ -12,6 +12,8 @@ import { actionIds, isJobId } from './action-body.ts';
 import { createActivity } from './activity.ts';
 import { answer, ClientError, json, problem, refusal } from './answers.ts';
 import { assetName, servePage } from './assets.ts';
+import { heldProblemOf } from './held-body.ts';
+import { decideHeld } from './held-decisions.ts';
 import { jobsPage } from './job-list.ts';
 import { purgeWithLedger, replayWithLedger } from './ledger-actions.ts';
 import { type DashboardOptions, parseDashboardOptions, type ResolvedDashboardOptions } from './options.ts';
@@ -54,6 +56,14 @@ async function api(
   const { outbox } = o;
   const now = o.now ?? Date.now;
   const method = request.method;
+  if (name === 'held-send' || name === 'held-drop') {
+    if (arg !== undefined) throw new ClientError(404, 'no such endpoint');
+    if (method !== 'POST') return answer(null, 405, undefined, { allow: 'POST' });
+    access.change(request, context);
+    const problem = await heldProblemOf(request);
+    const decision = name === 'held-send' ? 'send' : 'drop';
+    return json(await decideHeld(outbox, problem, decision, now(), o.tokenName));
+  }
   if (name === 'replay' || name === 'purge' || name === 'check') {
     if (arg !== undefined) throw new ClientError(404, 'no such endpoint');
     if (method !== 'POST') return answer(null, 405, undefined, { allow: 'POST' });
@@ -91,8 +101,9 @@ async function api(
 }
 
 /**
- * Creates the dashboard's Fetch-API handler. Read-only unless `token` is given; then `POST api/replay`
- * and `POST api/purge` need `Authorization: Bearer <token>` (403 otherwise).
+ * Creates the dashboard's Fetch-API handler. Read-only unless `token` is given; then `POST api/replay`,
+ * `POST api/purge`, `POST api/held-send` and `POST api/held-drop` need `Authorization: Bearer <token>`
+ * (403 otherwise).
  *
  * @throws {OptionsError} naming a bad or unknown option.
  * @example

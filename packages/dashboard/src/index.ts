@@ -39,6 +39,7 @@ export { MAX_PATH_LENGTH } from './request-target.ts';
 export { TOKEN_THROTTLE_MAX_CLIENTS } from './token-throttle.ts';
 export {
   type DeadGroup,
+  type HeldView,
   type JobView,
   jobView,
   normaliseReason,

@@ -3,7 +3,15 @@
  * shortened, no lease token), dead jobs grouped by their normalised reason, and the overview of counts
  * and deadlines. Pure reads over the `Outbox` interface, so every store gets the same pages.
  */
-import { type AccountPause, JOB_STATES, type Job, type Outbox, type WorkerBeat } from '@postback/core';
+import {
+  type AccountPause,
+  type HeldProblem,
+  JOB_STATES,
+  type Job,
+  type Outbox,
+  type WorkerBeat,
+} from '@postback/core';
+import type { SwitchSeen } from '@postback/core/store';
 import type { Activity } from './activity.ts';
 import type { ResolvedDashboardOptions } from './options.ts';
 
@@ -210,6 +218,29 @@ export function pausedAccounts(beats: readonly WorkerBeat[]): PausedAccountView[
     .map(({ seenAt: _, ...view }) => ({ ...view, workers: view.workers.sort() }));
 }
 
+/** A held problem as the overview shows it. */
+export interface HeldView extends HeldProblem {
+  /** When a delivery showed its campaign accepting s2s (epoch ms), or null: not seen. */
+  switchSeenAt: number | null;
+  /** Its orders wait for an operator's decision (the switch was seen): Send or Drop. */
+  awaitingDecision: boolean;
+}
+
+/**
+ * The held problems with the switch seen for each one, as `postback held` shows them.
+ *
+ * @example
+ * ```ts
+ * withSwitches(stats.held ?? [], await outbox.switches?.list() ?? []);
+ * ```
+ */
+export function withSwitches(held: readonly HeldProblem[], switches: readonly SwitchSeen[]): HeldView[] {
+  return held.map((problem) => {
+    const seen = switches.find((s) => s.account === problem.account && s.campaignId === problem.campaignId);
+    return { ...problem, switchSeenAt: seen?.at ?? null, awaitingDecision: seen !== undefined };
+  });
+}
+
 /** How far back the overview lists workers (a stopped or silent worker stays listed this long). */
 const WORKERS_LISTED_WITHIN_MS = 10 * 60_000;
 
@@ -254,6 +285,7 @@ export async function overview(
   const beats = outbox.features.heartbeats ? await outbox.workers({ now, sinceMs }).catch(() => null) : null;
   const heartbeats = beats !== null;
   const workers = beats ?? [];
+  const switches = stats.held?.length ? await outbox.switches?.list() : undefined;
   const live = workers.filter((w) => isLive(w, now, o.workerSeenWithinMs)).length;
   return {
     now,
@@ -273,8 +305,13 @@ export async function overview(
       pausedAccounts: w.pausedAccounts ?? [],
     })),
     pausedAccounts: pausedAccounts(workers),
-    /** Open jobs held because their campaign is not on s2s, one entry per account and campaign. */
-    held: stats.held ?? [],
+    /**
+     * Open jobs held because their campaign is not on s2s, one entry per account and campaign, with when
+     * the campaign was seen accepting s2s (then its orders await a decision).
+     */
+    held: withSwitches(stats.held ?? [], switches ?? []),
+    /** Whether the store keeps switches, so held orders can be decided here (`api/held-send|drop`). */
+    switches: outbox.switches !== undefined,
     /**
      * Is anyone delivering? `noWorker`: open jobs wait and no live worker beat within `seenWithinMs`
      * (`heartbeats` false: the store keeps none, or they could not be read, so nobody can tell).

@@ -11,7 +11,7 @@ import { readFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createClient } from '@postback/client';
-import { createDispatcher, type Dispatcher } from '@postback/core';
+import { createDispatcher, createMemoryOutbox, type Dispatcher } from '@postback/core';
 import { type SandboxWorld, startSandboxWorld } from '@postback/sandbox/testing';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -334,6 +334,53 @@ describe('the dashboard in a browser', () => {
     } finally {
       await served.close();
       await held.cleanup();
+    }
+  });
+
+  it('drops the orders of a held problem awaiting a decision after the confirmation, axe-clean', async () => {
+    const outbox = createMemoryOutbox();
+    for (const n of [1, 2]) {
+      const click = { token: `switched-click-${n}-0000000000`, clickedAt: Date.now() - HOUR };
+      await outbox.confirm({ orderId: `switched-${n}`, account: 'shop-a', valueMicros: 5_000_000, click });
+    }
+    const now = Date.now();
+    const error = 'Ad service answered 422: campaign cmp_pix is not on s2s: its conversion source is pixel';
+    for (const job of await outbox.claim({ now, limit: 10, leaseMs: 60_000 }))
+      await outbox.retry(job, { now, nextAttemptAt: now + HOUR, error, hold: { campaignId: 'cmp_pix' } });
+    await outbox.switches?.note({ account: 'shop-a', campaignId: 'cmp_pix', at: now - 60_000 });
+    const served = await serveDashboard({ outbox, token: TOKEN, tokenName: 'ana' });
+    try {
+      const page = await open(served.url);
+      const line = page.locator('#held li.held-decision');
+      expect(await line.textContent()).toMatch(
+        /^cmp_pix \(shop-a\): switch to s2s seen \S+ ago: awaiting a decision \(the pixel may have billed these orders\)\. 2 orders, value 10\.00, earliest deadline in/,
+      );
+      expect(await line.locator('button').count()).toBe(0);
+      await page.fill('#token', TOKEN);
+      await page.click('#access button[type=submit]');
+      await page.waitForSelector('#held button.held-drop');
+      expect(severe(await axeViolations(page))).toEqual([]);
+
+      page.once('dialog', (dialog) => dialog.dismiss());
+      await line.locator('button.held-drop').click();
+      expect((await outbox.getByOrder('switched-1', 'shop-a'))[0]?.state).toBe('pending');
+
+      let asked = '';
+      page.once('dialog', (dialog) => {
+        asked = dialog.message();
+        void dialog.accept();
+      });
+      await line.locator('button.held-drop').click();
+      await page.waitForSelector('.message:text("Decided 2 orders: 0 sent now, 2 dropped")');
+      expect(asked).toMatch(/^Drop the 2 held orders of campaign cmp_pix \(account shop-a\)\?/);
+      expect(await page.locator('#held').count()).toBe(0);
+      expect((await outbox.getByOrder('switched-1', 'shop-a'))[0]?.state).toBe('cancelled');
+      const rows = (await outbox.readLedger()).filter((row) => row.kind === 'held-drop');
+      expect(rows.map((row) => row.actor)).toEqual(['ana', 'ana']);
+      expect(severe(await axeViolations(page))).toEqual([]);
+      await page.close();
+    } finally {
+      await served.close();
     }
   });
 });

@@ -4,7 +4,7 @@
  * requests (methods the Fetch API refuses, bad `Host` values, targets no URL parser takes, bad `%`
  * escapes, bodies cut off, huge headers) each get a 4xx or a closed connection, the next good request is
  * answered, nothing is logged as a store failure, and the process is still running at the end. The
- * bodies a framework already parsed (`express.json()`, Fastify) still reach replay and purge.
+ * bodies a framework already parsed (`express.json()`, Fastify) still reach replay, purge and held decisions.
  */
 import { type ChildProcessWithoutNullStreams, spawn } from 'node:child_process';
 import { connect } from 'node:net';
@@ -200,6 +200,30 @@ const HOSTILE: Hostile[] = [
       expect: '4xx',
     }),
   ),
+  ...[
+    '{"account":',
+    '[]',
+    '{"account":null}',
+    '{"account":1,"campaignId":null}',
+    '{"account":"\\ud800","campaignId":null}',
+    '{"account":null,"campaignId":"../x"}',
+  ].map(
+    (body): Hostile => ({
+      name: `held decision body ${body}`,
+      bytes: (p, h) =>
+        req(
+          `POST ${p}api/held-drop HTTP/1.1`,
+          [`Host: ${h}`, auth, json, `Content-Length: ${Buffer.byteLength(body)}`],
+          body,
+        ),
+      expect: '4xx',
+    }),
+  ),
+  {
+    name: 'a GET of a held decision',
+    bytes: (p, h) => req(`GET ${p}api/held-send HTTP/1.1`, [`Host: ${h}`, auth]),
+    expect: '4xx',
+  },
   {
     name: 'a POST body of 2 MiB',
     bytes: (p, h) => {
@@ -272,7 +296,7 @@ describe.each(MOUNTS)('the dashboard mounted in %s', (mount) => {
     for (const line of lines) expect(line).toMatch(/^postback dashboard: refused a request \(4\d\d\): /);
   }, 120_000);
 
-  it('replays and purges with the body the framework may have parsed already', async () => {
+  it('replays, purges and decides held orders with the body the framework may have parsed already', async () => {
     host = await startHost(mount);
     const { base } = host;
     const headers = { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' };
@@ -290,5 +314,12 @@ describe.each(MOUNTS)('the dashboard mounted in %s', (mount) => {
       body: JSON.stringify({ ids: [second] }),
     });
     expect(await purge.json()).toEqual({ purged: 1 });
+    // A held decision reads its body the same way (no problem is held here: nothing to decide).
+    const held = await fetch(new URL('api/held-drop', base), {
+      method: 'POST',
+      headers,
+      body: JSON.stringify({ account: null, campaignId: 'cmp_none' }),
+    });
+    expect(await held.json()).toEqual({ decided: 0, sent: 0, dropped: 0, expired: 0 });
   }, 60_000);
 });
