@@ -6,7 +6,7 @@
  */
 import { createMemoryOutbox, type Outbox } from '@postback/core';
 import { afterEach, describe, expect, it } from 'vitest';
-import { HOUR, serveDashboard, TOKEN, tempOutbox } from './fixtures.ts';
+import { HOUR, serveDashboard, TOKEN } from './fixtures.ts';
 
 const NOW = Date.UTC(2026, 10, 28, 12);
 const SEEN = NOW - 10 * 60_000;
@@ -188,9 +188,10 @@ describe('held orders awaiting a decision', () => {
     expect((await call('api/held-drop', { body: pix })).status).toBe(403);
     await server.close();
 
-    const db = tempOutbox(() => NOW);
+    // A store that keeps no switches (SQS): the same outbox without them.
+    const { switches: _none, ...withoutSwitches } = outbox;
     try {
-      server = await serveDashboard({ outbox: db.outbox, token: TOKEN, now: () => NOW });
+      server = await serveDashboard({ outbox: withoutSwitches, token: TOKEN, now: () => NOW });
       const answer = await call('api/held-send', { body: pix });
       expect(answer.status).toBe(409);
       expect(String(answer.body.error)).toMatch(/keeps no switches/);
@@ -198,7 +199,6 @@ describe('held orders awaiting a decision', () => {
     } finally {
       await server?.close();
       server = undefined;
-      await db.cleanup();
     }
   });
 });

@@ -14,7 +14,6 @@ import { type CommandContext, defaultContext, openFromFlags } from '../context.t
 import { accountFilter, type ParsedCommand, timeValue } from '../flags.ts';
 import { iso, jsonText, text, when } from '../format.ts';
 import { type HeldWithSwitch, heldJson, type SpendAt, spendNear, withSwitches } from '../held-view.ts';
-import type { CommandIo } from '../io.ts';
 import { readKeysOnce } from '../keys.ts';
 import { cliActor, ledgerHand } from '../ledger-hand.ts';
 import { takeSpendReadings } from '../shadow/spend.ts';

@@ -12,7 +12,6 @@ import { type Command, defineCommand } from '../command.ts';
 import { type CommandContext, defaultContext, openFromFlags } from '../context.ts';
 import { accountFilter, durationValue, type ParsedCommand, timeValue } from '../flags.ts';
 import { jsonText, text } from '../format.ts';
-import type { CommandIo } from '../io.ts';
 import { readKeysOnce } from '../keys.ts';
 import { cliActor, ledgerHand } from '../ledger-hand.ts';
 import {
