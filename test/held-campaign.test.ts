@@ -15,6 +15,7 @@ import { createDispatcher, type DispatcherEvents } from '@postback/core';
 import { startSandbox } from '@postback/sandbox';
 import { createSqliteOutbox } from '@postback/sqlite';
 import { afterEach, describe, expect, it } from 'vitest';
+import { capturedIo } from './helpers/captured-io.ts';
 
 const HOUR = 3_600_000;
 const DAY = 24 * HOUR;
@@ -28,21 +29,9 @@ afterEach(() => {
 
 /** `postback status --db <file> --json --fail-on-paused`, in process: its exit code and JSON. */
 async function status(file: string) {
-  let out = '';
-  let err = '';
-  const io = {
-    stdout: (text: string) => {
-      out += text;
-    },
-    stderr: (text: string) => {
-      err += text;
-    },
-    env: {},
-    isTTY: false,
-    signal: new AbortController().signal,
-  };
-  const code = await main(['status', '--db', file, '--json', '--fail-on-paused'], io);
-  return { code, json: JSON.parse(out), err };
+  const captured = capturedIo();
+  const code = await main(['status', '--db', file, '--json', '--fail-on-paused'], captured.io);
+  return { code, json: JSON.parse(captured.out()), err: captured.err() };
 }
 
 describe('orders of a campaign not on s2s', () => {

@@ -21,6 +21,7 @@ import { createHeldCommand } from '../packages/cli/src/commands/held.ts';
 import { createLedgerCommand } from '../packages/cli/src/commands/ledger.ts';
 import { createStatusCommand } from '../packages/cli/src/commands/status.ts';
 import { defaultContext } from '../packages/cli/src/context.ts';
+import { capturedIo } from './helpers/captured-io.ts';
 
 const HOUR = 3_600_000;
 const DAY = 24 * HOUR;
@@ -40,21 +41,9 @@ async function cli(
   args: string[],
   env: Record<string, string> = {},
 ) {
-  let out = '';
-  let err = '';
-  const io = {
-    stdout: (text: string) => {
-      out += text;
-    },
-    stderr: (text: string) => {
-      err += text;
-    },
-    env,
-    isTTY: false,
-    signal: new AbortController().signal,
-  };
-  const code = await make({ ...defaultContext, now: sandbox.now }).run(args, io);
-  return { code, out, err };
+  const captured = capturedIo(env);
+  const code = await make({ ...defaultContext, now: sandbox.now }).run(args, captured.io);
+  return { code, out: captured.out(), err: captured.err() };
 }
 
 /**

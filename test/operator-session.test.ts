@@ -10,10 +10,10 @@
  */
 import { writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import type { CommandIo } from '@postback/cli';
 import { main } from '@postback/cli';
 import { type SandboxWorld, startSandboxWorld } from '@postback/sandbox/testing';
 import { afterEach, describe, expect, it } from 'vitest';
+import { capturedIo } from './helpers/captured-io.ts';
 import { createOutboxFile, type OutboxFile } from './helpers/outbox-file.ts';
 import { type PostbackProcess, spawnPostback, stopProcess, waitUntil } from './helpers/worker-process.ts';
 
@@ -46,20 +46,9 @@ const printed: string[] = [];
 
 /** Runs `postback <args>` in-process, as a shell would (no environment but what is given). */
 async function postback(args: string[]): Promise<{ code: number; out: string; err: string }> {
-  let out = '';
-  let err = '';
-  const io: CommandIo = {
-    stdout: (text) => {
-      out += text;
-    },
-    stderr: (text) => {
-      err += text;
-    },
-    env: {},
-    isTTY: false,
-    signal: new AbortController().signal,
-  };
-  const code = await main(args, io);
+  const captured = capturedIo();
+  const code = await main(args, captured.io);
+  const [out, err] = [captured.out(), captured.err()];
   printed.push(out, err);
   return { code, out, err };
 }

@@ -16,6 +16,7 @@ import { createSqliteOutbox } from '@postback/sqlite';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createShadowCommand } from '../packages/cli/src/commands/shadow.ts';
 import { defaultContext } from '../packages/cli/src/context.ts';
+import { capturedIo } from './helpers/captured-io.ts';
 
 const HOUR = 3_600_000;
 const ORDERS = 10;
@@ -29,23 +30,11 @@ afterEach(() => {
 
 /** `postback shadow <args> --json` in process on the sandbox's clock: its exit code and JSON. */
 async function shadowCli(sandbox: RunningSandbox, args: string[], env: Record<string, string>) {
-  let out = '';
-  let err = '';
-  const io = {
-    stdout: (text: string) => {
-      out += text;
-    },
-    stderr: (text: string) => {
-      err += text;
-    },
-    env,
-    isTTY: false,
-    signal: new AbortController().signal,
-  };
+  const captured = capturedIo(env);
   const command = createShadowCommand({ openBackend: defaultContext.openBackend, now: sandbox.now });
-  const code = await command.run([...args, '--json'], io);
-  expect(err).toBe('');
-  return { code, json: JSON.parse(out) };
+  const code = await command.run([...args, '--json'], captured.io);
+  expect(captured.err()).toBe('');
+  return { code, json: JSON.parse(captured.out()) };
 }
 
 /**

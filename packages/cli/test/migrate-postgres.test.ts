@@ -42,9 +42,11 @@ describe('postback migrate', () => {
       [schema],
     );
     // Jobs, clicks, the migrations ledger, (since migration 3) worker heart-beats and (since migration 7)
-    // shadow mode's settings and spend readings, (since migration 8) the ledger of every hand on the money.
+    // shadow mode's settings and spend readings, (since migration 8) the ledger of every hand on the money,
+    // (since migration 9) the switches of held campaigns awaiting a decision.
     expect(rows.map((r) => r.tablename)).toEqual([
       'clicks',
+      'held_switches',
       'jobs',
       'ledger',
       'migrations',

@@ -224,7 +224,7 @@ describe('postback reconcile', () => {
     expect(text.out).toMatch(new RegExp(`^${a}\\s+-\\s+learning\\s+1\\.00\\s+500\\.00\\s`, 'm'));
     expect(text.out).toMatch(/^unattributed\s+-\s+-\s+-\s+-\s+-\s+4 \(/m);
     expect(text.out).toMatch(
-      /^ {2}unattributed-refunded {2}order n1 \(job \d+\): the order was refunded but its campaign is unknown/m,
+      /^ {2}unattributed-refunded {2}order n1 \(job \d+, decided by dispatcher\): the order was refunded but its campaign is unknown/m,
     );
     expect(text.err).toBe('postback reconcile: 1 flag(s) need a person\n');
     expect(text.out + result.out).not.toContain(service.keys.read);

@@ -282,6 +282,12 @@ export function createWorkerCommand(
       }
       logger.log('info', 'worker.stopping', { timeoutMs: shutdownTimeoutMs });
       const result = await stopWithin();
+      // A prune under way ends before the worker says it stopped: `worker.stopped` is the last line of
+      // its work (under load, the last scheduled prune used to log after it).
+      const running = routines;
+      routines = undefined;
+      if (running !== undefined)
+        await within(running.stop(), STOP_GRACE_MS, 'the last prune').catch(() => {});
       // Jobs still sending at the timeout were released to pending (not counted as an attempt):
       // nothing is lost or left inflight, so this is still a graceful stop.
       logger.log(result.released > 0 ? 'warn' : 'info', 'worker.stopped', { released: result.released });

@@ -1,6 +1,7 @@
 /** The table of `postback held`. */
 import type { CommandSpec } from '../spec.ts';
 import { BACKEND_ENV, EXISTING_BACKEND_FLAGS } from './backend.ts';
+import { READ_KEY_ENV, readKeyFlags } from './read-keys.ts';
 
 const { sqs: _sqs, ...SQL_BACKEND_FLAGS } = EXISTING_BACKEND_FLAGS;
 const BACKEND = '(--db FILE | --pg URL [--schema NAME])';
@@ -30,14 +31,7 @@ export const heldSpec = {
     'held-send or held-drop ledger row per order naming who decided (--as). A held reversal is always\n' +
     'sent. Not on SQS (a queue lists nothing).',
   positionals: true,
-  env: [
-    {
-      name: 'POSTBACK_API_KEY',
-      help: 'a key with the read scope, for the spend (of the jobs without an account)',
-    },
-    { name: 'POSTBACK_API_KEY__<ACCOUNT>', help: 'the read key of one account (the keys file wins)' },
-    ...BACKEND_ENV.filter((v) => v.flag !== 'sqs'),
-  ],
+  env: [...READ_KEY_ENV, ...BACKEND_ENV.filter((v) => v.flag !== 'sqs')],
   flags: {
     ...SQL_BACKEND_FLAGS,
     account: { type: 'string', value: 'ID', help: 'the advertiser account (list: default every account)' },
@@ -48,18 +42,7 @@ export const heldSpec = {
       value: 'TIME',
       help: 'send, drop: only the orders created before this ISO 8601 time',
     },
-    'base-url': {
-      type: 'string',
-      value: 'URL',
-      help: "list: the service's base URL, for the spend (with a read key)",
-      env: 'POSTBACK_API_URL',
-    },
-    'keys-file': {
-      type: 'string',
-      value: 'FILE',
-      env: 'POSTBACK_KEYS_FILE',
-      help: 'JSON object of account → API key (read keys), as the worker reads it',
-    },
+    ...readKeyFlags('list'),
     as: {
       type: 'string',
       value: 'NAME',

@@ -1,6 +1,7 @@
 /** The table of `postback shadow`. */
 import type { CommandSpec } from '../spec.ts';
 import { BACKEND_ENV, EXISTING_BACKEND_FLAGS } from './backend.ts';
+import { READ_KEY_ENV, readKeyFlags } from './read-keys.ts';
 
 /**
  * How far back `postback shadow report` looks when neither `--since` nor a shadow setting says.
@@ -36,14 +37,7 @@ export const shadowSpec = {
     'TIME is ISO 8601 (2026-11-03T00:00:00Z); --since also takes a duration back from now (36h, 7d).\n' +
     'Not on SQS (a queue keeps no setting): run the shadow period on SQLite or Postgres.',
   positionals: true,
-  env: [
-    {
-      name: 'POSTBACK_API_KEY',
-      help: 'a key with the read scope, for the spend (of the jobs without an account)',
-    },
-    { name: 'POSTBACK_API_KEY__<ACCOUNT>', help: 'the read key of one account (the keys file wins)' },
-    ...BACKEND_ENV.filter((v) => v.flag !== 'sqs'),
-  ],
+  env: [...READ_KEY_ENV, ...BACKEND_ENV.filter((v) => v.flag !== 'sqs')],
   flags: {
     ...SQL_BACKEND_FLAGS,
     account: { type: 'string', value: 'ID', help: 'the advertiser account (default: the whole outbox)' },
@@ -54,18 +48,7 @@ export const shadowSpec = {
       value: 'TIME',
       help: 'end: send the recorded orders created at or after TIME (the pixel was off)',
     },
-    'base-url': {
-      type: 'string',
-      value: 'URL',
-      help: "start, report: the service's base URL, for the spend (with a read key)",
-      env: 'POSTBACK_API_URL',
-    },
-    'keys-file': {
-      type: 'string',
-      value: 'FILE',
-      env: 'POSTBACK_KEYS_FILE',
-      help: 'JSON object of account → API key (read keys), as the worker reads it',
-    },
+    ...readKeyFlags('start, report'),
     as: {
       type: 'string',
       value: 'NAME',
