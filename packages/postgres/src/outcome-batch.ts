@@ -28,20 +28,31 @@ export interface Completion {
 const MAX_BATCH = 500;
 
 /**
+ * How long a completion waits for those of the other jobs of its claim (`claimed-jobs.ts`) before its
+ * batch is written, in ms; the batch goes as soon as the last of them has its outcome (the outbox calls
+ * `flush`). A worker's sends end one at a time, so without the wait each completion was a batch, a round
+ * trip and a commit of its own (issue 32: 1.0 job a batch). The job is delivered already: the wait delays
+ * its record, not its send, and is far shorter than any lease.
+ */
+export const COMPLETION_WAIT_MS = 10;
+
+/**
  * The outbox's completion batcher: `add(completion)` resolves to whether that job was completed (it was
  * still `inflight` under that lease token). One batch at a time, and a job given twice goes to a later
- * batch than its first call, so the second call is fenced as usual.
+ * batch than its first call, so the second call is fenced as usual. A batch waits up to
+ * {@link COMPLETION_WAIT_MS} for more, unless `flush` sends it first.
  *
  * @example
  * ```ts
  * const completions = createCompletionBatcher(context);
- * const applied = await completions.add({ id, token, at: Date.now(), campaignId: null, attempt: null });
+ * const applied = completions.add({ id, token, at: Date.now(), campaignId: null, attempt: null });
+ * void completions.flush(); // nothing more to wait for
  * ```
  */
 export function createCompletionBatcher(context: PostgresOutboxContext): Batcher<Completion, boolean> {
   return createBatcher((group: Completion[]) => writeCompletions(context, group), {
     maxSize: MAX_BATCH,
-    windowMs: 0,
+    windowMs: COMPLETION_WAIT_MS,
     maxInFlight: 1,
     keyOf: (c) => c.id,
   });

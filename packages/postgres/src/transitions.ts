@@ -24,6 +24,7 @@ import {
   type RetryResult,
   truncateReason,
 } from '@postback/core/store';
+import { createClaimedJobs } from './claimed-jobs.ts';
 import { arrayLiteral } from './literal.ts';
 import { assertOpen, inTransaction, type PostgresOutboxContext } from './outbox-context.ts';
 import { attemptValues, createCompletionBatcher } from './outcome-batch.ts';
@@ -44,8 +45,14 @@ export function transitionMethods(context: PostgresOutboxContext) {
   const { pool, sql: SQL, qp, channel, refundWindowMs } = context;
   /** The account key served last by this outbox's claims in turns: the next claim's turns start after it. */
   let cursor: string | null = null;
-  // Group commit (outcome-batch.ts): completions made while a batch is written go in the next one.
+  // Group commit (outcome-batch.ts): completions made while a batch is written go in the next one, and
+  // a completion waits a little for those of the other jobs of its claim.
   const completions = createCompletionBatcher(context);
+  const out = createClaimedJobs();
+  /** `id` has its outcome, given at `at`: once no other job of its claim is out, what waits is written. */
+  const settled = (id: string, at: number) => {
+    if (!out.settled(id, at)) void completions.flush();
+  };
 
   /** A confirm changed state: apply the order's refund rule in the same transaction, new snapshot. */
   const transitionWithFollowUp = async (
@@ -80,7 +87,12 @@ export function transitionMethods(context: PostgresOutboxContext) {
       const rows = [...result.rows].sort((a, b) => Number(a.claim_order) - Number(b.claim_order));
       const lastInTurns = rows.findLast((row) => Number(row.claim_order) > Number(row.claim_first));
       if (lastInTurns !== undefined) cursor = String(lastInTurns.account);
-      return rows.map(rowToJob);
+      const jobs = rows.map(rowToJob);
+      out.claimed(
+        jobs.map((job) => job.id),
+        at + leaseMs,
+      );
+      return jobs;
     },
 
     async complete(job: Job, result: CompleteResult): Promise<boolean> {
@@ -89,7 +101,16 @@ export function transitionMethods(context: PostgresOutboxContext) {
       const ids = fence(checked.job);
       if (ids === null) return false;
       const { now: at, campaignId = null } = checked.result;
-      return completions.add({ id: ids[0], token: ids[1], at, campaignId, attempt: checked.attempt });
+      const othersOut = out.settled(ids[0], at);
+      const applied = completions.add({
+        id: ids[0],
+        token: ids[1],
+        at,
+        campaignId,
+        attempt: checked.attempt,
+      });
+      if (!othersOut) void completions.flush();
+      return applied;
     },
 
     async retry(job: Job, result: RetryResult): Promise<boolean> {
@@ -97,6 +118,7 @@ export function transitionMethods(context: PostgresOutboxContext) {
       const { job: held, result: retry, attempt } = checkRetry(job, result);
       const ids = fence(held);
       if (ids === null) return false;
+      settled(ids[0], retry.now);
       const values = [
         ...ids,
         retry.now,
@@ -116,6 +138,7 @@ export function transitionMethods(context: PostgresOutboxContext) {
       const { job: held, result: failed, attempt } = checkFail(job, result);
       const ids = fence(held);
       if (ids === null) return false;
+      settled(ids[0], failed.now);
       const values = [
         ...ids,
         failed.now,
@@ -135,6 +158,7 @@ export function transitionMethods(context: PostgresOutboxContext) {
       const checked = checkRelease(jobs, now);
       const fenced = checked.jobs.map(fence).filter((f): f is [string, string] => f !== null);
       if (fenced.length === 0) return;
+      for (const [id] of fenced) settled(id, checked.now);
       await qp(pool, SQL.release, [fenced.map((f) => f[0]), fenced.map((f) => f[1]), checked.now, channel]);
     },
 

@@ -6,7 +6,7 @@
  */
 import type { AttemptRecord, Job } from '@postback/core';
 import type pg from 'pg';
-import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { createPostgresOutbox, type PoolLike, type PostgresOutbox } from '../src/index.ts';
 import { freshSchema, TEST_PG_URL, testPool } from './pg-test-db.ts';
 
@@ -103,6 +103,38 @@ describe.each([
     // b still holds it, and records its own outcome.
     expect(await b.outbox.complete(takenOver as Job, { now: t0 + 20, campaignId: 'cmp_b' })).toBe(true);
     expect(await b.outbox.get(lost.id)).toMatchObject({ state: 'delivered', campaignId: 'cmp_b' });
+  });
+
+  it('made one at a time, waits for the rest of its claim and goes in one batch', async () => {
+    const a = worker(prepared);
+    await enqueue(a.outbox, 3);
+    const t0 = Date.now();
+    const held = await a.outbox.claim({ now: t0, limit: 3, leaseMs: 60_000 });
+    expect(held).toHaveLength(3);
+    const states = async () =>
+      (await admin.query(`SELECT state FROM "${schema}".jobs ORDER BY id`)).rows.map((r) => r.state);
+    // The wait (COMPLETION_WAIT_MS) never ends by itself here: only the claim's last outcome sends the batch.
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
+    try {
+      const before = a.checkouts();
+      const done = (i: number) =>
+        a.outbox.complete(held[i]!, { now: t0 + 10 + i, attempt: accepted(t0 + 5) });
+      const first = done(0);
+      // Five round trips of our own: time enough for a completion written at once to be answered.
+      const roundTrips = async () => {
+        for (let i = 0; i < 5; i += 1) await states();
+        return 'waiting';
+      };
+      expect(await Promise.race([first.then(() => 'written'), roundTrips()])).toBe('waiting');
+      const second = done(1);
+      expect(await states()).toEqual(['inflight', 'inflight', 'inflight']);
+      expect(await Promise.all([first, second, done(2)])).toEqual([true, true, true]);
+      // One batch: one connection (prepared: the script's) or none (plain: through pool.query).
+      expect(a.checkouts() - before).toBe(prepared ? 1 : 0);
+    } finally {
+      vi.useRealTimers();
+    }
+    expect(await states()).toEqual(['delivered', 'delivered', 'delivered']);
   });
 
   it('that fails records none of its outcomes; made again, each is recorded once', async () => {

@@ -5,7 +5,9 @@
  * fsync, on the SQLite outbox's thread: 4-9 ms at p50-p90 on a busy 2-core machine) while every slot keeps
  * sending, and that rate grows with `concurrency`: two batches, plus twice the sending slots. Several claims
  * may be under way, so the rate at which jobs are claimed is not one batch per claim's commit (with an
- * fsync, milliseconds: a ceiling of a few thousand jobs a second at batches of 16).
+ * fsync, milliseconds: a ceiling of a few thousand jobs a second at batches of 16). Only while claims come
+ * back full: once one takes less than it asked, the store had nothing more due, and claims go one at a time
+ * (a Postgres claim that finds nothing still costs its backend a millisecond of CPU; issue 32).
  */
 import type { Job } from '../job-types.ts';
 import type { HeldJob, HeldJobs } from './held-jobs.ts';
@@ -44,6 +46,7 @@ export interface Claims {
   readonly underWay: number;
   /** The last claim found nothing due, or failed: the loop polls (after the claims under way) instead. */
   pollNext: boolean;
+
   /** Takes every job waiting for a sending slot out of the queue, and ends the pace's wait (for `stop()`). */
   takeWaiting(): HeldJob[];
   /** The claims under way, resolving when each is back (never rejecting). */
@@ -69,6 +72,11 @@ export function createClaims(ctx: ClaimContext): Claims {
   /** Jobs asked for count as held while their claim is under way. */
   const claims = new Set<Promise<void>>();
   let claimingJobs = 0;
+  /**
+   * The last claim to come back took fewer jobs than it asked for (or none, or failed; true before the
+   * first): the store had nothing more due, so one claim at a time until a claim comes back full.
+   */
+  let drained = true;
 
   /** The next waiting job to start: the first when the pace lets it, else the first urgent one (-1: none). */
   const nextToStart = (): number =>
@@ -90,10 +98,12 @@ export function createClaims(ctx: ClaimContext): Claims {
     } catch (error) {
       ctx.onError(error);
       queue.pollNext = true;
+      drained = true;
       return;
     } finally {
       claimingJobs -= limit;
     }
+    drained = jobs.length < limit;
     if (ctx.mode() === 'stopping') {
       // stop() was called while we claimed: give the jobs straight back.
       await ctx.release(jobs);
@@ -113,6 +123,9 @@ export function createClaims(ctx: ClaimContext): Claims {
     wanted() {
       // While probing, one job at a time tests the key.
       if (ctx.mode() === 'probing') return held.size === 0 && claims.size === 0 ? 1 : 0;
+      // Nothing more was due at the last claim: claims in parallel would find nothing either (each still
+      // runs the whole claim in the store), so one at a time until one comes back full.
+      if (drained && claims.size > 0) return 0;
       const room = Math.min(
         concurrency + prefetch - held.sending - waiting.length - claimingJobs,
         maxHeld - held.size - claimingJobs,

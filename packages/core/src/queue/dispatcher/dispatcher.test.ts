@@ -142,6 +142,56 @@ describe('Dispatcher batching', () => {
     expect(claims.filter((c) => (c.got ?? 0) > 0)).toHaveLength(jobs / 8);
   });
 
+  it('once a claim finds the queue drained, claims one at a time until one comes back full', async () => {
+    const { outbox: logged } = loggedOutbox();
+    const claims = { underWay: 0, empty: 0, emptyAtOnce: 0, afterDrained: 0 };
+    let drained = false;
+    let delivered = 0;
+    let deliveredWhenDrained = 0;
+    // A store round trip per claim; counts the claims under way once one came back empty.
+    const outbox: Outbox = {
+      ...logged,
+      claim: async (options) => {
+        claims.underWay += 1;
+        if (drained) claims.afterDrained += 1;
+        claims.emptyAtOnce = Math.max(claims.emptyAtOnce, drained ? claims.underWay : 0);
+        await new Promise((resolve) => setTimeout(resolve, 1));
+        const jobs = await logged.claim(options);
+        claims.underWay -= 1;
+        if (jobs.length === 0) {
+          claims.empty += 1;
+          if (!drained) deliveredWhenDrained = delivered;
+          drained = true;
+        }
+        return jobs;
+      },
+    };
+    const jobs = 24;
+    await enqueue(outbox, jobs);
+    let seed = 11;
+    const { client } = clientAfter(() => {
+      seed = (seed * 16_807) % 2_147_483_647;
+      return 2 + (seed % 4);
+    });
+    // No poll while the test runs: every claim after the drained one was woken by the loop itself.
+    const options = { concurrency: 4, batchSize: 8, pollIntervalMs: 60_000, pace: 'off' } as const;
+    const dispatcher = createDispatcher({ outbox, client, ...options });
+    dispatchers.push(dispatcher);
+    dispatcher.on('delivered', () => {
+      delivered += 1;
+    });
+    const done = deliveredAll(dispatcher, jobs);
+    dispatcher.start();
+    await done;
+    await dispatcher.stop();
+
+    expect(claims.empty).toBeGreaterThan(0); // the queue was found drained before the last sends ended
+    expect(claims.emptyAtOnce).toBe(1); // never two claims at once into a drained queue
+    // Then at most about one claim per job that ends (a finished send wakes the loop: it may have made
+    // another job due), never a burst of them.
+    expect(claims.afterDrained).toBeLessThanOrEqual(2 * (jobs - deliveredWhenDrained));
+  });
+
   it('records an outcome while a slow send holds up the rest', async () => {
     const { outbox } = loggedOutbox();
     await enqueue(outbox, 2);
