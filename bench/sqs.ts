@@ -415,7 +415,7 @@ for (let round = 0; round < ROUNDS && Date.now() - started < ROUNDS_LIMIT_MS; ro
   for (const c of round % 2 === 0 ? contenders : [...contenders].reverse()) rates[c].push(await runs[c]());
 }
 console.log(
-  `sqs: ${JOBS} confirmations per run, concurrency ${CONCURRENCY}, sandbox ${values.sandbox}, ${rates[contenders[0] as Contender].length} ABBA rounds (median, spread)`,
+  `sqs: ${JOBS} confirmations per run, concurrency ${CONCURRENCY}, sandbox ${values.sandbox}, ${rates[contenders[0] as Contender].length} ABBA rounds (median, spread; ratios: median of each round's)`,
 );
 const label: Record<Contender, string> = {
   emulator: 'worker on SQS (our emulator)  ',
@@ -431,7 +431,9 @@ for (const c of contenders)
   console.log(
     `  ${label[c]} ${median(perSecond(c)).toFixed(0).padStart(6)} jobs/s  (${spread(perSecond(c))}); this thread's CPU ${median(cpuPerJob(c)).toFixed(0).padStart(4)} µs/job (${spread(cpuPerJob(c))})`,
   );
-const ratio = (a: Contender, b: Contender) => median(perSecond(a)) / median(perSecond(b));
+/** The median of the ratios round by round: contenders of a round ran minutes apart at most. */
+const ratio = (a: Contender, b: Contender) =>
+  median(perSecond(a).map((x, i) => x / (perSecond(b)[i] as number)));
 const ran = (c: Contender) => rates[c].length > 0;
 for (const kind of KINDS)
   if (ran(kind) && ran('bare'))
@@ -440,7 +442,7 @@ for (const kind of KINDS)
     );
 if (ran('fauxqs') && ran('bare-sqs')) {
   const anchor = ratio('fauxqs', 'bare-sqs');
-  const cpu = median(cpuPerJob('fauxqs')) / median(cpuPerJob('bare-sqs'));
+  const cpu = median(cpuPerJob('fauxqs').map((x, i) => x / (cpuPerJob('bare-sqs')[i] as number)));
   console.log(
     `  ratio worker on fauxqs / bare SQS consumer: ${anchor.toFixed(2)} (target >= 0.8) ${verdict(anchor >= 0.8)}; CPU per job ${cpu.toFixed(2)}`,
   );

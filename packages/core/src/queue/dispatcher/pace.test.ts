@@ -19,6 +19,7 @@ import {
   MIN_SEND_GAP_MS,
   PACE_SAMPLE_MS,
   RECORD_WAIT_MS,
+  SLOW_START_SAMPLE_MS,
 } from './pace.ts';
 
 const BUSY: HostLoad = { utilization: 0.97, delayMs: 1 };
@@ -261,6 +262,22 @@ describe('createPace (adaptive)', () => {
     expect(ready()).toBe(1);
     advance(1);
     expect(pace.mayStart(0)).toBe(true);
+  });
+
+  it('looks every SLOW_START_SAMPLE_MS until it first reaches `concurrency`, then every PACE_SAMPLE_MS', () => {
+    const { pace, reads, advance } = paceWith(4);
+    advance(SLOW_START_SAMPLE_MS);
+    pace.mayStart(0);
+    expect([reads(), pace.limit]).toEqual([2, 3]);
+    advance(SLOW_START_SAMPLE_MS);
+    pace.mayStart(0);
+    expect([reads(), pace.limit]).toEqual([3, 4]);
+    advance(SLOW_START_SAMPLE_MS);
+    pace.mayStart(0);
+    expect(reads()).toBe(3);
+    advance(PACE_SAMPLE_MS - SLOW_START_SAMPLE_MS);
+    pace.mayStart(0);
+    expect(reads()).toBe(4);
   });
 
   it('looks at the host at most once a sample period', () => {

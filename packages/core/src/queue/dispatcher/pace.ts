@@ -24,8 +24,9 @@
  * One busy sample in a drain (a GC, a neighbour's burst) so costs a halved limit for a few samples, not a
  * gap: the gap comes only once one send at a time is still too much.
  *
- * It starts as TCP does, at one send in flight, and grows from there while the host stays idle (its first
- * look after {@link FIRST_SAMPLE_MS}; at the default `concurrency` of 4, full speed after 125 ms): a
+ * It starts as TCP does, at one send in flight, and grows from there while the host stays idle (looking
+ * every {@link SLOW_START_SAMPLE_MS} until it first reaches `concurrency` or meets a busy host: at the
+ * default `concurrency` of 4, full speed after 50 ms): a
  * Dispatcher started while pages are being served does not first take them a burst of sends. With a gap,
  * the next send starts a gap after the last one's outcome is recorded (so the gaps are quiet time).
 
@@ -52,8 +53,8 @@ export type PaceMode = 'adaptive' | 'off';
 
 /** How often the pace looks at the host's load (ms). */
 export const PACE_SAMPLE_MS = 100;
-/** How long the first sample after the baseline lasts (ms): the slow start's one send at a time. */
-export const FIRST_SAMPLE_MS = 25;
+/** How often the pace looks during its slow start (ms): until `concurrency` is first reached, or a busy host. */
+export const SLOW_START_SAMPLE_MS = 25;
 /** Event-loop utilization (0..1) over a sample from which the host counts as busy. */
 export const BUSY_UTILIZATION = 0.5;
 /** Event-loop utilization by others (0..1) over a sample under which the host counts as idle. */
@@ -141,7 +142,8 @@ export function createPace(ctx: PaceContext): Pace {
   let limit = ctx.mode === 'off' ? concurrency : 1;
   let gapMs = 0;
   let sampledAt: number | null = null;
-  let firstSample = true;
+  /** Until the limit first reaches `concurrency` or the host is first busy. */
+  let slowStart = ctx.mode !== 'off';
   /** Sends started since the last sample. */
   let started = 0;
   /** Jobs claimed, and sends whose outcome was recorded, since the last sample. */
@@ -162,9 +164,8 @@ export function createPace(ctx: PaceContext): Pace {
       sampledAt = at;
       return;
     }
-    // The first sample comes sooner: a Dispatcher alone need not send one at a time for long.
-    if (at - sampledAt < (firstSample ? FIRST_SAMPLE_MS : PACE_SAMPLE_MS)) return;
-    firstSample = false;
+    // Samples come sooner in the slow start: a Dispatcher alone need not send below `concurrency` long.
+    if (at - sampledAt < (slowStart ? SLOW_START_SAMPLE_MS : PACE_SAMPLE_MS)) return;
     const ms = at - sampledAt;
     const units = started + claimed + recorded;
     sampledAt = at;
@@ -189,6 +190,7 @@ export function createPace(ctx: PaceContext): Pace {
             delayMs: read.delayMs === null ? null : read.delayMs * others,
           };
     if (hostBusy(host)) {
+      slowStart = false;
       if (limit > 1) limit = Math.max(1, Math.floor(limit / 2));
       else gapMs = Math.min(MAX_SEND_GAP_MS, Math.max(MIN_SEND_GAP_MS, gapMs * 2));
     } else if (gapMs > 0 && !hostIdle(host)) {
@@ -197,6 +199,7 @@ export function createPace(ctx: PaceContext): Pace {
       gapMs = gapMs < 2 ? 0 : Math.floor(gapMs / 2);
     } else {
       limit = Math.min(concurrency, limit + step);
+      if (limit === concurrency) slowStart = false;
     }
   };
 
