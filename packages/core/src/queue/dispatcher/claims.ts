@@ -132,7 +132,6 @@ export function createClaims(ctx: ClaimContext): Claims {
         ctx.onSettled();
       });
       claims.add(claim);
-      pace.claiming(claim);
     },
 
     startWaiting,

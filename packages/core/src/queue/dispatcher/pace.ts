@@ -95,8 +95,6 @@ export interface Pace {
   mayStart(sending: number): boolean;
   /** `jobs` were claimed: work of its own on the loop, as a send is (`own-work.ts`). */
   claimed(jobs: number): void;
-  /** A claim is under way until `done` settles: its own work (`quiet-time.ts`). */
-  claiming(done: Promise<unknown>): void;
   /** A send started, its outcome recorded when `done` settles; with a gap, the next waits for it. */
   sent(done: Promise<unknown>): void;
   /** Whether `job`'s deadline is near enough that it is sent whatever the pace. */
@@ -153,7 +151,6 @@ export function createPace(ctx: PaceContext): Pace {
   let timer: ReturnType<typeof setTimeout> | undefined;
   const own = createOwnWork();
   const quiet = createQuietTime(ctx.activeMs ?? (ctx.load === undefined ? loopActiveMs : () => null), clock);
-  const quietEnded = () => quiet.end();
 
   /** One AIMD step per sample: the in-flight limit first, then the gap. */
   const sample = () => {
@@ -236,11 +233,6 @@ export function createPace(ctx: PaceContext): Pace {
     },
     claimed(jobs) {
       claimed += jobs;
-    },
-    claiming(done) {
-      if (ctx.mode === 'off') return;
-      quiet.begin();
-      done.then(quietEnded, quietEnded);
     },
     sent(done) {
       if (ctx.mode === 'off') return;

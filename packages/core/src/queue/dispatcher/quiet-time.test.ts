@@ -25,7 +25,7 @@ describe('createQuietTime', () => {
     const { quiet, pass } = meter();
     pass(20, 2); // quiet
     quiet.begin();
-    quiet.begin(); // a claim and a send
+    quiet.begin(); // two sends
     pass(50, 50);
     quiet.end();
     pass(10, 10); // still working

@@ -1,6 +1,8 @@
 /**
- * The others' utilization, measured while the Dispatcher has nothing of its own under way (no claim, no
- * send, no outcome being recorded): whatever keeps the event loop busy then is not its work. The adaptive
+ * The others' utilization, measured while the Dispatcher has nothing of its own under way (no send, no
+ * outcome being recorded): whatever keeps the event loop busy then is not its work, but for the answers
+ * of its claims (a claim mostly waits: on SQS a long poll of up to 20 s, which must not hide all quiet
+ * time; its answer is one burst per batch of jobs). The adaptive
  * pace (`pace.ts`) reads it first: while it sends one job at a time with a gap between, the gaps are quiet
  * time, and a loop idle in them says the load was the Dispatcher's own (on SQS, the AWS SDK's calls),
  * however costly each send was; pages kept busy in them say it was theirs. A Dispatcher that is never
@@ -12,7 +14,7 @@ export const MIN_QUIET_MS = 10;
 
 /** The quiet time of one Dispatcher. */
 export interface QuietTime {
-  /** One of the Dispatcher's own pieces of work began (a claim, a send with its record). */
+  /** One of the Dispatcher's own pieces of work began (a send with its record). */
   begin(): void;
   /** One ended. */
   end(): void;
@@ -30,7 +32,7 @@ export interface QuietTime {
  * @example
  * ```ts
  * const quiet = createQuietTime(() => performance.eventLoopUtilization().active, () => performance.now());
- * quiet.begin(); // a claim starts
+ * quiet.begin(); // a send starts
  * quiet.end();
  * quiet.take(); // 0.02: the loop was idle while nothing of ours was under way
  * ```
