@@ -6,6 +6,8 @@
  *  - the same Dispatcher with SQLite `synchronous=normal` (informational: how much of the gap is fsync);
  *  - the same Dispatcher with the outbox's writes on the main thread (`thread: false`; informational: what
  *    the writer thread is worth);
+ *  - the same Dispatcher at the library's default `pace: 'adaptive'` (the others run at `off`): target
+ *    ratio adaptive / off >= 0.95, a worker in a process of its own reading its own work as its own;
  *  - a BullMQ worker (Redis 127.0.0.1:6379, a unique queue name, obliterated after) doing the same POSTs
  *    with the same client and concurrency 50: target ratio Dispatcher / BullMQ > 1.
  * Every run delivers the same number of fresh orders to its own sandbox account, bounded by count and time.
@@ -262,6 +264,10 @@ if (ran('full') && ran('bare')) {
 if (ran('full') && ran('bullmq')) {
   const vsBull = ratios(rates.full, rates.bullmq);
   report(`ratio ${contenders.full.name} / BullMQ:`, vsBull, '> 1', vsBull > 1);
+}
+if (ran('full') && ran('adaptive')) {
+  const paced = ratios(rates.adaptive, rates.full);
+  report("ratio pace 'adaptive' / 'off' (same Dispatcher):", paced, '>= 0.95', paced >= 0.95);
 }
 /** Contenders without a target of their own, each reported against the bare loop for what it explains. */
 const informational: Array<[Contender, string]> = [

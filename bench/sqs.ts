@@ -7,11 +7,17 @@
  * - `fauxqs`: an SQS emulator from npm whose long poll waits as AWS's does.
  *
  * Three figures per server:
- * 1. throughput: jobs/s of the worker on a backlog, side by side in ABBA rounds with a bare loop doing the
- *    same POSTs with the same client and concurrency (no queue), and with the same Dispatcher on core's
- *    memory outbox (what SQS adds). Target worker / bare >= 0.8. Also printed: the CPU per job of the
- *    thread that runs the worker (and the in-process sandbox), steadier than throughput on a busy machine;
- *    the SQS server's thread is not counted.
+ * 1. throughput: jobs/s of the worker on a backlog, side by side in ABBA rounds with
+ *    - a bare SQS consumer on fauxqs, the anchor a user would otherwise write (the same SDK client:
+ *      `ReceiveMessage` of 10, a POST of each, `DeleteMessageBatch`; `concurrency / 10` such loops). Target
+ *      worker on fauxqs / bare SQS consumer >= 0.8;
+ *    - the same worker at the default `pace: 'adaptive'` (the others at `off`). Target adaptive / off
+ *      >= 0.95: a worker in a process of its own reads its own work as its own;
+ *    - a bare loop doing the same POSTs with the same client and concurrency (no queue), and the same
+ *      Dispatcher on core's memory outbox (what SQS adds), for scale.
+ *    Also printed: the CPU per job of the thread that runs the worker, steadier than throughput on a busy
+ *    machine; the SQS server's thread and the sandbox (a child process unless `--sandbox in-process`) are
+ *    not counted.
  * 2. receive → send: a running worker (default batch 16, `waitTimeSeconds` 20) while pairs of jobs trickle
  *    in every 100 ms: per job, from the ReceiveMessage answer that brought it to the start of its POST.
  *    Target p99 < 100 ms (a claim that waited on an empty second receive kept received jobs 20 s).
@@ -21,10 +27,16 @@
  * throughput ratio does not model: it measures our per-message overhead.
  *
  *   node --conditions=@postback/source bench/sqs.ts [--jobs 2000] [--concurrency 50] [--rounds 4]
+ *     [--only fauxqs,fauxqs-adaptive,bare-sqs,emulator,memory,bare] [--no-latency] [--sandbox child|in-process]
  */
 import { parseArgs } from 'node:util';
 import { Worker } from 'node:worker_threads';
-import { type ReceiveMessageCommandOutput, SQSClient } from '@aws-sdk/client-sqs';
+import {
+  DeleteMessageBatchCommand,
+  ReceiveMessageCommand,
+  type ReceiveMessageCommandOutput,
+  SQSClient,
+} from '@aws-sdk/client-sqs';
 import { createClient } from '@postback/client';
 import { createDispatcher, createMemoryOutbox, type Outbox } from '@postback/core';
 import { type SandboxWorld, startSandboxWorld } from '@postback/sandbox/testing';
@@ -38,14 +50,24 @@ import {
   withinLimit,
   withWorld,
 } from './run-world.ts';
+import { startChildSandboxWorld } from './sandbox-process.ts';
 
 const { values } = parseArgs({
   options: {
     jobs: { type: 'string', default: '2000' },
     concurrency: { type: 'string', default: '50' },
     rounds: { type: 'string', default: '4' },
+    /** Comma-separated throughput contenders to run (emulator, fauxqs, fauxqs-adaptive, bare-sqs, memory, bare). */
+    only: { type: 'string' },
+    /** Skip the latency figures (receive → send, drain). */
+    'no-latency': { type: 'boolean', default: false },
+    /** Where the sandbox runs: `child` (its own process, as a remote service would be) or `in-process`. */
+    sandbox: { type: 'string', default: 'child' },
   },
 });
+if (values.sandbox !== 'child' && values.sandbox !== 'in-process')
+  throw new Error('--sandbox is child or in-process');
+const startWorld = values.sandbox === 'child' ? startChildSandboxWorld : startSandboxWorld;
 const JOBS = Number(values.jobs);
 const ROUNDS = Number(values.rounds);
 const CONCURRENCY = Number(values.concurrency);
@@ -114,7 +136,7 @@ async function onSqs<T>(
   options: Partial<SqsOutboxOptions>,
   body: (run: SqsRun) => Promise<T>,
 ): Promise<T> {
-  return withWorld(startSandboxWorld, async (world, tokens) => {
+  return withWorld(startWorld, async (world, tokens) => {
     const sqs = await startServer(kind);
     const deadLetterQueueUrl = (await sqs.call('createQueue', { name: 'bench-dlq.fifo' })) as string;
     const queueUrl = (await sqs.call('createQueue', { name: 'bench.fifo' })) as string;
@@ -151,8 +173,8 @@ async function timed(jobs: number, run: () => Promise<void>): Promise<Rate> {
   return { jobsPerSecond: jobs / seconds, cpuUsPerJob: (cpu.user + cpu.system) / jobs };
 }
 
-/** Jobs per second of the worker on SQS, on a backlog of `jobs`. */
-async function sqsRun(kind: ServerKind, jobs = JOBS): Promise<Rate> {
+/** Jobs per second of the worker on SQS, on a backlog of `jobs`, at `pace`. */
+async function sqsRun(kind: ServerKind, jobs = JOBS, pace: 'off' | 'adaptive' = 'off'): Promise<Rate> {
   return onSqs(kind, { waitTimeSeconds: 1 }, async ({ world, tokens, outbox, left }) => {
     if (!(await outbox.confirmMany(confirmInputs('s', jobs, tokens))).every((r) => r.ok))
       throw new Error('enqueue failed');
@@ -165,8 +187,8 @@ async function sqsRun(kind: ServerKind, jobs = JOBS): Promise<Rate> {
         batchSize: CONCURRENCY,
         pollIntervalMs: 1,
         wake: () => () => outbox.interruptClaims(),
-        // A dedicated worker, as `postback worker --sqs` runs it: no pages to protect.
-        pace: 'off',
+        // `off`: a dedicated worker with no pages to protect; `adaptive`: the default, in a process of its own.
+        pace,
       });
       const done = deliveredAll(dispatcher, jobs);
       const rate = await timed(jobs, async () => {
@@ -182,9 +204,82 @@ async function sqsRun(kind: ServerKind, jobs = JOBS): Promise<Rate> {
   });
 }
 
+/**
+ * Jobs per second of the anchor a user would otherwise write on SQS: the same SDK client, `ReceiveMessage`
+ * of 10, a POST of each message's job (its body parsed with `JSON.parse`), then one `DeleteMessageBatch`;
+ * `concurrency / 10` such loops side by side, so as many POSTs in flight as the worker's `concurrency`.
+ * A job counts once its message is deleted, as the worker's counts once its outcome is recorded.
+ */
+async function bareSqsRun(kind: ServerKind, jobs = JOBS): Promise<Rate> {
+  return onSqs(kind, { waitTimeSeconds: 1 }, async ({ world, tokens, outbox, sqsClient, left }) => {
+    if (!(await outbox.confirmMany(confirmInputs('q', jobs, tokens))).every((r) => r.ok))
+      throw new Error('enqueue failed');
+    const client = createClient({ baseUrl: world.url, apiKey: world.conversionsKey });
+    const stop = new AbortController();
+    let deleted = 0;
+    const consume = async () => {
+      while (deleted < jobs) {
+        const { Messages = [] } = await sqsClient
+          .send(
+            new ReceiveMessageCommand({
+              QueueUrl: outbox.queueUrl,
+              MaxNumberOfMessages: 10,
+              WaitTimeSeconds: 1,
+              VisibilityTimeout: 30,
+            }),
+            { abortSignal: stop.signal },
+          )
+          .catch((err: unknown) => {
+            if (stop.signal.aborted) return {} as ReceiveMessageCommandOutput;
+            throw err;
+          });
+        await Promise.all(
+          Messages.map(async (message) => {
+            const job = JSON.parse(message.Body ?? '{}') as {
+              clickToken: string;
+              orderId: string;
+              valueMicros: number;
+            };
+            await client.conversions.confirm({
+              click_token: job.clickToken,
+              order_id: job.orderId,
+              value_micros: job.valueMicros,
+            });
+          }),
+        );
+        if (Messages.length === 0) continue;
+        await sqsClient.send(
+          new DeleteMessageBatchCommand({
+            QueueUrl: outbox.queueUrl,
+            Entries: Messages.map((m, i) => ({ Id: String(i), ReceiptHandle: m.ReceiptHandle })),
+          }),
+        );
+        deleted += Messages.length;
+        // The last batch is deleted: the loops still long-polling an empty queue are cut short.
+        if (deleted >= jobs) stop.abort();
+      }
+    };
+    try {
+      const loops = Math.max(1, Math.round(CONCURRENCY / 10));
+      const rate = await timed(jobs, () =>
+        withinLimit(
+          Promise.all(Array.from({ length: loops }, consume)).then(() => undefined),
+          `bare SQS consumer on ${kind}`,
+          RUN_LIMIT_MS,
+        ),
+      );
+      if ((await left()) !== 0) throw new Error(`messages left in the ${kind} queue after the bare consumer`);
+      return rate;
+    } finally {
+      stop.abort();
+      await client.close();
+    }
+  });
+}
+
 /** Jobs per second of the same Dispatcher on core's in-memory outbox: what the worker costs without SQS. */
 async function memoryRun(jobs = JOBS): Promise<Rate> {
-  return withWorld(startSandboxWorld, async (world, tokens) => {
+  return withWorld(startWorld, async (world, tokens) => {
     const outbox: Outbox = createMemoryOutbox();
     const client = createClient({ baseUrl: world.url, apiKey: world.conversionsKey });
     try {
@@ -213,7 +308,7 @@ async function memoryRun(jobs = JOBS): Promise<Rate> {
 
 /** Jobs per second of a bare loop: the same POSTs, same client, same concurrency, no queue. */
 async function bareRun(jobs = JOBS): Promise<Rate> {
-  return withWorld(startSandboxWorld, async (world, tokens) => {
+  return withWorld(startWorld, async (world, tokens) => {
     const client = createClient({ baseUrl: world.url, apiKey: world.conversionsKey });
     try {
       return await timed(jobs, () =>
@@ -296,25 +391,37 @@ const verdict = (ok: boolean) => (ok ? 'OK' : 'MISSED');
 
 // One small untimed round each first: the AWS SDK loads most of its code on the first request, and the
 // JIT warms up; neither belongs in the comparison.
-for (const kind of KINDS) await sqsRun(kind, Math.ceil(JOBS / 5));
-await memoryRun(Math.ceil(JOBS / 5));
-await bareRun(Math.ceil(JOBS / 5));
+const WARM_UP = Math.ceil(JOBS / 5);
+type Contender = ServerKind | 'fauxqs-adaptive' | 'bare-sqs' | 'memory' | 'bare';
+const runs: Record<Contender, (jobs?: number) => Promise<Rate>> = {
+  emulator: (jobs) => sqsRun('emulator', jobs),
+  fauxqs: (jobs) => sqsRun('fauxqs', jobs),
+  'fauxqs-adaptive': (jobs) => sqsRun('fauxqs', jobs, 'adaptive'),
+  'bare-sqs': (jobs) => bareSqsRun('fauxqs', jobs),
+  memory: (jobs) => memoryRun(jobs),
+  bare: (jobs) => bareRun(jobs),
+};
+const only = values.only?.split(',');
+const contenders = (Object.keys(runs) as Contender[]).filter((c) => only === undefined || only.includes(c));
+for (const c of contenders) await runs[c](WARM_UP);
 
 // 1. Throughput: the contenders in ABBA order (forward, then backward), so noise hits them alike.
-type Contender = ServerKind | 'memory' | 'bare';
-const contenders: Contender[] = [...KINDS, 'memory', 'bare'];
-const rates = Object.fromEntries(contenders.map((c) => [c, [] as Rate[]])) as Record<Contender, Rate[]>;
+const rates = Object.fromEntries((Object.keys(runs) as Contender[]).map((c) => [c, [] as Rate[]])) as Record<
+  Contender,
+  Rate[]
+>;
 const started = Date.now();
 for (let round = 0; round < ROUNDS && Date.now() - started < ROUNDS_LIMIT_MS; round++) {
-  for (const c of round % 2 === 0 ? contenders : [...contenders].reverse())
-    rates[c].push(await (c === 'memory' ? memoryRun() : c === 'bare' ? bareRun() : sqsRun(c)));
+  for (const c of round % 2 === 0 ? contenders : [...contenders].reverse()) rates[c].push(await runs[c]());
 }
 console.log(
-  `sqs: ${JOBS} confirmations per run, concurrency ${CONCURRENCY}, ${rates.bare.length} ABBA rounds (median, spread)`,
+  `sqs: ${JOBS} confirmations per run, concurrency ${CONCURRENCY}, sandbox ${values.sandbox}, ${rates[contenders[0] as Contender].length} ABBA rounds (median, spread; ratios: median of each round's)`,
 );
 const label: Record<Contender, string> = {
   emulator: 'worker on SQS (our emulator)  ',
   fauxqs: 'worker on SQS (fauxqs)        ',
+  'fauxqs-adaptive': "  the same, pace 'adaptive'   ",
+  'bare-sqs': 'bare SQS consumer (fauxqs)    ',
   memory: 'same Dispatcher, memory outbox',
   bare: 'bare loop (same client)       ',
 };
@@ -324,26 +431,43 @@ for (const c of contenders)
   console.log(
     `  ${label[c]} ${median(perSecond(c)).toFixed(0).padStart(6)} jobs/s  (${spread(perSecond(c))}); this thread's CPU ${median(cpuPerJob(c)).toFixed(0).padStart(4)} µs/job (${spread(cpuPerJob(c))})`,
   );
-for (const kind of KINDS) {
-  const ratio = median(perSecond(kind)) / median(perSecond('bare'));
+/** The median of the ratios round by round: contenders of a round ran minutes apart at most. */
+const ratio = (a: Contender, b: Contender) =>
+  median(perSecond(a).map((x, i) => x / (perSecond(b)[i] as number)));
+const ran = (c: Contender) => rates[c].length > 0;
+for (const kind of KINDS)
+  if (ran(kind) && ran('bare'))
+    console.log(
+      `  ratio worker on ${kind} / bare loop: ${ratio(kind, 'bare').toFixed(2)} (no queue: for scale)`,
+    );
+if (ran('fauxqs') && ran('bare-sqs')) {
+  const anchor = ratio('fauxqs', 'bare-sqs');
+  const cpu = median(cpuPerJob('fauxqs').map((x, i) => x / (cpuPerJob('bare-sqs')[i] as number)));
   console.log(
-    `  ratio worker on ${kind} / bare loop: ${ratio.toFixed(2)} (target >= 0.8) ${verdict(ratio >= 0.8)}`,
+    `  ratio worker on fauxqs / bare SQS consumer: ${anchor.toFixed(2)} (target >= 0.8) ${verdict(anchor >= 0.8)}; CPU per job ${cpu.toFixed(2)}`,
+  );
+}
+if (ran('fauxqs') && ran('fauxqs-adaptive')) {
+  const paced = ratio('fauxqs-adaptive', 'fauxqs');
+  console.log(
+    `  ratio worker on fauxqs, pace 'adaptive' / 'off': ${paced.toFixed(2)} (target >= 0.95) ${verdict(paced >= 0.95)}`,
   );
 }
 
 // 2 and 3. Latency figures, servers alternating.
 const waits: Record<ServerKind, number[]> = { emulator: [], fauxqs: [] };
 const drains: Record<ServerKind, number[]> = { emulator: [], fauxqs: [] };
-for (let round = 0; round < 2; round++) {
+for (let round = 0; round < (values['no-latency'] ? 0 : 2); round++) {
   for (const kind of round % 2 === 0 ? KINDS : [...KINDS].reverse()) {
     waits[kind].push(...(await receiveToSendRun(kind)));
     drains[kind].push(await drainRun(kind), await drainRun(kind));
   }
 }
-console.log(
-  `receive → send (${TRICKLE_PAIRS} pairs every ${TRICKLE_EVERY_MS} ms, twice; batch 16, ${LONG_POLL_SECONDS} s long poll), and drain of 2 jobs (4 runs):`,
-);
-for (const kind of KINDS) {
+if (!values['no-latency'])
+  console.log(
+    `receive → send (${TRICKLE_PAIRS} pairs every ${TRICKLE_EVERY_MS} ms, twice; batch 16, ${LONG_POLL_SECONDS} s long poll), and drain of 2 jobs (4 runs):`,
+  );
+for (const kind of values['no-latency'] ? [] : KINDS) {
   const p99 = quantile(waits[kind], 0.99);
   const drain = Math.max(...drains[kind]);
   console.log(

@@ -22,8 +22,8 @@ export interface ClaimContext {
   release(jobs: readonly Job[]): Promise<void>;
   /** The jobs held: claimed jobs are taken in (their leases renewed from then on), not yet sending. */
   held: Pick<HeldJobs, 'size' | 'sending' | 'hold'>;
-  /** Starts sending a held job (one lost meanwhile is let go unsent). */
-  begin(held: HeldJob): void;
+  /** Starts sending a held job (one lost meanwhile is let go unsent); settles once its outcome is recorded. */
+  begin(held: HeldJob): Promise<unknown>;
   /** `stopping`: claim nothing, start nothing; `probing`: one job at a time tests a paused key. */
   mode(): 'running' | 'probing' | 'stopping';
   /** `pace` (`pace.ts`): how many of the `concurrency` slots may send now; urgent jobs go whatever it says. */
@@ -87,7 +87,7 @@ export function createClaims(ctx: ClaimContext): Claims {
       if (held.sending >= (mode === 'probing' ? 1 : concurrency)) return;
       const next = mode === 'probing' ? 0 : nextToStart();
       if (next < 0) return;
-      ctx.begin(waiting.splice(next, 1)[0] as HeldJob);
+      pace.sent(ctx.begin(waiting.splice(next, 1)[0] as HeldJob));
     }
   };
 
@@ -109,6 +109,7 @@ export function createClaims(ctx: ClaimContext): Claims {
       await ctx.release(jobs);
       return;
     }
+    pace.claimed(jobs.length);
     for (const job of jobs) waiting.push(held.hold(job));
     startWaiting();
     if (jobs.length === 0) queue.pollNext = true;

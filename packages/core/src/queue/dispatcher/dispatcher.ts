@@ -191,7 +191,7 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
     claim,
     release: recorder.release,
     held,
-    begin: (job) => void begin(job),
+    begin: (job) => begin(job),
     mode: () => (stopping() ? 'stopping' : pauses.globalState() === 'probing' ? 'probing' : 'running'),
     options: o,
     onError: (error) => emit('error', { error, during: 'claim' }),

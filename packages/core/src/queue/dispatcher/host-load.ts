@@ -3,10 +3,12 @@
  * share of wall time it ran callbacks rather than waited for I/O: `performance.eventLoopUtilization`) and
  * its delay (how late a 10 ms timer fires: `monitorEventLoopDelay` of `node:perf_hooks`). Utilization is
  * the steady sign of pages being served (a shop under load runs its loop 95 % of the time, delivery alone
- * 20-70 % on the project's machine); the delay catches a loop blocked by long synchronous work. The
- * process's CPU time was not taken: it counts the outbox's writer thread and GC helpers, which do not hold
- * pages back. Where the runtime has neither (an edge runtime), both read null and the pace stays at full
- * speed.
+ * 20-100 % on the project's machine); the delay catches a loop blocked by long synchronous work. With
+ * them, the CPU time of the loop's own thread (`process.threadCpuUsage`), by which the pace weighs its own
+ * work against the others' (`own-work.ts`): unlike the loop's busy time it does not grow while other
+ * processes hold the machine's cores. The process's CPU time was not taken: it counts the outbox's writer
+ * thread and GC helpers, which do not hold pages back. Where the runtime has none of them (an edge
+ * runtime), they read null and the pace stays at full speed.
  *
  * One histogram per process, enabled at the first read and disabled when nobody read it for a while.
  */
@@ -17,6 +19,11 @@ export interface HostLoad {
   utilization: number | null;
   /** Mean event-loop delay beyond the timer's own interval (ms). */
   delayMs: number | null;
+  /**
+   * CPU time of the thread running the loop (ms; `process.threadCpuUsage`): unlike the loop's busy time,
+   * it does not grow while other processes hold the machine's cores. Absent: unknown.
+   */
+  cpuMs?: number | null;
 }
 
 interface Utilization {
@@ -44,6 +51,9 @@ const elu = (
 let histogram: Histogram | null | undefined;
 let disableTimer: ReturnType<typeof setTimeout> | undefined;
 let lastUtilization: Utilization | undefined;
+const threadCpu = (globalThis as { process?: { threadCpuUsage?: () => { user: number; system: number } } })
+  .process?.threadCpuUsage;
+let lastCpuUs: number | undefined;
 
 /** The delay histogram of this process, enabled; null where the runtime has none. */
 function delayHistogram(): Histogram | null {
@@ -73,7 +83,7 @@ function delayHistogram(): Histogram | null {
  * @example
  * ```ts
  * readHostLoad(); // baseline
- * setTimeout(() => console.log(readHostLoad()), 100); // { utilization: 0.02, delayMs: 0.1 }
+ * setTimeout(() => console.log(readHostLoad()), 100); // { utilization: 0.02, delayMs: 0.1, cpuMs: 1.8 }
  * ```
  */
 export function readHostLoad(): HostLoad {
@@ -89,5 +99,12 @@ export function readHostLoad(): HostLoad {
     delayMs = Math.max(0, h.mean / 1e6 - RESOLUTION_MS);
     h.reset();
   }
-  return { utilization, delayMs };
+  let cpuMs: number | null = null;
+  if (threadCpu !== undefined) {
+    const { user, system } = threadCpu.call(globalThis.process);
+    const us = user + system;
+    cpuMs = lastCpuUs === undefined ? null : (us - lastCpuUs) / 1000;
+    lastCpuUs = us;
+  }
+  return { utilization, delayMs, cpuMs };
 }

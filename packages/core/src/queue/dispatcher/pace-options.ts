@@ -14,7 +14,7 @@ export const paceOption = documented(
   z.enum(['adaptive', 'off']).default('adaptive'),
   "'adaptive' \\| 'off'",
   "`'adaptive'`",
-  "`adaptive`: when something else keeps the event loop busy (half its time, our sends' expected share left out; or a delay ≥ 20 ms) fewer sends go at once and apart, down to 1 every 20 ms; full speed when idle (from one send at start); a job within 1 h of its deadline goes whatever the load. For a Dispatcher in the shop's own process (the one-file server). `off`: always `concurrency`, for a dedicated worker (`postback worker`'s default).",
+  "`adaptive`: when something else keeps the event loop busy (half its time, the share its own measured work takes left out; or a delay ≥ 20 ms) fewer sends go at once and apart, down to 1 every 20 ms; full speed when idle (from one send at start); a job within 1 h of its deadline goes whatever the load. For a Dispatcher in the shop's own process (the one-file server). `off`: always `concurrency`, for a dedicated worker (`postback worker`'s default).",
 );
 /**
  * Known request limits of the service, kept below (`rate.ts`): `total` for all sends, `perAccount` for

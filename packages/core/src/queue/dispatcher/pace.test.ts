@@ -7,6 +7,7 @@
 import { describe, expect, it } from 'vitest';
 import type { Job } from '../job-types.ts';
 import type { HostLoad } from './host-load.ts';
+import { MAX_OWN_MS_PER_UNIT } from './own-work.ts';
 import {
   BUSY_DELAY_MS,
   BUSY_UTILIZATION,
@@ -16,14 +17,19 @@ import {
   IDLE_UTILIZATION,
   MAX_SEND_GAP_MS,
   MIN_SEND_GAP_MS,
-  OWN_LOOP_MS_PER_SEND,
   PACE_SAMPLE_MS,
+  RECORD_WAIT_MS,
+  SLOW_START_SAMPLE_MS,
 } from './pace.ts';
 
 const BUSY: HostLoad = { utilization: 0.97, delayMs: 1 };
 const IDLE: HostLoad = { utilization: 0.3, delayMs: 0.5 };
 
-function paceWith(concurrency: number, mode: 'adaptive' | 'off' = 'adaptive') {
+function paceWith(
+  concurrency: number,
+  mode: 'adaptive' | 'off' = 'adaptive',
+  activeMs: () => number | null = () => null,
+) {
   let t = 0;
   let load = IDLE;
   let reads = 0;
@@ -33,6 +39,7 @@ function paceWith(concurrency: number, mode: 'adaptive' | 'off' = 'adaptive') {
     concurrency,
     now: () => 1_000_000,
     clock: () => t,
+    activeMs,
     load: () => {
       reads += 1;
       return load;
@@ -72,18 +79,104 @@ describe('createPace (adaptive)', () => {
     expect(hostIdle({ utilization: 0.1, delayMs: BUSY_DELAY_MS / 2 })).toBe(false);
   });
 
-  it("reads the others' utilization: the loop's less what its own sends are expected to take", () => {
-    // A drain alone keeping the loop 95 % busy at 6,000 sends a second: idle, it keeps growing.
+  it("reads the others' utilization: the loop's less the share its own measured work takes", () => {
+    // A drain alone keeping the loop 95 % busy with 400 sends a sample: its own work, so it keeps growing.
     const { pace, sample } = paceWith(8);
     for (let i = 0; i < 2; i++) sample(IDLE);
     expect(pace.limit).toBe(8);
-    const sends = Math.round((0.95 / OWN_LOOP_MS_PER_SEND) * PACE_SAMPLE_MS);
-    for (let i = 0; i < sends; i++) pace.mayStart(0);
+    for (let i = 0; i < 400; i++) pace.mayStart(0);
     sample({ utilization: 0.95, delayMs: 0 });
     expect(pace.limit).toBe(8);
-    // The same loop with few sends of ours: someone else keeps it busy.
+    // The same loop with no sends of ours: someone else keeps it busy.
     sample({ utilization: 0.95, delayMs: 0 });
     expect(pace.limit).toBe(4);
+  });
+
+  it("reads the thread's CPU time as the loop's work: other processes holding the cores are not pages", () => {
+    // The loop busy all the sample by the clock (and its timers 40 ms late) while the machine's other
+    // processes hold the cores; the thread's 30 ms of CPU are all its 100 sends'.
+    const { pace, sample } = paceWith(8);
+    for (let i = 0; i < 2; i++) sample(IDLE);
+    for (let round = 0; round < 3; round++) {
+      for (let i = 0; i < 100; i++) pace.mayStart(0);
+      sample({ utilization: 1, delayMs: 40, cpuMs: 30 });
+      expect([pace.limit, pace.gapMs]).toEqual([8, 0]);
+    }
+  });
+
+  it('takes at most MAX_OWN_MS_PER_UNIT a unit for its own: pages beside a fresh Dispatcher still read busy', () => {
+    // 40 sends a sample while pages keep the loop 95 % busy: 2.4 ms a send if all were its own.
+    const { pace, sample } = paceWith(8);
+    for (let i = 0; i < 40; i++) pace.mayStart(0);
+    sample({ utilization: 0.95, delayMs: 1, cpuMs: 95 });
+    expect(40 * MAX_OWN_MS_PER_UNIT).toBeLessThan(95 - BUSY_UTILIZATION * 95);
+    expect(pace.gapMs).toBe(MIN_SEND_GAP_MS);
+  });
+
+  it("reads the loop's utilization while it had nothing under way as the others', whatever the sample's", async () => {
+    let active = 0;
+    /** A sample in which the loop was busy `busyMs`, all of it while the Dispatcher was quiet. */
+    const quietSample = (p: ReturnType<typeof paceWith>, busyMs: number) => {
+      active += busyMs;
+      p.sample(BUSY);
+    };
+    const alone = paceWith(8, 'adaptive', () => active);
+    for (let i = 0; i < 2; i++) quietSample(alone, 97); // one send at a time, then a gap
+    expect(alone.pace.gapMs).toBe(2 * MIN_SEND_GAP_MS);
+    // Its send keeps the loop busy 30 ms (the whole sample reads BUSY), but the loop idles after it.
+    let recorded = () => {};
+    alone.pace.sent(new Promise<void>((resolve) => (recorded = resolve)));
+    active += 30;
+    alone.advance(30);
+    recorded();
+    await Promise.resolve();
+    quietSample(alone, 2);
+    expect(alone.pace.gapMs).toBe(MIN_SEND_GAP_MS);
+    // Pages keep the loop busy while it has nothing under way: busy.
+    const pages = paceWith(8, 'adaptive', () => active);
+    for (let i = 0; i < 3; i++) quietSample(pages, 95);
+    expect(pages.pace.gapMs).toBe(MAX_SEND_GAP_MS);
+  });
+
+  it('leaves out what kept the loop busy before its first look (the app starting up)', () => {
+    let t = 0;
+    let active = 0;
+    const pace = createPace({
+      mode: 'adaptive',
+      concurrency: 4,
+      now: () => 1_000_000,
+      clock: () => t,
+      load: () => IDLE,
+      activeMs: () => active,
+      onReady: () => {},
+    });
+    t += 500;
+    active += 500; // created, then the app's own start-up work
+    pace.mayStart(0); // started: the baseline
+    t += PACE_SAMPLE_MS;
+    active += 1;
+    pace.mayStart(0);
+    expect([pace.limit, pace.gapMs]).toEqual([3, 0]);
+  });
+
+  it("with a gap, starts the next send a gap after the last one's outcome is recorded", async () => {
+    const { pace, sample, advance, ready } = paceWith(2);
+    for (let i = 0; i < 2; i++) sample(BUSY);
+    expect([pace.limit, pace.gapMs]).toEqual([1, 2 * MIN_SEND_GAP_MS]);
+    advance(2 * MIN_SEND_GAP_MS);
+    expect(pace.mayStart(0)).toBe(true);
+    let recorded = () => {};
+    pace.sent(new Promise<void>((resolve) => (recorded = resolve)));
+    advance(40); // longer than the gap, within the sample
+    expect(40).toBeLessThan(RECORD_WAIT_MS);
+    expect(pace.mayStart(0)).toBe(false); // its outcome is still being recorded
+    recorded();
+    await Promise.resolve();
+    expect(pace.mayStart(0)).toBe(false);
+    advance(2 * MIN_SEND_GAP_MS);
+    expect(pace.mayStart(0)).toBe(true);
+    await new Promise((resolve) => setTimeout(resolve, 3 * MIN_SEND_GAP_MS));
+    expect(ready()).toBeGreaterThan(0);
   });
 
   it('once it gave way with a gap, holds it while the host is neither busy nor idle; grows otherwise', () => {
@@ -169,6 +262,22 @@ describe('createPace (adaptive)', () => {
     expect(ready()).toBe(1);
     advance(1);
     expect(pace.mayStart(0)).toBe(true);
+  });
+
+  it('looks every SLOW_START_SAMPLE_MS until it first reaches `concurrency`, then every PACE_SAMPLE_MS', () => {
+    const { pace, reads, advance } = paceWith(4);
+    advance(SLOW_START_SAMPLE_MS);
+    pace.mayStart(0);
+    expect([reads(), pace.limit]).toEqual([2, 3]);
+    advance(SLOW_START_SAMPLE_MS);
+    pace.mayStart(0);
+    expect([reads(), pace.limit]).toEqual([3, 4]);
+    advance(SLOW_START_SAMPLE_MS);
+    pace.mayStart(0);
+    expect(reads()).toBe(3);
+    advance(PACE_SAMPLE_MS - SLOW_START_SAMPLE_MS);
+    pace.mayStart(0);
+    expect(reads()).toBe(4);
   });
 
   it('looks at the host at most once a sample period', () => {

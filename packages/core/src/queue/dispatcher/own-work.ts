@@ -1,0 +1,62 @@
+/**
+ * The work a Dispatcher's own sends and claims take of the thread its event loop runs on, as the adaptive
+ * pace (`pace.ts`) measures it to read the others' share of the loop. Its own work is not only its code:
+ * the client's requests and answers, the outbox's claims and records (the AWS SDK's calls for SQS, ~270 µs
+ * of CPU a job on the project's machine) run on the same loop, in callbacks the Dispatcher cannot time one
+ * by one. So it counts units of its work (each send started, each job claimed), and each sample with at
+ * least {@link MIN_UNITS_TO_MEASURE} of them measures what a unit takes: the thread's CPU time (its loop's
+ * busy time where the runtime cannot say) over the units; what others did in the sample only adds to it.
+ * The median of the last {@link OWN_WORK_SAMPLES} is the measure, so one sample slowed by a GC does not
+ * move it. It is capped at {@link MAX_OWN_MS_PER_UNIT}: pages served beside a Dispatcher raise every
+ * sample, and taken for its own work they would hide from the pace. Until a sample measures it,
+ * {@link OWN_MS_PER_UNIT} is assumed.
+ */
+
+/** The work per unit assumed until a sample measures it (ms: a send with the SQLite outbox). */
+export const OWN_MS_PER_UNIT = 0.1;
+/**
+ * The most work one unit is taken to take (ms), whatever the samples say: a shop's pages keeping the loop
+ * busy beside a Dispatcher still read as the others' (its units with the SQLite outbox take 0.05-0.1 ms
+ * of CPU each), while a worker on SQS (0.15-0.3 ms of CPU a unit on a loaded 2-core machine) reads as
+ * its own: the others' share it leaves it stays under `BUSY_UTILIZATION`.
+ */
+export const MAX_OWN_MS_PER_UNIT = 0.2;
+/** Fewest units of work (sends started, jobs claimed) in a sample for it to measure their work. */
+export const MIN_UNITS_TO_MEASURE = 4;
+/** Samples kept, the median of which is the measure (at one a `PACE_SAMPLE_MS`: the last 3 s). */
+export const OWN_WORK_SAMPLES = 30;
+
+/** The measured work per unit of one Dispatcher. */
+export interface OwnWork {
+  /** Takes in a sample: the loop's thread did `workMs` of work, in which `units` of its own were done. */
+  observe(workMs: number, units: number): void;
+  /** The work one unit takes now (ms). */
+  readonly msPerUnit: number;
+}
+
+/**
+ * Creates the measure, at {@link OWN_MS_PER_UNIT} until a sample has enough units.
+ *
+ * @example
+ * ```ts
+ * const own = createOwnWork();
+ * own.observe(30, 200); // 30 ms of CPU over 200 units
+ * own.msPerUnit; // 0.15
+ * ```
+ */
+export function createOwnWork(): OwnWork {
+  const samples: number[] = [];
+  let msPerUnit = OWN_MS_PER_UNIT;
+  return {
+    observe(workMs, units) {
+      if (units < MIN_UNITS_TO_MEASURE) return;
+      samples.push(workMs / units);
+      if (samples.length > OWN_WORK_SAMPLES) samples.shift();
+      const sorted = [...samples].sort((a, b) => a - b);
+      msPerUnit = Math.min(MAX_OWN_MS_PER_UNIT, sorted[Math.floor(sorted.length / 2)] as number);
+    },
+    get msPerUnit() {
+      return msPerUnit;
+    },
+  };
+}
