@@ -8,7 +8,7 @@
  */
 import { GetQueueAttributesCommand, type SQSClient } from '@aws-sdk/client-sqs';
 import { type AdServiceClient, createClient } from '@postback/client';
-import { createDispatcher, type Dispatcher } from '@postback/core';
+import { createDispatcher, type Dispatcher, type DispatcherOptions } from '@postback/core';
 import { createFakeClock } from '@postback/core/testing';
 import { type RunningSandbox, type SandboxAccount, startSandbox } from '@postback/sandbox';
 import { afterEach, describe, expect, test } from 'vitest';
@@ -138,13 +138,17 @@ async function confirmOrders(campaignId: string, n: number, from = 0): Promise<v
   }
 }
 
-function dispatcher(options: { holdProbeMs?: number; authPauseMs?: number } = {}): Dispatcher {
+function dispatcher(
+  options: Partial<Pick<DispatcherOptions, 'holdProbeMs' | 'authPauseMs' | 'onSwitch'>> = {},
+): Dispatcher {
   const w = world as World;
   return createDispatcher({
     outbox: outbox as SqsOutbox,
     client: client as AdServiceClient,
     now: () => w.now(),
     backoff: { baseMs: 1_000, maxMs: 1_000 },
+    // No pixel: SQS keeps no switches, so held orders are sent at the switch only with 'send' (README).
+    onSwitch: 'send',
     ...options,
   });
 }
@@ -177,8 +181,7 @@ describe.each([
     await (sandbox as RunningSandbox).control.setConversionSource(campaignId, 's2s');
     expect(await worker.drain()).toMatchObject({ delivered: 1, dead: 0 });
     (world as World).advance(15 * 60_000);
-    const rest = await worker.drain();
-    console.log('REST', JSON.stringify(rest));
+    await worker.drain();
     const orders = await applied(account);
     expect([...orders.keys()].sort()).toEqual(Array.from({ length: 30 }, (_, i) => `ord_${i}`).sort());
     expect([...orders.values()].every((times) => times === 1)).toBe(true);
@@ -240,5 +243,20 @@ describe.each([
     expect(orders.size).toBe(6);
     expect([...orders.values()].every((times) => times === 1)).toBe(true);
     expect(await count((world as World).dlqUrl)).toBe(0);
+  });
+
+  test("at onSwitch 'ask' (the default) no held order is sent after the switch: a later order is, the held ones expire unsent", async () => {
+    const { account, campaignId } = await setUp(start, 'pixel');
+    await confirmOrders(campaignId, 5);
+    const worker = dispatcher({ onSwitch: 'ask' });
+    expect(await worker.drain()).toMatchObject({ held: 5 });
+    await (sandbox as RunningSandbox).control.setConversionSource(campaignId, 's2s');
+    await confirmOrders(campaignId, 1, 5);
+    expect(await worker.drain()).toMatchObject({ delivered: 1 });
+    // Past every deadline: the held orders come back only to expire, unsent.
+    (world as World).advance(8 * 86_400_000);
+    expect(await worker.drain()).toMatchObject({ expired: 5, delivered: 0 });
+    expect([...(await applied(account)).keys()]).toEqual(['ord_5']);
+    expect(await count((world as World).dlqUrl)).toBe(5);
   });
 });
