@@ -148,4 +148,18 @@ describe("a held campaign's switch to s2s", () => {
     ]);
     expect(await outbox.switches?.list()).toEqual([]);
   });
+
+  it('an undecided held order is due at its last chance and expires there, unsent, before its deadline', async () => {
+    const dispatcher = await holdThree();
+    const [first] = (await outbox.listJobs()).filter((job) => job.orderId === 'held_0');
+    const deadline = first?.deadline as number;
+    expect(first?.nextAttemptAt).toBeLessThan(deadline);
+    clock.set(first?.nextAttemptAt as number);
+    expect(await dispatcher.drain()).toMatchObject({ expired: 1, delivered: 0 });
+    const ended = await outbox.get(first?.id as string);
+    expect(ended).toMatchObject({ state: 'expired' });
+    expect(ended?.lastError).toContain('no decision');
+    expect(ended?.updatedAt).toBeLessThanOrEqual(deadline);
+    expect(confirmRequests()).toHaveLength(3);
+  });
 });

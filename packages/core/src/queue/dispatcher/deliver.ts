@@ -28,7 +28,7 @@ export interface DeliverContext {
   send: Send;
   /** Records the job instead of sending it when its account is in shadow mode (`shadow.ts`). */
   shadow: ShadowGate;
-  recorder: Pick<Recorder, 'defer' | 'settle'>;
+  recorder: Pick<Recorder, 'defer' | 'settle' | 'undecided'>;
   now: () => EpochMs;
   /** The deadline to send a job by: its own, moved back by any clock skew seen (`skew.ts`). */
   deadlineOf: (job: Job) => EpochMs | null;
@@ -59,6 +59,9 @@ export function createDelivery(ctx: DeliverContext): (job: HeldJob) => Promise<J
     let probe = false;
     const { account } = job.job;
     try {
+      // A held order awaiting a decision comes due at its last chance: none came, it expires unsent.
+      const undecided = await recorder.undecided(job.job);
+      if (undecided !== null) return undecided;
       // An account in shadow mode sends nothing: no turn under the rate, no pause, no request. A job whose
       // shadow setting cannot be read is given back untried (not left to a lease that would mark it maybe
       // applied: nothing was sent).

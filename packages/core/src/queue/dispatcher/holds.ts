@@ -43,6 +43,8 @@ export interface Holds {
   readonly supported: boolean;
   /** Holds a job whose send ended at `at` with a `held` failure; emits `held` once per problem. */
   hold(job: Job, failure: Failure, at: EpochMs, attempt: AttemptRecord | undefined): Promise<JobOutcome>;
+  /** Whether a held job awaits a decision: its problem's `onSwitch` is not `'send'` (it is never sent so). */
+  awaitsDecision(job: Job): boolean;
   /** A job was delivered at `at` (`campaignId`: the campaign its answer named): releases what it proves fixed. */
   delivered(job: Job, campaignId: string | null, at: EpochMs): Promise<void>;
 }
@@ -108,9 +110,10 @@ export function createHolds(ctx: HoldsContext): Holds {
     const probes = sendsHeld && problem.probeJobId === job.id;
     // The probe goes again after `holdProbeMs`, by its last chance at the latest (past that, at its
     // deadline, when the send expires it); the others wait for its answer, at most until their last chance.
-    // Without `'send'`, a held order waits past its deadline: only a decision makes it due sooner.
+    // Without `'send'`, a held order waits until its last chance (where, undecided, it expires unsent):
+    // only a decision makes it due sooner.
     const nextAttemptAt = !sendsHeld
-      ? (job.deadline ?? at + ctx.holdProbeMs) + 1
+      ? heldUntil(job, at, ctx.holdProbeMs, ctx.timing)
       : probes
         ? (capWait(job, at + ctx.holdProbeMs, ctx.timing, at)?.at ?? job.deadline ?? at)
         : heldUntil(job, at, ctx.holdProbeMs, ctx.timing);
@@ -185,5 +188,8 @@ export function createHolds(ctx: HoldsContext): Holds {
     });
   };
 
-  return { supported, hold, delivered };
+  const awaitsDecision: Holds['awaitsDecision'] = (job) =>
+    supported && job.heldAt !== null && onSwitchFor(ctx.onSwitch, job.account, job.heldCampaignId) !== 'send';
+
+  return { supported, hold, delivered, awaitsDecision };
 }

@@ -10,11 +10,11 @@ import { backoffDelay } from '../backoff.ts';
 import type { AttemptOutcome, AttemptRecord, Job } from '../job-types.ts';
 import { truncateReason } from '../jobs.ts';
 import type { Outbox } from '../outbox-types.ts';
-import { capWait, earliestProbeBy, type WaitTiming } from '../wait-rule.ts';
+import { capWait, earliestProbeBy, mustGoNow, type WaitTiming } from '../wait-rule.ts';
 import type { Failure } from './classify.ts';
 import type { Emit } from './events.ts';
 import type { JobOutcome } from './held-jobs.ts';
-import type { Holds } from './holds.ts';
+import { type Holds, heldUntil } from './holds.ts';
 import type { ResolvedDispatcherOptions } from './options.ts';
 import { ALL_ACCOUNTS, type PauseCause, type PauseScope, type PauseTable } from './pauses.ts';
 import { DEFAULT_RATE_LIMIT_PAUSE_MS, MAX_RATE_LIMIT_PAUSE_MS } from './rate.ts';
@@ -39,7 +39,7 @@ export interface RecordContext {
   /** Runs of identical refusals per account (`refusals.ts`): a systematic one pauses the account. */
   refusals: Refusals;
   /** Jobs held for their campaign (not on s2s), and released by a delivery. */
-  holds: Pick<Holds, 'supported' | 'hold' | 'delivered'>;
+  holds: Pick<Holds, 'supported' | 'hold' | 'delivered' | 'awaitsDecision'>;
 }
 
 /** Outcomes recorded since the Dispatcher was created (`failed` = dead + expired). */
@@ -69,6 +69,12 @@ export interface Recorder {
    */
   defer(job: Job, pause: { until: EpochMs; reason: string }): Promise<JobOutcome>;
   /**
+   * A claimed held order that awaits a decision (its problem's `onSwitch` is not `'send'`): at its last
+   * chance it expires unsent (no decision came in its window), earlier it is held again until then. Null
+   * for any other job (it is sent as usual).
+   */
+  undecided(job: Job): Promise<JobOutcome | null>;
+  /**
    * Gives back, due now, a job whose request was under way at `stop()` (begun at `sentAt`): it may have
    * been applied.
    */
@@ -76,6 +82,10 @@ export interface Recorder {
   /** Gives back jobs never sent (`stop()`, a claim that came back while stopping). */
   release(jobs: readonly Job[]): Promise<void>;
 }
+
+/** Why a held order that awaited a decision past its last chance ends expired, unsent. */
+export const HELD_UNDECIDED_REASON =
+  "held for its campaign, which was not on s2s: no decision ('postback held send|drop') came before its last chance (the pixel may have billed it); not sent";
 
 /** What the attempt history keeps of a send that ended at `at`; none when nothing was sent. */
 function attemptOf(
@@ -297,6 +307,21 @@ export function createRecorder(ctx: RecordContext): Recorder {
       const at = ctx.now();
       const ok = await outbox.retry(job, { now: at, nextAttemptAt: at, error: reason, countAttempt: false });
       return ok ? 'deferred' : 'lost';
+    },
+
+    async undecided(job) {
+      if (!ctx.holds.awaitsDecision(job)) return null;
+      const at = ctx.now();
+      if (mustGoNow(job, ctx.timing, at) || (job.deadline !== null && at > job.deadline))
+        return expire(job, at, HELD_UNDECIDED_REASON, false, undefined);
+      const ok = await outbox.retry(job, {
+        now: at,
+        nextAttemptAt: heldUntil(job, at, 0, ctx.timing),
+        error: job.lastError ?? HELD_UNDECIDED_REASON,
+        countAttempt: false,
+        hold: { campaignId: job.heldCampaignId },
+      });
+      return ok ? 'held' : 'lost';
     },
 
     async giveBackRequested(job, sentAt) {
