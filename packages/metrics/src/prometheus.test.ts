@@ -92,7 +92,7 @@ describe('createPrometheusMetrics served by serveMetrics', () => {
     expect(resumed.get('postback_delivery_paused_until_timestamp_seconds')).toBe(0);
   });
 
-  it('shows jobs held for a campaign not on s2s once per campaign, with their value, gone once released', async () => {
+  it('shows jobs held for a campaign not on s2s once per campaign, with their value, gone once decided and sent', async () => {
     world = await startDeliveryWorld();
     const control = createSandboxControl(world.world.url);
     await control.setConversionSource(world.world.campaignId, 'pixel');
@@ -106,7 +106,14 @@ describe('createPrometheusMetrics served by serveMetrics', () => {
     expect(held.get('postback_jobs_dead_total{kind="confirm"}')).toBe(0);
 
     await control.setConversionSource(world.world.campaignId, 's2s');
-    await world.outbox.releaseHeld({ now: Date.now() });
+    // An operator sends them (`postback held send`): the default `onSwitch: 'ask'` sends none without it.
+    const decided = await world.outbox.switches?.decide({
+      account: null,
+      campaignId: world.world.campaignId,
+      decision: 'send',
+      now: Date.now(),
+    });
+    expect(decided).toHaveLength(3);
     expect(await world.dispatcher.drain()).toMatchObject({ delivered: 3 });
     const text = await metrics.scrape();
     expect(text).not.toContain('postback_held_jobs{');
