@@ -18,6 +18,7 @@ import type {
   SpendReading,
   SwitchDecision,
 } from './shadow-types.ts';
+import { heldDecisionFor } from './switch-rules.ts';
 import { JobValidationError, validateAccount, validateCampaignId, validateMicros } from './validation.ts';
 
 /**
@@ -130,7 +131,7 @@ export function decideAtShadowEnd(
   job: Pick<Job, 'kind' | 'createdAt'>,
   options: { sendCreatedFrom: EpochMs | null },
 ): SwitchDecision {
-  return job.kind === 'refund' ? 'send' : decideRecorded(job, options);
+  return heldDecisionFor(job, decideRecorded(job, options));
 }
 
 /**

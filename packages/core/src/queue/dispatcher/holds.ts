@@ -13,9 +13,9 @@
  * orders created after it (sent as any job is).
  */
 import { DEFAULT_CONFIRM_WINDOW_MS, type EpochMs } from '../../policy.ts';
-import { accountKey } from '../accounts.ts';
 import type { AttemptRecord, Job } from '../job-types.ts';
 import type { Outbox } from '../outbox-types.ts';
+import { switchKey } from '../switch-rules.ts';
 import type { OnSwitch } from '../switch-types.ts';
 import { capWait, type WaitTiming } from '../wait-rule.ts';
 import type { Failure } from './classify.ts';
@@ -74,8 +74,7 @@ interface Problem {
   lastHeldAt: EpochMs;
 }
 
-const keyOf = (account: string | null, campaignId: string | null) =>
-  `${accountKey(account)}\u0001${campaignId ?? ''}`;
+const keyOf = switchKey;
 
 /** Creates the holds of a Dispatcher, none known. */
 export function createHolds(ctx: HoldsContext): Holds {

@@ -7,9 +7,9 @@
  * campaign every `askEveryMs`, so the deliveries of a switched campaign cost no store call each.
  */
 import type { EpochMs } from '../../policy.ts';
-import { accountKey } from '../accounts.ts';
 import { jobLedgerRow } from '../ledger.ts';
 import type { Outbox } from '../outbox-types.ts';
+import { switchKey } from '../switch-rules.ts';
 import type { OnSwitch } from '../switch-types.ts';
 import type { Emit } from './events.ts';
 import { type OnSwitchResolver, onSwitchFor } from './switch-options.ts';
@@ -43,7 +43,7 @@ export function createSwitchWatch(ctx: SwitchWatchContext): SwitchWatch {
   const delivered: SwitchWatch['delivered'] = async (account, campaignId, at) => {
     const switches = outbox.switches;
     if (switches === undefined) return;
-    const key = `${accountKey(account)}\u0001${campaignId}`;
+    const key = switchKey(account, campaignId);
     const last = askedAt.get(key);
     if (last !== undefined && at - last < ctx.askEveryMs) return;
     askedAt.delete(key);
