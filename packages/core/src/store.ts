@@ -2,7 +2,7 @@
  * `@postback/core/store` — for authors of stores (an `Outbox` on another database or queue) and of tools
  * that read one (a CLI, a dashboard): what an app never needs. A store runs each call's arguments through
  * the checked store contract (`checkClaim`, `checkComplete`, …), takes due jobs in the claim order
- * (`claimTier`, `takeInTurns`, `byClaimUrgency`), builds and moves jobs with the pure transition and
+ * (`claimTier`, `takeQuietFirsts`, `takeInTurns`, `byClaimUrgency`), builds and moves jobs with the pure transition and
  * refund rules (`newConfirmJob`, `completeJob`, `planRefund`, `refundAfterConfirm`, …), keeps attempts as
  * `appendAttempt` keeps them, and answers operators by the operator rules (`resolveJobFilter`,
  * `matchesJobFilter`, `prunableAt`, …): it only persists what these return. A tool's HTTP face (metrics,
@@ -23,7 +23,10 @@ export {
   byClaimUrgency,
   claimTier,
   DEFAULT_URGENT_WITHIN_MS,
+  QUIET_SCAN,
+  QUIET_WITHIN_MS,
   takeInTurns,
+  takeQuietFirsts,
 } from './queue/accounts.ts';
 export { backoffDelay } from './queue/backoff.ts';
 export { type Batcher, type BatcherOptions, type BatchHandler, createBatcher } from './queue/batcher.ts';

@@ -12,7 +12,15 @@
  * 1. jobs whose lease ran out (retaken: they may have been applied, and they hold back their refund),
  *    by lease expiry;
  * 2. jobs whose deadline is within `urgentWithinMs`, nearest deadline first, whatever their account;
- * 3. the rest in turns across accounts: one job of each account that has due jobs, then a second of each,
+ * 3. quiet accounts' first jobs: an account whose first due job (in its due order: `nextAttemptAt`, then
+ *    id) was created less than {@link QUIET_WITHIN_MS} ago and was never attempted has no backlog to speak
+ *    of, so that first job goes before the turns, oldest first — one job an account a claim. A shop that
+ *    sends a few orders among thousands of accounts with backlogs is served by the next claim, not at its
+ *    turn (as SQS fair queues favour message groups with little in flight). An account whose first job has
+ *    waited longer, a backlog, takes its turn; a burst of fresh jobs counts as quiet for its first job only,
+ *    and only until that job is {@link QUIET_WITHIN_MS} old. Stores read at most {@link QUIET_SCAN} of the
+ *    youngest pending jobs (oldest first) to find them, so this costs a claim a bounded read;
+ * 4. the rest in turns across accounts: one job of each account that has due jobs, then a second of each,
  *    and so on, each account's jobs in the store's due order (`nextAttemptAt`, then id). Turns start at the
  *    account after the last one served by the previous claim (a cursor the outbox keeps in memory), so
  *    with more accounts than a claim takes, every account is reached within a few claims.
@@ -25,6 +33,19 @@ import type { Job } from './job-types.ts';
  * their account); the rest are claimed in turns across accounts. @defaultValue 1 hour
  */
 export const DEFAULT_URGENT_WITHIN_MS = 3_600_000;
+
+/**
+ * An account is quiet while its first due job, never attempted, is younger than this: that job is claimed
+ * before the turns across accounts (see the module header). @defaultValue 10 seconds
+ */
+export const QUIET_WITHIN_MS = 10_000;
+
+/**
+ * The young pending jobs (created within {@link QUIET_WITHIN_MS}) a store reads at most, oldest first,
+ * per claim to find quiet accounts' first jobs: a bound on what the quiet tier costs a claim when many
+ * young jobs belong to accounts with a backlog. @defaultValue 32
+ */
+export const QUIET_SCAN = 32;
 
 /**
  * How a store keeps an account: the account itself, or `""` for none (never a valid account), so that
@@ -77,6 +98,36 @@ export function claimTier(job: Job, now: EpochMs, urgentWithinMs: number): 0 | 1
   if (job.state === 'inflight') return 0;
   if (job.deadline !== null && job.deadline <= now + urgentWithinMs) return 1;
   return 2;
+}
+
+/**
+ * The quiet accounts' first jobs (see the module header), oldest first (creation time, then id), at most
+ * `limit`, each removed from its queue so that the turns that follow do not take it again. `queues` are
+ * the accounts' claimable jobs in their due order; the first job of each is the account's first due job.
+ *
+ * @example
+ * ```ts
+ * const quiet = takeQuietFirsts(queues, 16, Date.now());
+ * const turns = takeInTurns(quiet.rest, 16 - quiet.jobs.length, cursor);
+ * ```
+ */
+export function takeQuietFirsts<J extends Pick<Job, 'id' | 'createdAt' | 'attempts'>>(
+  queues: readonly AccountQueue<J>[],
+  limit: number,
+  now: EpochMs,
+): { jobs: J[]; rest: AccountQueue<J>[] } {
+  const isQuiet = (job: J | undefined): job is J =>
+    job !== undefined && job.attempts === 0 && job.createdAt > now - QUIET_WITHIN_MS;
+  const firsts = queues
+    .map((queue) => queue.jobs[0])
+    .filter(isQuiet)
+    .sort((a, b) => a.createdAt - b.createdAt || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0))
+    .slice(0, limit);
+  const taken = new Set<J>(firsts);
+  const rest = queues.map((queue) =>
+    taken.has(queue.jobs[0] as J) ? { key: queue.key, jobs: queue.jobs.slice(1) } : queue,
+  );
+  return { jobs: firsts, rest };
 }
 
 /** One account's due jobs in its due order, for {@link takeInTurns}. */

@@ -8,7 +8,7 @@ import { z } from 'zod';
 import { OutboxClosedError } from '../errors.ts';
 import { parseOptions } from '../parse-options.ts';
 import { type EpochMs, windowPolicySchema } from '../policy.ts';
-import { accountKey, byClaimUrgency, claimTier, takeInTurns } from './accounts.ts';
+import { accountKey, byClaimUrgency, claimTier, takeInTurns, takeQuietFirsts } from './accounts.ts';
 import {
   checkBeat,
   checkClaim,
@@ -258,7 +258,9 @@ export function createMemoryOutbox(options: MemoryOutboxOptions = {}): Outbox {
       const due = first.sort(byClaimUrgency).slice(0, limit);
       if (due.length < limit) {
         const queues = [...byAccount].map(([key, queue]) => ({ key, jobs: queue.sort(byDueOrder) }));
-        const turns = takeInTurns(queues, limit - due.length, cursor);
+        const quiet = takeQuietFirsts(queues, limit - due.length, at);
+        due.push(...quiet.jobs);
+        const turns = takeInTurns(quiet.rest, limit - due.length, cursor);
         due.push(...turns.jobs);
         cursor = turns.last ?? cursor;
       }

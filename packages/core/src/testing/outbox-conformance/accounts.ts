@@ -1,10 +1,11 @@
 /**
  * Conformance tests: many advertiser accounts in one outbox. An order is its account and its order id; a
  * claim never takes a job of an excluded (paused) account; one account's backlog does not hold back
- * another's fresh job; urgent deadlines go first.
+ * another's fresh job; urgent deadlines go first; a quiet account's fresh job goes before the turns.
  */
 import { describe, expect } from 'vitest';
 import { DAY_MS } from '../../policy.ts';
+import { QUIET_WITHIN_MS } from '../../queue/accounts.ts';
 import type { Job } from '../../queue/job-types.ts';
 import { HOUR, type Suite } from './suite.ts';
 
@@ -165,6 +166,37 @@ export function describeAccounts(s: Suite): void {
           seen.push(...accountsOf(claimed));
         }
         expect(new Set(seen)).toEqual(new Set(accounts));
+      },
+      'fairClaims',
+    );
+
+    test(
+      "a quiet account's fresh job is taken by the next claim, ahead of the turns of accounts with backlogs",
+      async () => {
+        for (let i = 0; i < 3; i++)
+          for (const account of ['a', 'b', 'c', 'd', 'e', 'f']) await enqueue(`${account}_${i}`, { account });
+        s.clock.advance(QUIET_WITHIN_MS + 1);
+        const quiet = await enqueue('zz_1', { account: 'zz' });
+        const claimed = await claimAll(2);
+        expect(claimed.map((job) => job.id)).toContain(quiet.id);
+        // It is quiet for its first job only: the next claims take turns across the backlogs again.
+        expect(accountsOf(await claimAll(2))).not.toContain('zz');
+      },
+      'fairClaims',
+    );
+
+    test(
+      "an account whose first job has waited past the quiet window, or a burst's second job, takes its turn",
+      async () => {
+        for (let i = 0; i < 3; i++)
+          for (const account of ['a', 'b', 'c', 'd', 'e', 'f']) await enqueue(`${account}_${i}`, { account });
+        await enqueue('zz_old', { account: 'zz' });
+        s.clock.advance(QUIET_WITHIN_MS + 1);
+        for (let i = 0; i < 5; i++) await enqueue(`yy_${i}`, { account: 'yy' });
+        const claimed = await claimAll(4);
+        expect(claimed).toHaveLength(4);
+        expect(accountsOf(claimed).filter((account) => account === 'yy')).toHaveLength(1);
+        expect(accountsOf(claimed)).not.toContain('zz');
       },
       'fairClaims',
     );
