@@ -3,7 +3,13 @@
  * can be read (and their query plans tested) in one place. `$n` are bind parameters; the schema name
  * was validated and is quoted.
  */
-import { ATTEMPT_HISTORY_LIMIT, MAX_REASON_LENGTH, SHADOW_RECORDED_REASON } from '@postback/core/store';
+import {
+  ATTEMPT_HISTORY_LIMIT,
+  MAX_REASON_LENGTH,
+  QUIET_SCAN,
+  QUIET_WITHIN_MS,
+  SHADOW_RECORDED_REASON,
+} from '@postback/core/store';
 import { JOB_COLUMNS } from './rows.ts';
 
 /**
@@ -97,28 +103,39 @@ function sendable(s: string, c: string): string {
  * The claim: core's order of `accounts.ts` in one UPDATE. $1 now, $2 limit, $3 leaseMs, $4 the excluded
  * account keys (text[]), $5 urgentWithinMs, $6 the cursor (the account key served last by this outbox's
  * previous claim, or NULL). Every tier locks with FOR UPDATE SKIP LOCKED, so concurrent claims never take
- * the same job, and reads an index of what it asks for, never the backlog:
+ * the same job, and reads an index of what it asks for, never the backlog, so a claim costs the same with
+ * 20 accounts or 10,000:
  *
  * - `retaken`: inflight jobs whose lease ran out (`jobs_open`, which holds the few inflight jobs), by
  *   lease expiry;
  * - `urgent`: pending jobs whose deadline is within $5 (`jobs_urgent`, by deadline), nearest first;
- * - `accounts`: a loose index scan of `jobs_fair` (one probe per account with sendable pending jobs);
- *   `turns` keeps those with a due job that is not urgent and not excluded, in turn order (after the
- *   cursor, wrapping around), at most as many as the claim still needs (urgent jobs were all taken by
- *   `urgent` unless the claim is already full, in which case no account is read, so skipping past them
- *   costs at most the few locked by other claims); `taken` reads each one's first due jobs (LATERAL,
- *   at most `need - accounts + 1` each, so a claim locks little more than it takes), and the first `need`
- *   of them by (turn, place) are taken.
+ * - `quiet`: among the {@link QUIET_SCAN} youngest pending jobs created within {@link QUIET_WITHIN_MS}
+ *   (`jobs_open`, oldest first), those never attempted that are their account's first due job (one probe
+ *   of `jobs_fair` each), oldest first;
+ * - `walk`: the accounts with pending jobs in turn order — after the cursor, then from the first, up to
+ *   the cursor's own — one probe of `jobs_fair` each (a loose index scan), read only as far as `turns`
+ *   asks: a recursive query runs only as many steps as its reader fetches, and `turns` stops at its
+ *   `LIMIT`, the accounts the claim still needs. Accounts whose jobs all wait for a retry are walked past
+ *   (the one case where a claim reads more accounts than it serves: at worst all of them, never the jobs);
+ * - `turns`: the walked accounts with a due job that is not urgent, not quiet-taken and not excluded;
+ *   `taken` reads each one's first due jobs (LATERAL, at most `need - accounts + 1` each, so a claim locks
+ *   little more than it takes), and the first `need` of them by (turn, place) are taken.
  *
  * `ord` lists the picked ids in claim order (and how many came before the turns): the UPDATE fetches them
  * by primary key (`= ANY` of that array, whatever the statistics say: a join would let the planner hash
  * the whole table), and RETURNING gives each job's place in that order, from which the outbox orders the
- * result and moves its cursor to the account of the last job taken in turns. Retaking an inflight job whose lease ran out marks it maybe
- * applied (core's claimJob); SET reads the row as it was before the UPDATE.
+ * result and moves its cursor to the account of the last job taken in turns. Retaking an inflight job
+ * whose lease ran out marks it maybe applied (core's claimJob); SET reads the row as it was before the
+ * UPDATE.
  */
 function claimStatement(s: string): string {
   const pendingSendable = `c.state = 'pending' AND c.deadline IS NOT NULL AND c.next_attempt_at <= $1`;
+  const notUrgent = `c.deadline > $1::bigint + $5::bigint`;
   const notExcluded = (c: string) => `${c}.account <> ALL ($4::text[])`;
+  const notQuiet = `NOT EXISTS (SELECT 1 FROM quiet AS q WHERE q.id = c.id)`;
+  // The first account after `after` with pending jobs (NULL past the last): one probe of `jobs_fair`.
+  const nextAccount = (after: string) =>
+    `(SELECT min(a.account) FROM ${s}.jobs AS a WHERE a.state = 'pending' AND a.deadline IS NOT NULL${after})`;
   return `WITH RECURSIVE
     retaken AS MATERIALIZED (
       SELECT c.id, c.lease_expires_at AS key FROM ${s}.jobs AS c
@@ -132,28 +149,40 @@ function claimStatement(s: string): string {
       ORDER BY c.deadline, c.id
       LIMIT greatest($2 - (SELECT count(*) FROM retaken), 0)
       FOR UPDATE SKIP LOCKED),
+    quiet AS MATERIALIZED (
+      SELECT c.id, c.created_at AS key FROM ${s}.jobs AS c
+      WHERE c.id IN (SELECT y.id FROM ${s}.jobs AS y
+                     WHERE y.state = 'pending' AND y.created_at > $1::bigint - ${QUIET_WITHIN_MS}
+                     ORDER BY y.created_at LIMIT ${QUIET_SCAN})
+        AND ${pendingSendable} AND c.attempts = 0 AND ${notUrgent} AND ${notExcluded('c')} AND ${sendable(s, 'c')}
+        AND NOT EXISTS (SELECT 1 FROM ${s}.jobs AS b
+                        WHERE b.account = c.account AND b.state = 'pending' AND b.deadline IS NOT NULL
+                          AND (b.next_attempt_at, b.id) < (c.next_attempt_at, c.id))
+      ORDER BY c.created_at, c.id
+      LIMIT greatest($2 - (SELECT count(*) FROM retaken) - (SELECT count(*) FROM urgent), 0)
+      FOR UPDATE SKIP LOCKED),
     need AS MATERIALIZED (
-      SELECT greatest($2 - (SELECT count(*) FROM retaken) - (SELECT count(*) FROM urgent), 0) AS n),
-    accounts (account) AS (
-      SELECT (SELECT min(a.account) FROM ${s}.jobs AS a WHERE a.state = 'pending' AND a.deadline IS NOT NULL)
+      SELECT greatest($2 - (SELECT count(*) FROM retaken) - (SELECT count(*) FROM urgent) - (SELECT count(*) FROM quiet), 0) AS n),
+    walk (account, step, wrapped) AS (
+      SELECT coalesce(x.after, ${nextAccount('')}), 1, x.after IS NULL
+      FROM (SELECT ${nextAccount(' AND a.account > $6::text')} AS after) AS x
       WHERE (SELECT n FROM need) > 0
       UNION ALL
-      SELECT (SELECT min(a.account) FROM ${s}.jobs AS a
-              WHERE a.state = 'pending' AND a.deadline IS NOT NULL AND a.account > p.account)
-      FROM accounts AS p WHERE p.account IS NOT NULL),
+      SELECT coalesce(x.after, CASE WHEN NOT p.wrapped THEN ${nextAccount('')} END), p.step + 1, p.wrapped OR x.after IS NULL
+      FROM walk AS p CROSS JOIN LATERAL (SELECT ${nextAccount(' AND a.account > p.account')} AS after) AS x
+      WHERE p.account IS NOT NULL AND NOT (p.wrapped AND $6::text IS NOT NULL AND p.account >= $6::text)),
     turns AS MATERIALIZED (
-      SELECT t.account, row_number() OVER (ORDER BY ($6::text IS NOT NULL AND t.account <= $6::text), t.account) AS place
-      FROM accounts AS t
-      WHERE t.account IS NOT NULL AND ${notExcluded('t')}
+      SELECT w.account, w.step AS place FROM walk AS w
+      WHERE w.account IS NOT NULL AND NOT (w.wrapped AND $6::text IS NOT NULL AND w.account > $6::text)
+        AND ${notExcluded('w')}
         AND EXISTS (SELECT 1 FROM ${s}.jobs AS c
-                    WHERE c.account = t.account AND ${pendingSendable} AND c.deadline > $1::bigint + $5::bigint)
-      ORDER BY place
+                    WHERE c.account = w.account AND ${pendingSendable} AND ${notUrgent} AND ${notQuiet})
       LIMIT (SELECT n FROM need)),
     taken AS MATERIALIZED (
       SELECT x.id, t.place, row_number() OVER (PARTITION BY t.place ORDER BY x.next_attempt_at, x.id) AS turn
       FROM turns AS t CROSS JOIN LATERAL (
         SELECT c.id, c.next_attempt_at FROM ${s}.jobs AS c
-        WHERE c.account = t.account AND ${pendingSendable} AND c.deadline > $1::bigint + $5::bigint AND ${sendable(s, 'c')}
+        WHERE c.account = t.account AND ${pendingSendable} AND ${notUrgent} AND ${notQuiet} AND ${sendable(s, 'c')}
         ORDER BY c.next_attempt_at, c.id
         LIMIT greatest((SELECT n FROM need) - (SELECT count(*) FROM turns) + 1, 1)
         FOR UPDATE SKIP LOCKED) AS x),
@@ -162,12 +191,14 @@ function claimStatement(s: string): string {
       UNION ALL
       SELECT u.id, 1, row_number() OVER (ORDER BY u.key, u.id) FROM urgent AS u
       UNION ALL
-      SELECT v.id, 2, v.rank FROM (
+      SELECT q.id, 2, row_number() OVER (ORDER BY q.key, q.id) FROM quiet AS q
+      UNION ALL
+      SELECT v.id, 3, v.rank FROM (
         SELECT x.id, row_number() OVER (ORDER BY x.turn, x.place) AS rank FROM taken AS x
       ) AS v WHERE v.rank <= (SELECT n FROM need)),
     ord AS MATERIALIZED (
       SELECT array_agg(p.pick_id ORDER BY p.claim_tier, p.claim_rank) AS ids,
-        count(*) FILTER (WHERE p.claim_tier < 2) AS first
+        count(*) FILTER (WHERE p.claim_tier < 3) AS first
       FROM picked AS p)
     UPDATE ${s}.jobs AS j
     SET state = 'inflight', attempts = j.attempts + 1, updated_at = $1,

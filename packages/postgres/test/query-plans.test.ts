@@ -14,9 +14,10 @@ afterAll(() => pool.end());
 /** Every node type and relation of a JSON plan, flattened. */
 function nodes(
   plan: Record<string, unknown>,
-): Array<{ type: string; index?: string; relation?: string; rows: number }> {
+): Array<{ type: string; index?: string; relation?: string; rows: number; loops: number }> {
   const here = {
     type: String(plan['Node Type']),
+    loops: Number(plan['Actual Loops'] ?? 1),
     rows: Number(plan['Actual Rows'] ?? 0) * Number(plan['Actual Loops'] ?? 1),
     index: plan['Index Name'] as string | undefined,
     relation: plan['Relation Name'] as string | undefined,
@@ -88,6 +89,57 @@ describe('the claim statement', () => {
         }
       } finally {
         await client.query('DEALLOCATE claim_plan');
+        client.release();
+      }
+    } finally {
+      await drop();
+    }
+  }, 60_000);
+});
+
+describe('the claim with many accounts', () => {
+  it('walks only as many accounts as it serves, from its cursor: 3,000 accounts with due jobs cost a claim what 20 do, and a quiet account is served first', async () => {
+    const { schema, drop } = await freshSchema(pool);
+    try {
+      const now = Date.now();
+      // 2 due jobs in each of 3,000 accounts, created a minute ago; one quiet account's job created now.
+      await pool.query(
+        `INSERT INTO "${schema}".jobs (kind, order_id, account, state, created_at, updated_at, next_attempt_at, deadline, click_token, value_micros, clicked_at)
+         SELECT 'confirm', 'ord_' || g, 'acct_' || lpad((g % 3000)::text, 4, '0'), 'pending',
+                $1::bigint - 60000, $1::bigint - 60000, $1::bigint - 60000 + g, $1::bigint + 3 * 86400000, 'tok_plan', 1, $1::bigint - 60000
+         FROM generate_series(1, 6000) AS g`,
+        [now],
+      );
+      await pool.query(
+        `INSERT INTO "${schema}".jobs (kind, order_id, account, state, created_at, updated_at, next_attempt_at, deadline, click_token, value_micros, clicked_at)
+         VALUES ('confirm', 'quiet_1', 'zz_quiet', 'pending', $1::bigint - 5, $1::bigint - 5, $1::bigint - 5, $1::bigint + 3 * 86400000, 'tok_plan', 1, $1::bigint - 5)`,
+        [now],
+      );
+      await pool.query(`VACUUM ANALYZE "${schema}".jobs`);
+      const sql = jobStatements(`"${schema}"`);
+      const client = await pool.connect();
+      try {
+        // Each in a transaction rolled back: EXPLAIN ANALYZE runs the UPDATE too.
+        const values = [now, 16, 30_000, [], 3_600_000, 'acct_2990'];
+        await client.query('BEGIN');
+        const { rows: claimed } = await client.query(sql.claim, values);
+        await client.query('ROLLBACK');
+        await client.query('BEGIN');
+        const { rows } = await client.query(`EXPLAIN (ANALYZE, FORMAT JSON) ${sql.claim}`, values);
+        await client.query('ROLLBACK');
+        const all = nodes((rows[0]['QUERY PLAN'] as Array<{ Plan: Record<string, unknown> }>)[0]!.Plan);
+        const summary = JSON.stringify(all);
+        // Every index read of the claim together: a few per account served, not one per account held.
+        const probes = all.filter((n) => n.index !== undefined).reduce((sum, n) => sum + n.loops, 0);
+        expect(probes, summary).toBeLessThan(200);
+        // The quiet account first, then turns from the cursor on, wrapping around to the first accounts.
+        const order = [...claimed].sort((a, b) => Number(a.claim_order) - Number(b.claim_order));
+        expect(order.map((row) => row.account)).toEqual([
+          'zz_quiet',
+          ...['2991', '2992', '2993', '2994', '2995', '2996', '2997', '2998', '2999'].map((n) => `acct_${n}`),
+          ...['0000', '0001', '0002', '0003', '0004', '0005'].map((n) => `acct_${n}`),
+        ]);
+      } finally {
         client.release();
       }
     } finally {
