@@ -132,7 +132,9 @@ function claimStatement(s: string): string {
   const pendingSendable = `c.state = 'pending' AND c.deadline IS NOT NULL AND c.next_attempt_at <= $1`;
   const notUrgent = `c.deadline > $1::bigint + $5::bigint`;
   const notExcluded = (c: string) => `${c}.account <> ALL ($4::text[])`;
-  const notQuiet = `NOT EXISTS (SELECT 1 FROM quiet AS q WHERE q.id = c.id)`;
+  // A filter on an array computed once, not an anti-join: as a join, Postgres's generic plan read every
+  // due job of an account to build a hash (a claim of 16 cost 25 ms with 20 accounts of 10,000 jobs).
+  const notQuiet = `c.id <> ALL ((SELECT coalesce(array_agg(q.id), '{}') FROM quiet AS q)::bigint[])`;
   // The first account after `after` with pending jobs (NULL past the last): one probe of `jobs_fair`.
   const nextAccount = (after: string) =>
     `(SELECT min(a.account) FROM ${s}.jobs AS a WHERE a.state = 'pending' AND a.deadline IS NOT NULL${after})`;

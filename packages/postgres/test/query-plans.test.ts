@@ -146,6 +146,43 @@ describe('the claim with many accounts', () => {
       await drop();
     }
   }, 60_000);
+
+  it('with a quiet job taken and 20 accounts of 2,000 due jobs, no node of the generic plan reads an account whole', async () => {
+    const { schema, drop } = await freshSchema(pool);
+    try {
+      const now = Date.now();
+      await pool.query(
+        `INSERT INTO "${schema}".jobs (kind, order_id, account, state, created_at, updated_at, next_attempt_at, deadline, click_token, value_micros, clicked_at)
+         SELECT 'confirm', 'ord_' || g, 'acct_' || lpad((g % 20)::text, 2, '0'), 'pending',
+                $1::bigint - 3600000, $1::bigint - 3600000, $1::bigint - 3600000, $1::bigint + 3 * 86400000, 'tok_plan', 1, $1::bigint - 3600000
+         FROM generate_series(1, 40000) AS g
+         UNION ALL SELECT 'confirm', 'quiet_1', 'zz_quiet', 'pending', $1::bigint - 5, $1::bigint - 5, $1::bigint - 5, $1::bigint + 3 * 86400000, 'tok_plan', 1, $1::bigint - 5`,
+        [now],
+      );
+      await pool.query(`VACUUM ANALYZE "${schema}".jobs`);
+      const sql = jobStatements(`"${schema}"`);
+      const client = await pool.connect();
+      await client.query(`PREPARE claim_many AS ${sql.claim}`);
+      try {
+        await client.query('BEGIN');
+        await client.query('SET LOCAL plan_cache_mode = force_generic_plan');
+        const { rows } = await client.query(
+          `EXPLAIN (ANALYZE, FORMAT JSON) EXECUTE claim_many(${now}, 16, 30000, ARRAY[]::text[], 3600000, 'acct_05')`,
+        );
+        await client.query('ROLLBACK');
+        const plan = (rows[0]['QUERY PLAN'] as Array<{ Plan: Record<string, unknown> }>)[0]!.Plan;
+        const all = nodes(plan);
+        const summary = JSON.stringify(all);
+        expect(plan['Actual Rows'], summary).toBe(16);
+        expect(Math.max(...all.map((n) => n.rows)), summary).toBeLessThan(500);
+      } finally {
+        await client.query('DEALLOCATE claim_many');
+        client.release();
+      }
+    } finally {
+      await drop();
+    }
+  }, 60_000);
 });
 
 /**
