@@ -9,6 +9,7 @@
  * wake-ups per job, and the jobs table's tuple counters (`pg_stat_user_tables`). No target: a diagnosis.
  *
  *   node --conditions=@postback/source bench/postgres-profile.ts [--jobs 10000] [--workers 1,4] [--top 25]
+ *     [--concurrency 8]   # sends in flight per worker, and jobs per claim
  *     [--keep-profiles]   # the .cpuprofile files stay in the printed directory (open them in Chrome DevTools)
  */
 import { spawn } from 'node:child_process';
@@ -22,8 +23,7 @@ import { startWireCounter } from './pg-wire-counter.ts';
 import { admin, backendCpu, dropSchemas, inTx, ourOutbox, tag, URL_, withAppName } from './postgres-world.ts';
 
 const WORKER_SCRIPT = fileURLToPath(new URL('../packages/postgres/test/fixtures/worker.ts', import.meta.url));
-/** As in `postgres-delivery.ts`: sends in flight per worker, and the service's simulated latency. */
-const WORKER_CONCURRENCY = 8;
+/** As in `postgres-delivery.ts`: the service's simulated latency. */
 const SERVICE_LATENCY_MS = 25;
 
 const { values } = parseArgs({
@@ -31,11 +31,14 @@ const { values } = parseArgs({
     jobs: { type: 'string', default: '10000' },
     workers: { type: 'string', default: '1,4' },
     top: { type: 'string', default: '25' },
+    /** Sends in flight per worker (and jobs per claim): 8 as in `postgres-delivery.ts`. */
+    concurrency: { type: 'string', default: '8' },
     'keep-profiles': { type: 'boolean', default: false },
   },
 });
 const JOBS = Number(values.jobs);
 const TOP = Number(values.top);
+const WORKER_CONCURRENCY = Number(values.concurrency);
 const RUNS = values.workers.split(',').map(Number);
 
 /** A V8 CPU profile (`.cpuprofile`), the parts read here. */

@@ -87,7 +87,9 @@ export function createClaims(ctx: ClaimContext): Claims {
       if (held.sending >= (mode === 'probing' ? 1 : concurrency)) return;
       const next = mode === 'probing' ? 0 : nextToStart();
       if (next < 0) return;
-      pace.sent(ctx.begin(waiting.splice(next, 1)[0] as HeldJob));
+      // The first is taken with shift (no array made per job); an urgent one further on with splice.
+      const job = next === 0 ? waiting.shift() : waiting.splice(next, 1)[0];
+      pace.sent(ctx.begin(job as HeldJob));
     }
   };
 

@@ -45,8 +45,12 @@ export interface Holds {
   hold(job: Job, failure: Failure, at: EpochMs, attempt: AttemptRecord | undefined): Promise<JobOutcome>;
   /** Whether a held job awaits a decision: its problem's `onSwitch` is not `'send'` (it is never sent so). */
   awaitsDecision(job: Job): boolean;
-  /** A job was delivered at `at` (`campaignId`: the campaign its answer named): releases what it proves fixed. */
-  delivered(job: Job, campaignId: string | null, at: EpochMs): Promise<void>;
+  /**
+   * A job was delivered at `at` (`campaignId`: the campaign its answer named): releases what it proves
+   * fixed, and tells the switch watch. Null at once when there is nothing to release or ask (nearly every
+   * delivery: no promise is made for it).
+   */
+  delivered(job: Job, campaignId: string | null, at: EpochMs): Promise<void> | null;
 }
 
 /**
@@ -144,31 +148,43 @@ export function createHolds(ctx: HoldsContext): Holds {
     return 'held';
   };
 
-  const delivered: Holds['delivered'] = async (job, campaignId, at) => {
-    if (!supported) return;
-    await release(job, campaignId, at);
+  const delivered: Holds['delivered'] = (job, campaignId, at) => {
+    if (!supported) return null;
+    const fixed = fixedBy(job, campaignId);
     // Then the switch (`switch-watch.ts`): with `'send'` its held orders were just released here, and
     // the decision's ledger rows name the option; with `'ask'` or `'drop'` nothing was released.
-    if (campaignId !== null) await ctx.switches.delivered(job.account, campaignId, at);
+    const watch = () => (campaignId === null ? null : ctx.switches.delivered(job.account, campaignId, at));
+    if (fixed === null) return watch();
+    return release(job, campaignId, at, fixed).then(() => watch() ?? undefined);
   };
 
-  /** Releases the problems a delivery proves fixed, where `onSwitch` sends their held orders. */
-  const release = async (job: Job, campaignId: string | null, at: EpochMs) => {
-    // What the delivery proves fixed: the problem it probed (its own), and the one of the campaign its
-    // answer named, for its account. An answer that names no campaign proves nothing of another problem.
-    // Its own problem is released unless this Dispatcher released it already (a released job delivered
-    // later); the named campaign's only when this Dispatcher holds it.
-    // Only a problem whose held orders `onSwitch` sends is released by a delivery.
+  /**
+   * The problems a delivery proves fixed (null: none): the problem it probed (its own), and the one of the
+   * campaign its answer named, for its account. An answer that names no campaign proves nothing of another
+   * problem. Its own problem is released unless this Dispatcher released it already (a released job
+   * delivered later); the named campaign's only when this Dispatcher holds it. Only a problem whose held
+   * orders `onSwitch` sends is released by a delivery.
+   */
+  const fixedBy = (job: Job, campaignId: string | null): Map<string, string | null> | null => {
     const sends = (c: string | null) => onSwitchFor(ctx.onSwitch, job.account, c) === 'send';
+    const own = job.heldAt === null ? null : keyOf(job.account, job.heldCampaignId);
+    const ownFixed = own !== null && sends(job.heldCampaignId) && (problems.has(own) || !released.has(own));
+    const named = campaignId === null ? null : keyOf(job.account, campaignId);
+    const namedFixed = named !== null && problems.has(named) && sends(campaignId);
+    if (!ownFixed && !namedFixed) return null;
     const fixed = new Map<string, string | null>();
-    if (job.heldAt !== null && sends(job.heldCampaignId)) {
-      const own = keyOf(job.account, job.heldCampaignId);
-      if (problems.has(own) || !released.has(own)) fixed.set(own, job.heldCampaignId);
-    }
-    if (campaignId !== null && sends(campaignId) && problems.has(keyOf(job.account, campaignId))) {
-      fixed.set(keyOf(job.account, campaignId), campaignId);
-    }
-    if (fixed.size === 0) return;
+    if (ownFixed) fixed.set(own, job.heldCampaignId);
+    if (namedFixed) fixed.set(named, campaignId);
+    return fixed;
+  };
+
+  /** Releases the problems `fixed` (from {@link fixedBy}) that a delivery proved fixed. */
+  const release = async (
+    job: Job,
+    campaignId: string | null,
+    at: EpochMs,
+    fixed: Map<string, string | null>,
+  ) => {
     let since = job.heldAt ?? at;
     for (const key of fixed.keys()) {
       since = Math.min(since, problems.get(key)?.since ?? since);

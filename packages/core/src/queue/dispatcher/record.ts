@@ -70,10 +70,10 @@ export interface Recorder {
   defer(job: Job, pause: { until: EpochMs; reason: string }): Promise<JobOutcome>;
   /**
    * A claimed held order that awaits a decision (its problem's `onSwitch` is not `'send'`): at its last
-   * chance it expires unsent (no decision came in its window), earlier it is held again until then. Null
-   * for any other job (it is sent as usual).
+   * chance it expires unsent (no decision came in its window), earlier it is held again until then. Null,
+   * at once, for any other job (it is sent as usual).
    */
-  undecided(job: Job): Promise<JobOutcome | null>;
+  undecided(job: Job): Promise<JobOutcome> | null;
   /**
    * Gives back, due now, a job whose request was under way at `stop()` (begun at `sentAt`): it may have
    * been applied.
@@ -157,12 +157,17 @@ export function createRecorder(ctx: RecordContext): Recorder {
       ? { ...result.failure, class: 'permanent' }
       : result.failure;
 
-  /** A delivery proves its campaign on s2s: held jobs it fixes are released (a failure is only reported). */
-  const releaseHeldBy = async (job: Job, campaignId: string | null, at: EpochMs) => {
+  /**
+   * A delivery proves its campaign on s2s: held jobs it fixes are released (a failure is only reported).
+   * Null at once when there is nothing to release or ask (nearly every delivery).
+   */
+  const releaseHeldBy = (job: Job, campaignId: string | null, at: EpochMs): Promise<void> | null => {
+    const failed = (error: unknown) => emit('error', { error, during: 'transition' });
     try {
-      await ctx.holds.delivered(job, campaignId, at);
+      return ctx.holds.delivered(job, campaignId, at)?.catch(failed) ?? null;
     } catch (error) {
-      emit('error', { error, during: 'transition' });
+      failed(error);
+      return null;
     }
   };
 
@@ -186,7 +191,8 @@ export function createRecorder(ctx: RecordContext): Recorder {
       proven(job);
       ctx.refusals.ended(job.account);
       emit('delivered', { job, campaignId: result.campaignId, at });
-      await releaseHeldBy(job, job.kind === 'refund' ? job.campaignId : result.campaignId, at);
+      const releasing = releaseHeldBy(job, job.kind === 'refund' ? job.campaignId : result.campaignId, at);
+      if (releasing !== null) await releasing;
       return 'delivered';
     }
     if (result.kind === 'expired') {
@@ -298,6 +304,21 @@ export function createRecorder(ctx: RecordContext): Recorder {
     return 'retried';
   };
 
+  /** A held order that awaits a decision: expired at its last chance, else held again until then. */
+  const holdUndecided = async (job: Job): Promise<JobOutcome> => {
+    const at = ctx.now();
+    if (mustGoNow(job, ctx.timing, at) || (job.deadline !== null && at > job.deadline))
+      return expire(job, at, HELD_UNDECIDED_REASON, false, undefined);
+    const ok = await outbox.retry(job, {
+      now: at,
+      nextAttemptAt: heldUntil(job, at, 0, ctx.timing),
+      error: job.lastError ?? HELD_UNDECIDED_REASON,
+      countAttempt: false,
+      hold: { campaignId: job.heldCampaignId },
+    });
+    return ok ? 'held' : 'lost';
+  };
+
   return {
     counters,
     settle,
@@ -309,19 +330,8 @@ export function createRecorder(ctx: RecordContext): Recorder {
       return ok ? 'deferred' : 'lost';
     },
 
-    async undecided(job) {
-      if (!ctx.holds.awaitsDecision(job)) return null;
-      const at = ctx.now();
-      if (mustGoNow(job, ctx.timing, at) || (job.deadline !== null && at > job.deadline))
-        return expire(job, at, HELD_UNDECIDED_REASON, false, undefined);
-      const ok = await outbox.retry(job, {
-        now: at,
-        nextAttemptAt: heldUntil(job, at, 0, ctx.timing),
-        error: job.lastError ?? HELD_UNDECIDED_REASON,
-        countAttempt: false,
-        hold: { campaignId: job.heldCampaignId },
-      });
-      return ok ? 'held' : 'lost';
+    undecided(job) {
+      return ctx.holds.awaitsDecision(job) ? holdUndecided(job) : null;
     },
 
     async giveBackRequested(job, sentAt) {

@@ -11,7 +11,7 @@ import { CAMPAIGN_ID_PATTERN } from '../validation.ts';
 import { classifyFailure, type Failure, redactSecrets } from './classify.ts';
 import type { HeldJob } from './held-jobs.ts';
 import type { ApiKeyResolver, ConversionsClient, SendOptions } from './options.ts';
-import { type DeliveryTrace, requestUrl } from './tracing.ts';
+import { type DeliveryTrace, requestUrls } from './tracing.ts';
 
 /** The endpoint of each job kind. */
 const PATHS = { confirm: '/v1/conversions/s2s', refund: '/v1/conversions/s2s/refund' } as const;
@@ -38,6 +38,9 @@ export interface SendContext {
   apiKeyFor?: ApiKeyResolver | undefined;
 }
 
+/** What {@link sendJob} needs: the sender's context, and the URL of each path (for the request's trace). */
+type SendJobContext = SendContext & { urlOf(path: string): string | null };
+
 /** Removes the secrets the Dispatcher knows of (the client's key, the job's account key) from a text. */
 type Redact = (text: string) => string;
 
@@ -57,7 +60,8 @@ export type Send = (held: HeldJob, turn: SendTurn) => Promise<SendResult>;
  * Creates the send of a Dispatcher. Its failures are classified with `windowClosedPattern`, and their
  * reasons cleared of the client's own secrets (`client.redact`) as well as of anything shaped like one.
  */
-export function createSender(ctx: SendContext): Send {
+export function createSender(context: SendContext): Send {
+  const ctx: SendJobContext = { ...context, urlOf: requestUrls(() => context.client.baseUrl) };
   const clientRedact = ctx.client.redact;
   const redact: Redact = clientRedact === undefined ? (text) => text : (text) => clientRedact(text) ?? text;
   const { apiKeyFor } = ctx;
@@ -131,7 +135,7 @@ export function errorTypeOf(status: number | null, error: unknown): string {
 async function sendJob(
   held: HeldJob,
   turn: SendTurn,
-  ctx: SendContext,
+  ctx: SendJobContext,
   redact: Redact,
   apiKey: string | undefined,
 ): Promise<SendResult> {
@@ -154,7 +158,7 @@ async function sendJob(
   const path = PATHS[job.kind];
   const startedAt = ctx.now();
   const signal = held.startRequest(startedAt);
-  const url = requestUrl(ctx.client.baseUrl, path);
+  const url = ctx.urlOf(path);
   const request = turn.trace.request({ method: 'POST', path, url, attempt: job.attempts, startedAt });
   /** The status of the answer, when the client tells it (a 2xx's too: its body is all it returns). */
   let answered: number | null = null;

@@ -25,21 +25,23 @@ export interface ShadowGateContext {
 
 /**
  * Records `job` instead of sending it when its account is in shadow mode: resolves `shadowed` (recorded)
- * or `lost` (its lease is gone), or null when it is to be sent.
+ * or `lost` (its lease is gone), or null when it is to be sent; null at once when the settings read last
+ * (still fresh) leave its account out, as for nearly every job.
  */
-export type ShadowGate = (job: Job) => Promise<JobOutcome | null>;
+export type ShadowGate = (job: Job) => Promise<JobOutcome | null> | null;
 
 /** Creates the shadow check of a Dispatcher; a store without shadow mode gets one that never records. */
 export function createShadowGate(ctx: ShadowGateContext): ShadowGate {
   const { shadow } = ctx.outbox;
-  if (shadow === undefined) return async () => null;
+  if (shadow === undefined) return () => null;
   let settings: readonly ShadowSetting[] = [];
   let readAt = Number.NEGATIVE_INFINITY;
   let reading: Promise<readonly ShadowSetting[]> | null = null;
 
+  const fresh = () => ctx.now() - readAt < ctx.refreshMs;
   /** The settings, read again when older than `refreshMs` (one read at a time). */
   const current = async (): Promise<readonly ShadowSetting[]> => {
-    if (ctx.now() - readAt < ctx.refreshMs) return settings;
+    if (fresh()) return settings;
     reading ??= shadow.settings().finally(() => {
       reading = null;
     });
@@ -48,7 +50,8 @@ export function createShadowGate(ctx: ShadowGateContext): ShadowGate {
     return settings;
   };
 
-  return async (job) => {
+  /** Records `job` if the settings, read again, cover its account. */
+  const gate = async (job: Job): Promise<JobOutcome | null> => {
     if (!coversAccount(await current(), job.account)) return null;
     const at = ctx.now();
     const recorded = await shadow.record(job, { now: at });
@@ -57,4 +60,6 @@ export function createShadowGate(ctx: ShadowGateContext): ShadowGate {
     ctx.emit('shadowed', { job, at, request: conversionRequestOf(job) });
     return 'shadowed';
   };
+
+  return (job) => (fresh() && !coversAccount(settings, job.account) ? null : gate(job));
 }

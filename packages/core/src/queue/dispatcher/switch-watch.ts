@@ -31,8 +31,11 @@ export interface SwitchWatchContext {
 
 /** See {@link createSwitchWatch}. */
 export interface SwitchWatch {
-  /** A delivery at `at` named `campaignId` for `account`: notes the switch if orders are held for it. */
-  delivered(account: string | null, campaignId: string, at: EpochMs): Promise<void>;
+  /**
+   * A delivery at `at` named `campaignId` for `account`: notes the switch if orders are held for it. Null
+   * at once when the store is not to be asked (asked within `askEveryMs`, or a store without switches).
+   */
+  delivered(account: string | null, campaignId: string, at: EpochMs): Promise<void> | null;
 }
 
 /** Creates the switch watch of a Dispatcher; a store without switches (SQS) is never asked. */
@@ -40,15 +43,25 @@ export function createSwitchWatch(ctx: SwitchWatchContext): SwitchWatch {
   const { outbox, emit } = ctx;
   const askedAt = new Map<string, EpochMs>();
 
-  const delivered: SwitchWatch['delivered'] = async (account, campaignId, at) => {
+  const delivered: SwitchWatch['delivered'] = (account, campaignId, at) => {
     const switches = outbox.switches;
-    if (switches === undefined) return;
+    if (switches === undefined) return null;
     const key = switchKey(account, campaignId);
     const last = askedAt.get(key);
-    if (last !== undefined && at - last < ctx.askEveryMs) return;
+    if (last !== undefined && at - last < ctx.askEveryMs) return null;
     askedAt.delete(key);
     askedAt.set(key, at);
     if (askedAt.size > MAX_REMEMBERED) askedAt.delete(askedAt.keys().next().value as string);
+    return ask(switches, account, campaignId, at);
+  };
+
+  /** Asks the store whether orders are held for the campaign, and lets `onSwitch` decide them if so. */
+  const ask = async (
+    switches: NonNullable<Outbox['switches']>,
+    account: string | null,
+    campaignId: string,
+    at: EpochMs,
+  ): Promise<void> => {
     if (!(await switches.note({ account, campaignId, at }))) return;
     const onSwitch = onSwitchFor(ctx.onSwitch, account, campaignId);
     if (onSwitch === 'ask') {

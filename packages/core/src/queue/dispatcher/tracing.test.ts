@@ -1,7 +1,7 @@
 import { CLIENT_OWN_HEADERS } from '@postback/client/headers';
 import { describe, expect, it } from 'vitest';
 import type { Job } from '../job-types.ts';
-import { type DeliveryTracing, requestUrl, safeTracing } from './tracing.ts';
+import { type DeliveryTracing, requestUrl, requestUrls, safeTracing } from './tracing.ts';
 
 describe('requestUrl', () => {
   it('joins the base URL and the path, without user info, query or fragment', () => {
@@ -16,6 +16,19 @@ describe('requestUrl', () => {
   it('is null when the client does not say where it sends, or says it unreadably', () => {
     expect(requestUrl(undefined, '/v1/conversions/s2s')).toBeNull();
     expect(requestUrl('not a url', '/v1/conversions/s2s')).toBeNull();
+  });
+});
+
+describe('requestUrls', () => {
+  it('gives each path its URL, worked out again once the base URL changes', () => {
+    let base: string | undefined = 'http://127.0.0.1:4010';
+    const urlOf = requestUrls(() => base);
+    expect(urlOf('/v1/conversions/s2s')).toBe('http://127.0.0.1:4010/v1/conversions/s2s');
+    base = 'https://ads.example/api/';
+    expect(urlOf('/v1/conversions/s2s')).toBe('https://ads.example/api/v1/conversions/s2s');
+    expect(urlOf('/v1/conversions/s2s/refund')).toBe('https://ads.example/api/v1/conversions/s2s/refund');
+    base = undefined;
+    expect(urlOf('/v1/conversions/s2s')).toBeNull();
   });
 });
 
