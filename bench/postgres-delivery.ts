@@ -1,6 +1,9 @@
 /**
  * Part 3 of the Postgres benchmark (`postgres.ts`): delivery through the Dispatcher to a local sandbox of
- * the ad service, 4 worker processes vs 1 on one queue, with the CPU each job cost.
+ * the ad service, 4 worker processes vs 1 on one queue, with the CPU each job cost. Each run first
+ * delivers `POSTBACK_BENCH_DELIVERY_WARMUP` jobs untimed (a worker runs for days: its start, JIT and first
+ * `PREPARE`s are not a per-job cost), then measures the rate and the CPU over the next
+ * `POSTBACK_BENCH_DELIVERY_JOBS` (the workers' CPU read by SIGUSR2 before and after).
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { availableParallelism, loadavg } from 'node:os';
@@ -10,7 +13,8 @@ import { backendCpu, fmt, inTx, ourOutbox, tag, URL_, withAppName } from './post
 
 const WORKER_SCRIPT = fileURLToPath(new URL('../packages/postgres/test/fixtures/worker.ts', import.meta.url));
 // POSTBACK_BENCH_DELIVERY_JOBS: longer runs, to see the cost of fresh worker processes (JIT warm-up) amortised.
-const DELIVERY_JOBS = Number(process.env.POSTBACK_BENCH_DELIVERY_JOBS ?? 600);
+const DELIVERY_JOBS = Number(process.env.POSTBACK_BENCH_DELIVERY_JOBS ?? 2000);
+const WARMUP_JOBS = Number(process.env.POSTBACK_BENCH_DELIVERY_WARMUP ?? 400);
 /** Sends in flight per worker process, and the service's simulated network latency. */
 const WORKER_CONCURRENCY = 8;
 const SERVICE_LATENCY_MS = 25;
@@ -33,9 +37,9 @@ export async function benchDelivery(): Promise<void> {
     const cpu: Record<string, DeliveryCpu[]> = { one: [], four: [] };
     for (const [round, workers] of [1, 4, 1, 4].entries()) {
       const ours = await ourOutbox(`deliv${round}`);
-      const clicks = await world.clicks(DELIVERY_JOBS);
+      const clicks = await world.clicks(WARMUP_JOBS + DELIVERY_JOBS);
       const appName = `pbbench_${tag}_deliv${round}`;
-      const workerCpu: Array<{ ready: number; exit: number }> = [];
+      const workerCpu: Array<{ ready: number; exit: number; readings: number[] }> = [];
       const procs = Array.from({ length: workers }, () => {
         const child = spawn(
           process.execPath,
@@ -56,11 +60,12 @@ export async function benchDelivery(): Promise<void> {
           },
         );
         children.push(child);
-        const used = { ready: 0, exit: 0 };
+        const used = { ready: 0, exit: 0, readings: [] as number[] };
         workerCpu.push(used);
         child.stdout?.setEncoding('utf8').on('data', (s: string) => {
           const ready = /ready cpu (\d+)/.exec(s);
           if (ready) used.ready = Number(ready[1]);
+          for (const now of s.matchAll(/cpu-now (\d+)/g)) used.readings.push(Number(now[1]));
           const exit = /^cpu (\d+)/m.exec(s);
           if (exit) used.exit = Number(exit[1]);
         });
@@ -74,23 +79,38 @@ export async function benchDelivery(): Promise<void> {
             ),
         ),
       );
+      // Workers are idle and listening; one shop transaction enqueues each batch and wakes them at commit.
+      const deliver = async (from: number, count: number) => {
+        await inTx(ours.pool, async (tx) => {
+          for (const [i, click] of clicks.slice(from, from + count).entries())
+            await ours.outbox.confirm(tx, { orderId: `dl_${round}_${from + i}`, valueMicros: 1_000, click });
+        });
+        const limit = Date.now() + 30_000 + count * 50;
+        while ((await ours.outbox.stats(Date.now())).counts.delivered < from + count && Date.now() < limit)
+          await new Promise((r) => setTimeout(r, 20));
+        const delivered = (await ours.outbox.stats(Date.now())).counts.delivered;
+        if (delivered < from + count)
+          throw new Error(`delivery run ${round} stalled at ${delivered}/${from + count}`);
+      };
+      /** Each worker's CPU so far (µs), read by SIGUSR2. */
+      const readWorkers = async () => {
+        const before = workerCpu.map((w) => w.readings.length);
+        for (const child of procs) child.kill('SIGUSR2');
+        const until = Date.now() + 5_000;
+        while (workerCpu.some((w, i) => w.readings.length === before[i]) && Date.now() < until)
+          await new Promise((r) => setTimeout(r, 5));
+        return workerCpu.map((w) => w.readings.at(-1) ?? 0);
+      };
+      await deliver(0, WARMUP_JOBS);
+      const workers0 = await readWorkers();
       const server0 = await backendCpu(appName);
       const bench0 = process.cpuUsage();
-      // Workers are idle and listening; one shop transaction enqueues everything and wakes them at commit.
-      await inTx(ours.pool, async (tx) => {
-        for (const [i, click] of clicks.entries())
-          await ours.outbox.confirm(tx, { orderId: `dl_${round}_${i}`, valueMicros: 1_000, click });
-      });
       const t0 = performance.now();
-      const limit = Date.now() + 30_000 + DELIVERY_JOBS * 50;
-      while ((await ours.outbox.stats(Date.now())).counts.delivered < DELIVERY_JOBS && Date.now() < limit)
-        await new Promise((r) => setTimeout(r, 20));
+      await deliver(WARMUP_JOBS, DELIVERY_JOBS);
       const elapsed = (performance.now() - t0) / 1000;
       const bench = process.cpuUsage(bench0);
       const server1 = await backendCpu(appName);
-      const delivered = (await ours.outbox.stats(Date.now())).counts.delivered;
-      if (delivered < DELIVERY_JOBS)
-        throw new Error(`delivery run ${round} stalled at ${delivered}/${DELIVERY_JOBS}`);
+      const workers1 = await readWorkers();
       (workers === 1 ? seconds.one! : seconds.four!).push(elapsed);
       await Promise.all(
         procs.map(
@@ -104,7 +124,7 @@ export async function benchDelivery(): Promise<void> {
       let server = 0;
       for (const [pid, used] of server1) server += used - (server0.get(pid) ?? 0);
       (workers === 1 ? cpu.one! : cpu.four!).push({
-        workers: workerCpu.reduce((sum, w) => sum + (w.exit > 0 ? w.exit - w.ready : 0), 0) / DELIVERY_JOBS,
+        workers: workers1.reduce((sum, cpu, i) => sum + cpu - (workers0[i] ?? 0), 0) / DELIVERY_JOBS,
         server: server / DELIVERY_JOBS,
         bench: (bench.user + bench.system) / DELIVERY_JOBS,
       });
@@ -121,7 +141,7 @@ export async function benchDelivery(): Promise<void> {
       return `CPU per job ${Math.round(w + s + b)} µs (workers ${Math.round(w)}, their Postgres backends ${Math.round(s)}, sandbox + bench ${Math.round(b)}): at most ${fmt((cores * 1e6) / (w + s + b))} on ${cores} idle cores`;
     };
     console.log(
-      `delivery through the Dispatcher to the sandbox (${SERVICE_LATENCY_MS} ms latency, ${WORKER_CONCURRENCY} sends in flight per worker), ${DELIVERY_JOBS} jobs per run, load average ${loadavg()[0]!.toFixed(1)}:`,
+      `delivery through the Dispatcher to the sandbox (${SERVICE_LATENCY_MS} ms latency, ${WORKER_CONCURRENCY} sends in flight per worker), ${DELIVERY_JOBS} jobs per run after ${WARMUP_JOBS} untimed, load average ${loadavg()[0]!.toFixed(1)}:`,
     );
     console.log(
       `  1 worker process    ${fmt(one)}   (latency bound ${fmt((WORKER_CONCURRENCY * 1000) / SERVICE_LATENCY_MS)}); ${perJob(cpu.one!)}`,
