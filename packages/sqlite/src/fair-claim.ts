@@ -1,21 +1,29 @@
 /**
  * The claim of the SQLite outbox, in the order of core's `accounts.ts`: jobs whose lease ran out (by lease
- * expiry), then due jobs whose deadline is near (nearest first, whatever their account), then the rest in
- * turns across accounts — the first job of each account with due jobs, then a second of each, and so on,
- * starting at the account after the one the previous claim served last.
+ * expiry), then due jobs whose deadline is near (nearest first, whatever their account), then quiet
+ * accounts' first jobs (an account whose first due job was created less than `QUIET_WITHIN_MS` ago and
+ * never attempted: that job, oldest first, one an account), then the rest in turns across accounts — the
+ * first job of each account with due jobs, then a second of each, and so on, starting at the account after
+ * the one the previous claim served last.
  *
- * Every read is an index range of at most what the claim takes: the accounts are walked one seek each on
+ * Every read is an index range of at most what the claim takes, or bounded by a constant: the quiet tier
+ * reads at most `QUIET_SCAN` of the youngest pending jobs on `jobs_state_created` (created within the
+ * window, oldest first) and seeks each one's account's first due job on `jobs_account_due`, keeping those
+ * that are it. The accounts are walked one seek each on
  * `jobs_account_due` (a loose index scan: `account > ?` ORDER BY account LIMIT 1, stepped by a recursive
  * CTE that also seeks each account's first due job, one statement per batch of accounts), only as far as
  * the claim needs accounts, and each account's further jobs are read in its due order, a fair share at a
  * time, so an account
- * holding a backlog of 100,000 jobs costs a claim what one holding 16 does. The reads and the final
+ * holding a backlog of 100,000 jobs costs a claim what one holding 16 does. A job the quiet tier took is
+ * not taken again by the turns: its account, if it has more due jobs, takes its turn with the next one.
+ * The reads and the final
  * `UPDATE … RETURNING` run on the writer's connection in one write transaction (the group commit's), so no
  * other connection claims between them. The turn cursor lives in memory, with the connection: a restart
- * starts the turns again at the first account, which only changes who goes first.
+ * starts the turns again at the first account, which only changes who goes first. The quiet tier does not
+ * move it.
  */
 
-import type { CheckedClaim } from '@postback/core/store';
+import { type CheckedClaim, QUIET_SCAN, QUIET_WITHIN_MS } from '@postback/core/store';
 import type { JobRow, JobStatements } from './job-rows.ts';
 
 /**
@@ -66,8 +74,16 @@ export function createFairClaim(sql: JobStatements): (args: CheckedClaim) => Job
     if (rows.length < limit) queue.exhausted = true;
   }
 
-  /** Tier 2: up to `wanted` ids taken in turns across the accounts not excluded. */
-  function inTurns(wanted: number, args: CheckedClaim, urgentUntil: number): number[] {
+  /**
+   * The turns: up to `wanted` ids taken in turns across the accounts not excluded. An account whose first
+   * due job is in `taken` (the quiet tier's) takes its turn with its next due job, if it has one.
+   */
+  function inTurns(
+    wanted: number,
+    args: CheckedClaim,
+    urgentUntil: number,
+    taken: ReadonlySet<number>,
+  ): number[] {
     const excluded = new Set(args.excludeKeys);
     const { now } = args;
     // Turn 0: the first job of each account in turn order (after the cursor, wrapping around), as many
@@ -95,13 +111,20 @@ export function createFairClaim(sql: JobStatements): (args: CheckedClaim) => Job
         lastWalked = row.account;
         from = row.account;
         if (row.id !== null && row.due !== null && !excluded.has(row.account)) {
-          queues.push({
+          const queue: Queue = {
             key: row.account,
             ids: [row.id],
             afterDue: row.due,
             afterId: row.id,
             exhausted: false,
-          });
+          };
+          if (taken.has(row.id)) {
+            // Its first due job went in the quiet tier: the turns start at its second (one seek).
+            queue.ids = [];
+            fill(queue, 1, now, urgentUntil);
+            if (queue.ids.length === 0) continue;
+          }
+          queues.push(queue);
           if (queues.length === wanted) break walking;
         }
       }
@@ -152,7 +175,22 @@ export function createFairClaim(sql: JobStatements): (args: CheckedClaim) => Job
       }) as Array<{ id: number }>;
       for (const row of urgent) ids.push(row.id);
     }
-    if (ids.length < limit) ids.push(...inTurns(limit - ids.length, args, urgentUntil));
+    const quiet = new Set<number>();
+    if (ids.length < limit) {
+      const rows = sql.quiet.all({
+        now,
+        urgent_until: urgentUntil,
+        quiet_since: now - QUIET_WITHIN_MS,
+        scan: QUIET_SCAN,
+        excluded,
+        limit: limit - ids.length,
+      }) as Array<{ id: number }>;
+      for (const row of rows) {
+        ids.push(row.id);
+        quiet.add(row.id);
+      }
+    }
+    if (ids.length < limit) ids.push(...inTurns(limit - ids.length, args, urgentUntil, quiet));
     if (ids.length === 0) return [];
     const rows = sql.claim.all({
       now,

@@ -163,6 +163,27 @@ const firstDueOf = (account: string) => `(
          AND a.next_attempt_at <= :now AND a.deadline > :urgent_until AND ${notWaitingRefund('a')}
        ORDER BY a.next_attempt_at, a.id LIMIT 1)`;
 
+/**
+ * The quiet tier (core's `accounts.ts` item 3), before the turns: of the `:scan` (core's `QUIET_SCAN`)
+ * oldest pending jobs created after `:quiet_since` (now - `QUIET_WITHIN_MS`), read on `jobs_state_created`
+ * in its order (created_at, then id), those never attempted that are their account's first due job (one
+ * seek of `jobs_account_due`: due, not urgent, not a refund waiting for its confirm), of accounts not
+ * excluded, oldest first, at most `:limit`. An account has one first due job, so at most one job an
+ * account. The scan counts rows read, not rows kept: young jobs of accounts with a backlog cost a claim
+ * at most `:scan` rows and seeks.
+ */
+const QUIET_SQL = `
+  WITH young AS (
+    SELECT y.id, y.created_at FROM jobs AS y INDEXED BY jobs_state_created
+     WHERE y.state = 'pending' AND y.created_at > :quiet_since
+     ORDER BY y.created_at, y.id
+     LIMIT :scan
+  )
+  SELECT q.id FROM young JOIN jobs AS q ON q.id = young.id
+   WHERE q.attempts = 0 AND ${notExcluded('q')} AND q.id = ${firstDueOf('q.account')}
+   ORDER BY young.created_at, young.id
+   LIMIT :limit`;
+
 /** The first account with claimable pending jobs whose key is `bound` (a loose index scan: one seek). */
 const nextAccount = (bound: string) => `(
       SELECT w.account FROM jobs AS w INDEXED BY jobs_account_due
@@ -255,6 +276,8 @@ export interface JobStatements {
   retaken: StatementSync;
   /** Tier 1 of the claim: ids of due jobs whose deadline is near. */
   urgent: StatementSync;
+  /** Quiet accounts' first jobs, before the turns: ids, oldest first. */
+  quiet: StatementSync;
   /** Tier 2 of the claim: accounts with claimable jobs and the first due job of each, after a key or from the first. */
   walkAfter: StatementSync;
   walkFromStart: StatementSync;
@@ -293,6 +316,7 @@ export function prepareJobStatements(db: DatabaseSync): JobStatements {
     write: db.prepare(WRITE_SQL),
     retaken: db.prepare(RETAKEN_SQL),
     urgent: db.prepare(URGENT_SQL),
+    quiet: db.prepare(QUIET_SQL),
     walkAfter: db.prepare(WALK_AFTER_SQL),
     walkFromStart: db.prepare(WALK_FROM_START_SQL),
     accountDue: db.prepare(ACCOUNT_DUE_SQL),

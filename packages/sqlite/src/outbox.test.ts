@@ -1,5 +1,6 @@
 import { DatabaseSync } from 'node:sqlite';
 import { DAY_MS, DEFAULT_SAFETY_MARGIN_MS, type Job, OptionsError } from '@postback/core';
+import { QUIET_WITHIN_MS } from '@postback/core/store';
 import { afterEach, describe, expect, it } from 'vitest';
 import { type TempDatabase, tempDatabase } from '../test/temp-files.ts';
 import { MAX_ACCOUNTS_WALKED } from './fair-claim.ts';
@@ -197,6 +198,8 @@ describe('fair claims across accounts', () => {
     for (const account of [null, 'a', 'b', 'c']) {
       for (let i = 0; i < 3; i++) await enqueue(outbox, `o_${i}`, account);
     }
+    // Past the quiet window: no account is quiet, every job takes its turn.
+    t += QUIET_WITHIN_MS;
     // Turns in key order ('' — no account — first), one job each, continuing where the last claim stopped.
     expect(accountsOf(await claim(outbox, 3))).toEqual([null, 'a', 'b']);
     expect(accountsOf(await claim(outbox, 3))).toEqual(['big', 'c', null]);
@@ -233,12 +236,37 @@ describe('fair claims across accounts', () => {
     await late('late_40', 'x', 40);
     await late('late_10', 'y', 10);
     await late('late_20', 'paused', 20);
+    t += QUIET_WITHIN_MS; // no account is quiet: the urgent tier, then the turns
     const claimed = await claim(outbox, 3, { excludeAccounts: ['paused'] });
     expect(claimed.map((job) => job.orderId)).toEqual(['late_10', 'late_40', 'big_0']);
     // With a narrower urgency window, a 20-minute deadline is not urgent: it takes its turn.
     const rest = await outbox.claim({ now: t, limit: 10, leaseMs: LEASE, urgentWithinMs: 60_000 });
     // The turns go on after 'big' (served last): 'paused', no longer excluded, then 'big' again.
     expect(rest.map((job) => job.orderId)).toEqual(['late_20', 'big_1', 'big_2', 'big_3', 'big_4']);
+  });
+
+  it("a quiet account's first job goes before the turns, its next takes its turn; the cursor stays", async () => {
+    const outbox = open({ thread: false });
+    for (const account of ['b', 'c', 'd']) {
+      for (let i = 0; i < 2; i++) await enqueue(outbox, `o_${i}`, account);
+    }
+    t += QUIET_WITHIN_MS;
+    expect(accountsOf(await claim(outbox, 1))).toEqual(['b']);
+    // 'a' (two fresh jobs) and 'z' (one) are quiet: their first jobs go first, oldest first. 'a' then
+    // takes its turn with its second job (its first is not taken twice); 'z', with none left, has no turn.
+    await enqueue(outbox, 'o_0', 'z');
+    await enqueue(outbox, 'o_0', 'a');
+    await enqueue(outbox, 'o_1', 'a');
+    const claimed = await claim(outbox, 5);
+    expect(claimed.map((job) => `${job.account}:${job.orderId}`)).toEqual([
+      'z:o_0',
+      'a:o_0',
+      'c:o_0',
+      'd:o_0',
+      'a:o_1',
+    ]);
+    // The quiet tier did not move the cursor: the turns went on after 'b', and now after 'a'.
+    expect(accountsOf(await claim(outbox, 2))).toEqual(['b', 'c']);
   });
 
   it('refuses malformed claim options before anything is written', async () => {

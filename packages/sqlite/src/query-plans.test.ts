@@ -43,11 +43,24 @@ describe('query plans of the outbox', () => {
       expect(plan).toContain('SEARCH a USING INDEX jobs_account_due (account=? AND next_attempt_at<?)');
       expect(plan).toContain('SEARCH f USING INTEGER PRIMARY KEY (rowid=?) LEFT-JOIN');
     }
+    // Quiet accounts' first jobs: a bounded read of the youngest pending jobs, oldest first, each checked
+    // against its account's first due job by one seek.
+    const quiet = planOf(db, sql.quiet);
+    expect(quiet).toContain('SEARCH y USING COVERING INDEX jobs_state_created (state=? AND created_at>?)');
+    expect(quiet).toContain('SEARCH q USING INTEGER PRIMARY KEY (rowid=?)');
+    expect(quiet).toContain('SEARCH a USING INDEX jobs_account_due (account=? AND next_attempt_at<?)');
     expect(planOf(db, sql.accountDue)[0]).toBe(
       'SEARCH a USING INDEX jobs_account_due (account=? AND next_attempt_at>? AND next_attempt_at<?)',
     );
     // The refund-ordering check of every tier is one seek of the order's key.
-    for (const statement of [sql.retaken, sql.urgent, sql.walkAfter, sql.walkFromStart, sql.accountDue]) {
+    for (const statement of [
+      sql.retaken,
+      sql.urgent,
+      sql.quiet,
+      sql.walkAfter,
+      sql.walkFromStart,
+      sql.accountDue,
+    ]) {
       const plan = planOf(db, statement);
       expect(plan).toContain(refundCheck);
       expect(plan.filter((line) => line.includes('TEMP B-TREE'))).toEqual([]);

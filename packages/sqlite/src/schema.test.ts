@@ -269,10 +269,10 @@ describe('a file of schema version 3 (before accounts)', () => {
     expect(other).toMatchObject({ created: true, job: { account: 'shop-a' } });
 
     const claimed = await outbox.claim({ now: at, limit: 10, leaseMs: 30_000 });
-    // In turns across accounts, from the first ('' sorts first: jobs without one).
+    // The fresh order of 'shop-a' first (a quiet account's first job), then the old one in its turn.
     expect(claimed.map((j) => [j.orderId, j.account])).toEqual([
-      ['ord_pending', null],
       ['ord_pending', 'shop-a'],
+      ['ord_pending', null],
     ]);
     for (const job of claimed) {
       expect(await outbox.complete(job, { now: at, campaignId: 'cmp_new' })).toBe(true);
