@@ -8,6 +8,7 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { availableParallelism, loadavg } from 'node:os';
 import { fileURLToPath } from 'node:url';
+import { DEFAULT_BATCH_SIZE } from '@postback/core';
 import { startSandboxWorld } from '@postback/sandbox/testing';
 import { backendCpu, fmt, inTx, ourOutbox, tag, URL_, withAppName } from './postgres-world.ts';
 
@@ -55,6 +56,8 @@ export async function benchDelivery(): Promise<void> {
               PATH: process.env.PATH ?? '',
               POSTBACK_API_KEY: world.conversionsKey,
               WORKER_CONCURRENCY: String(WORKER_CONCURRENCY),
+              // Claims of the Dispatcher's default size, as `postback worker` makes them.
+              WORKER_BATCH: String(DEFAULT_BATCH_SIZE),
             },
             stdio: ['ignore', 'pipe', 'inherit'],
           },
@@ -141,7 +144,7 @@ export async function benchDelivery(): Promise<void> {
       return `CPU per job ${Math.round(w + s + b)} µs (workers ${Math.round(w)}, their Postgres backends ${Math.round(s)}, sandbox + bench ${Math.round(b)}): at most ${fmt((cores * 1e6) / (w + s + b))} on ${cores} idle cores`;
     };
     console.log(
-      `delivery through the Dispatcher to the sandbox (${SERVICE_LATENCY_MS} ms latency, ${WORKER_CONCURRENCY} sends in flight per worker), ${DELIVERY_JOBS} jobs per run after ${WARMUP_JOBS} untimed, load average ${loadavg()[0]!.toFixed(1)}:`,
+      `delivery through the Dispatcher to the sandbox (${SERVICE_LATENCY_MS} ms latency, ${WORKER_CONCURRENCY} sends in flight per worker, claims of ${DEFAULT_BATCH_SIZE}), ${DELIVERY_JOBS} jobs per run after ${WARMUP_JOBS} untimed, load average ${loadavg()[0]!.toFixed(1)}:`,
     );
     console.log(
       `  1 worker process    ${fmt(one)}   (latency bound ${fmt((WORKER_CONCURRENCY * 1000) / SERVICE_LATENCY_MS)}); ${perJob(cpu.one!)}`,

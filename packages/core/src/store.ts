@@ -23,6 +23,7 @@ export {
   byClaimUrgency,
   claimTier,
   DEFAULT_URGENT_WITHIN_MS,
+  QUIET_MAX_PENDING,
   QUIET_SCAN,
   QUIET_WITHIN_MS,
   takeInTurns,

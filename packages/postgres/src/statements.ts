@@ -6,6 +6,7 @@
 import {
   ATTEMPT_HISTORY_LIMIT,
   MAX_REASON_LENGTH,
+  QUIET_MAX_PENDING,
   QUIET_SCAN,
   QUIET_WITHIN_MS,
   SHADOW_RECORDED_REASON,
@@ -109,9 +110,12 @@ function sendable(s: string, c: string): string {
  * - `retaken`: inflight jobs whose lease ran out (`jobs_open`, which holds the few inflight jobs), by
  *   lease expiry;
  * - `urgent`: pending jobs whose deadline is within $5 (`jobs_urgent`, by deadline), nearest first;
- * - `quiet`: among the {@link QUIET_SCAN} youngest pending jobs created within {@link QUIET_WITHIN_MS}
- *   (`jobs_open`, oldest first), those never attempted that are their account's first due job (one probe
- *   of `jobs_fair` each), oldest first;
+ * - `young`, then `quiet`: among the {@link QUIET_SCAN} newest pending jobs created within
+ *   {@link QUIET_WITHIN_MS} (`jobs_open`, newest first: a backlog is consumed from its oldest end, so this
+ *   end holds no entries of jobs already taken), the earliest of each account (materialized first, so the
+ *   planner cannot start from the jobs and check every pending one), if never attempted, its account's
+ *   first due job, and the account holding at most {@link QUIET_MAX_PENDING} pending jobs (one read of at
+ *   most that many + 1 entries of `jobs_fair` per account), oldest first;
  * - `walk`: the accounts with pending jobs in turn order — after the cursor, then from the first, up to
  *   the cursor's own — one probe of `jobs_fair` each (a loose index scan), read only as far as `turns`
  *   asks: a recursive query runs only as many steps as its reader fetches, and `turns` stops at its
@@ -151,18 +155,25 @@ function claimStatement(s: string): string {
       ORDER BY c.deadline, c.id
       LIMIT greatest($2 - (SELECT count(*) FROM retaken), 0)
       FOR UPDATE SKIP LOCKED),
+    young AS MATERIALIZED (
+      SELECT DISTINCT ON (n.account) n.id, n.created_at FROM (
+        SELECT y.id, y.account, y.created_at FROM ${s}.jobs AS y
+        WHERE y.state = 'pending' AND y.created_at > $1::bigint - ${QUIET_WITHIN_MS}
+        ORDER BY y.created_at DESC LIMIT ${QUIET_SCAN}) AS n
+      ORDER BY n.account, n.created_at, n.id),
     quiet AS MATERIALIZED (
-      SELECT c.id, c.created_at AS key FROM ${s}.jobs AS c
-      WHERE c.id IN (SELECT y.id FROM ${s}.jobs AS y
-                     WHERE y.state = 'pending' AND y.created_at > $1::bigint - ${QUIET_WITHIN_MS}
-                     ORDER BY y.created_at LIMIT ${QUIET_SCAN})
-        AND ${pendingSendable} AND c.attempts = 0 AND ${notUrgent} AND ${notExcluded('c')} AND ${sendable(s, 'c')}
-        AND NOT EXISTS (SELECT 1 FROM ${s}.jobs AS b
-                        WHERE b.account = c.account AND b.state = 'pending' AND b.deadline IS NOT NULL
-                          AND (b.next_attempt_at, b.id) < (c.next_attempt_at, c.id))
+      SELECT c.id, c.created_at AS key FROM young AS n
+      JOIN ${s}.jobs AS c ON c.id = n.id
+      CROSS JOIN LATERAL (
+        SELECT array_agg(f.id ORDER BY f.next_attempt_at, f.id) AS ids FROM (
+          SELECT b.id, b.next_attempt_at FROM ${s}.jobs AS b
+          WHERE b.account = c.account AND b.state = 'pending' AND b.deadline IS NOT NULL
+          ORDER BY b.next_attempt_at, b.id LIMIT ${QUIET_MAX_PENDING + 1}) AS f) AS firsts
+      WHERE ${pendingSendable} AND c.attempts = 0 AND ${notUrgent} AND ${notExcluded('c')} AND ${sendable(s, 'c')}
+        AND firsts.ids[1] = c.id AND cardinality(firsts.ids) <= ${QUIET_MAX_PENDING}
       ORDER BY c.created_at, c.id
       LIMIT greatest($2 - (SELECT count(*) FROM retaken) - (SELECT count(*) FROM urgent), 0)
-      FOR UPDATE SKIP LOCKED),
+      FOR UPDATE OF c SKIP LOCKED),
     need AS MATERIALIZED (
       SELECT greatest($2 - (SELECT count(*) FROM retaken) - (SELECT count(*) FROM urgent) - (SELECT count(*) FROM quiet), 0) AS n),
     walk (account, step, wrapped) AS (

@@ -3,6 +3,7 @@
  * were all taken as urgent, excluded accounts' backlogs take no turn, and with more accounts than a claim
  * takes, the in-memory cursor reaches every account.
  */
+import { QUIET_WITHIN_MS } from '@postback/core/store';
 import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createPostgresOutbox, type PostgresOutbox } from '../src/index.ts';
 import { freshSchema, testPool } from './pg-test-db.ts';
@@ -46,10 +47,12 @@ describe('the fair claim', () => {
     await enqueue(50, 'paused');
     const accounts = Array.from({ length: 12 }, (_, i) => `shop_${String(i).padStart(2, '0')}`);
     for (const account of accounts) await enqueue(3, account);
+    // Claimed once the backlogs have waited past the quiet window: no account goes before its turn.
+    const later = () => Date.now() + QUIET_WITHIN_MS + 1;
     const seen = new Set<string | null>();
     for (let round = 0; round < 3; round += 1) {
       const claimed = await outbox.claim({
-        now: Date.now(),
+        now: later(),
         limit: 4,
         leaseMs: 60_000,
         excludeAccounts: ['paused'],
@@ -61,7 +64,7 @@ describe('the fair claim', () => {
     }
     expect([...seen].sort()).toEqual(accounts);
     const rest = await outbox.claim({
-      now: Date.now(),
+      now: later(),
       limit: 100,
       leaseMs: 60_000,
       excludeAccounts: ['paused'],

@@ -183,6 +183,46 @@ describe('the claim with many accounts', () => {
       await drop();
     }
   }, 60_000);
+
+  it('with a young backlog of 3,000 jobs in one account, the quiet tier reads a bounded few of them, planned generic', async () => {
+    const { schema, drop } = await freshSchema(pool);
+    try {
+      const now = Date.now();
+      await pool.query(
+        `INSERT INTO "${schema}".jobs (kind, order_id, account, state, created_at, updated_at, next_attempt_at, deadline, click_token, value_micros, clicked_at)
+         SELECT 'confirm', 'ord_' || g, '', 'pending', $1::bigint - 3000 + g, $1::bigint - 3000 + g, $1::bigint - 3000 + g,
+                $1::bigint + 3 * 86400000, 'tok_plan', 1, $1::bigint - 60000
+         FROM generate_series(1, 3000) AS g`,
+        [now],
+      );
+      // No ANALYZE: a freshly filled outbox, as a worker meets it before autovacuum does.
+
+      const sql = jobStatements(`"${schema}"`);
+      const client = await pool.connect();
+      await client.query(`PREPARE claim_young AS ${sql.claim}`);
+      try {
+        await client.query('BEGIN');
+        await client.query('SET LOCAL plan_cache_mode = force_generic_plan');
+        const { rows } = await client.query(
+          `EXPLAIN (ANALYZE, FORMAT JSON) EXECUTE claim_young(${now}, 8, 30000, ARRAY[]::text[], 3600000, NULL)`,
+        );
+        await client.query('ROLLBACK');
+        const plan = (rows[0]['QUERY PLAN'] as Array<{ Plan: Record<string, unknown> }>)[0]!.Plan;
+        const all = nodes(plan);
+        const summary = JSON.stringify(all);
+        expect(plan['Actual Rows'], summary).toBe(8);
+        const probes = all.filter((n) => n.index !== undefined).reduce((sum, n) => sum + n.loops, 0);
+        // Without statistics the planner may read the young jobs by bitmap (a few thousand rows, once); what
+        // it must not do is check every pending job's account (one index read per job).
+        expect(probes, summary).toBeLessThan(100);
+      } finally {
+        await client.query('DEALLOCATE claim_young');
+        client.release();
+      }
+    } finally {
+      await drop();
+    }
+  }, 60_000);
 });
 
 /**

@@ -1,15 +1,16 @@
 /**
  * The claim of the SQLite outbox, in the order of core's `accounts.ts`: jobs whose lease ran out (by lease
  * expiry), then due jobs whose deadline is near (nearest first, whatever their account), then quiet
- * accounts' first jobs (an account whose first due job was created less than `QUIET_WITHIN_MS` ago and
- * never attempted: that job, oldest first, one an account), then the rest in turns across accounts — the
+ * accounts' first jobs (an account holding at most `QUIET_MAX_PENDING` pending jobs whose first due job
+ * was created less than `QUIET_WITHIN_MS` ago and never attempted: that job, oldest first, one an
+ * account), then the rest in turns across accounts — the
  * first job of each account with due jobs, then a second of each, and so on, starting at the account after
  * the one the previous claim served last.
  *
  * Every read is an index range of at most what the claim takes, or bounded by a constant: the quiet tier
- * reads at most `QUIET_SCAN` of the youngest pending jobs on `jobs_state_created` (created within the
- * window, oldest first) and seeks each one's account's first due job on `jobs_account_due`, keeping those
- * that are it. The accounts are walked one seek each on
+ * reads at most `QUIET_SCAN` of the newest pending jobs on `jobs_state_created` (created within the
+ * window) and seeks each one's account's first due job and its count of pending jobs (at most
+ * `QUIET_MAX_PENDING` + 1 entries) on `jobs_account_due`, keeping the first jobs of quiet accounts. The accounts are walked one seek each on
  * `jobs_account_due` (a loose index scan: `account > ?` ORDER BY account LIMIT 1, stepped by a recursive
  * CTE that also seeks each account's first due job, one statement per batch of accounts), only as far as
  * the claim needs accounts, and each account's further jobs are read in its due order, a fair share at a
@@ -23,7 +24,7 @@
  * move it.
  */
 
-import { type CheckedClaim, QUIET_SCAN, QUIET_WITHIN_MS } from '@postback/core/store';
+import { type CheckedClaim, QUIET_MAX_PENDING, QUIET_SCAN, QUIET_WITHIN_MS } from '@postback/core/store';
 import type { JobRow, JobStatements } from './job-rows.ts';
 
 /**
@@ -182,6 +183,7 @@ export function createFairClaim(sql: JobStatements): (args: CheckedClaim) => Job
         urgent_until: urgentUntil,
         quiet_since: now - QUIET_WITHIN_MS,
         scan: QUIET_SCAN,
+        max_pending: QUIET_MAX_PENDING,
         excluded,
         limit: limit - ids.length,
       }) as Array<{ id: number }>;

@@ -12,14 +12,14 @@
  * 1. jobs whose lease ran out (retaken: they may have been applied, and they hold back their refund),
  *    by lease expiry;
  * 2. jobs whose deadline is within `urgentWithinMs`, nearest deadline first, whatever their account;
- * 3. quiet accounts' first jobs: an account whose first due job (in its due order: `nextAttemptAt`, then
- *    id) was created less than {@link QUIET_WITHIN_MS} ago and was never attempted has no backlog to speak
- *    of, so that first job goes before the turns, oldest first — one job an account a claim. A shop that
- *    sends a few orders among thousands of accounts with backlogs is served by the next claim, not at its
- *    turn (as SQS fair queues favour message groups with little in flight). An account whose first job has
- *    waited longer, a backlog, takes its turn; a burst of fresh jobs counts as quiet for its first job only,
- *    and only until that job is {@link QUIET_WITHIN_MS} old. Stores read at most {@link QUIET_SCAN} of the
- *    youngest pending jobs (oldest first) to find them, so this costs a claim a bounded read;
+ * 3. quiet accounts' first jobs: an account that holds at most {@link QUIET_MAX_PENDING} pending jobs and
+ *    whose first due job (in its due order: `nextAttemptAt`, then id) was created less than
+ *    {@link QUIET_WITHIN_MS} ago and never attempted has little work waiting, so that first job goes before
+ *    the turns, oldest first — one job an account a claim. A shop that sends a few orders among thousands
+ *    of accounts with backlogs is served by the next claim, not at its turn (as SQS fair queues favour
+ *    message groups with little in flight). An account with more pending jobs (a backlog, a burst), or
+ *    whose first job has waited longer, takes its turn. Stores look for them among at most
+ *    {@link QUIET_SCAN} of the newest pending jobs, so this costs a claim a bounded read;
  * 4. the rest in turns across accounts: one job of each account that has due jobs, then a second of each,
  *    and so on, each account's jobs in the store's due order (`nextAttemptAt`, then id). Turns start at the
  *    account after the last one served by the previous claim (a cursor the outbox keeps in memory), so
@@ -41,8 +41,14 @@ export const DEFAULT_URGENT_WITHIN_MS = 3_600_000;
 export const QUIET_WITHIN_MS = 10_000;
 
 /**
- * The young pending jobs (created within {@link QUIET_WITHIN_MS}) a store reads at most, oldest first,
- * per claim to find quiet accounts' first jobs: a bound on what the quiet tier costs a claim when many
+ * An account holding more pending jobs than this is not quiet: it takes its turns across accounts like
+ * any backlog (see the module header). @defaultValue 4
+ */
+export const QUIET_MAX_PENDING = 4;
+
+/**
+ * The young pending jobs (created within {@link QUIET_WITHIN_MS}) a store reads at most per claim, the
+ * newest first, to find quiet accounts' first jobs: a bound on what the quiet tier costs a claim when many
  * young jobs belong to accounts with a backlog. @defaultValue 32
  */
 export const QUIET_SCAN = 32;
@@ -103,11 +109,12 @@ export function claimTier(job: Job, now: EpochMs, urgentWithinMs: number): 0 | 1
 /**
  * The quiet accounts' first jobs (see the module header), oldest first (creation time, then id), at most
  * `limit`, each removed from its queue so that the turns that follow do not take it again. `queues` are
- * the accounts' claimable jobs in their due order; the first job of each is the account's first due job.
+ * the accounts' claimable jobs in their due order (the first of each is the account's first due job);
+ * `pendingOf` gives how many pending jobs an account holds in all (due or not).
  *
  * @example
  * ```ts
- * const quiet = takeQuietFirsts(queues, 16, Date.now());
+ * const quiet = takeQuietFirsts(queues, 16, Date.now(), (key) => pending.get(key) ?? 0);
  * const turns = takeInTurns(quiet.rest, 16 - quiet.jobs.length, cursor);
  * ```
  */
@@ -115,12 +122,12 @@ export function takeQuietFirsts<J extends Pick<Job, 'id' | 'createdAt' | 'attemp
   queues: readonly AccountQueue<J>[],
   limit: number,
   now: EpochMs,
+  pendingOf: (key: string) => number,
 ): { jobs: J[]; rest: AccountQueue<J>[] } {
-  const isQuiet = (job: J | undefined): job is J =>
-    job !== undefined && job.attempts === 0 && job.createdAt > now - QUIET_WITHIN_MS;
   const firsts = queues
+    .filter((queue) => pendingOf(queue.key) <= QUIET_MAX_PENDING)
     .map((queue) => queue.jobs[0])
-    .filter(isQuiet)
+    .filter((job): job is J => job !== undefined && job.attempts === 0 && job.createdAt > now - QUIET_WITHIN_MS)
     .sort((a, b) => a.createdAt - b.createdAt || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0))
     .slice(0, limit);
   const taken = new Set<J>(firsts);

@@ -248,8 +248,10 @@ export function createMemoryOutbox(options: MemoryOutboxOptions = {}): Outbox {
       // One pass over every job: retaken and urgent ones apart, the rest by account for the turns.
       const first: Job[] = [];
       const byAccount = new Map<string, Job[]>();
+      const pending = new Map<string, number>();
       for (const job of jobs.values()) {
         const key = accountKey(job.account);
+        if (job.state === 'pending' && job.deadline !== null) pending.set(key, (pending.get(key) ?? 0) + 1);
         const confirm = job.kind === 'refund' ? jobOf('confirm', job.account, job.orderId) : null;
         if (excluded.has(key) || !isClaimable(job, at, confirm)) continue;
         if (claimTier(job, at, urgentWithinMs) < 2) first.push(job);
@@ -258,7 +260,7 @@ export function createMemoryOutbox(options: MemoryOutboxOptions = {}): Outbox {
       const due = first.sort(byClaimUrgency).slice(0, limit);
       if (due.length < limit) {
         const queues = [...byAccount].map(([key, queue]) => ({ key, jobs: queue.sort(byDueOrder) }));
-        const quiet = takeQuietFirsts(queues, limit - due.length, at);
+        const quiet = takeQuietFirsts(queues, limit - due.length, at, (key) => pending.get(key) ?? 0);
         due.push(...quiet.jobs);
         const turns = takeInTurns(quiet.rest, limit - due.length, cursor);
         due.push(...turns.jobs);

@@ -5,7 +5,7 @@
  */
 import { describe, expect } from 'vitest';
 import { DAY_MS } from '../../policy.ts';
-import { QUIET_WITHIN_MS } from '../../queue/accounts.ts';
+import { QUIET_MAX_PENDING, QUIET_WITHIN_MS } from '../../queue/accounts.ts';
 import type { Job } from '../../queue/job-types.ts';
 import { HOUR, type Suite } from './suite.ts';
 
@@ -157,6 +157,8 @@ export function describeAccounts(s: Suite): void {
         const accounts = ['a', 'b', 'c', 'd', 'e'];
         for (let i = 0; i < 5; i++)
           for (const account of accounts) await enqueue(`${account}_${i}`, { account });
+        // Backlogs that have waited: no account is quiet (claimed first) once it holds few jobs.
+        s.clock.advance(QUIET_WITHIN_MS + 1);
         const seen: (string | null)[] = [];
         for (let round = 0; round < 3; round++) {
           const claimed = await claimAll(2);
@@ -186,16 +188,19 @@ export function describeAccounts(s: Suite): void {
     );
 
     test(
-      "an account whose first job has waited past the quiet window, or a burst's second job, takes its turn",
+      'an account whose first job has waited past the quiet window, or that holds more than a few pending jobs, takes its turn',
       async () => {
         for (let i = 0; i < 3; i++)
           for (const account of ['a', 'b', 'c', 'd', 'e', 'f']) await enqueue(`${account}_${i}`, { account });
         await enqueue('zz_old', { account: 'zz' });
         s.clock.advance(QUIET_WITHIN_MS + 1);
-        for (let i = 0; i < 5; i++) await enqueue(`yy_${i}`, { account: 'yy' });
+        for (let i = 0; i <= QUIET_MAX_PENDING; i++) await enqueue(`yy_${i}`, { account: 'yy' });
+        const few = await enqueue('xx_1', { account: 'xx' });
         const claimed = await claimAll(4);
         expect(claimed).toHaveLength(4);
-        expect(accountsOf(claimed).filter((account) => account === 'yy')).toHaveLength(1);
+        // xx (one fresh job) goes first; yy's burst and zz's waited job take their turns after a, b, c.
+        expect(claimed.map((job) => job.id)[0]).toBe(few.id);
+        expect(accountsOf(claimed)).not.toContain('yy');
         expect(accountsOf(claimed)).not.toContain('zz');
       },
       'fairClaims',
