@@ -110,12 +110,14 @@ function sendable(s: string, c: string): string {
  * - `retaken`: inflight jobs whose lease ran out (`jobs_open`, which holds the few inflight jobs), by
  *   lease expiry;
  * - `urgent`: pending jobs whose deadline is within $5 (`jobs_urgent`, by deadline), nearest first;
- * - `young`, then `quiet`: among the {@link QUIET_SCAN} newest pending jobs created within
+ * - `young`, `heads`, then `quiet`: the accounts of the {@link QUIET_SCAN} newest pending jobs created within
  *   {@link QUIET_WITHIN_MS} (`jobs_open`, newest first: a backlog is consumed from its oldest end, so this
- *   end holds no entries of jobs already taken), the earliest of each account (materialized first, so the
- *   planner cannot start from the jobs and check every pending one), if never attempted, its account's
- *   first due job, and the account holding at most {@link QUIET_MAX_PENDING} pending jobs (one read of at
- *   most that many + 1 entries of `jobs_fair` per account), oldest first;
+ *   end holds no entries of jobs already taken); of each, the first (at most {@link QUIET_MAX_PENDING} + 1) pending
+ *   jobs in due order on `jobs_fair`, the first kept if the account holds no more than
+ *   {@link QUIET_MAX_PENDING} (each step materialized, so the planner cannot start from the jobs and
+ *   check every pending one); that job is taken if it is young too, never attempted, due and not urgent; oldest first. An
+ *   account's first job is found through its newest, so the jobs that waited longest are not the ones the
+ *   scan's bound leaves out;
  * - `walk`: the accounts with pending jobs in turn order — after the cursor, then from the first, up to
  *   the cursor's own — one probe of `jobs_fair` each (a loose index scan), read only as far as `turns`
  *   asks: a recursive query runs only as many steps as its reader fetches, and `turns` stops at its
@@ -156,21 +158,23 @@ function claimStatement(s: string): string {
       LIMIT greatest($2 - (SELECT count(*) FROM retaken), 0)
       FOR UPDATE SKIP LOCKED),
     young AS MATERIALIZED (
-      SELECT DISTINCT ON (n.account) n.id, n.created_at FROM (
-        SELECT y.id, y.account, y.created_at FROM ${s}.jobs AS y
+      SELECT DISTINCT n.account FROM (
+        SELECT y.account FROM ${s}.jobs AS y
         WHERE y.state = 'pending' AND y.created_at > $1::bigint - ${QUIET_WITHIN_MS}
-        ORDER BY y.created_at DESC LIMIT ${QUIET_SCAN}) AS n
-      ORDER BY n.account, n.created_at, n.id),
-    quiet AS MATERIALIZED (
-      SELECT c.id, c.created_at AS key FROM young AS n
-      JOIN ${s}.jobs AS c ON c.id = n.id
+        ORDER BY y.created_at DESC LIMIT ${QUIET_SCAN}) AS n),
+    heads AS MATERIALIZED (
+      SELECT firsts.ids[1] AS id FROM young AS n
       CROSS JOIN LATERAL (
         SELECT array_agg(f.id ORDER BY f.next_attempt_at, f.id) AS ids FROM (
           SELECT b.id, b.next_attempt_at FROM ${s}.jobs AS b
-          WHERE b.account = c.account AND b.state = 'pending' AND b.deadline IS NOT NULL
+          WHERE b.account = n.account AND b.state = 'pending' AND b.deadline IS NOT NULL
           ORDER BY b.next_attempt_at, b.id LIMIT ${QUIET_MAX_PENDING + 1}) AS f) AS firsts
-      WHERE ${pendingSendable} AND c.attempts = 0 AND ${notUrgent} AND ${notExcluded('c')} AND ${sendable(s, 'c')}
-        AND firsts.ids[1] = c.id AND cardinality(firsts.ids) <= ${QUIET_MAX_PENDING}
+      WHERE cardinality(firsts.ids) <= ${QUIET_MAX_PENDING}),
+    quiet AS MATERIALIZED (
+      SELECT c.id, c.created_at AS key FROM heads AS h
+      JOIN ${s}.jobs AS c ON c.id = h.id
+      WHERE c.created_at > $1::bigint - ${QUIET_WITHIN_MS}
+        AND ${pendingSendable} AND c.attempts = 0 AND ${notUrgent} AND ${notExcluded('c')} AND ${sendable(s, 'c')}
       ORDER BY c.created_at, c.id
       LIMIT greatest($2 - (SELECT count(*) FROM retaken) - (SELECT count(*) FROM urgent), 0)
       FOR UPDATE OF c SKIP LOCKED),

@@ -166,27 +166,29 @@ const firstDueOf = (account: string) => `(
 /**
  * The quiet tier (core's `accounts.ts` item 3), before the turns: of the `:scan` (core's `QUIET_SCAN`)
  * newest pending jobs created after `:quiet_since` (now - `QUIET_WITHIN_MS`), read on `jobs_state_created`
- * from its newest end, those never attempted that are their account's first due job (one seek of
- * `jobs_account_due`: due, not urgent, not a refund waiting for its confirm), of accounts not excluded
- * that hold at most `:max_pending` (core's `QUIET_MAX_PENDING`) pending jobs (a count of at most that
- * many + 1 entries of the same index), oldest first, at most `:limit`. An account has one first due job,
- * so at most one job an account. The scan counts rows read, not rows kept: young jobs of accounts with a
+ * from its newest end, the accounts; of each, its first due job (one seek of `jobs_account_due`: due, not
+ * urgent, not a refund waiting for its confirm) if it too is young and never attempted, the account not
+ * excluded and holding at most `:max_pending` (core's `QUIET_MAX_PENDING`) pending jobs (a count of at
+ * most that many + 1 entries of the same index), oldest first, at most `:limit`: one job an account, and
+ * an account's first job is found through its newest, so the jobs that waited longest are not the ones
+ * the scan's bound leaves out. The scan counts rows read, not rows kept: young jobs of accounts with a
  * backlog cost a claim at most `:scan` rows and seeks.
  */
 const QUIET_SQL = `
   WITH young AS (
-    SELECT y.id, y.created_at FROM jobs AS y INDEXED BY jobs_state_created
-     WHERE y.state = 'pending' AND y.created_at > :quiet_since
-     ORDER BY y.created_at DESC, y.id DESC
-     LIMIT :scan
+    SELECT DISTINCT newest.account FROM (
+      SELECT y.account FROM jobs AS y INDEXED BY jobs_state_created
+       WHERE y.state = 'pending' AND y.created_at > :quiet_since
+       ORDER BY y.created_at DESC, y.id DESC
+       LIMIT :scan) AS newest
   )
-  SELECT q.id FROM young JOIN jobs AS q ON q.id = young.id
-   WHERE q.attempts = 0 AND ${notExcluded('q')} AND q.id = ${firstDueOf('q.account')}
+  SELECT q.id FROM young JOIN jobs AS q ON q.id = ${firstDueOf('young.account')}
+   WHERE q.attempts = 0 AND q.created_at > :quiet_since AND ${notExcluded('q')}
      AND (SELECT count(*) FROM (
             SELECT 1 FROM jobs AS p INDEXED BY jobs_account_due
              WHERE p.state = 'pending' AND p.deadline IS NOT NULL AND p.account = q.account
              LIMIT :max_pending + 1)) <= :max_pending
-   ORDER BY young.created_at, young.id
+   ORDER BY q.created_at, q.id
    LIMIT :limit`;
 
 /** The first account with claimable pending jobs whose key is `bound` (a loose index scan: one seek). */

@@ -5,7 +5,7 @@
  */
 import { describe, expect } from 'vitest';
 import { DAY_MS } from '../../policy.ts';
-import { QUIET_MAX_PENDING, QUIET_WITHIN_MS } from '../../queue/accounts.ts';
+import { QUIET_MAX_PENDING, QUIET_SCAN, QUIET_WITHIN_MS } from '../../queue/accounts.ts';
 import type { Job } from '../../queue/job-types.ts';
 import { HOUR, type Suite } from './suite.ts';
 
@@ -202,6 +202,21 @@ export function describeAccounts(s: Suite): void {
         expect(claimed.map((job) => job.id)[0]).toBe(few.id);
         expect(accountsOf(claimed)).not.toContain('yy');
         expect(accountsOf(claimed)).not.toContain('zz');
+      },
+      'fairClaims',
+    );
+
+    test(
+      "a quiet account's first job is found through its newest, however many young jobs came between",
+      async () => {
+        for (const account of ['a', 'b', 'c']) await enqueue(`${account}_old`, { account });
+        s.clock.advance(QUIET_WITHIN_MS + 1);
+        const first = await enqueue('zz_1', { account: 'zz' });
+        // A burst (not quiet) of more young jobs than a store scans, then the quiet account's second job.
+        for (let i = 0; i < QUIET_SCAN + 8; i++) await enqueue(`yy_${i}`, { account: 'yy' });
+        await enqueue('zz_2', { account: 'zz' });
+        const [claimed] = await claimAll(1);
+        expect(claimed?.id).toBe(first.id);
       },
       'fairClaims',
     );
