@@ -17,18 +17,18 @@ describe('createOwnWork', () => {
     expect(own.msPerUnit).toBe(OWN_MS_PER_UNIT);
     own.observe(90, MIN_UNITS_TO_MEASURE - 1);
     expect(own.msPerUnit).toBe(OWN_MS_PER_UNIT);
-    own.observe(30, 200);
-    expect(own.msPerUnit).toBe(0.15);
+    own.observe(6, 200);
+    expect(own.msPerUnit).toBe(0.03);
   });
 
   it('takes the median of the last OWN_WORK_SAMPLES: one slow sample does not move it', () => {
     const own = createOwnWork();
-    own.observe(10, 100);
-    own.observe(10, 100);
-    own.observe(100, 100); // a GC
-    expect(own.msPerUnit).toBe(0.1);
-    for (let i = 0; i < OWN_WORK_SAMPLES; i++) own.observe(15, 100);
-    expect(own.msPerUnit).toBeCloseTo(0.15);
+    own.observe(2, 100);
+    own.observe(2, 100);
+    own.observe(40, 100); // a GC
+    expect(own.msPerUnit).toBe(0.02);
+    for (let i = 0; i < OWN_WORK_SAMPLES; i++) own.observe(4, 100);
+    expect(own.msPerUnit).toBeCloseTo(0.04);
   });
 
   it('never takes more than MAX_OWN_MS_PER_UNIT a unit for its own', () => {

@@ -12,15 +12,19 @@
  * {@link OWN_MS_PER_UNIT} is assumed.
  */
 
-/** The work per unit assumed until a sample measures it (ms: a send with the SQLite outbox). */
-export const OWN_MS_PER_UNIT = 0.1;
+/** The work per unit assumed until a sample measures it (ms: {@link MAX_OWN_MS_PER_UNIT}). */
+export const OWN_MS_PER_UNIT = 0.05;
 /**
- * The most work one unit is taken to take (ms), whatever the samples say: a shop's pages keeping the loop
- * busy beside a Dispatcher still read as the others' (its units with the SQLite outbox take 0.05-0.1 ms
- * of CPU each), while a worker on SQS (0.15-0.3 ms of CPU a unit on a loaded 2-core machine) reads as
- * its own: the others' share it leaves it stays under `BUSY_UTILIZATION`.
+ * The most work one unit is taken to take (ms), whatever the samples say. A unit is a send started, a job
+ * claimed or an outcome recorded: three a job, ~0.03-0.05 ms each with the SQLite outbox. The samples
+ * cannot tell a shop's pages from the Dispatcher's own work on the same loop: pages served beside a drain
+ * raise every sample's work per unit, and at 0.2 ms (the cap until 2026-11-28) a drain beside the
+ * example shop read all of the loop's work as its own and took half its pages (`bench/shop-under-
+ * delivery.ts`: pages 0.45 busy/idle, 2,400 jobs/s delivered while busy; 0.93 and 45 jobs/s at 0.05). A
+ * worker on SQS (0.15-0.3 ms of CPU a unit) then reads some of its own work as others' and paces itself:
+ * a dedicated worker runs `pace: 'off'` (`postback worker` does).
  */
-export const MAX_OWN_MS_PER_UNIT = 0.2;
+export const MAX_OWN_MS_PER_UNIT = 0.05;
 /** Fewest units of work (sends started, jobs claimed) in a sample for it to measure their work. */
 export const MIN_UNITS_TO_MEASURE = 4;
 /** Samples kept, the median of which is the measure (at one a `PACE_SAMPLE_MS`: the last 3 s). */

@@ -80,11 +80,11 @@ describe('createPace (adaptive)', () => {
   });
 
   it("reads the others' utilization: the loop's less the share its own measured work takes", () => {
-    // A drain alone keeping the loop 95 % busy with 400 sends a sample: its own work, so it keeps growing.
+    // A drain alone keeping the loop 95 % busy with 2,000 sends a sample: its own work, so it keeps growing.
     const { pace, sample } = paceWith(8);
     for (let i = 0; i < 2; i++) sample(IDLE);
     expect(pace.limit).toBe(8);
-    for (let i = 0; i < 400; i++) pace.mayStart(0);
+    for (let i = 0; i < 2000; i++) pace.mayStart(0);
     sample({ utilization: 0.95, delayMs: 0 });
     expect(pace.limit).toBe(8);
     // The same loop with no sends of ours: someone else keeps it busy.
@@ -94,14 +94,28 @@ describe('createPace (adaptive)', () => {
 
   it("reads the thread's CPU time as the loop's work: other processes holding the cores are not pages", () => {
     // The loop busy all the sample by the clock (and its timers 40 ms late) while the machine's other
-    // processes hold the cores; the thread's 30 ms of CPU are all its 100 sends'.
+    // processes hold the cores; the thread's 30 ms of CPU are all its 600 sends'.
     const { pace, sample } = paceWith(8);
     for (let i = 0; i < 2; i++) sample(IDLE);
     for (let round = 0; round < 3; round++) {
-      for (let i = 0; i < 100; i++) pace.mayStart(0);
+      for (let i = 0; i < 600; i++) pace.mayStart(0);
       sample({ utilization: 1, delayMs: 40, cpuMs: 30 });
       expect([pace.limit, pace.gapMs]).toEqual([8, 0]);
     }
+  });
+
+  it('pages beside a drain at full speed read busy, however many units each sample holds', () => {
+    // 400 sends a sample (4,000 jobs a second) while the example shop's pages keep the thread 95 % busy:
+    // every sample's work per unit is pages and sends together, so the measure alone would call it all
+    // its own (at the old cap of 0.2 ms a unit: 80 of the 95 ms) and never give way.
+    const { pace, sample } = paceWith(8);
+    for (let i = 0; i < 2; i++) sample(IDLE);
+    expect(pace.limit).toBe(8);
+    for (let round = 0; round < 5; round++) {
+      for (let i = 0; i < 400; i++) pace.mayStart(0);
+      sample({ utilization: 0.95, delayMs: 1, cpuMs: 95 });
+    }
+    expect(pace.limit).toBe(1);
   });
 
   it('takes at most MAX_OWN_MS_PER_UNIT a unit for its own: pages beside a fresh Dispatcher still read busy', () => {
