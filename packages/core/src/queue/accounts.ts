@@ -127,7 +127,9 @@ export function takeQuietFirsts<J extends Pick<Job, 'id' | 'createdAt' | 'attemp
   const firsts = queues
     .filter((queue) => pendingOf(queue.key) <= QUIET_MAX_PENDING)
     .map((queue) => queue.jobs[0])
-    .filter((job): job is J => job !== undefined && job.attempts === 0 && job.createdAt > now - QUIET_WITHIN_MS)
+    .filter(
+      (job): job is J => job !== undefined && job.attempts === 0 && job.createdAt > now - QUIET_WITHIN_MS,
+    )
     .sort((a, b) => a.createdAt - b.createdAt || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0))
     .slice(0, limit);
   const taken = new Set<J>(firsts);
