@@ -40,7 +40,8 @@ export async function benchDelivery(): Promise<void> {
       const ours = await ourOutbox(`deliv${round}`);
       const clicks = await world.clicks(WARMUP_JOBS + DELIVERY_JOBS);
       const appName = `pbbench_${tag}_deliv${round}`;
-      const workerCpu: Array<{ ready: number; exit: number; readings: number[] }> = [];
+      /** Each worker's CPU readings (µs, `cpu-now` answers to SIGUSR2). */
+      const workerCpu: Array<{ readings: number[] }> = [];
       const procs = Array.from({ length: workers }, () => {
         const child = spawn(
           process.execPath,
@@ -63,14 +64,10 @@ export async function benchDelivery(): Promise<void> {
           },
         );
         children.push(child);
-        const used = { ready: 0, exit: 0, readings: [] as number[] };
+        const used = { readings: [] as number[] };
         workerCpu.push(used);
         child.stdout?.setEncoding('utf8').on('data', (s: string) => {
-          const ready = /ready cpu (\d+)/.exec(s);
-          if (ready) used.ready = Number(ready[1]);
           for (const now of s.matchAll(/cpu-now (\d+)/g)) used.readings.push(Number(now[1]));
-          const exit = /^cpu (\d+)/m.exec(s);
-          if (exit) used.exit = Number(exit[1]);
         });
         return child;
       });

@@ -110,14 +110,14 @@ function sendable(s: string, c: string): string {
  * - `retaken`: inflight jobs whose lease ran out (`jobs_open`, which holds the few inflight jobs), by
  *   lease expiry;
  * - `urgent`: pending jobs whose deadline is within $5 (`jobs_urgent`, by deadline), nearest first;
- * - `young`, `heads`, then `quiet`: the accounts of the {@link QUIET_SCAN} newest pending jobs created within
- *   {@link QUIET_WITHIN_MS} (`jobs_open`, newest first: a backlog is consumed from its oldest end, so this
- *   end holds no entries of jobs already taken); of each, the first (at most {@link QUIET_MAX_PENDING} + 1) pending
- *   jobs in due order on `jobs_fair`, the first kept if the account holds no more than
- *   {@link QUIET_MAX_PENDING} (each step materialized, so the planner cannot start from the jobs and
- *   check every pending one); that job is taken if it is young too, never attempted, due and not urgent; oldest first. An
- *   account's first job is found through its newest, so the jobs that waited longest are not the ones the
- *   scan's bound leaves out;
+ * - `young`, `heads`, then `quiet`: the accounts of the {@link QUIET_SCAN} newest pending jobs created
+ *   within {@link QUIET_WITHIN_MS} (`jobs_open`, newest first: a backlog is consumed from its oldest end,
+ *   so this end holds no entries of jobs already taken); of each, its first (at most
+ *   {@link QUIET_MAX_PENDING} + 1) pending jobs in due order on `jobs_fair`, the first kept if the
+ *   account holds no more than {@link QUIET_MAX_PENDING} (each step materialized, so the planner cannot
+ *   start from the jobs and check every pending one); that job is taken if it is young too, never
+ *   attempted, due and not urgent, oldest first. An account's first job is found through its newest, so
+ *   the jobs that waited longest are not the ones the scan's bound leaves out;
  * - `walk`: the accounts with pending jobs in turn order — after the cursor, then from the first, up to
  *   the cursor's own — one probe of `jobs_fair` each (a loose index scan), read only as far as `turns`
  *   asks: a recursive query runs only as many steps as its reader fetches, and `turns` stops at its
